@@ -1,0 +1,107 @@
+import { parseDuration } from './duration.js';
+import { defaultItemKey } from './item-key.js';
+import type { StepDefinition, WorkflowDefinition } from './types.js';
+
+/** A step as the engine runs it: defaults filled in, durations in milliseconds. */
+export interface StepNode {
+  name: string;
+  /** Position in its workflow or task, for stable ordering. */
+  index: number;
+  queue: string;
+  depends: readonly string[];
+  /** The positions of `depends` in the graph, for cheap readiness checks. */
+  dependsIndex: readonly number[];
+  /** Steps that depend on this one, in declaration order. */
+  dependents: readonly string[];
+  kind: 'worker' | 'signal' | 'fanout';
+  task?: FanOutTask;
+  timeoutMs?: number;
+  retries: number;
+  retryDelayMs?: number;
+}
+
+export interface FanOutTask {
+  name: string;
+  itemListKey: string;
+  itemKey: string;
+  /** Children in flight at once; `Infinity` when the task sets no limit. */
+  concurrency: number;
+}
+
+/** The steps of a workflow, or of one of its tasks: the DAG one job runs. */
+export interface Graph {
+  /** `null` for the workflow's own steps, else the task's name. */
+  task: string | null;
+  steps: readonly StepNode[];
+  byName: ReadonlyMap<string, StepNode>;
+  /** Steps nobody depends on, in declaration order: their outputs make the job's result. */
+  terminals: readonly string[];
+}
+
+export interface CompiledWorkflow {
+  name: string;
+  version: number;
+  definition: WorkflowDefinition;
+  vhosts: readonly string[];
+  timeoutMs?: number;
+  main: Graph;
+  tasks: ReadonlyMap<string, Graph>;
+}
+
+/** Turns a validated definition into the graphs the engine runs. */
+export function compileWorkflow(definition: WorkflowDefinition, version: number): CompiledWorkflow {
+  const taskDefinitions = new Map((definition.tasks ?? []).map((task) => [task.name, task]));
+  const fanOutTask = (name: string): FanOutTask => {
+    const task = taskDefinitions.get(name);
+    if (!task) throw new Error(`workflow ${definition.name}: unknown task ${name}`);
+    return {
+      name,
+      itemListKey: task.itemListKey,
+      itemKey: task.itemKey ?? defaultItemKey(task.itemListKey),
+      concurrency: task.concurrency ?? Number.POSITIVE_INFINITY,
+    };
+  };
+  const build = (task: string | null, steps: readonly StepDefinition[]): Graph => {
+    const positions = new Map(steps.map((step, index) => [step.name, index]));
+    const nodes: StepNode[] = steps.map((step, index) => {
+      const node: StepNode = {
+        name: step.name,
+        index,
+        queue: step.queue ?? step.name,
+        depends: step.depends ?? [],
+        dependsIndex: (step.depends ?? []).map((name) => positions.get(name) as number),
+        dependents: steps.filter((other) => other.depends?.includes(step.name)).map((other) => other.name),
+        kind: step.type === 'signal' ? 'signal' : step.task ? 'fanout' : 'worker',
+        retries: step.retries ?? 0,
+      };
+      if (step.task) node.task = fanOutTask(step.task);
+      if (step.timeout) node.timeoutMs = parseDuration(step.timeout);
+      if (step.retryDelay) node.retryDelayMs = parseDuration(step.retryDelay);
+      return node;
+    });
+    return {
+      task,
+      steps: nodes,
+      byName: new Map(nodes.map((node) => [node.name, node])),
+      terminals: nodes.filter((node) => node.dependents.length === 0).map((node) => node.name),
+    };
+  };
+  const compiled: CompiledWorkflow = {
+    name: definition.name,
+    version,
+    definition,
+    vhosts: definition.vhosts ?? [],
+    main: build(null, definition.steps),
+    tasks: new Map((definition.tasks ?? []).map((task) => [task.name, build(task.name, task.steps)])),
+  };
+  if (definition.timeout) compiled.timeoutMs = parseDuration(definition.timeout);
+  return compiled;
+}
+
+/** The graph a job runs: the workflow's own, or the task's for a fan-out child. */
+export function graphOf(workflow: CompiledWorkflow, task: string | null): Graph {
+  if (task === null) return workflow.main;
+  const graph = workflow.tasks.get(task);
+  if (!graph) throw new Error(`workflow ${workflow.name} v${workflow.version} has no task ${task}`);
+  return graph;
+}

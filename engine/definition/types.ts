@@ -1,0 +1,67 @@
+/**
+ * A workflow definition as written by users (YAML or JSON), after validation and normalisation:
+ * defaults are left out so that two files meaning the same thing compare equal.
+ */
+export interface WorkflowDefinition {
+  name: string;
+  description?: string;
+  /** RabbitMQ virtual hosts the workflow runs on; jobs use the first unless started on another. */
+  vhosts?: string[];
+  /** Deadline for a whole job, e.g. `1h`. */
+  timeout?: string;
+  steps: StepDefinition[];
+  tasks?: TaskDefinition[];
+}
+
+export interface StepDefinition {
+  name: string;
+  description?: string;
+  /** The queue requests go to. @default the step name */
+  queue?: string;
+  /** Steps that must complete first. @default [] (starts with the job) */
+  depends?: string[];
+  /** Runs this task once per element of the input's `itemListKey` list. */
+  task?: string;
+  /** `signal`: completed through the API instead of by a worker. @default worker */
+  type?: 'signal';
+  /** Per attempt: no reply by then counts as a failed attempt. */
+  timeout?: string;
+  /** Extra attempts after a failed one. @default 0 */
+  retries?: number;
+  /** Delay before a retry, doubling each time. @default immediate */
+  retryDelay?: string;
+}
+
+export interface TaskDefinition {
+  name: string;
+  description?: string;
+  itemListKey: string;
+  /** The key each child receives its element under. @default itemListKey minus one trailing `s` */
+  itemKey?: string;
+  /** The most children in flight at once. @default all */
+  concurrency?: number;
+  steps: StepDefinition[];
+}
+
+/** A problem found in a definition file; every field that is known is filled. */
+export interface DefinitionError {
+  file?: string;
+  line?: number;
+  workflow?: string;
+  task?: string;
+  step?: string;
+  message: string;
+}
+
+export function formatDefinitionError(error: DefinitionError): string {
+  const where = error.file
+    ? `${error.file}${error.line ? `:${error.line}` : ''}: `
+    : error.line
+      ? `line ${error.line}: `
+      : '';
+  const context: string[] = [];
+  if (error.workflow) context.push(`workflow "${error.workflow}"`);
+  if (error.task) context.push(`task "${error.task}"`);
+  if (error.step) context.push(`step "${error.step}"`);
+  return `${where}${context.length ? `${context.join(', ')}: ` : ''}${error.message}`;
+}

@@ -1,0 +1,471 @@
+import { describeJsonType, isJsonObject, type Json, type JsonObject } from '../json.js';
+import { closest } from './closest.js';
+import { findCycles } from './cycles.js';
+import { parseDuration } from './duration.js';
+import type { Path } from './parse-source.js';
+import type { DefinitionError, StepDefinition, TaskDefinition, WorkflowDefinition } from './types.js';
+
+export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
+export const START = '__start__';
+export const END = '__end__';
+
+const ROOT_KEYS = ['workflows'];
+const WORKFLOW_KEYS = ['name', 'description', 'vhosts', 'timeout', 'steps', 'tasks'];
+const STEP_KEYS = [
+  'name',
+  'description',
+  'queue',
+  'depends',
+  'task',
+  'type',
+  'timeout',
+  'retries',
+  'retryDelay',
+];
+const TASK_KEYS = ['name', 'description', 'itemListKey', 'itemKey', 'concurrency', 'steps'];
+const MAX_RETRIES = 100;
+
+export interface ValidateOptions {
+  file?: string;
+  lineOf?: (path: Path, key?: boolean) => number | undefined;
+  /** Accept a single workflow without the `workflows:` list around it (the API's PUT does). */
+  allowBare?: boolean;
+}
+
+export interface LoadResult {
+  workflows: WorkflowDefinition[];
+  errors: DefinitionError[];
+}
+
+interface Scope {
+  workflow?: string;
+  task?: string;
+  step?: string;
+}
+
+/** Every validation rule of the workflow format; the definitions come back normalised. */
+export function validateDocument(document: Json | undefined, options: ValidateOptions = {}): LoadResult {
+  const errors: DefinitionError[] = [];
+  const report = (path: Path, scope: Scope, message: string, onKey = false): void => {
+    errors.push({ file: options.file, line: options.lineOf?.(path, onKey), ...definedOnly(scope), message });
+  };
+
+  let root = document;
+  let rootPath: Path = ['workflows'];
+  if (isJsonObject(root) && !('workflows' in root) && options.allowBare && 'name' in root) {
+    root = { workflows: [root] };
+    rootPath = [];
+  }
+  if (!isJsonObject(root)) {
+    report([], {}, `expected a document with a "workflows:" list, got ${describeJsonType(root)}`);
+    return { workflows: [], errors };
+  }
+  if (!('workflows' in root) && ('name' in root || 'steps' in root)) {
+    report(
+      [],
+      {},
+      'expected a "workflows:" list; this looks like a single workflow: put it under "workflows:" as "- name: …"',
+    );
+    return { workflows: [], errors };
+  }
+  checkKeys(root, [], ROOT_KEYS, {}, 'document', report);
+  const list = root.workflows;
+  if (!Array.isArray(list) || list.length === 0) {
+    report(['workflows'], {}, `"workflows" must be a non-empty list, got ${describeJsonType(list)}`);
+    return { workflows: [], errors };
+  }
+
+  const workflows: WorkflowDefinition[] = [];
+  const names = new Set<string>();
+  list.forEach((raw, index) => {
+    const path = rootPath.length ? [...rootPath, index] : [];
+    const workflow = readWorkflow(raw, path, report);
+    if (!workflow) return;
+    if (names.has(workflow.name)) {
+      report(
+        [...path, 'name'],
+        { workflow: workflow.name },
+        'a workflow with this name is already defined in this file',
+      );
+    }
+    names.add(workflow.name);
+    workflows.push(workflow);
+  });
+  return { workflows: errors.length ? [] : workflows, errors };
+}
+
+type Report = (path: Path, scope: Scope, message: string, onKey?: boolean) => void;
+
+function readWorkflow(raw: Json, path: Path, report: Report): WorkflowDefinition | undefined {
+  if (!isJsonObject(raw)) {
+    report(path, {}, `a workflow must be a mapping, got ${describeJsonType(raw)}`);
+    return undefined;
+  }
+  const name = readName(raw, path, {}, 'workflow', report);
+  const scope: Scope = { workflow: name ?? '?' };
+  checkKeys(raw, path, WORKFLOW_KEYS, scope, 'workflow', report);
+
+  const workflow: WorkflowDefinition = { name: name ?? '?', steps: [] };
+  const description = readString(raw, 'description', path, scope, report);
+  if (description !== undefined) workflow.description = description;
+  if (raw.vhosts !== undefined && raw.vhosts !== null) {
+    if (!Array.isArray(raw.vhosts) || raw.vhosts.some((v) => typeof v !== 'string' || v === '')) {
+      report([...path, 'vhosts'], scope, '"vhosts" must be a list of virtual host names, e.g. [ "/" ]');
+    } else if (raw.vhosts.length) {
+      workflow.vhosts = [...new Set(raw.vhosts as string[])];
+    }
+  }
+  const timeout = readDuration(raw, 'timeout', path, scope, report);
+  if (timeout !== undefined) workflow.timeout = timeout;
+
+  const tasksRaw = raw.tasks;
+  const tasks: TaskDefinition[] = [];
+  if (tasksRaw !== undefined && tasksRaw !== null) {
+    if (!Array.isArray(tasksRaw)) {
+      report([...path, 'tasks'], scope, `"tasks" must be a list, got ${describeJsonType(tasksRaw)}`);
+    } else {
+      const taskNames = new Set<string>();
+      tasksRaw.forEach((taskRaw, index) => {
+        const task = readTask(taskRaw, [...path, 'tasks', index], scope, report);
+        if (!task) return;
+        if (taskNames.has(task.name)) {
+          report(
+            [...path, 'tasks', index, 'name'],
+            { ...scope, task: task.name },
+            'a task with this name is already defined in this workflow',
+          );
+        }
+        taskNames.add(task.name);
+        tasks.push(task);
+      });
+    }
+  }
+  if (tasks.length) workflow.tasks = tasks;
+
+  const steps = readSteps(raw, path, scope, report, 'workflow');
+  if (steps) workflow.steps = steps;
+
+  checkTaskReferences(workflow, path, report);
+  return name === undefined ? undefined : workflow;
+}
+
+function readTask(raw: Json, path: Path, outer: Scope, report: Report): TaskDefinition | undefined {
+  if (!isJsonObject(raw)) {
+    report(path, outer, `a task must be a mapping, got ${describeJsonType(raw)}`);
+    return undefined;
+  }
+  const name = readName(raw, path, outer, 'task', report);
+  const scope: Scope = { ...outer, task: name ?? '?' };
+  checkKeys(raw, path, TASK_KEYS, scope, 'task', report);
+  const task: TaskDefinition = { name: name ?? '?', itemListKey: '', steps: [] };
+  const description = readString(raw, 'description', path, scope, report);
+  if (description !== undefined) task.description = description;
+  const itemListKey = readString(raw, 'itemListKey', path, scope, report);
+  if (itemListKey === undefined || itemListKey === '') {
+    if (raw.itemListKey === undefined) {
+      report(path, scope, 'a task needs "itemListKey": the input key holding the list to fan out over');
+    } else if (itemListKey === '') {
+      report([...path, 'itemListKey'], scope, '"itemListKey" must not be empty');
+    }
+  } else {
+    task.itemListKey = itemListKey;
+  }
+  const itemKey = readString(raw, 'itemKey', path, scope, report);
+  if (itemKey === '') report([...path, 'itemKey'], scope, '"itemKey" must not be empty');
+  else if (itemKey !== undefined) task.itemKey = itemKey;
+  if (raw.concurrency !== undefined && raw.concurrency !== null) {
+    const concurrency = raw.concurrency;
+    if (typeof concurrency !== 'number' || !Number.isInteger(concurrency) || concurrency < 1) {
+      report(
+        [...path, 'concurrency'],
+        scope,
+        `"concurrency" must be a whole number of at least 1, got ${JSON.stringify(concurrency)}`,
+      );
+    } else {
+      task.concurrency = concurrency;
+    }
+  }
+  const steps = readSteps(raw, path, scope, report, 'task');
+  if (steps) task.steps = steps;
+  return name === undefined ? undefined : task;
+}
+
+function readSteps(
+  raw: JsonObject,
+  path: Path,
+  scope: Scope,
+  report: Report,
+  owner: string,
+): StepDefinition[] | undefined {
+  const stepsRaw = raw.steps;
+  if (!Array.isArray(stepsRaw) || stepsRaw.length === 0) {
+    report(
+      stepsRaw === undefined ? path : [...path, 'steps'],
+      scope,
+      `a ${owner} needs at least one step ("steps:" list)`,
+    );
+    return undefined;
+  }
+  const steps: StepDefinition[] = [];
+  const lines = new Map<StepDefinition, number>();
+  const seen = new Set<string>();
+  stepsRaw.forEach((stepRaw, index) => {
+    const stepPath = [...path, 'steps', index];
+    const step = readStep(stepRaw, stepPath, scope, report);
+    if (!step) return;
+    if (seen.has(step.name)) {
+      report(
+        [...stepPath, 'name'],
+        { ...scope, step: step.name },
+        `a step with this name is already defined in this ${owner}`,
+      );
+    }
+    seen.add(step.name);
+    lines.set(step, index);
+    steps.push(step);
+  });
+
+  for (const step of steps) {
+    const stepPath = [...path, 'steps', lines.get(step) as number];
+    for (const dependency of step.depends ?? []) {
+      if (!seen.has(dependency)) {
+        const suggestion = closest(dependency, [...seen]);
+        report(
+          [...stepPath, 'depends'],
+          { ...scope, step: step.name },
+          `depends on "${dependency}", which is not a step of this ${owner}${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`,
+        );
+      }
+    }
+  }
+  const byName = new Map(steps.map((step) => [step.name, step]));
+  for (const cycle of findCycles(
+    steps.map((step) => step.name),
+    (name) => byName.get(name)?.depends ?? [],
+  )) {
+    const first = byName.get(cycle[0] as string) as StepDefinition;
+    report(
+      [...path, 'steps', lines.get(first) as number, 'depends'],
+      { ...scope, step: first.name },
+      `dependency cycle: ${[...cycle].reverse().join(' -> ')}`,
+    );
+  }
+  return steps;
+}
+
+function readStep(raw: Json, path: Path, outer: Scope, report: Report): StepDefinition | undefined {
+  if (!isJsonObject(raw)) {
+    report(path, outer, `a step must be a mapping with at least a "name", got ${describeJsonType(raw)}`);
+    return undefined;
+  }
+  const name = readName(raw, path, outer, 'step', report);
+  const scope: Scope = { ...outer, step: name ?? '?' };
+  checkKeys(raw, path, STEP_KEYS, scope, 'step', report);
+  if (name === START || name === END) {
+    report([...path, 'name'], scope, `"${name}" is reserved: pick another step name`);
+  }
+  const step: StepDefinition = { name: name ?? '?' };
+  const description = readString(raw, 'description', path, scope, report);
+  if (description !== undefined) step.description = description;
+
+  const queue = readString(raw, 'queue', path, scope, report);
+  if (queue !== undefined) {
+    if (queue.trim() === '' || queue.length > 255) {
+      report([...path, 'queue'], scope, '"queue" must be a queue name of 1 to 255 characters');
+    } else if (queue !== step.name) {
+      step.queue = queue;
+    }
+  }
+
+  if (raw.depends !== undefined && raw.depends !== null) {
+    if (!Array.isArray(raw.depends) || raw.depends.some((entry) => typeof entry !== 'string')) {
+      report(
+        [...path, 'depends'],
+        scope,
+        `"depends" must be a list of step names, e.g. [ a, b ]; got ${describeJsonType(raw.depends)}`,
+      );
+    } else {
+      const depends = [...new Set(raw.depends as string[])].filter((entry) => entry !== START);
+      if (depends.includes(END)) report([...path, 'depends'], scope, `"${END}" cannot be depended on`);
+      const real = depends.filter((entry) => entry !== END);
+      if (real.length) step.depends = real;
+    }
+  }
+
+  const task = readString(raw, 'task', path, scope, report);
+  if (task !== undefined) step.task = task;
+
+  if (raw.type !== undefined && raw.type !== null) {
+    if (raw.type === 'signal') step.type = 'signal';
+    else if (raw.type !== 'worker') {
+      report(
+        [...path, 'type'],
+        scope,
+        `"type" must be "signal" (or "worker", the default), got ${JSON.stringify(raw.type)}`,
+      );
+    }
+  }
+
+  const timeout = readDuration(raw, 'timeout', path, scope, report);
+  if (timeout !== undefined) step.timeout = timeout;
+  const retryDelay = readDuration(raw, 'retryDelay', path, scope, report);
+  if (retryDelay !== undefined) step.retryDelay = retryDelay;
+  if (raw.retries !== undefined && raw.retries !== null) {
+    const retries = raw.retries;
+    if (typeof retries !== 'number' || !Number.isInteger(retries) || retries < 0 || retries > MAX_RETRIES) {
+      report(
+        [...path, 'retries'],
+        scope,
+        `"retries" must be a whole number from 0 to ${MAX_RETRIES}, got ${JSON.stringify(retries)}`,
+      );
+    } else if (retries > 0) {
+      step.retries = retries;
+    }
+  }
+
+  if (step.type === 'signal') {
+    for (const key of ['retries', 'retryDelay', 'queue', 'task'] as const) {
+      if (raw[key] !== undefined) {
+        report(
+          [...path, key],
+          scope,
+          `"${key}" does not apply to a signal step: it is completed through the API, not by a worker`,
+          true,
+        );
+      }
+    }
+  }
+  if (step.task !== undefined) {
+    for (const key of ['timeout', 'retries', 'retryDelay', 'queue'] as const) {
+      if (raw[key] !== undefined) {
+        report(
+          [...path, key],
+          scope,
+          `"${key}" does not apply to a fan-out step (task "${step.task}"): set it on the task's steps instead`,
+          true,
+        );
+      }
+    }
+  }
+  return name === undefined ? undefined : step;
+}
+
+/** Every `task` names a defined task, and no task uses itself, directly or through nesting. */
+function checkTaskReferences(workflow: WorkflowDefinition, path: Path, report: Report): void {
+  const tasks = workflow.tasks ?? [];
+  const taskNames = tasks.map((task) => task.name);
+  const checkSteps = (steps: StepDefinition[], stepsPath: Path, scope: Scope): void => {
+    steps.forEach((step, index) => {
+      if (step.task !== undefined && !taskNames.includes(step.task)) {
+        const suggestion = closest(step.task, taskNames);
+        report(
+          [...stepsPath, index, 'task'],
+          { ...scope, step: step.name },
+          `uses task "${step.task}", which is not defined in this workflow${suggestion ? ` (did you mean "${suggestion}"?)` : ''}`,
+        );
+      }
+    });
+  };
+  checkSteps(workflow.steps, [...path, 'steps'], { workflow: workflow.name });
+  tasks.forEach((task, index) => {
+    checkSteps(task.steps, [...path, 'tasks', index, 'steps'], { workflow: workflow.name, task: task.name });
+  });
+  const uses = (name: string): string[] =>
+    (tasks.find((task) => task.name === name)?.steps ?? []).flatMap((step) => (step.task ? [step.task] : []));
+  for (const cycle of findCycles(taskNames, uses)) {
+    const index = taskNames.indexOf(cycle[0] as string);
+    report(
+      [...path, 'tasks', index],
+      { workflow: workflow.name, task: cycle[0] },
+      cycle.length === 2 ? 'the task uses itself' : `tasks use each other in a cycle: ${cycle.join(' -> ')}`,
+    );
+  }
+}
+
+function readName(
+  raw: JsonObject,
+  path: Path,
+  scope: Scope,
+  what: string,
+  report: Report,
+): string | undefined {
+  const name = raw.name;
+  if (name === undefined || name === null) {
+    report(path, scope, `a ${what} needs a "name"`);
+    return undefined;
+  }
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
+    report(
+      [...path, 'name'],
+      scope,
+      `${what} name ${JSON.stringify(name)} is not valid: use a letter, then letters, digits, "_" or "-"`,
+    );
+    return undefined;
+  }
+  return name;
+}
+
+function readString(
+  raw: JsonObject,
+  key: string,
+  path: Path,
+  scope: Scope,
+  report: Report,
+): string | undefined {
+  const value = raw[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') {
+    report([...path, key], scope, `"${key}" must be text, got ${describeJsonType(value)}`);
+    return undefined;
+  }
+  return value;
+}
+
+function readDuration(
+  raw: JsonObject,
+  key: string,
+  path: Path,
+  scope: Scope,
+  report: Report,
+): string | undefined {
+  const value = raw[key];
+  if (value === undefined || value === null) return undefined;
+  const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+  if (ms === undefined || ms <= 0) {
+    report(
+      [...path, key],
+      scope,
+      `"${key}" must be a duration such as "30s", "5m" or "1h30m", got ${JSON.stringify(value)}`,
+    );
+    return undefined;
+  }
+  return (value as string).trim();
+}
+
+function checkKeys(
+  raw: JsonObject,
+  path: Path,
+  known: readonly string[],
+  scope: Scope,
+  what: string,
+  report: Report,
+): void {
+  for (const key of Object.keys(raw)) {
+    if (known.includes(key)) continue;
+    const suggestion = closest(key, known);
+    report(
+      [...path, key],
+      scope,
+      `unknown ${what} key "${key}"${suggestion ? `: did you mean "${suggestion}"?` : ` (known keys: ${known.join(', ')})`}`,
+      true,
+    );
+  }
+}
+
+function definedOnly(scope: Scope): Scope {
+  const result: Scope = {};
+  if (scope.workflow !== undefined) result.workflow = scope.workflow;
+  if (scope.task !== undefined) result.task = scope.task;
+  if (scope.step !== undefined) result.step = scope.step;
+  return result;
+}

@@ -1,0 +1,266 @@
+import type { CompiledWorkflow, StepNode } from '../definition/compile.js';
+import { graphOf } from '../definition/compile.js';
+import { formatDuration } from '../definition/duration.js';
+import type { JsonObject } from '../json.js';
+import { Draft } from './draft.js';
+import type { EngineContext, JobEvent } from './events.js';
+import {
+  cancelJob,
+  completeStep,
+  failAttempt,
+  failJob,
+  failStep,
+  newJobRecord,
+  resetForRetry,
+  sendAttempt,
+  startJob,
+} from './steps.js';
+import {
+  type ChildOutcome,
+  type Effects,
+  emptyEffects,
+  type JobPatch,
+  type Transition,
+} from './transition.js';
+import { isFinished, type JobRecord, type Timer } from './types.js';
+
+export interface CreateJobParams {
+  id: string;
+  input: JsonObject;
+  vhost?: string | null;
+}
+
+/** Starts a new top-level job: its record, and the requests for the steps that start with it. */
+export function createJob(
+  workflow: CompiledWorkflow,
+  params: CreateJobParams,
+  context: EngineContext,
+): Transition {
+  const record = newJobRecord({
+    id: params.id,
+    workflow: workflow.name,
+    version: workflow.version,
+    task: null,
+    parent: null,
+    root: params.id,
+    vhost: params.vhost ?? workflow.vhosts[0] ?? null,
+    input: params.input,
+    stepNames: workflow.main.steps.map((step) => step.name),
+    now: context.now,
+  });
+  return run(workflow, record, context, true, (d) => startJob(d));
+}
+
+/** Applies one event to a job: the pure heart of the manager. */
+export function applyEvent(
+  workflow: CompiledWorkflow,
+  job: JobRecord,
+  event: JobEvent,
+  context: EngineContext,
+): Transition {
+  return run(workflow, job, context, false, (d) => {
+    switch (event.type) {
+      case 'start':
+        if (d.job.status !== 'waiting') return d.ignore(`job is ${d.job.status}`);
+        return startJob(d);
+      case 'reply': {
+        const node = awaitingStep(d, event.step, 'worker');
+        if (node) completeStep(d, node, event.output);
+        return;
+      }
+      case 'failure': {
+        const node = awaitingStep(d, event.step, 'worker');
+        if (!node) return;
+        const state = d.step(node.name);
+        if (event.attempt !== undefined && event.attempt !== state.attempts) {
+          return d.ignore(`attempt ${event.attempt} is not the current attempt (${state.attempts})`);
+        }
+        if (state.retryAt !== undefined)
+          return d.ignore('the attempt already failed and waits for its retry');
+        return failAttempt(d, node, event.message);
+      }
+      case 'heartbeat': {
+        const node = awaitingStep(d, event.step, 'worker');
+        if (!node) return;
+        const state = d.step(node.name);
+        if (event.attempt !== undefined && event.attempt !== state.attempts) {
+          return d.ignore(`attempt ${event.attempt} is not the current attempt (${state.attempts})`);
+        }
+        if (state.retryAt !== undefined) return d.ignore('the attempt already failed');
+        if (!node.timeoutMs) return d.ignore('the step has no timeout to extend');
+        const deadline = d.now + node.timeoutMs;
+        d.updateStep(node.name, { deadline });
+        d.effects.timers.push({
+          op: 'set',
+          timer: { jobId: d.job.id, step: node.name, kind: 'attempt', attempt: state.attempts, at: deadline },
+        });
+        return;
+      }
+      case 'timer':
+        return onTimer(d, event.timer);
+      case 'signal': {
+        const node = d.graph.byName.get(event.step);
+        if (!node) return d.reject('invalid', `job ${d.job.id} has no step "${event.step}"`);
+        if (node.kind !== 'signal') return d.reject('invalid', `step "${event.step}" is not a signal step`);
+        if (d.job.status !== 'running') return d.reject('conflict', `the job is ${d.job.status}`);
+        const state = d.step(node.name);
+        if (state.status === 'waiting') {
+          const pending = node.depends.filter((name) => d.step(name).status !== 'completed');
+          return d.reject(
+            'conflict',
+            `step "${event.step}" is not ready yet: it waits for ${pending.join(', ')}`,
+          );
+        }
+        if (state.status !== 'running')
+          return d.reject('conflict', `step "${event.step}" is already ${state.status}`);
+        return completeStep(d, node, event.output);
+      }
+      case 'cancel':
+        if (isFinished(d.job.status)) return d.reject('conflict', `the job is already ${d.job.status}`);
+        return cancelJob(d);
+      case 'retry':
+        if (d.job.status !== 'failed' && d.job.status !== 'cancelled') {
+          return d.reject(
+            'conflict',
+            `only a failed or cancelled job can be retried; this one is ${d.job.status}`,
+          );
+        }
+        resetForRetry(d);
+        if (!event.hold) startJob(d);
+        return;
+      case 'childFailed': {
+        const node = awaitingStep(d, event.step, 'fanout');
+        if (node) failStep(d, node, `child ${event.index} (${event.childId}) failed: ${event.message}`);
+        return;
+      }
+      case 'fanIn': {
+        const node = awaitingStep(d, event.step, 'fanout');
+        if (node) completeStep(d, node, event.output);
+        return;
+      }
+    }
+  });
+}
+
+/** The step named by a reply, when it is running and awaits one of this kind; else the reason is noted. */
+function awaitingStep(d: Draft, step: string, kind: StepNode['kind']): StepNode | undefined {
+  if (d.job.status !== 'running') return void d.ignore(`job is ${d.job.status}`);
+  const node = d.graph.byName.get(step);
+  if (!node) return void d.ignore(`job has no step "${step}"`);
+  if (node.kind !== kind) return void d.ignore(`step "${step}" is a ${node.kind} step`);
+  const status = d.step(step).status;
+  if (status === 'completed') return void d.ignore('duplicate: the step already completed');
+  if (status !== 'running') return void d.ignore(`step is ${status}`);
+  return node;
+}
+
+function onTimer(d: Draft, timer: Timer): void {
+  if (d.job.status !== 'running') return d.ignore(`job is ${d.job.status}`);
+  if (timer.kind === 'job') {
+    if (d.job.deadline === undefined || d.job.deadline > d.now) return d.ignore('stale job timer');
+    const timeout = d.workflow.timeoutMs ?? 0;
+    return failJob(d, {
+      step: null,
+      attempt: 0,
+      message: `the job did not finish within ${formatDuration(timeout)}`,
+      at: d.now,
+    });
+  }
+  const node = timer.step === null ? undefined : d.graph.byName.get(timer.step);
+  if (!node) return d.ignore('timer for an unknown step');
+  const state = d.step(node.name);
+  if (state.status !== 'running' || state.attempts !== timer.attempt) return d.ignore('stale step timer');
+  if (timer.kind === 'retry') {
+    if (state.retryAt === undefined || state.retryAt > d.now) return d.ignore('stale retry timer');
+    return sendAttempt(d, node);
+  }
+  if (state.retryAt !== undefined || state.deadline === undefined || state.deadline > d.now) {
+    return d.ignore('stale attempt timer');
+  }
+  const waited = formatDuration(node.timeoutMs ?? 0);
+  const message =
+    node.kind === 'signal'
+      ? `no signal within ${waited}`
+      : `no reply within ${waited} (attempt ${state.attempts})`;
+  failAttempt(d, node, message, true);
+}
+
+function run(
+  workflow: CompiledWorkflow,
+  job: JobRecord,
+  context: EngineContext,
+  creating: boolean,
+  body: (d: Draft) => void,
+): Transition {
+  const effects = emptyEffects();
+  let childOutcome: ChildOutcome | undefined;
+  const d = new Draft(job, workflow, context, effects, (outcome) => {
+    childOutcome = outcome;
+  });
+  body(d);
+  if (d.rejected) return unchanged(job, effects, d);
+  return finish(d, creating ? undefined : job, effects, childOutcome);
+}
+
+function unchanged(job: JobRecord, effects: Effects, d: Draft): Transition {
+  return {
+    job,
+    changed: false,
+    expectedRev: job.rev,
+    patch: { fields: {}, steps: {} },
+    ...emptyEffects(),
+    notes: effects.notes,
+    dropUnsent: false,
+    ignored: d.ignored,
+    rejected: d.rejected,
+  };
+}
+
+function finish(
+  d: Draft,
+  before: JobRecord | undefined,
+  effects: Effects,
+  childOutcome?: ChildOutcome,
+): Transition {
+  const job = d.job;
+  const changed = before === undefined || d.changed;
+  if (before && d.changed) {
+    job.rev = before.rev + 1;
+    job.updatedAt = d.now;
+  }
+  if (changed && (job.status === 'failed' || job.status === 'cancelled')) {
+    // Nothing more is sent for a stopped job, not even what this transition dispatched before it stopped.
+    effects.requests = [];
+    effects.timers = effects.timers.filter((change) => change.op === 'clear');
+  }
+  const patch: JobPatch = { fields: {}, steps: {} };
+  if (changed) {
+    for (const key of Object.keys(job) as (keyof JobRecord)[]) {
+      if (key !== 'steps' && (!before || before[key] !== job[key])) {
+        (patch.fields as Record<string, unknown>)[key] = job[key];
+      }
+    }
+    if (before) {
+      for (const key of Object.keys(before) as (keyof JobRecord)[]) {
+        if (!(key in job)) (patch.fields as Record<string, unknown>)[key] = undefined;
+      }
+    }
+    if (before) {
+      for (const name of d.changedSteps) patch.steps[name] = d.step(name);
+    } else {
+      for (const state of job.steps) patch.steps[state.name] = state;
+    }
+  }
+  return {
+    job: changed ? job : (before as JobRecord),
+    changed,
+    expectedRev: before ? before.rev : 0,
+    patch,
+    ...effects,
+    childOutcome,
+    dropUnsent: changed && d.dropUnsent,
+    ignored: changed ? undefined : d.ignored,
+  };
+}
+
+export { graphOf };

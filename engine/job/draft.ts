@@ -1,0 +1,76 @@
+import type { CompiledWorkflow, Graph } from '../definition/compile.js';
+import { graphOf } from '../definition/compile.js';
+import type { EngineContext } from './events.js';
+import type { ChildOutcome, Effects, Rejection } from './transition.js';
+import type { JobRecord, StepState } from './types.js';
+
+/**
+ * A job being changed by one transition: a copy of its record that step functions edit, the set
+ * of steps they touched, and the effects they produce.
+ */
+export class Draft {
+  readonly job: JobRecord;
+  readonly graph: Graph;
+  readonly changedSteps = new Set<string>();
+  changed = false;
+  dropUnsent = false;
+  ignored?: string;
+  rejected?: Rejection;
+  /** Where a child's final state goes: the transition (an existing child) or its parent's counters. */
+  onFinished: (outcome: ChildOutcome) => void;
+
+  constructor(
+    job: JobRecord,
+    readonly workflow: CompiledWorkflow,
+    readonly context: EngineContext,
+    readonly effects: Effects,
+    onFinished?: (outcome: ChildOutcome) => void,
+  ) {
+    this.job = { ...job, steps: job.steps.slice() };
+    this.graph = graphOf(workflow, job.task);
+    this.onFinished = onFinished ?? (() => {});
+  }
+
+  get now(): number {
+    return this.context.now;
+  }
+
+  step(name: string): StepState {
+    const state = this.job.steps[this.indexOf(name)];
+    if (!state) throw new Error(`job ${this.job.id} has no state for step ${name}`);
+    return state;
+  }
+
+  private indexOf(name: string): number {
+    const node = this.graph.byName.get(name);
+    if (!node) throw new Error(`job ${this.job.id} has no step ${name}`);
+    return node.index;
+  }
+
+  /**
+   * Replaces a step's state with `changes` applied. A field set to `undefined` is cleared (it stays
+   * as an undefined property, which JSON and the stores leave out; deleting it would make V8 turn
+   * the object into a slow dictionary).
+   */
+  updateStep(name: string, changes: Partial<StepState>): StepState {
+    const index = this.indexOf(name);
+    const next = { ...(this.job.steps[index] as StepState), ...changes };
+    this.job.steps[index] = next;
+    this.changedSteps.add(name);
+    this.changed = true;
+    return next;
+  }
+
+  updateJob(changes: Partial<Omit<JobRecord, 'steps'>>): void {
+    Object.assign(this.job, changes);
+    this.changed = true;
+  }
+
+  ignore(reason: string): void {
+    this.ignored ??= reason;
+  }
+
+  reject(code: Rejection['code'], message: string): void {
+    this.rejected = { code, message };
+  }
+}

@@ -1,0 +1,39 @@
+import type { JsonObject } from '../json.js';
+import type { Timer } from './types.js';
+
+/** What can happen to a job. Each is applied by `applyEvent` to the job's current state. */
+export type JobEvent =
+  /** A waiting job (a new job, or a fan-out child whose turn came) starts its ready steps. */
+  | { type: 'start' }
+  /** A worker's reply; a success from any attempt completes the step. */
+  | { type: 'reply'; step: string; output: JsonObject; attempt?: number }
+  /** The attempt failed: an error reply, a malformed reply, or a request that was dead-lettered. */
+  | { type: 'failure'; step: string; message: string; attempt?: number }
+  /** The worker is still busy: the attempt's deadline moves to now + timeout. */
+  | { type: 'heartbeat'; step: string; attempt?: number }
+  /** A deadline came: an attempt's reply deadline, a retry delay, or the job's own timeout. */
+  | { type: 'timer'; timer: Timer }
+  /** `POST /api/job/{id}/signal/{step}` */
+  | { type: 'signal'; step: string; output: JsonObject }
+  | { type: 'cancel' }
+  /**
+   * Run a failed or cancelled job again. `hold` leaves it waiting for a `start` (a fan-out child
+   * whose turn has not come yet).
+   */
+  | { type: 'retry'; hold?: boolean }
+  /** A child of a fan-out step failed (after its own retries). */
+  | { type: 'childFailed'; step: string; index: number; childId: string; message: string }
+  /** Every child of a fan-out step completed; `output` is what `gatherChildren` made of their results. */
+  | { type: 'fanIn'; step: string; output: JsonObject };
+
+/** What a transition needs from outside: the time, and ids that fan-out children must not take. */
+export interface EngineContext {
+  /** Milliseconds since the epoch. */
+  now: number;
+  /** Ids of existing jobs that a fan-out element's `id` may not claim. */
+  takenIds?: ReadonlySet<string>;
+  /** The longest list a fan-out step accepts; a longer one fails the step. @default 100000 */
+  maxFanOut?: number;
+}
+
+export const DEFAULT_MAX_FAN_OUT = 100_000;

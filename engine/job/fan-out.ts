@@ -1,0 +1,79 @@
+import type { FanOutTask } from '../definition/compile.js';
+import {
+  copyWithout,
+  describeJsonType,
+  hasOwn,
+  isJsonObject,
+  type Json,
+  type JsonObject,
+  setOwn,
+} from '../json.js';
+import { isUuid } from './types.js';
+import { derivedChildId } from './uuid-v5.js';
+
+/** The list a fan-out step runs over, or why there is none. */
+export type FanOutList = { ok: true; items: readonly Json[] } | { ok: false; error: string };
+
+/**
+ * The input's `itemListKey` value must be a list; `null` counts as an empty one. Missing, or not a
+ * list: an error that names the key and the type found.
+ */
+export function fanOutList(input: JsonObject, task: FanOutTask): FanOutList {
+  if (!hasOwn(input, task.itemListKey)) {
+    return {
+      ok: false,
+      error: `task "${task.name}" fans out over "${task.itemListKey}", but the input has no such key`,
+    };
+  }
+  const value = input[task.itemListKey];
+  if (value === null) return { ok: true, items: [] };
+  if (!Array.isArray(value)) {
+    return {
+      ok: false,
+      error: `task "${task.name}" fans out over "${task.itemListKey}", which must be a list, got ${describeJsonType(value)}`,
+    };
+  }
+  return { ok: true, items: value };
+}
+
+/** An empty list completes the step at once: its output is its input with `<itemListKey>: []`. */
+export function emptyFanOutOutput(input: JsonObject, task: FanOutTask): JsonObject {
+  const output = copyWithout(input);
+  setOwn(output, task.itemListKey, []);
+  return output;
+}
+
+/** Child i receives a copy of the step's input without `itemListKey`, plus `<itemKey>: element i`. */
+export function childInputs(input: JsonObject, task: FanOutTask, items: readonly Json[]): JsonObject[] {
+  const base = copyWithout(input, task.itemListKey);
+  return items.map((item) => {
+    const childInput = copyWithout(base);
+    setOwn(childInput, task.itemKey, item);
+    return childInput;
+  });
+}
+
+/**
+ * Child job ids: the element's `id` when it is an object whose `id` is a UUID that no other job uses;
+ * otherwise a UUID derived from the parent job id, the step name and the index, so that re-running a
+ * transition never creates different children.
+ */
+export function childIds(
+  parentId: string,
+  step: string,
+  items: readonly Json[],
+  takenIds: ReadonlySet<string> = new Set(),
+): string[] {
+  const used = new Set<string>([parentId]);
+  return items.map((item, index) => {
+    const own = isJsonObject(item) && isUuid(item.id) ? item.id.toLowerCase() : undefined;
+    const id = own && !used.has(own) && !takenIds.has(own) ? own : derivedChildId(parentId, step, index);
+    used.add(id);
+    return id;
+  });
+}
+
+/** Whether a child's id came from its element rather than being derived. */
+export function isElementId(childId: string, parentId: string, step: string, index: number): boolean {
+  return childId !== derivedChildId(parentId, step, index);
+}

@@ -1,0 +1,87 @@
+import type { FanCounts, FollowUp, JobRecord, StepRequest, StepState, TimerChange } from './types.js';
+
+/** Why a transition was refused (the API turns these into 400 and 409). */
+export interface Rejection {
+  code: 'conflict' | 'invalid';
+  message: string;
+}
+
+/** Something worth logging or counting that a transition did. */
+export interface TransitionNote {
+  kind:
+    | 'dispatched'
+    | 'stepCompleted'
+    | 'attemptFailed'
+    | 'retryScheduled'
+    | 'timedOut'
+    | 'stepFailed'
+    | 'jobCompleted'
+    | 'jobFailed'
+    | 'jobCancelled';
+  jobId: string;
+  step?: string;
+  attempt?: number;
+  message?: string;
+  /** Milliseconds from the attempt's start to its end (completed steps). */
+  durationMs?: number;
+}
+
+/** The changed parts of a job: what a store must write. */
+export interface JobPatch {
+  fields: Partial<Omit<JobRecord, 'steps'>>;
+  steps: Record<string, StepState>;
+}
+
+export interface FanInit extends FanCounts {
+  parentId: string;
+  step: string;
+}
+
+/** A child's final state, counted exactly once with the write that records it. */
+export interface ChildOutcome {
+  parentId: string;
+  step: string;
+  index: number;
+  status: 'completed' | 'failed';
+}
+
+/**
+ * What one event did to one job: the new state and its delta, the store condition, and the
+ * messages, timers, new child jobs and follow-up work that must be stored with it.
+ */
+export interface Transition {
+  job: JobRecord;
+  changed: boolean;
+  /** The job's revision the store must still hold (0: the job must not exist yet). */
+  expectedRev: number;
+  patch: JobPatch;
+  requests: StepRequest[];
+  timers: TimerChange[];
+  /** New jobs (fan-out children), created only if absent: their ids are deterministic. */
+  creates: JobRecord[];
+  followUps: FollowUp[];
+  /** Set fan-out counters (a fresh fan-out). */
+  fanInits: FanInit[];
+  /** This job is a child that just completed or failed. */
+  childOutcome?: ChildOutcome;
+  /** The job stopped: requests of it not yet sent must not be sent. */
+  dropUnsent: boolean;
+  notes: TransitionNote[];
+  /** Why nothing changed, for a reply that was not awaited (duplicate, late, unknown step). */
+  ignored?: string;
+  rejected?: Rejection;
+}
+
+/** Everything a transition produces besides the job's own state; shared with children started in it. */
+export interface Effects {
+  requests: StepRequest[];
+  timers: TimerChange[];
+  creates: JobRecord[];
+  followUps: FollowUp[];
+  fanInits: FanInit[];
+  notes: TransitionNote[];
+}
+
+export function emptyEffects(): Effects {
+  return { requests: [], timers: [], creates: [], followUps: [], fanInits: [], notes: [] };
+}

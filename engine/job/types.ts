@@ -1,0 +1,153 @@
+import type { JsonObject } from '../json.js';
+
+export type JobStatus = 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled';
+export type StepStatus = 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
+
+export function isFinished(status: JobStatus): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
+
+/** The state of one step of one job. Times are milliseconds since the epoch. */
+export interface StepState {
+  name: string;
+  status: StepStatus;
+  /** Attempts started so far, over every run of the job (also the `x-attempt` of the latest). */
+  attempts: number;
+  /** The attempt this run of the step began with; retries allowed count from here. */
+  firstAttempt: number;
+  startedAt?: number;
+  /** When the current attempt was sent. */
+  attemptStartedAt?: number;
+  endedAt?: number;
+  /** The current attempt's reply deadline (steps with a `timeout`). */
+  deadline?: number;
+  /** Set while a failed attempt waits for its retry. */
+  retryAt?: number;
+  output?: JsonObject;
+  /** The last error of this step. */
+  error?: string;
+  /** Fan-out steps: how many children, and how many may run at once. */
+  children?: { total: number; concurrency: number };
+  /** Completion order within the job (1, 2, …). */
+  seq?: number;
+}
+
+export interface ParentLink {
+  id: string;
+  step: string;
+  index: number;
+}
+
+export interface JobError {
+  /** The step that failed, or null when the job as a whole timed out. */
+  step: string | null;
+  attempt: number;
+  message: string;
+  at: number;
+}
+
+/** One job: a top-level job, or a fan-out child (a job of its own running a task's steps). */
+export interface JobRecord {
+  id: string;
+  workflow: string;
+  version: number;
+  /** The task a child runs; null for a top-level job. */
+  task: string | null;
+  parent: ParentLink | null;
+  /** The top-level job this job belongs to (itself for a top-level job). */
+  root: string;
+  vhost: string | null;
+  status: JobStatus;
+  input: JsonObject;
+  result?: JsonObject;
+  error?: JobError;
+  createdAt: number;
+  updatedAt: number;
+  endedAt?: number;
+  /** Whole-job deadline (workflow `timeout`). */
+  deadline?: number;
+  /** Incremented by every change: stores write conditionally on it. */
+  rev: number;
+  /** Completion counter that numbers steps as they complete. */
+  seq: number;
+  /** One per step, in the order the workflow (or task) declares them. */
+  steps: StepState[];
+}
+
+/** A step's state by name (a linear search: for code outside the engine's hot path). */
+export function findStep(job: JobRecord, name: string): StepState | undefined {
+  return job.steps.find((step) => step.name === name);
+}
+
+/** A request for a worker: a step's input sent to its queue. */
+export interface StepRequest {
+  jobId: string;
+  step: string;
+  queue: string;
+  vhost: string | null;
+  /** `<job uuid>:<step name>` */
+  correlationId: string;
+  attempt: number;
+  body: JsonObject;
+}
+
+export type TimerKind = 'attempt' | 'retry' | 'job';
+
+/** A deadline: one per job step (reply deadline or retry delay) and one per job (its timeout). */
+export interface Timer {
+  jobId: string;
+  /** null for the job's own deadline. */
+  step: string | null;
+  kind: TimerKind;
+  attempt: number;
+  at: number;
+}
+
+export interface TimerKey {
+  jobId: string;
+  step: string | null;
+}
+
+export type TimerChange = { op: 'set'; timer: Timer } | { op: 'clear'; key: TimerKey };
+
+export function timerId(key: TimerKey): string {
+  return `${key.jobId}:${key.step ?? ''}`;
+}
+
+/** Work the manager does after a transition is stored; stored with it so that a crash cannot lose it. */
+export type FollowUp =
+  /** A child reached completed or failed: count it, fan in, fail the step, or start the next child. */
+  | { kind: 'childFinished'; parentId: string; step: string; index: number; status: 'completed' | 'failed' }
+  /** Cancel the children of a fan-out step that stopped (cancelled job, failed job). */
+  | { kind: 'cancelChildren'; jobId: string; step: string }
+  /** A retried fan-out step: rerun its unfinished children, keep the completed ones. */
+  | { kind: 'resumeChildren'; jobId: string; step: string };
+
+/** Fan-out counters a store keeps beside the parent job (O(1) writes per child). */
+export interface FanCounts {
+  total: number;
+  done: number;
+  failed: number;
+}
+
+export function correlationIdOf(jobId: string, step: string): string {
+  return `${jobId}:${step}`;
+}
+
+/** Splits `<job uuid>:<step>`; undefined when it is not of that form. */
+export function parseCorrelationId(correlationId: string): { jobId: string; step: string } | undefined {
+  const colon = correlationId.indexOf(':');
+  if (colon <= 0) return undefined;
+  const jobId = correlationId.slice(0, colon).toLowerCase();
+  const step = correlationId.slice(colon + 1);
+  if (!isUuid(jobId) || step === '') return undefined;
+  return { jobId, step };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID.test(value);
+}

@@ -1,0 +1,147 @@
+import type { WorkflowDefinition } from '../definition/types.js';
+import type { ChildOutcome, FanInit, JobPatch } from '../job/transition.js';
+import type {
+  FanCounts,
+  FollowUp,
+  JobRecord,
+  JobStatus,
+  StepRequest,
+  Timer,
+  TimerChange,
+} from '../job/types.js';
+
+/** A registered version of a workflow definition. Versions are immutable; jobs keep theirs. */
+export interface StoredWorkflow {
+  name: string;
+  version: number;
+  definition: WorkflowDefinition;
+  createdAt: number;
+  /** A disabled workflow refuses new jobs; running ones go on. */
+  enabled: boolean;
+}
+
+export interface WorkflowSummary {
+  name: string;
+  latestVersion: number;
+  enabled: boolean;
+  description?: string;
+  vhosts: string[];
+  versions: { version: number; createdAt: number }[];
+}
+
+/** Work stored with a transition and carried out after it commits (the outbox). */
+export type OutboxEntry =
+  | { id: string; kind: 'request'; jobId: string; createdAt: number; request: StepRequest }
+  | { id: string; kind: 'followUp'; jobId: string; createdAt: number; followUp: FollowUp };
+
+export interface OutboxPage {
+  entries: OutboxEntry[];
+  /** Pass back to read the next page; absent on the last one. */
+  cursor?: string;
+}
+
+/**
+ * Everything one transition writes, applied atomically: the job (created when `expectedRev` is 0,
+ * else updated only if its revision is still `expectedRev`), the child jobs it creates (each only if
+ * absent), its outbox entries, its timers, and its fan-out counters.
+ */
+export interface Commit {
+  job: JobRecord;
+  expectedRev: number;
+  patch: JobPatch;
+  creates: JobRecord[];
+  outbox: OutboxEntry[];
+  timers: TimerChange[];
+  fanInits: FanInit[];
+  /** Counted exactly once, with this write: the counters of the parent's fan-out step. */
+  childOutcome?: ChildOutcome;
+  /** Delete this job's request entries still in the outbox (it stopped) before adding this commit's. */
+  dropUnsent: boolean;
+}
+
+export type CommitResult =
+  /** `fanCounts`: the parent's counters after `childOutcome` was counted. */
+  | { ok: true; fanCounts?: FanCounts }
+  /** The job's revision moved on (or it already exists): read it again and retry the event. */
+  | { ok: false; conflict: true };
+
+/** A cursor the store did not hand out (the API answers 400). */
+export class InvalidCursorError extends Error {
+  constructor(cursor: string) {
+    super(`"${cursor.slice(0, 100)}" is not a cursor this server handed out`);
+    this.name = 'InvalidCursorError';
+  }
+}
+
+export interface JobQuery {
+  workflow?: string;
+  status?: JobStatus;
+  /** Top-level jobs only (the default), or children too. */
+  includeChildren?: boolean;
+  /** Jobs that ended at or after this time (ms). */
+  endedSince?: number;
+  vhost?: string;
+  /** @default 100 */
+  limit?: number;
+  /** Opaque: from the previous page. */
+  cursor?: string;
+}
+
+export interface JobPage {
+  /** Newest first. */
+  jobs: JobRecord[];
+  cursor?: string;
+}
+
+export interface ChildrenPage {
+  /** Ordered by index. */
+  children: JobRecord[];
+  /** The index to continue from, when there may be more. */
+  nextIndex?: number;
+}
+
+/**
+ * The manager's durable state. SQLite locally, DynamoDB deployed, memory in tests; every
+ * implementation passes the same contract tests (test/functions/store-contract.ts).
+ */
+export interface Store {
+  saveWorkflow(definition: WorkflowDefinition, now: number): Promise<{ version: number; created: boolean }>;
+  getWorkflow(name: string, version?: number): Promise<StoredWorkflow | undefined>;
+  listWorkflows(): Promise<WorkflowSummary[]>;
+  /** @returns false when there is no such workflow */
+  setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean>;
+
+  getJob(id: string): Promise<JobRecord | undefined>;
+  getJobs(ids: readonly string[]): Promise<Map<string, JobRecord>>;
+  /** Applies each commit on its own (one may conflict while the others apply), in order. */
+  commit(commits: readonly Commit[]): Promise<CommitResult[]>;
+  /** A fan-out step's children with index >= `fromIndex`, in index order. */
+  listChildren(
+    parentId: string,
+    step: string,
+    page: { fromIndex?: number; limit: number },
+  ): Promise<ChildrenPage>;
+  getFanCounts(parentId: string, step: string): Promise<FanCounts | undefined>;
+  /** Sets a fan-out step's counters (a retried fan-out recounts its completed children). */
+  setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void>;
+  queryJobs(query: JobQuery): Promise<JobPage>;
+  /** Top-level jobs of a workflow by status. */
+  countJobs(workflow: string): Promise<Record<JobStatus, number>>;
+
+  /**
+   * Outbox entries not yet acknowledged, oldest first, in pages; `createdBefore` leaves out entries
+   * that a running handler may still be sending.
+   */
+  pendingOutbox(page: { limit: number; cursor?: string; createdBefore?: number }): Promise<OutboxPage>;
+  ackOutbox(ids: readonly string[]): Promise<void>;
+
+  /** Armed timers, earliest first; `dueBy` limits them to those due by then. */
+  listTimers(page: { dueBy?: number; limit: number }): Promise<Timer[]>;
+
+  /** Retention: deletes finished top-level jobs (and their children) that ended before `endedBefore`. */
+  deleteFinishedJobs(endedBefore: number): Promise<number>;
+
+  /** Throws when the store cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

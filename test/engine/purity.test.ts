@@ -1,0 +1,73 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ENGINE = join(import.meta.dirname, '../../engine');
+/** What engine code may import besides its own files: no I/O, no clocks, no randomness. */
+const ALLOWED_PACKAGES = new Set(['yaml', 'node:crypto']);
+const FORBIDDEN_CALLS = [
+  /\bDate\.now\(/,
+  /\bnew Date\(\s*\)/,
+  /\bMath\.random\(/,
+  /\brandomUUID\(/,
+  /\brandomBytes\(/,
+  /\bprocess\./,
+  /\bsetTimeout\(/,
+  /\bsetInterval\(/,
+  /\bperformance\.now\(/,
+];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [join(dir, entry.name)]
+        : [],
+  );
+}
+
+function importsOf(source: string): string[] {
+  const specifiers = [...source.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]/g)].map(
+    (m) => m[1] as string,
+  );
+  const dynamic = [...source.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] as string);
+  const required = [...source.matchAll(/\brequire\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] as string);
+  return [...specifiers, ...dynamic, ...required];
+}
+
+describe('engine/ is pure', () => {
+  const files = sourceFiles(ENGINE);
+
+  it('has source files to check', () => {
+    expect(files.length).toBeGreaterThan(10);
+  });
+
+  it.each(files.map((file) => [relative(ENGINE, file), file]))(
+    '%s imports nothing that does I/O',
+    (_, file) => {
+      const source = readFileSync(file, 'utf8');
+      const outside = importsOf(source).filter(
+        (specifier) => !specifier.startsWith('.') && !ALLOWED_PACKAGES.has(specifier),
+      );
+      expect(outside, `forbidden imports in ${file}`).toEqual([]);
+      const crypto = source.match(/import\s*{([^}]*)}\s*from\s*['"]node:crypto['"]/);
+      if (crypto) expect((crypto[1] as string).split(',').map((name) => name.trim())).toEqual(['createHash']);
+    },
+  );
+
+  it.each(files.map((file) => [relative(ENGINE, file), file]))(
+    '%s reads no clock and makes no random numbers',
+    (_, file) => {
+      const source = readFileSync(file, 'utf8');
+      expect(FORBIDDEN_CALLS.filter((pattern) => pattern.test(source)).map(String)).toEqual([]);
+    },
+  );
+
+  it('catches an I/O import (the check itself works)', () => {
+    expect(importsOf("import { readFile } from 'node:fs';\nexport { x } from './x.js';")).toEqual([
+      'node:fs',
+      './x.js',
+    ]);
+  });
+});

@@ -1,0 +1,275 @@
+import { describe, expect, it } from 'vitest';
+import { ManagerError } from '../../../functions/manager/errors.js';
+import { SimulatedWorld } from '../../support/simulated-world.js';
+import { stepsOf } from '../../support/steps-of.js';
+
+const flow = (stepKeys: string, workflowKeys = '') => `workflows:
+  - name: flaky
+${workflowKeys}    steps:
+      - name: fetch
+${stepKeys}      - name: store
+        depends: [ fetch ]
+`;
+
+async function started(stepKeys = '', workflowKeys = '') {
+  const world = new SimulatedWorld();
+  await world.register(flow(stepKeys, workflowKeys));
+  const id = await world.start('flaky', { url: 'x' });
+  return { world, id };
+}
+
+describe('Rules: replies and failures', () => {
+  it.each([
+    ['an array', '[1, 2]', 'invalid reply: body must be a JSON object, got list'],
+    ['a scalar', '"done"', 'invalid reply: body must be a JSON object, got string'],
+    ['text that is not JSON', 'all good!', 'invalid reply: body is not JSON'],
+  ])('fails the attempt on a reply body that is %s', async (_, body, message) => {
+    const { world, id } = await started();
+    await world.reply(world.take()[0]!, body);
+    const job = await world.job(id);
+    expect(job.status).toBe('failed');
+    expect(job.error?.message.startsWith(message)).toBe(true);
+  });
+
+  it('fails the job on an error reply when no retries are left, recording step, attempt and error', async () => {
+    const { world, id } = await started();
+    await world.reply(world.take()[0]!, { error: 'upstream said no' }, { type: 'error' });
+    const job = await world.job(id);
+    expect(job.status).toBe('failed');
+    expect(stepsOf(job).fetch?.status).toBe('failed');
+    expect(stepsOf(job).store?.status).toBe('waiting');
+    expect(job.error).toEqual({ step: 'fetch', attempt: 1, message: 'upstream said no', at: world.now });
+  });
+
+  it('retries a failed attempt after retryDelay, doubling each time, then fails', async () => {
+    const { world, id } = await started('        retries: 2\n        retryDelay: 1s\n');
+    const first = world.take()[0]!;
+    await world.reply(first, { error: 'e1' }, { type: 'error' });
+    expect(world.take()).toEqual([]);
+    await world.advance(999);
+    expect(world.take()).toEqual([]);
+    await world.advance(1);
+    const second = world.take();
+    expect(second.map((request) => request.attempt)).toEqual([2]);
+    await world.reply(second[0]!, { error: 'e2' }, { type: 'error', attempt: 2 });
+    await world.advance(1_999);
+    expect(world.take()).toEqual([]);
+    await world.advance(1);
+    const third = world.take();
+    expect(third.map((request) => request.attempt)).toEqual([3]);
+    await world.reply(third[0]!, { error: 'e3' }, { type: 'error', attempt: 3 });
+    const job = await world.job(id);
+    expect(job.status).toBe('failed');
+    expect(job.error).toMatchObject({ step: 'fetch', attempt: 3, message: 'e3' });
+  });
+
+  it('retries at once without a retryDelay', async () => {
+    const { world } = await started('        retries: 1\n');
+    await world.reply(world.take()[0]!, { error: 'flaky' }, { type: 'error' });
+    expect(world.take().map((request) => request.attempt)).toEqual([2]);
+  });
+
+  it('counts a missing reply by the timeout as a failed attempt, then retries', async () => {
+    const { world, id } = await started('        timeout: 30s\n        retries: 1\n');
+    world.take();
+    await world.advance(30_000);
+    expect(world.take().map((request) => request.attempt)).toEqual([2]);
+    await world.advance(30_000);
+    const job = await world.job(id);
+    expect(job.status).toBe('failed');
+    expect(job.error?.message).toBe('no reply within 30s (attempt 2)');
+  });
+
+  it('waits as long as it takes without a timeout', async () => {
+    const { world, id } = await started();
+    const [request] = world.take();
+    await world.advance(30 * 24 * 3600 * 1000);
+    expect((await world.job(id)).status).toBe('running');
+    await world.reply(request!, {});
+    expect(world.take().map((next) => next.step)).toEqual(['store']);
+  });
+
+  it("moves the attempt's deadline on a heartbeat", async () => {
+    const { world, id } = await started('        timeout: 10s\n');
+    const [request] = world.take();
+    await world.advance(8_000);
+    await world.reply(request!, '', { type: 'heartbeat', attempt: 1 });
+    await world.advance(8_000);
+    expect((await world.job(id)).status).toBe('running');
+    await world.advance(2_000);
+    expect((await world.job(id)).status).toBe('failed');
+  });
+
+  it('ignores an error or heartbeat from an attempt that is no longer current, but takes a success from any attempt', async () => {
+    const { world, id } = await started('        timeout: 10s\n        retries: 3\n');
+    const [first] = world.take();
+    await world.advance(10_000);
+    expect(world.take().map((request) => request.attempt)).toEqual([2]);
+    await world.reply(first!, { error: 'late failure of attempt 1' }, { type: 'error', attempt: 1 });
+    expect(stepsOf(await world.job(id)).fetch?.attempts).toBe(2);
+    expect(world.take()).toEqual([]);
+    await world.reply(first!, { late: 'success' }, { attempt: 1 });
+    expect(world.take().map((request) => [request.step, request.body])).toEqual([
+      ['store', { late: 'success' }],
+    ]);
+  });
+
+  it('fails the job at its deadline (workflow timeout)', async () => {
+    const { world, id } = await started('', '    timeout: 1m\n');
+    await world.reply(world.take()[0]!, {});
+    await world.advance(60_000);
+    const job = await world.job(id);
+    expect(job.status).toBe('failed');
+    expect(job.error).toMatchObject({ step: null, message: 'the job did not finish within 1m' });
+    expect(stepsOf(job).store?.status).toBe('cancelled');
+  });
+});
+
+describe('Rules: cancel and retry', () => {
+  it('cancels a job: nothing more is dispatched, replies are ignored, children are cancelled', async () => {
+    const world = new SimulatedWorld();
+    await world.register(`workflows:
+  - name: c
+    steps:
+      - name: fan
+        task: t
+      - name: solo
+      - name: after
+        depends: [ fan, solo ]
+    tasks:
+      - name: t
+        itemListKey: xs
+        steps: [ { name: w } ]
+`);
+    const id = await world.start('c', { xs: [1, 2] });
+    const requests = world.take();
+    const child = requests.find((request) => request.step === 'w')!;
+    const cancelled = await world.manager.cancel(child.jobId);
+    await world.manager.drain();
+    expect(cancelled.id).toBe(id);
+    expect(cancelled.status).toBe('cancelled');
+    for (const request of requests) await world.reply(request, {});
+    expect(world.take()).toEqual([]);
+    const { children } = await world.store.listChildren(id, 'fan', { limit: 10 });
+    expect(children.map((c) => c.status)).toEqual(['cancelled', 'cancelled']);
+    expect(stepsOf(await world.job(id))).toMatchObject({
+      fan: { status: 'cancelled' },
+      solo: { status: 'cancelled' },
+      after: { status: 'waiting' },
+    });
+    await expect(world.manager.cancel(id)).rejects.toThrow(
+      new ManagerError('conflict', 'the job is already cancelled'),
+    );
+  });
+
+  it('retries a failed job: failed, cancelled and never-dispatched steps run; completed ones keep their outputs', async () => {
+    const world = new SimulatedWorld();
+    await world.register(`workflows:
+  - name: r
+    steps:
+      - name: a
+      - name: b
+      - name: c
+        depends: [ a, b ]
+`);
+    const id = await world.start('r');
+    const [a, b] = world.take();
+    await world.reply(a!, { a: 1 });
+    await world.reply(b!, { error: 'b broke' }, { type: 'error' });
+    expect((await world.job(id)).status).toBe('failed');
+    await expect(world.manager.retry(crypto.randomUUID())).rejects.toThrow(ManagerError);
+    const retried = await world.manager.retry(id);
+    await world.manager.drain();
+    expect(retried.status).toBe('running');
+    expect(retried.error).toBeUndefined();
+    const again = world.take();
+    expect(again.map((request) => [request.step, request.attempt])).toEqual([['b', 2]]);
+    await world.reply(again[0]!, { b: 2 });
+    await world.reply(world.take()[0]!, { c: 3 });
+    const job = await world.job(id);
+    expect(job.status).toBe('completed');
+    expect(stepsOf(job).a?.output).toEqual({ a: 1 });
+    await expect(world.manager.retry(id)).rejects.toThrow(
+      'only a failed or cancelled job can be retried; this one is completed',
+    );
+  });
+
+  it('retries a step up to its retries again after a job retry', async () => {
+    const { world, id } = await started('        retries: 1\n');
+    await world.reply(world.take()[0]!, '', { type: 'error' });
+    await world.reply(world.take()[0]!, '', { type: 'error', attempt: 2 });
+    expect((await world.job(id)).status).toBe('failed');
+    await world.manager.retry(id);
+    await world.manager.drain();
+    const third = world.take();
+    expect(third.map((request) => request.attempt)).toEqual([3]);
+    await world.reply(third[0]!, '', { type: 'error', attempt: 3 });
+    expect(world.take().map((request) => request.attempt)).toEqual([4]);
+  });
+});
+
+describe('Rules: signal steps', () => {
+  const SIGNALS = `workflows:
+  - name: approval
+    steps:
+      - name: prepare
+      - name: approve
+        type: signal
+        timeout: 1h
+        depends: [ prepare ]
+      - name: publish
+        depends: [ approve ]
+`;
+
+  it('completes a ready signal step with the body as its output; nothing is sent to a queue', async () => {
+    const world = new SimulatedWorld();
+    await world.register(SIGNALS);
+    const id = await world.start('approval');
+    await expect(world.manager.signal(id, 'approve', {})).rejects.toThrow(
+      'step "approve" is not ready yet: it waits for prepare',
+    );
+    await world.reply(world.take()[0]!, { doc: 1 });
+    expect(world.take()).toEqual([]);
+    await world.manager.signal(id, 'approve', { approvedBy: 'ana' });
+    await world.manager.drain();
+    expect(world.take().map((request) => [request.step, request.body])).toEqual([
+      ['publish', { approvedBy: 'ana' }],
+    ]);
+    await expect(world.manager.signal(id, 'approve', {})).rejects.toThrow(
+      'step "approve" is already completed',
+    );
+    await expect(world.manager.signal(id, 'publish', {})).rejects.toThrow(
+      new ManagerError('invalid', 'step "publish" is not a signal step'),
+    );
+  });
+
+  it('fails a signal step that waits longer than its timeout', async () => {
+    const world = new SimulatedWorld();
+    await world.register(SIGNALS);
+    const id = await world.start('approval');
+    await world.reply(world.take()[0]!, {});
+    await world.advance(3_600_000);
+    expect((await world.job(id)).error?.message).toBe('no signal within 1h');
+  });
+
+  it('signals a signal step inside a task on the child job id', async () => {
+    const world = new SimulatedWorld();
+    await world.register(`workflows:
+  - name: per-item-approval
+    steps:
+      - name: each
+        task: t
+    tasks:
+      - name: t
+        itemListKey: items
+        steps:
+          - name: ok
+            type: signal
+`);
+    const id = await world.start('per-item-approval', { items: ['x'] });
+    const { children } = await world.store.listChildren(id, 'each', { limit: 1 });
+    await world.manager.signal(children[0]!.id, 'ok', { item: 'X' });
+    await world.manager.drain();
+    expect((await world.job(id)).result).toEqual({ items: ['X'] });
+  });
+});
