@@ -1,0 +1,119 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * The schema, as an ordered list of migrations: migration n (0-based) takes a database from
+ * `user_version` n to n + 1. Append new migrations; never edit one that has shipped.
+ *
+ * Each job is one row: the columns that queries filter or sort on, copied out of the record, and
+ * the whole `JobRecord` as JSON in `record` (last, so that reading the small columns never touches
+ * its overflow pages). The identity columns (workflow, root, parent, vhost, created_at) are fixed
+ * when the job is created; updates rewrite only rev, status, ended_at and record.
+ *
+ * Most indexes cover top-level jobs only (`parent_id IS NULL`), so that creating and finishing
+ * 100,000 fan-out children never touches them. Children have one index, (parent, step, index): it
+ * lists them, and retention walks a job's tree through it (an index on `root` would cost every
+ * child another index entry for the sake of one delete). Tables are not STRICT: a time that is not a
+ * whole number of milliseconds is kept exactly (as REAL) rather than refused.
+ *
+ * An outbox row keeps the entry's fields in columns and only its request or follow-up as JSON.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE workflow_versions (
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    definition TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (name, version)
+  );
+
+  CREATE TABLE workflows (
+    name TEXT NOT NULL PRIMARY KEY,
+    enabled INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE jobs (
+    id TEXT NOT NULL PRIMARY KEY,
+    rev INTEGER NOT NULL,
+    workflow TEXT NOT NULL,
+    status TEXT NOT NULL,
+    root TEXT NOT NULL,
+    parent_id TEXT,
+    parent_step TEXT,
+    parent_index INTEGER,
+    vhost TEXT,
+    created_at INTEGER NOT NULL,
+    ended_at INTEGER,
+    record TEXT NOT NULL
+  );
+
+  CREATE INDEX jobs_children ON jobs (parent_id, parent_step, parent_index) WHERE parent_id IS NOT NULL;
+  CREATE INDEX jobs_top_created ON jobs (created_at, id) WHERE parent_id IS NULL;
+  CREATE INDEX jobs_top_workflow ON jobs (workflow, created_at, id) WHERE parent_id IS NULL;
+  CREATE INDEX jobs_top_workflow_status ON jobs (workflow, status, created_at, id) WHERE parent_id IS NULL;
+  CREATE INDEX jobs_top_status ON jobs (status, created_at, id) WHERE parent_id IS NULL;
+  CREATE INDEX jobs_top_finished ON jobs (ended_at)
+    WHERE parent_id IS NULL AND status IN ('completed', 'failed', 'cancelled');
+
+  CREATE TABLE fan_counts (
+    parent_id TEXT NOT NULL,
+    step TEXT NOT NULL,
+    total INTEGER NOT NULL,
+    done INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    PRIMARY KEY (parent_id, step)
+  ) WITHOUT ROWID;
+
+  -- seq: insertion order, never reused (AUTOINCREMENT), so a paging cursor never skips a new entry.
+  CREATE TABLE outbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    job_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    payload TEXT NOT NULL
+  );
+  CREATE INDEX outbox_by_job ON outbox (job_id, kind);
+
+  -- step '' is the job's own deadline (step names are never empty).
+  CREATE TABLE timers (
+    job_id TEXT NOT NULL,
+    step TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (job_id, step)
+  ) WITHOUT ROWID;
+  CREATE INDEX timers_by_at ON timers (at);
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export function schemaVersionOf(db: Database.Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/** Refuses a database that a newer switchyard wrote: this one would misread it. */
+export function assertNotNewer(version: number, path: string): void {
+  if (version > SCHEMA_VERSION) {
+    throw new Error(
+      `the database ${path} has schema version ${version}, newer than this switchyard knows (${SCHEMA_VERSION}): ` +
+        'upgrade switchyard to open it',
+    );
+  }
+}
+
+/**
+ * Brings the database to the current schema in one transaction; a database already at the current
+ * version is left exactly as it was.
+ */
+export function migrate(db: Database.Database, path: string): void {
+  db.transaction(() => {
+    const version = schemaVersionOf(db);
+    assertNotNewer(version, path);
+    if (version === SCHEMA_VERSION) return;
+    for (const migration of MIGRATIONS.slice(version)) db.exec(migration);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

@@ -1,0 +1,182 @@
+import type Database from 'better-sqlite3';
+
+/** The job columns in the order `insertJob` binds them. */
+export type JobRow = [
+  id: string,
+  rev: number,
+  workflow: string,
+  status: string,
+  root: string,
+  parentId: string | null,
+  parentStep: string | null,
+  parentIndex: number | null,
+  vhost: string | null,
+  createdAt: number,
+  endedAt: number | null,
+  record: string,
+];
+
+export interface WorkflowVersionRow {
+  version: number;
+  definition: string;
+  created_at: number;
+}
+
+export interface FanCountsRow {
+  total: number;
+  done: number;
+  failed: number;
+}
+
+export type TimerRow = [jobId: string, step: string, kind: string, attempt: number, at: number];
+
+export type OutboxRow = [id: string, jobId: string, kind: string, createdAt: number, payload: string];
+
+/** Rows per multi-row INSERT: one call into SQLite for this many rows (at most 12 × 64 parameters). */
+export const ROWS_PER_INSERT = 64;
+
+const JOB_COLUMNS =
+  'id, rev, workflow, status, root, parent_id, parent_step, parent_index, vhost, created_at, ended_at, record';
+
+function valuesFor(columns: number, rows: number): string {
+  const row = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
+  return Array.from({ length: rows }, () => row).join(', ');
+}
+
+/** Every statement the store runs, prepared once when it opens (job listings are cached by shape). */
+export function prepareStatements(db: Database.Database) {
+  return {
+    ping: db.prepare<[], number>('SELECT 1').pluck(),
+
+    latestWorkflow: db.prepare<[string], WorkflowVersionRow>(
+      'SELECT version, definition, created_at FROM workflow_versions WHERE name = ? ORDER BY version DESC LIMIT 1',
+    ),
+    workflowVersion: db.prepare<[string, number], WorkflowVersionRow>(
+      'SELECT version, definition, created_at FROM workflow_versions WHERE name = ? AND version = ?',
+    ),
+    workflowVersions: db.prepare<[string], { version: number; created_at: number }>(
+      'SELECT version, created_at FROM workflow_versions WHERE name = ? ORDER BY version',
+    ),
+    insertWorkflowVersion: db.prepare<[string, number, string, number]>(
+      'INSERT INTO workflow_versions (name, version, definition, created_at) VALUES (?, ?, ?, ?)',
+    ),
+    workflowNames: db.prepare<[], string>('SELECT name FROM workflows').pluck(),
+    workflowEnabled: db.prepare<[string], number>('SELECT enabled FROM workflows WHERE name = ?').pluck(),
+    enableWorkflow: db.prepare<[string]>(
+      'INSERT INTO workflows (name, enabled) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET enabled = 1',
+    ),
+    setWorkflowEnabled: db.prepare<[number, string]>('UPDATE workflows SET enabled = ? WHERE name = ?'),
+
+    getJob: db.prepare<[string], string>('SELECT record FROM jobs WHERE id = ?').pluck(),
+    insertJob: db.prepare<JobRow>(
+      `INSERT INTO jobs (${JOB_COLUMNS}) VALUES ${valuesFor(12, 1)} ON CONFLICT (id) DO NOTHING`,
+    ),
+    insertJobs: db.prepare<unknown[]>(
+      `INSERT INTO jobs (${JOB_COLUMNS}) VALUES ${valuesFor(12, ROWS_PER_INSERT)} ON CONFLICT (id) DO NOTHING`,
+    ),
+    updateJob: db.prepare<
+      [rev: number, status: string, endedAt: number | null, record: string, id: string, expectedRev: number]
+    >('UPDATE jobs SET rev = ?, status = ?, ended_at = ?, record = ? WHERE id = ? AND rev = ?'),
+    /** When status and end time stay as they were: no index holds rev or record, so none is touched. */
+    updateJobRecord: db.prepare<[rev: number, record: string, id: string, expectedRev: number]>(
+      'UPDATE jobs SET rev = ?, record = ? WHERE id = ? AND rev = ?',
+    ),
+    listChildren: db
+      .prepare<[string, string, number, number], [number, string]>(
+        `SELECT parent_index, record FROM jobs WHERE parent_id = ? AND parent_step = ? AND parent_index >= ?
+         ORDER BY parent_index LIMIT ?`,
+      )
+      .raw(),
+    countJobs: db
+      .prepare<[string], [string, number]>(
+        'SELECT status, count(*) FROM jobs WHERE parent_id IS NULL AND workflow = ? GROUP BY status',
+      )
+      .raw(),
+
+    getFanCounts: db.prepare<[string, string], FanCountsRow>(
+      'SELECT total, done, failed FROM fan_counts WHERE parent_id = ? AND step = ?',
+    ),
+    setFanCounts: db.prepare<[string, string, number, number, number]>(
+      `INSERT INTO fan_counts (parent_id, step, total, done, failed) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (parent_id, step) DO UPDATE SET total = excluded.total, done = excluded.done, failed = excluded.failed`,
+    ),
+    countChild: db.prepare<[done: number, failed: number, parentId: string, step: string], FanCountsRow>(
+      `UPDATE fan_counts SET done = done + ?, failed = failed + ? WHERE parent_id = ? AND step = ?
+       RETURNING total, done, failed`,
+    ),
+
+    // OR REPLACE: an entry written again takes a new place at the end, as a fresh entry would.
+    insertOutbox: db.prepare<OutboxRow>(
+      `INSERT OR REPLACE INTO outbox (id, job_id, kind, created_at, payload) VALUES ${valuesFor(5, 1)}`,
+    ),
+    insertOutboxes: db.prepare<unknown[]>(
+      `INSERT OR REPLACE INTO outbox (id, job_id, kind, created_at, payload) VALUES ${valuesFor(5, ROWS_PER_INSERT)}`,
+    ),
+    dropUnsentRequests: db.prepare<[string]>("DELETE FROM outbox WHERE job_id = ? AND kind = 'request'"),
+    pendingOutbox: db
+      .prepare<[afterSeq: number, limit: number], [number, ...OutboxRow]>(
+        'SELECT seq, id, job_id, kind, created_at, payload FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?',
+      )
+      .raw(),
+    pendingOutboxCreatedBefore: db
+      .prepare<[afterSeq: number, createdBefore: number, limit: number], [number, ...OutboxRow]>(
+        `SELECT seq, id, job_id, kind, created_at, payload FROM outbox WHERE seq > ? AND created_at < ?
+         ORDER BY seq LIMIT ?`,
+      )
+      .raw(),
+    ackOutbox: db.prepare<[string]>('DELETE FROM outbox WHERE id = ?'),
+
+    setTimer: db.prepare<TimerRow>(
+      `INSERT INTO timers (job_id, step, kind, attempt, at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (job_id, step) DO UPDATE SET kind = excluded.kind, attempt = excluded.attempt, at = excluded.at`,
+    ),
+    clearTimer: db.prepare<[jobId: string, step: string]>('DELETE FROM timers WHERE job_id = ? AND step = ?'),
+    listTimers: db
+      .prepare<[limit: number], TimerRow>(
+        'SELECT job_id, step, kind, attempt, at FROM timers ORDER BY at, job_id, step LIMIT ?',
+      )
+      .raw(),
+    listTimersDueBy: db
+      .prepare<[dueBy: number, limit: number], TimerRow>(
+        'SELECT job_id, step, kind, attempt, at FROM timers WHERE at <= ? ORDER BY at, job_id, step LIMIT ?',
+      )
+      .raw(),
+
+    // INDEXED BY: without statistics the planner would rather walk every finished job by status.
+    finishedRoots: db
+      .prepare<[endedBefore: number, limit: number], string>(
+        `SELECT id FROM jobs INDEXED BY jobs_top_finished
+         WHERE parent_id IS NULL AND status IN ('completed', 'failed', 'cancelled') AND ended_at < ? LIMIT ?`,
+      )
+      .pluck(),
+    /** A job and all its descendants (children, their children…), breadth first: each after its parent. */
+    tree: db
+      .prepare<[root: string], string>(
+        `WITH RECURSIVE tree (id) AS (VALUES (?) UNION ALL SELECT jobs.id FROM jobs JOIN tree ON jobs.parent_id = tree.id)
+         SELECT id FROM tree`,
+      )
+      .pluck(),
+    deleteJob: db.prepare<[string]>('DELETE FROM jobs WHERE id = ?'),
+    deleteJobTimers: db.prepare<[string]>('DELETE FROM timers WHERE job_id = ?'),
+    deleteJobOutbox: db.prepare<[string]>('DELETE FROM outbox WHERE job_id = ?'),
+    deleteJobFanCounts: db.prepare<[string]>('DELETE FROM fan_counts WHERE parent_id = ?'),
+  };
+}
+
+export type SqliteStatements = ReturnType<typeof prepareStatements>;
+
+/** Inserts `items` with one statement call per `ROWS_PER_INSERT` rows (`many`), the rest one by one (`one`). */
+export function insertAll<T, Row extends unknown[]>(
+  items: readonly T[],
+  toRow: (item: T) => Row,
+  one: Database.Statement<Row>,
+  many: Database.Statement<unknown[]>,
+): void {
+  let next = 0;
+  for (; next + ROWS_PER_INSERT <= items.length; next += ROWS_PER_INSERT) {
+    const params: unknown[] = [];
+    for (let k = next; k < next + ROWS_PER_INSERT; k++) params.push(...toRow(items[k] as T));
+    many.run(...params);
+  }
+  for (; next < items.length; next++) one.run(...toRow(items[next] as T));
+}

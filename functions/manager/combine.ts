@@ -1,0 +1,23 @@
+import type { Transition } from '../../engine/index.js';
+
+/** Several transitions of one job, applied one after the other, as one write. */
+export function combineTransitions(first: Transition, next: Transition): Transition {
+  const stopped = next.job.status === 'failed' || next.job.status === 'cancelled';
+  return {
+    job: next.job,
+    changed: true,
+    expectedRev: first.expectedRev,
+    patch: {
+      fields: { ...first.patch.fields, ...next.patch.fields },
+      steps: { ...first.patch.steps, ...next.patch.steps },
+    },
+    requests: stopped ? [] : [...first.requests, ...next.requests],
+    timers: [...first.timers, ...next.timers],
+    creates: [...first.creates, ...next.creates],
+    followUps: [...first.followUps, ...next.followUps],
+    fanInits: [...first.fanInits, ...next.fanInits],
+    childOutcome: first.childOutcome ?? next.childOutcome,
+    dropUnsent: first.dropUnsent || next.dropUnsent,
+    notes: [...first.notes, ...next.notes],
+  };
+}

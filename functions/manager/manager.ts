@@ -1,0 +1,474 @@
+import { randomUUID } from 'node:crypto';
+import {
+  applyEvent,
+  type Bus,
+  type Commit,
+  type CompiledWorkflow,
+  createJob,
+  DEFAULT_MAX_FAN_OUT,
+  type EngineContext,
+  type InboundReply,
+  isElementId,
+  isUuid,
+  type JobEvent,
+  type JobRecord,
+  type JsonObject,
+  type OutboxEntry,
+  type Rejection,
+  type Store,
+  type Timer,
+  type TimerScheduler,
+  type Transition,
+  type WorkflowDefinition,
+} from '../../engine/index.js';
+import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
+import { combineTransitions } from './combine.js';
+import { ManagerError } from './errors.js';
+import { FollowUpRunner } from './follow-ups.js';
+import { OutboxPump } from './outbox-pump.js';
+import { DEFAULT_MAX_REPLY_BYTES, replyEvent } from './reply-events.js';
+import { recordNotes } from './transition-telemetry.js';
+import { WorkflowCache } from './workflow-cache.js';
+
+export interface ManagerOptions {
+  store: Store;
+  bus: Bus;
+  timers: TimerScheduler;
+  telemetry?: Telemetry;
+  /** @default Date.now */
+  clock?: () => number;
+  /** @default crypto.randomUUID */
+  newId?: () => string;
+  /** @default 100000 */
+  maxFanOut?: number;
+  /** @default 1 MiB */
+  maxReplyBytes?: number;
+  /** Called after a definition is registered (the local host starts consuming new vhosts). */
+  onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
+}
+
+export interface JobEventInput {
+  jobId: string;
+  event: JobEvent;
+}
+
+export interface EventOutcome {
+  /** The job's state changed. */
+  applied: boolean;
+  /** No such job. */
+  missing?: boolean;
+  ignored?: string;
+  rejected?: Rejection;
+  job?: JobRecord;
+}
+
+export interface StartJobParams {
+  workflow: string;
+  id?: string;
+  input?: JsonObject;
+  version?: number;
+  vhost?: string;
+}
+
+const MAX_ROUNDS = 50;
+
+/**
+ * Carries the engine's decisions out through the ports: reads jobs, applies events, stores each
+ * transition conditionally (retrying a lost race from a fresh read), then sends what it produced.
+ * Every runtime uses it: the local host, and each Lambda handler.
+ */
+export class Manager {
+  readonly store: Store;
+  readonly bus: Bus;
+  readonly telemetry: Telemetry;
+  readonly workflows: WorkflowCache;
+  private readonly timers: TimerScheduler;
+  private readonly clock: () => number;
+  private readonly newId: () => string;
+  private readonly maxFanOut: number;
+  private readonly maxReplyBytes: number;
+  private readonly pump: OutboxPump;
+  private readonly followUps: FollowUpRunner;
+  private readonly onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
+
+  constructor(options: ManagerOptions) {
+    this.onRegistered = options.onRegistered;
+    this.store = options.store;
+    this.bus = options.bus;
+    this.timers = options.timers;
+    this.telemetry = options.telemetry ?? silentTelemetry;
+    this.clock = options.clock ?? Date.now;
+    this.newId = options.newId ?? randomUUID;
+    this.maxFanOut = options.maxFanOut ?? DEFAULT_MAX_FAN_OUT;
+    this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+    this.workflows = new WorkflowCache(this.store);
+    this.followUps = new FollowUpRunner(this);
+    this.pump = new OutboxPump({
+      store: this.store,
+      bus: this.bus,
+      logger: this.telemetry.logger,
+      runFollowUps: (entries) => this.followUps.run(entries.map((entry) => entry.followUp)),
+      clock: this.clock,
+      onSent: (seconds) => this.telemetry.metrics.observe('step_overhead_seconds', seconds),
+      onUndeliverable: async (entry, message) => {
+        this.telemetry.logger.error('request cannot be delivered', {
+          correlationId: entry.request.correlationId,
+          message,
+        });
+        await this.apply([
+          {
+            jobId: entry.jobId,
+            event: { type: 'failure', step: entry.request.step, attempt: entry.request.attempt, message },
+          },
+        ]);
+      },
+    });
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  /** Registers a definition: an identical one keeps its version, a different one makes the next. */
+  async registerWorkflow(definition: WorkflowDefinition): Promise<{ version: number; created: boolean }> {
+    const saved = await this.store.saveWorkflow(definition, this.now());
+    const queues = new Map<string, { queue: string; vhost: string | null }>();
+    const steps = [...definition.steps, ...(definition.tasks ?? []).flatMap((task) => task.steps)];
+    for (const vhost of definition.vhosts?.length ? definition.vhosts : [null]) {
+      for (const step of steps) {
+        if (step.type === 'signal' || step.task) continue;
+        const queue = step.queue ?? step.name;
+        queues.set(`${vhost}\u0000${queue}`, { queue, vhost });
+      }
+    }
+    try {
+      await this.bus.ensureQueues([...queues.values()]);
+    } catch (error) {
+      // Not fatal: the bus declares each queue again before its first request.
+      this.telemetry.logger.warn('could not declare the step queues yet', {
+        workflow: definition.name,
+        error,
+      });
+    }
+    await this.onRegistered?.(definition);
+    return saved;
+  }
+
+  /**
+   * Starts a job. The same id again with the same workflow and input is the same job (`created:
+   * false`); with anything different it is a conflict.
+   */
+  async startJob(params: StartJobParams): Promise<{ created: boolean; job: JobRecord }> {
+    const id = (params.id ?? this.newId()).toLowerCase();
+    if (!isUuid(id)) throw new ManagerError('invalid', `job id "${params.id}" is not a UUID`);
+    const input = params.input ?? {};
+    const stored = await this.store.getWorkflow(params.workflow, params.version);
+    if (!stored) {
+      throw new ManagerError(
+        'not_found',
+        params.version === undefined
+          ? `no workflow named "${params.workflow}"`
+          : `workflow "${params.workflow}" has no version ${params.version}`,
+      );
+    }
+    const existing = await this.store.getJob(id);
+    if (existing) return { created: false, job: this.sameJob(existing, params.workflow, input) };
+    if (!stored.enabled)
+      throw new ManagerError('conflict', `workflow "${params.workflow}" is disabled: new jobs are refused`);
+    const workflow = (await this.workflows.get(stored.name, stored.version)) as CompiledWorkflow;
+    const vhost = params.vhost ?? workflow.vhosts[0] ?? null;
+    if (params.vhost !== undefined && workflow.vhosts.length && !workflow.vhosts.includes(params.vhost)) {
+      throw new ManagerError(
+        'invalid',
+        `workflow "${workflow.name}" does not run on vhost "${params.vhost}"`,
+      );
+    }
+    const transition = await this.resolveChildIds((context) =>
+      createJob(workflow, { id, input, vhost }, context),
+    );
+    const commit = this.toCommit(transition);
+    const [result] = await this.store.commit([commit]);
+    if (!result?.ok) {
+      const winner = await this.store.getJob(id);
+      if (!winner) throw new ManagerError('unavailable', `job ${id} could not be stored`);
+      return { created: false, job: this.sameJob(winner, params.workflow, input) };
+    }
+    this.telemetry.metrics.count('jobs_started_total', { workflow: workflow.name });
+    this.telemetry.logger.info('job started', {
+      jobId: id,
+      workflow: workflow.name,
+      version: workflow.version,
+    });
+    await this.afterCommit(transition, commit);
+    return { created: true, job: transition.job };
+  }
+
+  private sameJob(existing: JobRecord, workflow: string, input: JsonObject): JobRecord {
+    if (
+      existing.workflow !== workflow ||
+      existing.parent !== null ||
+      JSON.stringify(existing.input) !== JSON.stringify(input)
+    ) {
+      throw new ManagerError(
+        'conflict',
+        `job ${existing.id} already exists with a different workflow or input`,
+      );
+    }
+    return existing;
+  }
+
+  /** The reply handler's core: turns worker messages into events and stores their effects. */
+  async handleReplies(replies: readonly InboundReply[]): Promise<void> {
+    const events: JobEventInput[] = [];
+    for (const reply of replies) {
+      const parsed = replyEvent(reply, this.maxReplyBytes);
+      if (parsed.ok) {
+        events.push({ jobId: parsed.jobId, event: parsed.event });
+      } else {
+        this.telemetry.metrics.count('replies_malformed_total');
+        this.telemetry.logger.warn('malformed reply ignored', {
+          correlationId: parsed.correlationId,
+          reason: parsed.reason,
+        });
+      }
+    }
+    this.telemetry.metrics.observe('reply_batch_size', replies.length);
+    const outcomes = await this.apply(events, { receivedAt: this.now() });
+    outcomes.forEach((outcome, index) => {
+      if (outcome.applied) return;
+      const { jobId, event } = events[index] as JobEventInput;
+      const reason = outcome.missing ? 'unknown job' : (outcome.ignored ?? 'not awaited');
+      this.telemetry.metrics.count('replies_ignored_total', {
+        reason: outcome.missing ? 'unknown_job' : 'not_awaited',
+      });
+      this.telemetry.logger.info('reply ignored', {
+        jobId,
+        step: 'step' in event ? event.step : undefined,
+        attempt: 'attempt' in event ? event.attempt : undefined,
+        reason,
+      });
+    });
+  }
+
+  async fireTimers(timers: readonly Timer[]): Promise<void> {
+    await this.apply(timers.map((timer) => ({ jobId: timer.jobId, event: { type: 'timer', timer } })));
+  }
+
+  /** A request that exhausted its queue's receive count fails its attempt (if it is still the current one). */
+  async deadLettered(correlationId: string, attempt: number | undefined, detail: string): Promise<void> {
+    const parsed = replyEvent({
+      correlationId,
+      body: JSON.stringify({ error: detail }),
+      type: 'error',
+      attempt,
+    });
+    if (!parsed.ok) {
+      this.telemetry.logger.warn('dead-lettered message without a usable correlation id', { correlationId });
+      return;
+    }
+    await this.apply([{ jobId: parsed.jobId, event: parsed.event }]);
+  }
+
+  /** Cancelling a child cancels the whole top-level job it belongs to. */
+  async cancel(id: string): Promise<JobRecord> {
+    const root = await this.rootOf(id);
+    return this.command(root, { type: 'cancel' });
+  }
+
+  async retry(id: string): Promise<JobRecord> {
+    const root = await this.rootOf(id);
+    return this.command(root, { type: 'retry' });
+  }
+
+  async signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
+    return this.command(id, { type: 'signal', step, output });
+  }
+
+  private async rootOf(id: string): Promise<string> {
+    const job = await this.store.getJob(id);
+    if (!job) throw new ManagerError('not_found', `no job ${id}`);
+    return job.root;
+  }
+
+  private async command(jobId: string, event: JobEvent): Promise<JobRecord> {
+    const [outcome] = await this.apply([{ jobId, event }]);
+    if (!outcome || outcome.missing) throw new ManagerError('not_found', `no job ${jobId}`);
+    if (outcome.rejected) throw new ManagerError(outcome.rejected.code, outcome.rejected.message);
+    return outcome.job as JobRecord;
+  }
+
+  /**
+   * Applies events to jobs: the events of one job one after the other, as one conditional write; all
+   * jobs' writes in one store call (one SQLite transaction). A job whose write lost a race is read
+   * again and its events applied anew.
+   */
+  async apply(
+    inputs: readonly JobEventInput[],
+    options: { receivedAt?: number } = {},
+  ): Promise<EventOutcome[]> {
+    const outcomes: EventOutcome[] = new Array(inputs.length);
+    let pending = inputs.map((input, index) => ({ ...input, index }));
+    for (let round = 0; pending.length; round++) {
+      if (round >= MAX_ROUNDS) throw new Error(`events for ${pending.length} jobs kept conflicting`);
+      const byJob = new Map<string, typeof pending>();
+      for (const item of pending) {
+        const list = byJob.get(item.jobId);
+        if (list) list.push(item);
+        else byJob.set(item.jobId, [item]);
+      }
+      const jobs = await this.store.getJobs([...byJob.keys()]);
+      const planned: { items: typeof pending; transition: Transition; commit: Commit }[] = [];
+      for (const [jobId, items] of byJob) {
+        let state = jobs.get(jobId);
+        const workflow = state && (await this.workflows.get(state.workflow, state.version));
+        if (!state || !workflow) {
+          for (const item of items) outcomes[item.index] = { applied: false, missing: true };
+          continue;
+        }
+        let combined: Transition | undefined;
+        for (const item of items) {
+          const current: JobRecord = state;
+          const transition = await this.resolveChildIds((context) =>
+            applyEvent(workflow, current, item.event, context),
+          );
+          outcomes[item.index] = {
+            applied: transition.changed,
+            ignored: transition.ignored,
+            rejected: transition.rejected,
+            job: transition.job,
+          };
+          if (!transition.changed) continue;
+          combined = combined ? combineTransitions(combined, transition) : transition;
+          state = transition.job;
+        }
+        if (combined) planned.push({ items, transition: combined, commit: this.toCommit(combined) });
+      }
+      pending = [];
+      if (!planned.length) break;
+      const results = await this.store.commit(planned.map((plan) => plan.commit));
+      for (const [k, result] of results.entries()) {
+        const plan = planned[k] as (typeof planned)[number];
+        if (result.ok) await this.afterCommit(plan.transition, plan.commit, options.receivedAt);
+        else pending.push(...plan.items);
+      }
+    }
+    return outcomes;
+  }
+
+  /**
+   * Runs a transition; when fan-out children took ids from their elements and another job already
+   * uses one of them, runs it again with those ids taken (they fall back to derived ids).
+   */
+  private async resolveChildIds(run: (context: EngineContext) => Transition): Promise<Transition> {
+    const taken = new Set<string>();
+    for (;;) {
+      const transition = run({ now: this.now(), takenIds: taken, maxFanOut: this.maxFanOut });
+      const claimed = transition.creates.filter(
+        (child) =>
+          child.parent && isElementId(child.id, child.parent.id, child.parent.step, child.parent.index),
+      );
+      if (!claimed.length) return transition;
+      const existing = await this.store.getJobs(claimed.map((child) => child.id));
+      const clashes = claimed.filter((child) => {
+        const other = existing.get(child.id);
+        return (
+          other &&
+          (other.parent?.id !== child.parent?.id ||
+            other.parent?.step !== child.parent?.step ||
+            other.parent?.index !== child.parent?.index)
+        );
+      });
+      if (!clashes.length) return transition;
+      for (const child of clashes) taken.add(child.id);
+    }
+  }
+
+  private toCommit(transition: Transition): Commit {
+    const now = this.now();
+    const prefix = `${transition.job.id}:${transition.job.rev}`;
+    const outbox: OutboxEntry[] = [];
+    transition.requests.forEach((request, n) => {
+      outbox.push({
+        id: entryId(prefix, 'r', n),
+        kind: 'request',
+        jobId: request.jobId,
+        createdAt: now,
+        request,
+      });
+    });
+    transition.followUps.forEach((followUp, n) => {
+      outbox.push({
+        id: entryId(prefix, 'f', n),
+        kind: 'followUp',
+        jobId: transition.job.id,
+        createdAt: now,
+        followUp,
+      });
+    });
+    return {
+      job: transition.job,
+      expectedRev: transition.expectedRev,
+      patch: transition.patch,
+      creates: transition.creates,
+      outbox,
+      timers: transition.timers,
+      fanInits: transition.fanInits,
+      childOutcome: transition.childOutcome,
+      dropUnsent: transition.dropUnsent,
+    };
+  }
+
+  /** `receivedAt`: when the replies that caused it arrived, to measure the manager's overhead per step. */
+  private async afterCommit(transition: Transition, commit: Commit, receivedAt?: number): Promise<void> {
+    recordNotes(this.telemetry, transition.notes);
+    if (transition.dropUnsent) this.pump.drop(transition.job.id);
+    const sets: Timer[] = [];
+    const clears: { jobId: string; step: string | null }[] = [];
+    for (const change of transition.timers) {
+      if (change.op === 'set') sets.push(change.timer);
+      else clears.push(change.key);
+    }
+    if (clears.length) await this.timers.disarm(clears);
+    if (sets.length) await this.timers.arm(sets);
+    this.pump.enqueue(commit.outbox, receivedAt);
+  }
+
+  /** Loads what the store still has to send or do (after a crash), and hands it to the pump. */
+  async recover(options: { createdBefore?: number } = {}): Promise<number> {
+    let cursor: string | undefined;
+    let count = 0;
+    do {
+      const page = await this.store.pendingOutbox({
+        limit: 5000,
+        cursor,
+        createdBefore: options.createdBefore,
+      });
+      this.pump.enqueue(page.entries);
+      count += page.entries.length;
+      cursor = page.cursor;
+    } while (cursor);
+    if (count) this.telemetry.logger.info('recovered outbox entries', { count });
+    return count;
+  }
+
+  /** Resolves when every request is sent and every follow-up done (Lambda handlers await this). */
+  drain(): Promise<void> {
+    return this.pump.drain();
+  }
+
+  get outboxPending(): number {
+    return this.pump.pending;
+  }
+
+  stop(): void {
+    this.pump.stop();
+  }
+}
+
+/**
+ * `<job id>:<rev>:<r|f><n>` as one flat string: a template literal would keep a tree of pieces per
+ * id, several times the size, and a 100,000-child fan-out holds that many entries until they are sent.
+ */
+function entryId(prefix: string, kind: 'r' | 'f', n: number): string {
+  return [prefix, ':', kind, n].join('');
+}

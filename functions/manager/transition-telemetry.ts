@@ -1,0 +1,48 @@
+import type { TransitionNote } from '../../engine/index.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
+
+/** Logs and counts what a stored transition did. */
+export function recordNotes({ logger, metrics }: Telemetry, notes: readonly TransitionNote[]): void {
+  for (const note of notes) {
+    const fields = { jobId: note.jobId, step: note.step, attempt: note.attempt };
+    switch (note.kind) {
+      case 'dispatched':
+        metrics.count('steps_dispatched_total');
+        logger.debug('step dispatched', fields);
+        break;
+      case 'stepCompleted':
+        metrics.count('steps_completed_total');
+        if (note.durationMs !== undefined) metrics.observe('step_duration_seconds', note.durationMs / 1000);
+        logger.debug('step completed', { ...fields, durationMs: note.durationMs });
+        break;
+      case 'attemptFailed':
+        metrics.count('step_attempts_failed_total');
+        logger.warn('attempt failed', { ...fields, error: note.message });
+        break;
+      case 'timedOut':
+        metrics.count('timeouts_total');
+        metrics.count('step_attempts_failed_total');
+        logger.warn('attempt timed out', { ...fields, error: note.message });
+        break;
+      case 'retryScheduled':
+        metrics.count('retries_total');
+        logger.info('retry scheduled', { ...fields, detail: note.message });
+        break;
+      case 'stepFailed':
+        logger.warn('step failed', { ...fields, error: note.message });
+        break;
+      case 'jobCompleted':
+        metrics.count('jobs_finished_total', { status: 'completed' });
+        logger.info('job completed', fields);
+        break;
+      case 'jobFailed':
+        metrics.count('jobs_finished_total', { status: 'failed' });
+        logger.warn('job failed', { ...fields, error: note.message });
+        break;
+      case 'jobCancelled':
+        metrics.count('jobs_finished_total', { status: 'cancelled' });
+        logger.info('job cancelled', fields);
+        break;
+    }
+  }
+}

@@ -1,0 +1,46 @@
+/** Fields every log line may carry; the same names locally and in Lambda. */
+export interface LogFields {
+  jobId?: string;
+  step?: string;
+  attempt?: number;
+  correlationId?: string;
+  durationMs?: number;
+  [key: string]: unknown;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+}
+
+/** The counters and histograms the manager keeps (Prometheus locally, CloudWatch EMF in Lambda). */
+export type CounterName =
+  | 'jobs_started_total'
+  | 'jobs_finished_total'
+  | 'steps_dispatched_total'
+  | 'steps_completed_total'
+  | 'step_attempts_failed_total'
+  | 'retries_total'
+  | 'timeouts_total'
+  | 'replies_ignored_total'
+  | 'replies_malformed_total';
+
+export type HistogramName = 'step_duration_seconds' | 'reply_batch_size' | 'step_overhead_seconds';
+
+export interface Metrics {
+  count(name: CounterName, labels?: Record<string, string>, value?: number): void;
+  observe(name: HistogramName, value: number, labels?: Record<string, string>): void;
+}
+
+export interface Telemetry {
+  logger: Logger;
+  metrics: Metrics;
+}
+
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const noMetrics: Metrics = { count() {}, observe() {} };
+export const silentTelemetry: Telemetry = { logger: silentLogger, metrics: noMetrics };

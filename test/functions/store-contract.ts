@@ -1,0 +1,431 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobRecord, Store } from '../../engine/index.js';
+import {
+  aChild,
+  aJob,
+  aRequest,
+  aWorkflow,
+  creating,
+  requestEntry,
+  updating,
+  uuid,
+} from '../support/factories.js';
+
+export interface StoreUnderTest {
+  store: Store;
+  /** Releases what the store holds (files, emulator tables). */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * The behaviour every `Store` must have. Each adapter's test file calls this with a factory for a
+ * fresh, empty store.
+ */
+export function describeStoreContract(
+  name: string,
+  open: () => Promise<StoreUnderTest>,
+  options: { timeout?: number } = {},
+): void {
+  describe(`Store contract: ${name}`, { timeout: options.timeout ?? 30_000 }, () => {
+    let subject: StoreUnderTest;
+    let store: Store;
+    beforeAll(async () => {
+      subject = await open();
+      store = subject.store;
+    });
+    afterAll(async () => {
+      await subject?.cleanup();
+    });
+
+    describe('workflows', () => {
+      it('numbers versions: an identical definition keeps its version, a different one makes the next', async () => {
+        const definition = aWorkflow();
+        expect(await store.saveWorkflow(definition, 1_000)).toEqual({ version: 1, created: true });
+        expect(await store.saveWorkflow(structuredClone(definition), 2_000)).toEqual({
+          version: 1,
+          created: false,
+        });
+        const changed = { ...definition, description: 'changed' };
+        expect(await store.saveWorkflow(changed, 3_000)).toEqual({ version: 2, created: true });
+        expect((await store.getWorkflow(definition.name))?.definition).toEqual(changed);
+        expect((await store.getWorkflow(definition.name, 1))?.definition).toEqual(definition);
+        expect(await store.getWorkflow(definition.name, 3)).toBeUndefined();
+        expect(await store.getWorkflow('no-such-workflow')).toBeUndefined();
+        const summary = (await store.listWorkflows()).find((w) => w.name === definition.name);
+        expect(summary).toMatchObject({ latestVersion: 2, enabled: true, description: 'changed' });
+        expect(summary?.versions).toEqual([
+          { version: 1, createdAt: 1_000 },
+          { version: 2, createdAt: 3_000 },
+        ]);
+      });
+
+      it('disables and enables a workflow; saving enables it', async () => {
+        const definition = aWorkflow();
+        await store.saveWorkflow(definition, 1_000);
+        expect(await store.setWorkflowEnabled(definition.name, false)).toBe(true);
+        expect((await store.getWorkflow(definition.name))?.enabled).toBe(false);
+        expect((await store.getWorkflow(definition.name, 1))?.enabled).toBe(false);
+        await store.saveWorkflow(definition, 2_000);
+        expect((await store.getWorkflow(definition.name))?.enabled).toBe(true);
+        expect(await store.setWorkflowEnabled('no-such-workflow', false)).toBe(false);
+      });
+    });
+
+    describe('jobs', () => {
+      it('creates a job once and reads it back unchanged', async () => {
+        const job = aJob({ input: { text: 'héllo', nested: { list: [1, 2, { a: null }] } } });
+        expect(await store.commit([creating(job)])).toEqual([{ ok: true }]);
+        expect(await store.getJob(job.id)).toEqual(job);
+        expect(await store.commit([creating({ ...job, input: {} })])).toEqual([
+          { ok: false, conflict: true },
+        ]);
+        expect(await store.getJob(job.id)).toEqual(job);
+        expect(await store.getJob(uuid())).toBeUndefined();
+      });
+
+      it('updates only from the expected revision, and a refused commit writes nothing', async () => {
+        const job = aJob();
+        await store.commit([creating(job)]);
+        const next: JobRecord = {
+          ...job,
+          rev: 2,
+          updatedAt: 2_000,
+          seq: 1,
+          steps: [
+            {
+              name: 'a',
+              status: 'completed',
+              attempts: 1,
+              firstAttempt: 1,
+              output: { out: 1 },
+              seq: 1,
+              endedAt: 2_000,
+            },
+            ...job.steps.slice(1),
+          ],
+        };
+        const stale: JobRecord = { ...next, status: 'failed' };
+        expect(await store.commit([updating(job, next)])).toEqual([{ ok: true }]);
+        const refused = updating(job, stale, {
+          outbox: [requestEntry(stale, 'refused-entry')],
+          timers: [
+            { op: 'set', timer: { jobId: job.id, step: 'a', kind: 'attempt', attempt: 1, at: 5_000 } },
+          ],
+          creates: [aChild(job, 'a', 0)],
+        });
+        expect(await store.commit([refused])).toEqual([{ ok: false, conflict: true }]);
+        expect(await store.getJob(job.id)).toEqual(next);
+        const outbox = await store.pendingOutbox({ limit: 10_000 });
+        expect(outbox.entries.map((entry) => entry.id)).not.toContain('refused-entry');
+        expect((await store.listTimers({ limit: 10_000 })).filter((t) => t.jobId === job.id)).toEqual([]);
+        expect((await store.listChildren(job.id, 'a', { limit: 10 })).children).toEqual([]);
+      });
+
+      it('removes fields a transition cleared', async () => {
+        const job = aJob({ deadline: 9_000, error: { step: 'a', attempt: 1, message: 'x', at: 1 } });
+        await store.commit([creating(job)]);
+        const { deadline: _deadline, error: _error, ...rest } = job;
+        const next: JobRecord = { ...rest, rev: 2 };
+        await store.commit([updating(job, next)]);
+        expect(await store.getJob(job.id)).toEqual(next);
+      });
+
+      it('applies each commit of a call on its own', async () => {
+        const a = aJob();
+        const b = aJob();
+        await store.commit([creating(a)]);
+        const results = await store.commit([creating(a), creating(b)]);
+        expect(results).toEqual([{ ok: false, conflict: true }, { ok: true }]);
+        expect(await store.getJob(b.id)).toEqual(b);
+        const both = await store.getJobs([a.id, b.id, uuid()]);
+        expect([...both.keys()].sort()).toEqual([a.id, b.id].sort());
+      });
+
+      it('lets exactly one of many concurrent writers from the same revision win', async () => {
+        const job = aJob();
+        await store.commit([creating(job)]);
+        const attempts = Array.from({ length: 8 }, (_, n) =>
+          store.commit([updating(job, { ...job, rev: 2, input: { writer: n } })]),
+        );
+        const results = (await Promise.all(attempts)).flat();
+        expect(results.filter((result) => result.ok)).toHaveLength(1);
+        expect((await store.getJob(job.id))?.rev).toBe(2);
+      });
+
+      it('stores large outputs whole', async () => {
+        const big = { blob: 'x'.repeat(900_000), list: Array.from({ length: 20_000 }, (_, i) => i) };
+        const job = aJob({
+          result: big,
+          steps: [{ name: 'a', status: 'completed', attempts: 1, firstAttempt: 1, output: big }],
+        });
+        await store.commit([creating(job)]);
+        expect(await store.getJob(job.id)).toEqual(job);
+      });
+    });
+
+    describe('children and fan-out counters', () => {
+      it('creates children only when absent and lists them in index order, in pages', async () => {
+        const parent = aJob();
+        const children = Array.from({ length: 25 }, (_, index) => aChild(parent, 'fan', index));
+        await store.commit([creating(parent, { creates: [...children].reverse() })]);
+        const next = { ...parent, rev: 2 };
+        const changedChild = { ...(children[0] as JobRecord), input: { changed: true } };
+        await store.commit([updating(parent, next, { creates: [changedChild] })]);
+        expect(await store.getJob(changedChild.id)).toEqual(children[0]);
+
+        const first = await store.listChildren(parent.id, 'fan', { limit: 10 });
+        expect(first.children.map((child) => child.parent?.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        expect(first.nextIndex).toBe(10);
+        const rest = await store.listChildren(parent.id, 'fan', { fromIndex: 20, limit: 10 });
+        expect(rest.children.map((child) => child.parent?.index)).toEqual([20, 21, 22, 23, 24]);
+        expect(rest.nextIndex).toBeUndefined();
+        expect((await store.listChildren(parent.id, 'other', { limit: 10 })).children).toEqual([]);
+      });
+
+      it('counts each finished child exactly once, with the write that finishes it', async () => {
+        const parent = aJob();
+        const children = [0, 1, 2].map((index) => aChild(parent, 'fan', index));
+        await store.commit([
+          creating(parent, {
+            creates: children,
+            fanInits: [{ parentId: parent.id, step: 'fan', total: 3, done: 0, failed: 0 }],
+          }),
+        ]);
+        const finish = (child: JobRecord, status: 'completed' | 'failed') =>
+          updating(
+            child,
+            { ...child, rev: 2, status },
+            { childOutcome: { parentId: parent.id, step: 'fan', index: child.parent?.index ?? 0, status } },
+          );
+        expect(await store.commit([finish(children[0] as JobRecord, 'completed')])).toEqual([
+          { ok: true, fanCounts: { total: 3, done: 1, failed: 0 } },
+        ]);
+        // The same write again loses on its revision and counts nothing.
+        expect(await store.commit([finish(children[0] as JobRecord, 'completed')])).toEqual([
+          { ok: false, conflict: true },
+        ]);
+        const results = await Promise.all([
+          store.commit([finish(children[1] as JobRecord, 'completed')]),
+          store.commit([finish(children[2] as JobRecord, 'failed')]),
+        ]);
+        expect(results.flat().every((result) => result.ok)).toBe(true);
+        expect(await store.getFanCounts(parent.id, 'fan')).toEqual({ total: 3, done: 2, failed: 1 });
+        await store.setFanCounts(parent.id, 'fan', { total: 3, done: 2, failed: 0 });
+        expect(await store.getFanCounts(parent.id, 'fan')).toEqual({ total: 3, done: 2, failed: 0 });
+        expect(await store.getFanCounts(parent.id, 'nothing')).toBeUndefined();
+      });
+
+      it('counts a large fan-in under concurrent finishing children', async () => {
+        const parent = aJob();
+        const total = 200;
+        const children = Array.from({ length: total }, (_, index) => aChild(parent, 'fan', index));
+        await store.commit([
+          creating(parent, {
+            creates: children,
+            fanInits: [{ parentId: parent.id, step: 'fan', total, done: 0, failed: 0 }],
+          }),
+        ]);
+        const commits = children.map((child) =>
+          updating(
+            child,
+            { ...child, rev: 2, status: 'completed', result: { n: child.parent?.index ?? 0 } },
+            {
+              childOutcome: {
+                parentId: parent.id,
+                step: 'fan',
+                index: child.parent?.index ?? 0,
+                status: 'completed',
+              },
+            },
+          ),
+        );
+        const batches = Array.from({ length: 20 }, (_, b) => commits.slice(b * 10, b * 10 + 10));
+        const results = (await Promise.all(batches.map((batch) => store.commit(batch)))).flat();
+        expect(results.every((result) => result.ok)).toBe(true);
+        expect(await store.getFanCounts(parent.id, 'fan')).toEqual({ total, done: total, failed: 0 });
+        // At least one writer saw the count reach the total: that one fans in.
+        expect(results.some((result) => result.ok && result.fanCounts?.done === total)).toBe(true);
+      });
+    });
+
+    describe('outbox', () => {
+      it('keeps entries until acknowledged, oldest first, in pages', async () => {
+        const job = aJob();
+        const entries = Array.from({ length: 7 }, (_, n) => requestEntry(job, `${job.id}:1:r${n}`, 10 + n));
+        const followUp = {
+          id: `${job.id}:1:f0`,
+          kind: 'followUp' as const,
+          jobId: job.id,
+          createdAt: 20,
+          followUp: { kind: 'cancelChildren' as const, jobId: job.id, step: 'a' },
+        };
+        await store.commit([creating(job, { outbox: [...entries, followUp] })]);
+        const mine = async () => {
+          const all = [];
+          let cursor: string | undefined;
+          do {
+            const page = await store.pendingOutbox({ limit: 3, cursor });
+            all.push(...page.entries);
+            cursor = page.cursor;
+          } while (cursor);
+          return all.filter((entry) => entry.jobId === job.id);
+        };
+        const pending = await mine();
+        expect(pending.map((entry) => entry.id)).toEqual([...entries.map((entry) => entry.id), followUp.id]);
+        expect(pending[0]).toEqual(entries[0]);
+        expect(pending.at(-1)).toEqual(followUp);
+        const early = await store.pendingOutbox({ limit: 10_000, createdBefore: 12 });
+        expect(early.entries.filter((entry) => entry.jobId === job.id).map((entry) => entry.id)).toEqual([
+          entries[0]?.id,
+          entries[1]?.id,
+        ]);
+        await store.ackOutbox([entries[0]?.id as string, entries[1]?.id as string, 'no-such-entry']);
+        expect((await mine()).map((entry) => entry.id)).toEqual([
+          ...entries.slice(2).map((entry) => entry.id),
+          followUp.id,
+        ]);
+      });
+
+      it("drops a stopped job's unsent requests, not its follow-ups nor other jobs' requests", async () => {
+        const job = aJob();
+        const other = aJob();
+        await store.commit([creating(other, { outbox: [requestEntry(other, 'other-request')] })]);
+        await store.commit([
+          creating(job, {
+            outbox: [
+              requestEntry(job, 'old-request'),
+              {
+                id: 'old-follow-up',
+                kind: 'followUp',
+                jobId: job.id,
+                createdAt: 1,
+                followUp: { kind: 'cancelChildren', jobId: job.id, step: 'a' },
+              },
+            ],
+          }),
+        ]);
+        const stopped = { ...job, rev: 2, status: 'cancelled' as const };
+        await store.commit([
+          updating(job, stopped, { dropUnsent: true, outbox: [requestEntry(stopped, 'new-request')] }),
+        ]);
+        const ids = (await store.pendingOutbox({ limit: 10_000 })).entries.map((entry) => entry.id);
+        expect(ids).toContain('other-request');
+        expect(ids).toContain('old-follow-up');
+        expect(ids).toContain('new-request');
+        expect(ids).not.toContain('old-request');
+      });
+
+      it('keeps a request entry exactly as given', async () => {
+        const job = aJob({ input: { deep: { list: [1, 'two', null, { three: 3 }] } } });
+        const entry = {
+          id: 'exact',
+          kind: 'request' as const,
+          jobId: job.id,
+          createdAt: 5,
+          request: { ...aRequest(job), vhost: 'tenant-a' },
+        };
+        await store.commit([creating(job, { outbox: [entry] })]);
+        const found = (await store.pendingOutbox({ limit: 10_000 })).entries.find((e) => e.id === 'exact');
+        expect(found).toEqual(entry);
+      });
+    });
+
+    describe('timers', () => {
+      it('sets, replaces and clears timers, and lists them earliest first', async () => {
+        const job = aJob();
+        const timer = (step: string | null, at: number) => ({
+          jobId: job.id,
+          step,
+          kind: 'attempt' as const,
+          attempt: 1,
+          at,
+        });
+        await store.commit([
+          creating(job, {
+            timers: [
+              { op: 'set', timer: timer('a', 5_000) },
+              { op: 'set', timer: timer('b', 3_000) },
+              { op: 'set', timer: { ...timer(null, 4_000), kind: 'job', attempt: 0 } },
+            ],
+          }),
+        ]);
+        const next = { ...job, rev: 2 };
+        await store.commit([
+          updating(job, next, {
+            timers: [
+              { op: 'set', timer: timer('a', 1_000) },
+              { op: 'clear', key: { jobId: job.id, step: 'b' } },
+            ],
+          }),
+        ]);
+        const mine = (await store.listTimers({ limit: 10_000 })).filter((t) => t.jobId === job.id);
+        expect(mine).toEqual([timer('a', 1_000), { ...timer(null, 4_000), kind: 'job', attempt: 0 }]);
+        const due = (await store.listTimers({ dueBy: 2_000, limit: 10_000 })).filter(
+          (t) => t.jobId === job.id,
+        );
+        expect(due).toEqual([timer('a', 1_000)]);
+      });
+    });
+
+    describe('queries', () => {
+      it('lists top-level jobs newest first, filtered, in pages', async () => {
+        const workflow = `query-${uuid()}`;
+        const jobs = Array.from({ length: 7 }, (_, n) =>
+          aJob({
+            workflow,
+            createdAt: 10_000 + n,
+            status: n % 2 ? 'completed' : 'running',
+            endedAt: n % 2 ? 20_000 + n : undefined,
+          }),
+        );
+        const child = aChild(jobs[0] as JobRecord, 'fan', 0, { workflow, createdAt: 50_000 });
+        for (const job of jobs) await store.commit([creating(job)]);
+        await store.commit([creating(child)]);
+
+        const all: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await store.queryJobs({ workflow, limit: 3, cursor });
+          expect(page.jobs.length).toBeLessThanOrEqual(3);
+          all.push(...page.jobs.map((job) => job.id));
+          cursor = page.cursor;
+        } while (cursor);
+        expect(all).toEqual([...jobs].reverse().map((job) => job.id));
+
+        const completed = await store.queryJobs({ workflow, status: 'completed' });
+        expect(completed.jobs.map((job) => job.id)).toEqual(
+          [jobs[5], jobs[3], jobs[1]].map((job) => job?.id),
+        );
+        const recent = await store.queryJobs({ workflow, status: 'completed', endedSince: 20_003 });
+        expect(recent.jobs.map((job) => job.id)).toEqual([jobs[5], jobs[3]].map((job) => job?.id));
+        const withChildren = await store.queryJobs({ workflow, includeChildren: true });
+        expect(withChildren.jobs[0]?.id).toBe(child.id);
+        expect(await store.countJobs(workflow)).toEqual({
+          waiting: 0,
+          running: 4,
+          completed: 3,
+          failed: 0,
+          cancelled: 0,
+        });
+      });
+
+      it('deletes finished top-level jobs with their children, and nothing else', async () => {
+        const workflow = `retention-${uuid()}`;
+        const old = aJob({ workflow, status: 'completed', endedAt: 1_000 });
+        const oldChild = aChild(old, 'fan', 0, { workflow, status: 'completed', endedAt: 900 });
+        const recent = aJob({ workflow, status: 'failed', endedAt: 9_000 });
+        const running = aJob({ workflow, status: 'running' });
+        await store.commit([creating(old, { creates: [oldChild] }), creating(recent), creating(running)]);
+        expect(await store.deleteFinishedJobs(5_000)).toBeGreaterThanOrEqual(2);
+        expect(await store.getJob(old.id)).toBeUndefined();
+        expect(await store.getJob(oldChild.id)).toBeUndefined();
+        expect(await store.getJob(recent.id)).toBeDefined();
+        expect(await store.getJob(running.id)).toBeDefined();
+      });
+    });
+
+    it('answers ping while open', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+  });
+}
