@@ -1,0 +1,71 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { ApiError, type ApiRequest, type ApiResponse, errorResponse, toApiError } from './http.js';
+import { type ApiDeps, matchRoute, type Route } from './router.js';
+import { jobRoutes } from './routes/jobs.js';
+import { systemRoutes } from './routes/system.js';
+import { workflowRoutes } from './routes/workflows.js';
+
+export const routes: readonly Route[] = [...workflowRoutes, ...jobRoutes, ...systemRoutes];
+
+export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+
+/** Serves one request of api.md: the same code behind API Gateway and the local HTTP bridge. */
+export async function handleApiRequest(
+  request: Omit<ApiRequest, 'params'>,
+  deps: ApiDeps,
+): Promise<ApiResponse> {
+  try {
+    const size = Buffer.byteLength(request.body);
+    if (size > deps.maxBodyBytes) {
+      throw new ApiError('payload_too_large', `the body is ${size} bytes; the limit is ${deps.maxBodyBytes}`);
+    }
+    const { route, params } = matchRoute(routes, request.method.toUpperCase(), request.path);
+    if (route.auth && deps.token !== undefined) authorize(request.headers.authorization, deps.token);
+    const response = await route.handle({ ...request, params }, deps);
+    return request.method.toUpperCase() === 'HEAD' ? { ...response, body: '' } : response;
+  } catch (error) {
+    const apiError = toApiError(error);
+    if (apiError.code === 'internal') {
+      deps.manager.telemetry.logger.error('request failed', {
+        method: request.method,
+        path: request.path,
+        error,
+      });
+    }
+    return errorResponse(error);
+  }
+}
+
+function authorize(header: string | undefined, token: string): void {
+  if (!header) throw new ApiError('unauthorized', 'this server requires "Authorization: Bearer <token>"');
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  const given = Buffer.from(match?.[1] ?? '');
+  const expected = Buffer.from(token);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw new ApiError('forbidden', 'the token is not valid for this server');
+  }
+}
+
+/** API Gateway (REST API, v1 proxy event) in, API Gateway result out. */
+export async function handleApiGatewayEvent(
+  event: APIGatewayProxyEvent,
+  deps: ApiDeps,
+): Promise<APIGatewayProxyResult> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.headers ?? {}))
+    if (value !== undefined) headers[name.toLowerCase()] = value;
+  const query: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.queryStringParameters ?? {}))
+    if (value !== undefined) query[name] = value;
+  const body = event.body
+    ? event.isBase64Encoded
+      ? Buffer.from(event.body, 'base64').toString('utf8')
+      : event.body
+    : '';
+  const response = await handleApiRequest(
+    { method: event.httpMethod, path: event.path, query, headers, body },
+    deps,
+  );
+  return { statusCode: response.status, headers: response.headers ?? {}, body: response.body };
+}

@@ -1,0 +1,89 @@
+import { InvalidCursorError } from '../../engine/ports/store.js';
+import { ManagerError } from '../manager/errors.js';
+
+/** A request as every route sees it, whichever host received it (API Gateway or node:http). */
+export interface ApiRequest {
+  method: string;
+  path: string;
+  /** Single-valued query parameters. */
+  query: Record<string, string>;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  /** The raw body text. */
+  body: string;
+  params: Record<string, string>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers?: Record<string, string>;
+  body: string;
+}
+
+export type ErrorCode =
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unavailable'
+  | 'internal';
+
+const STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unavailable: 503,
+  internal: 500,
+};
+
+/** A refusal with the status and JSON error body of api.md. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  get status(): number {
+    return STATUS[this.code];
+  }
+}
+
+export function json(status: number, value: unknown, headers: Record<string, string> = {}): ApiResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: JSON.stringify(value),
+  };
+}
+
+export function errorResponse(error: unknown): ApiResponse {
+  const apiError = toApiError(error);
+  return json(apiError.status, { error: { code: apiError.code, message: apiError.message } });
+}
+
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof InvalidCursorError) return new ApiError('bad_request', error.message);
+  if (error instanceof ManagerError) {
+    const code: ErrorCode =
+      error.code === 'invalid'
+        ? 'bad_request'
+        : error.code === 'too_large'
+          ? 'payload_too_large'
+          : error.code === 'unavailable'
+            ? 'unavailable'
+            : error.code;
+    return new ApiError(code, error.message);
+  }
+  return new ApiError('internal', 'internal error; see the manager log');
+}

@@ -1,0 +1,188 @@
+import type {
+  FanCounts,
+  JobRecord,
+  JobStatus,
+  Json,
+  JsonObject,
+  StepState,
+  Store,
+} from '../../engine/index.js';
+
+/** Child ids listed inline in a running fan-out step (`tasks`); page through the rest. */
+export const INLINE_CHILDREN = 1_000;
+
+const iso = (ms: number | undefined): string | undefined =>
+  ms === undefined ? undefined : new Date(ms).toISOString();
+/** The original's `elapsed` is in nanoseconds (Go's time.Duration). */
+const nanoseconds = (ms: number): number => Math.round(ms * 1_000_000);
+
+export interface StepView {
+  status: StepState['status'];
+  attempts: number;
+  startedAt?: string;
+  endedAt?: string;
+  retryAt?: string;
+  deadline?: string;
+  error?: string;
+  children?: number;
+  childrenDone?: number;
+  childrenFailed?: number;
+}
+
+/** The job document of api.md, in the original's shape plus the per-step view. */
+export interface JobDocument {
+  uuid: string;
+  workflow: string;
+  version: number;
+  parent: string | null;
+  index: number | null;
+  /** The task a fan-out child runs (null for a top-level job). */
+  task: string | null;
+  status: JobStatus;
+  input: JsonObject;
+  result?: JsonObject;
+  error?: { step: string | null; attempt: number; message: string; at: string };
+  createdAt: string;
+  updatedAt: string;
+  endedAt?: string;
+  steps: Record<string, StepView>;
+  running: { name: string; startTime: string; attempt: number; tasks?: string[] }[];
+  completed: { name: string; startTime: string; elapsed?: number; message: Json }[];
+}
+
+/** Builds the job document: reads each running fan-out step's counters and first children. */
+export async function jobDocument(store: Store, job: JobRecord): Promise<JobDocument> {
+  const steps: Record<string, StepView> = {};
+  const running: JobDocument['running'] = [];
+  for (const state of job.steps) {
+    const view: StepView = { status: state.status, attempts: state.attempts };
+    assignDefined(view, {
+      startedAt: iso(state.startedAt),
+      endedAt: iso(state.endedAt),
+      retryAt: iso(state.retryAt),
+      deadline: iso(state.deadline),
+      error: state.error,
+    });
+    if (state.children) {
+      const counts = await fanCounts(store, job, state);
+      view.children = state.children.total;
+      view.childrenDone = counts.done;
+      if (counts.failed) view.childrenFailed = counts.failed;
+    }
+    steps[state.name] = view;
+    if (state.status === 'running') {
+      const entry: JobDocument['running'][number] = {
+        name: state.name,
+        startTime: iso(state.attemptStartedAt ?? state.startedAt ?? job.createdAt) as string,
+        attempt: state.attempts,
+      };
+      if (state.children) {
+        const page = await store.listChildren(job.id, state.name, { limit: INLINE_CHILDREN });
+        entry.tasks = page.children.map((child) => child.id);
+      }
+      running.push(entry);
+    }
+  }
+
+  const completed: JobDocument['completed'] = [
+    { name: '__start__', startTime: iso(job.createdAt) as string, message: job.input },
+  ];
+  const done = job.steps
+    .filter((state) => state.status === 'completed')
+    .sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+  for (const state of done) {
+    const started = state.attemptStartedAt ?? state.startedAt ?? job.createdAt;
+    completed.push({
+      name: state.name,
+      startTime: iso(started) as string,
+      elapsed: nanoseconds((state.endedAt ?? started) - started),
+      message: state.output ?? {},
+    });
+  }
+  if (job.status === 'completed') {
+    completed.push({
+      name: '__end__',
+      startTime: iso(job.endedAt ?? job.updatedAt) as string,
+      message: job.result ?? {},
+    });
+  }
+
+  const document: JobDocument = {
+    uuid: job.id,
+    workflow: job.workflow,
+    version: job.version,
+    parent: job.parent?.id ?? null,
+    index: job.parent?.index ?? null,
+    task: job.task,
+    status: job.status,
+    input: job.input,
+    createdAt: iso(job.createdAt) as string,
+    updatedAt: iso(job.updatedAt) as string,
+    steps,
+    running,
+    completed,
+  };
+  assignDefined(document, { result: job.result, endedAt: iso(job.endedAt) });
+  if (job.error) document.error = { ...job.error, at: iso(job.error.at) as string };
+  return document;
+}
+
+async function fanCounts(store: Store, job: JobRecord, state: StepState): Promise<FanCounts> {
+  if (state.status === 'completed')
+    return { total: state.children?.total ?? 0, done: state.children?.total ?? 0, failed: 0 };
+  return (
+    (await store.getFanCounts(job.id, state.name)) ?? {
+      total: state.children?.total ?? 0,
+      done: 0,
+      failed: 0,
+    }
+  );
+}
+
+/** Progress for summaries and `?wait`: steps and children done out of total. */
+export interface Progress {
+  steps: number;
+  stepsDone: number;
+  children: number;
+  childrenDone: number;
+}
+
+export async function jobProgress(store: Store, job: JobRecord): Promise<Progress> {
+  const progress: Progress = { steps: job.steps.length, stepsDone: 0, children: 0, childrenDone: 0 };
+  for (const state of job.steps) {
+    if (state.status === 'completed') progress.stepsDone++;
+    if (state.children) {
+      progress.children += state.children.total;
+      progress.childrenDone += (await fanCounts(store, job, state)).done;
+    }
+  }
+  return progress;
+}
+
+export interface JobSummary {
+  uuid: string;
+  workflow: string;
+  version: number;
+  status: JobStatus;
+  createdAt: string;
+  updatedAt: string;
+  progress: Progress;
+}
+
+export async function jobSummary(store: Store, job: JobRecord): Promise<JobSummary> {
+  return {
+    uuid: job.id,
+    workflow: job.workflow,
+    version: job.version,
+    status: job.status,
+    createdAt: iso(job.createdAt) as string,
+    updatedAt: iso(job.updatedAt) as string,
+    progress: await jobProgress(store, job),
+  };
+}
+
+function assignDefined<T extends object>(target: T, values: Partial<T>): void {
+  for (const [key, value] of Object.entries(values)) {
+    if (value !== undefined) (target as Record<string, unknown>)[key] = value;
+  }
+}

@@ -1,0 +1,442 @@
+/** The OpenAPI 3 description of every route (a test checks it against the router, both ways). */
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const jsonContent = (schema: object) => ({ 'application/json': { schema } });
+const error = (description: string) => ({ description, content: jsonContent(ref('Error')) });
+const uuidParam = (name: string, description: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string', format: 'uuid' },
+});
+const nameParam = {
+  name: 'name',
+  in: 'path',
+  required: true,
+  description: 'The workflow name.',
+  schema: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_-]*$' },
+};
+const query = (name: string, description: string, schema: object = { type: 'string' }) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+const jobResponse = (description: string) => ({ description, content: jsonContent(ref('Job')) });
+
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'Switchyard',
+      version: '1',
+      description:
+        'A workflow manager for queue-driven microservices. Every error is `{"error": {"code", "message"}}`. Request bodies are read as JSON whatever their content type says.',
+    },
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'Locally, when `switchyard serve --token` is set.',
+        },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'Deployed behind API Gateway.',
+        },
+      },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: { code: { type: 'string' }, message: { type: 'string' } },
+            },
+          },
+        },
+        JobStatus: { type: 'string', enum: ['waiting', 'running', 'completed', 'failed', 'cancelled'] },
+        Step: {
+          type: 'object',
+          properties: {
+            status: { type: 'string', enum: ['waiting', 'running', 'completed', 'failed', 'cancelled'] },
+            attempts: { type: 'integer' },
+            startedAt: { type: 'string', format: 'date-time' },
+            endedAt: { type: 'string', format: 'date-time' },
+            retryAt: { type: 'string', format: 'date-time' },
+            deadline: { type: 'string', format: 'date-time' },
+            error: { type: 'string' },
+            children: { type: 'integer' },
+            childrenDone: { type: 'integer' },
+            childrenFailed: { type: 'integer' },
+          },
+        },
+        Job: {
+          type: 'object',
+          required: [
+            'uuid',
+            'workflow',
+            'version',
+            'status',
+            'input',
+            'createdAt',
+            'updatedAt',
+            'steps',
+            'running',
+            'completed',
+          ],
+          properties: {
+            uuid: { type: 'string', format: 'uuid' },
+            workflow: { type: 'string' },
+            version: { type: 'integer' },
+            parent: { type: 'string', format: 'uuid', nullable: true },
+            index: { type: 'integer', nullable: true },
+            task: { type: 'string', nullable: true, description: 'The task a fan-out child runs.' },
+            status: ref('JobStatus'),
+            input: { type: 'object' },
+            result: { type: 'object' },
+            error: {
+              type: 'object',
+              properties: {
+                step: { type: 'string', nullable: true },
+                attempt: { type: 'integer' },
+                message: { type: 'string' },
+                at: { type: 'string', format: 'date-time' },
+              },
+            },
+            createdAt: { type: 'string', format: 'date-time' },
+            updatedAt: { type: 'string', format: 'date-time' },
+            endedAt: { type: 'string', format: 'date-time' },
+            steps: { type: 'object', additionalProperties: ref('Step') },
+            running: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  name: { type: 'string' },
+                  startTime: { type: 'string', format: 'date-time' },
+                  attempt: { type: 'integer' },
+                  tasks: {
+                    type: 'array',
+                    items: { type: 'string', format: 'uuid' },
+                    description: 'Child job ids of a fan-out step (at most the first 1,000).',
+                  },
+                },
+              },
+            },
+            completed: {
+              type: 'array',
+              description:
+                'Completion order: `__start__` (the input), each step, and `__end__` (the result) for a completed job.',
+              items: {
+                type: 'object',
+                properties: {
+                  name: { type: 'string' },
+                  startTime: { type: 'string', format: 'date-time' },
+                  elapsed: { type: 'integer', description: 'nanoseconds' },
+                  message: {},
+                },
+              },
+            },
+          },
+        },
+        JobSummary: {
+          type: 'object',
+          properties: {
+            uuid: { type: 'string', format: 'uuid' },
+            workflow: { type: 'string' },
+            version: { type: 'integer' },
+            status: ref('JobStatus'),
+            createdAt: { type: 'string', format: 'date-time' },
+            updatedAt: { type: 'string', format: 'date-time' },
+            progress: {
+              type: 'object',
+              properties: {
+                steps: { type: 'integer' },
+                stepsDone: { type: 'integer' },
+                children: { type: 'integer' },
+                childrenDone: { type: 'integer' },
+              },
+            },
+          },
+        },
+      },
+    },
+    security: [{ bearer: [] }, { apiKey: [] }],
+    paths: {
+      '/api/workflows': {
+        get: {
+          summary: 'List workflows',
+          responses: {
+            200: {
+              description: 'One entry per workflow and vhost.',
+              content: jsonContent({
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    name: { type: 'string' },
+                    vhost: { type: 'string' },
+                    job_count: { type: 'integer', description: 'running top-level jobs' },
+                    version: { type: 'integer' },
+                    enabled: { type: 'boolean' },
+                    description: { type: 'string' },
+                    jobs: { type: 'object', additionalProperties: { type: 'integer' } },
+                  },
+                },
+              }),
+            },
+          },
+        },
+      },
+      '/api/workflow/{name}': {
+        parameters: [nameParam],
+        get: {
+          summary: "A workflow's running and recently completed job ids (as the original)",
+          parameters: [
+            query('interval', 'Completed within this many minutes (default 480; 0 = all).', {
+              type: 'integer',
+              minimum: 0,
+            }),
+            query('vhost', 'Only jobs on this vhost.'),
+          ],
+          responses: {
+            200: {
+              description: 'Job ids.',
+              content: jsonContent({
+                type: 'object',
+                properties: {
+                  running: { type: 'array', items: { type: 'string' } },
+                  completed: { type: 'array', items: { type: 'string' } },
+                },
+              }),
+            },
+            404: error('No such workflow.'),
+          },
+        },
+        put: {
+          summary: 'Register a definition (a new version unless identical)',
+          requestBody: {
+            required: true,
+            content: {
+              'application/yaml': { schema: { type: 'string' } },
+              'application/json': { schema: { type: 'object' } },
+            },
+          },
+          responses: {
+            200: {
+              description: 'Identical to the current version.',
+              content: jsonContent({ type: 'object', properties: { version: { type: 'integer' } } }),
+            },
+            201: {
+              description: 'A new version.',
+              content: jsonContent({ type: 'object', properties: { version: { type: 'integer' } } }),
+            },
+            400: error('Invalid definition, or its name differs from the path.'),
+          },
+        },
+        delete: {
+          summary: 'Disable the workflow: new jobs are refused, running jobs go on',
+          responses: { 200: { description: 'Disabled.' }, 404: error('No such workflow.') },
+        },
+        post: {
+          summary: 'Start a job',
+          parameters: [
+            query('id', 'The job id (also accepted as the body field `id`).', {
+              type: 'string',
+              format: 'uuid',
+            }),
+            query('version', 'Run this version instead of the latest.', { type: 'integer', minimum: 1 }),
+            query('vhost', "Run on this vhost (one of the workflow's)."),
+          ],
+          requestBody: {
+            required: false,
+            content: jsonContent({ type: 'object', description: 'The job input.' }),
+          },
+          responses: {
+            200: {
+              description: 'The same job already exists (idempotent start).',
+              content: jsonContent({ type: 'object', properties: { id: { type: 'string' } } }),
+            },
+            201: {
+              description: 'Started.',
+              content: jsonContent({ type: 'object', properties: { id: { type: 'string' } } }),
+            },
+            400: error('Input not a JSON object, or a bad id.'),
+            404: error('No such workflow or version.'),
+            409: error('The id is taken by a different job, or the workflow is disabled.'),
+            413: error('Body too large.'),
+          },
+        },
+      },
+      '/api/workflow/{name}/definition': {
+        parameters: [nameParam],
+        get: {
+          summary: 'A definition and the list of versions',
+          parameters: [
+            query('version', 'This version instead of the latest.', { type: 'integer', minimum: 1 }),
+          ],
+          responses: { 200: { description: 'The definition.' }, 404: error('No such workflow or version.') },
+        },
+      },
+      '/api/jobs': {
+        get: {
+          summary: 'List jobs, newest first',
+          parameters: [
+            query('workflow', 'Only this workflow.'),
+            query('status', 'Only this status, or `all` (default: running).', {
+              type: 'string',
+              enum: ['waiting', 'running', 'completed', 'failed', 'cancelled', 'all'],
+            }),
+            query('children', '1: include fan-out children.'),
+            query('detail', '1: summaries instead of ids.'),
+            query('limit', 'Page size (default 100).', { type: 'integer', minimum: 1, maximum: 1000 }),
+            query('cursor', 'From the previous page.'),
+          ],
+          responses: {
+            200: {
+              description: 'A page of jobs.',
+              content: jsonContent({
+                type: 'object',
+                properties: {
+                  jobs: { type: 'array', items: { oneOf: [{ type: 'string' }, ref('JobSummary')] } },
+                  cursor: { type: 'string' },
+                },
+              }),
+            },
+          },
+        },
+      },
+      '/api/job/{id}': {
+        parameters: [uuidParam('id', 'The job id (a child id works too).')],
+        get: {
+          summary: 'The job document',
+          parameters: [
+            query(
+              'wait',
+              'Answer when the status or progress changes, or after this many seconds (at most 25).',
+              { type: 'integer', minimum: 0 },
+            ),
+          ],
+          responses: { 200: jobResponse('The job.'), 400: error('Not a UUID.'), 404: error('No such job.') },
+        },
+        delete: {
+          summary: 'Cancel the job (a child id cancels its top-level job)',
+          responses: {
+            200: jobResponse('Cancelled.'),
+            404: error('No such job.'),
+            409: error('Already finished.'),
+          },
+        },
+      },
+      '/api/job/{id}/children': {
+        parameters: [uuidParam('id', 'The parent job.')],
+        get: {
+          summary: "A fan-out step's children, in pages",
+          parameters: [
+            {
+              name: 'step',
+              in: 'query',
+              required: true,
+              description: 'The fan-out step.',
+              schema: { type: 'string' },
+            },
+            query('cursor', 'From the previous page.'),
+            query('limit', 'Page size (default 1000).', { type: 'integer', minimum: 1, maximum: 1000 }),
+          ],
+          responses: {
+            200: {
+              description: 'A page of children.',
+              content: jsonContent({
+                type: 'object',
+                properties: {
+                  children: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      properties: {
+                        uuid: { type: 'string' },
+                        index: { type: 'integer' },
+                        status: ref('JobStatus'),
+                      },
+                    },
+                  },
+                  cursor: { type: 'string' },
+                },
+              }),
+            },
+            400: error('Missing or unknown step.'),
+            404: error('No such job.'),
+          },
+        },
+      },
+      '/api/job/{id}/signal/{step}': {
+        parameters: [
+          uuidParam('id', 'The job (for a signal step inside a task, the child job).'),
+          { name: 'step', in: 'path', required: true, schema: { type: 'string' } },
+        ],
+        post: {
+          summary: 'Complete a signal step with the body as its output',
+          requestBody: { required: false, content: jsonContent({ type: 'object' }) },
+          responses: {
+            200: jobResponse('Signalled.'),
+            400: error('Not a signal step, or the body is not a JSON object.'),
+            404: error('No such job.'),
+            409: error('Not ready yet, or already done.'),
+          },
+        },
+      },
+      '/api/job/{id}/retry': {
+        parameters: [uuidParam('id', 'The job (a child id retries its top-level job).')],
+        post: {
+          summary: 'Run a failed or cancelled job again',
+          responses: {
+            200: jobResponse('Running again.'),
+            404: error('No such job.'),
+            409: error('Not failed or cancelled.'),
+          },
+        },
+      },
+      '/healthz': {
+        get: {
+          summary: 'Health of the store and the bus',
+          responses: { 200: { description: 'Both reachable.' }, 503: { description: 'One is not.' } },
+        },
+      },
+      '/metrics': {
+        get: {
+          summary: 'Counters and histograms (Prometheus text format)',
+          responses: {
+            200: { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
+          },
+        },
+      },
+      '/openapi.json': {
+        get: { summary: 'This document', security: [], responses: { 200: { description: 'OpenAPI 3.' } } },
+      },
+      '/': {
+        get: {
+          summary: 'The dashboard',
+          security: [],
+          responses: {
+            200: { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } },
+          },
+        },
+      },
+      '/assets/{file+}': {
+        parameters: [{ name: 'file+', in: 'path', required: true, schema: { type: 'string' } }],
+        get: {
+          summary: "The dashboard's files",
+          security: [],
+          responses: { 200: { description: 'A file.' }, 404: error('No such file.') },
+        },
+      },
+    },
+  };
+}

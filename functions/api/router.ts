@@ -1,0 +1,71 @@
+import type { Manager } from '../manager/manager.js';
+import { ApiError, type ApiRequest, type ApiResponse } from './http.js';
+
+export interface ApiDeps {
+  manager: Manager;
+  /** Locally, `--token`: every route but the dashboard's own files requires `Authorization: Bearer <token>`. */
+  token?: string;
+  /** @default 262144 (256 KiB) */
+  maxBodyBytes: number;
+  /** Prometheus text for `/metrics`. */
+  metricsText?: () => Promise<string>;
+  /** Static files of the dashboard, by path (`/`, `/assets/app.js`, …). */
+  dashboard?: ReadonlyMap<string, { contentType: string; body: string }>;
+  /** How often `?wait` looks for a change. @default 250 */
+  waitPollMs?: number;
+  /** Aborted when the host shuts down: long polls answer at once. */
+  shutdown?: AbortSignal;
+}
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** OpenAPI-style template: `/api/job/{id}/signal/{step}`. */
+  path: string;
+  /** false: served without credentials (the dashboard page and its files, the API description). */
+  auth: boolean;
+  handle(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse>;
+}
+
+interface Match {
+  route: Route;
+  params: Record<string, string>;
+}
+
+/** Finds the route for a method and path; an unknown path is 404, a known path with another method 405. */
+export function matchRoute(routes: readonly Route[], method: string, path: string): Match {
+  const segments = splitPath(path);
+  let pathMatched = false;
+  for (const route of routes) {
+    const params = matchSegments(splitPath(route.path), segments);
+    if (!params) continue;
+    pathMatched = true;
+    if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { route, params };
+  }
+  if (pathMatched) throw new ApiError('method_not_allowed', `${method} is not allowed on ${path}`);
+  throw new ApiError('not_found', `no route ${method} ${path}`);
+}
+
+function splitPath(path: string): string[] {
+  return path.split('/').filter((segment) => segment !== '');
+}
+
+function matchSegments(template: string[], actual: string[]): Record<string, string> | undefined {
+  const params: Record<string, string> = {};
+  const greedy = template.at(-1)?.endsWith('+}');
+  if (greedy ? actual.length < template.length : actual.length !== template.length) return undefined;
+  for (let i = 0; i < template.length; i++) {
+    const part = template[i] as string;
+    if (part.startsWith('{')) {
+      const name = part.slice(1, -1).replace(/\+$/, '');
+      const value = greedy && i === template.length - 1 ? actual.slice(i).join('/') : (actual[i] as string);
+      try {
+        params[name] = decodeURIComponent(value);
+      } catch {
+        return undefined;
+      }
+    } else if (part !== actual[i]) {
+      return undefined;
+    }
+  }
+  return params;
+}

@@ -1,0 +1,112 @@
+import { isUuid, type JobRecord, type JobStatus } from '../../../engine/index.js';
+import { ApiError, type ApiRequest, json } from '../http.js';
+import { jobDocument, jobProgress, jobSummary } from '../job-document.js';
+import { flagParam, intParam, readJsonObject } from '../read-body.js';
+import type { ApiDeps, Route } from '../router.js';
+
+const STATUSES: readonly JobStatus[] = ['waiting', 'running', 'completed', 'failed', 'cancelled'];
+const MAX_WAIT_SECONDS = 25;
+
+function jobId(request: ApiRequest): string {
+  const id = request.params.id as string;
+  if (!isUuid(id)) throw new ApiError('bad_request', `"${id}" is not a job id (a UUID)`);
+  return id.toLowerCase();
+}
+
+async function requireJob(deps: ApiDeps, id: string): Promise<JobRecord> {
+  const job = await deps.manager.store.getJob(id);
+  if (!job) throw new ApiError('not_found', `no job ${id}`);
+  return job;
+}
+
+/** Top-level running jobs by default, as the original; filters, pages, and summaries with `detail=1`. */
+async function listJobs(request: ApiRequest, deps: ApiDeps) {
+  const status = request.query.status || 'running';
+  if (status !== 'all' && !STATUSES.includes(status as JobStatus)) {
+    throw new ApiError(
+      'bad_request',
+      `"status" must be one of ${STATUSES.join(', ')} or all, got "${status}"`,
+    );
+  }
+  const page = await deps.manager.store.queryJobs({
+    workflow: request.query.workflow || undefined,
+    status: status === 'all' ? undefined : (status as JobStatus),
+    includeChildren: flagParam(request, 'children'),
+    limit: intParam(request, 'limit', { min: 1, max: 1000 }) ?? 100,
+    cursor: request.query.cursor || undefined,
+  });
+  const jobs = flagParam(request, 'detail')
+    ? await Promise.all(page.jobs.map((job) => jobSummary(deps.manager.store, job)))
+    : page.jobs.map((job) => job.id);
+  return json(200, page.cursor ? { jobs, cursor: page.cursor } : { jobs });
+}
+
+/** The job document; with `?wait=S`, answers when its status or progress changes, or after S seconds. */
+async function getJob(request: ApiRequest, deps: ApiDeps) {
+  const id = jobId(request);
+  let job = await requireJob(deps, id);
+  const wait = intParam(request, 'wait', { min: 0, max: 3600 });
+  if (wait) {
+    const store = deps.manager.store;
+    const fingerprint = async (current: JobRecord) =>
+      `${current.rev}|${JSON.stringify(await jobProgress(store, current))}`;
+    const initial = await fingerprint(job);
+    const deadline = Date.now() + Math.min(wait, MAX_WAIT_SECONDS) * 1000;
+    while (Date.now() < deadline && !deps.shutdown?.aborted) {
+      await new Promise((resolve) => setTimeout(resolve, deps.waitPollMs ?? 250));
+      if (deps.shutdown?.aborted) break;
+      job = await requireJob(deps, id);
+      if ((await fingerprint(job)) !== initial) break;
+    }
+  }
+  return json(200, await jobDocument(deps.manager.store, job));
+}
+
+async function children(request: ApiRequest, deps: ApiDeps) {
+  const id = jobId(request);
+  const job = await requireJob(deps, id);
+  const step = request.query.step;
+  if (!step) throw new ApiError('bad_request', 'query parameter "step" (a fan-out step) is required');
+  const state = job.steps.find((candidate) => candidate.name === step);
+  if (!state) throw new ApiError('bad_request', `job ${id} has no step "${step}"`);
+  const fromIndex = request.query.cursor ? Number(request.query.cursor) : 0;
+  if (!Number.isInteger(fromIndex) || fromIndex < 0)
+    throw new ApiError('bad_request', `invalid cursor "${request.query.cursor}"`);
+  const limit = intParam(request, 'limit', { min: 1, max: 1000 }) ?? 1000;
+  const page = await deps.manager.store.listChildren(id, step, { fromIndex, limit });
+  const body: { children: { uuid: string; index: number; status: JobStatus }[]; cursor?: string } = {
+    children: page.children.map((child) => ({
+      uuid: child.id,
+      index: child.parent?.index ?? -1,
+      status: child.status,
+    })),
+  };
+  if (page.nextIndex !== undefined) body.cursor = String(page.nextIndex);
+  return json(200, body);
+}
+
+async function cancel(request: ApiRequest, deps: ApiDeps) {
+  const job = await deps.manager.cancel(jobId(request));
+  return json(200, await jobDocument(deps.manager.store, job));
+}
+
+async function signal(request: ApiRequest, deps: ApiDeps) {
+  const id = jobId(request);
+  const output = readJsonObject(request, 'the signal body');
+  const job = await deps.manager.signal(id, request.params.step as string, output);
+  return json(200, await jobDocument(deps.manager.store, job));
+}
+
+async function retry(request: ApiRequest, deps: ApiDeps) {
+  const job = await deps.manager.retry(jobId(request));
+  return json(200, await jobDocument(deps.manager.store, job));
+}
+
+export const jobRoutes: Route[] = [
+  { method: 'GET', path: '/api/jobs', auth: true, handle: listJobs },
+  { method: 'GET', path: '/api/job/{id}', auth: true, handle: getJob },
+  { method: 'GET', path: '/api/job/{id}/children', auth: true, handle: children },
+  { method: 'DELETE', path: '/api/job/{id}', auth: true, handle: cancel },
+  { method: 'POST', path: '/api/job/{id}/signal/{step}', auth: true, handle: signal },
+  { method: 'POST', path: '/api/job/{id}/retry', auth: true, handle: retry },
+];

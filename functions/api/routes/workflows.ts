@@ -1,0 +1,176 @@
+import { formatDefinitionError, loadWorkflows } from '../../../engine/index.js';
+import { ApiError, type ApiRequest, json } from '../http.js';
+import { intParam, readJsonObject } from '../read-body.js';
+import type { ApiDeps, Route } from '../router.js';
+
+const MINUTE = 60_000;
+
+async function listWorkflows(_: ApiRequest, { manager }: ApiDeps) {
+  const workflows = await manager.store.listWorkflows();
+  const entries = [];
+  for (const workflow of workflows) {
+    const counts = await manager.store.countJobs(workflow.name);
+    for (const vhost of workflow.vhosts.length ? workflow.vhosts : ['/']) {
+      const running =
+        workflow.vhosts.length > 1
+          ? await countRunningOnVhost(manager.store, workflow.name, vhost)
+          : counts.running;
+      entries.push({
+        name: workflow.name,
+        vhost,
+        job_count: running,
+        version: workflow.latestVersion,
+        enabled: workflow.enabled,
+        description: workflow.description ?? '',
+        jobs: counts,
+        versions: workflow.versions.map((v) => ({
+          version: v.version,
+          createdAt: new Date(v.createdAt).toISOString(),
+        })),
+      });
+    }
+  }
+  return json(200, entries);
+}
+
+async function countRunningOnVhost(
+  store: ApiDeps['manager']['store'],
+  workflow: string,
+  vhost: string,
+): Promise<number> {
+  let count = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await store.queryJobs({ workflow, vhost, status: 'running', limit: 1000, cursor });
+    count += page.jobs.length;
+    cursor = page.cursor;
+  } while (cursor);
+  return count;
+}
+
+async function requireWorkflow(deps: ApiDeps, name: string, version?: number) {
+  const stored = await deps.manager.store.getWorkflow(name, version);
+  if (!stored) {
+    throw new ApiError(
+      'not_found',
+      version === undefined ? `no workflow named "${name}"` : `workflow "${name}" has no version ${version}`,
+    );
+  }
+  return stored;
+}
+
+/** As the original: running job ids, and ids completed within `interval` minutes (default 480, 0 = all). */
+async function workflowJobs(request: ApiRequest, deps: ApiDeps) {
+  const name = request.params.name as string;
+  await requireWorkflow(deps, name);
+  const interval = intParam(request, 'interval', { min: 0 }) ?? 480;
+  const vhost = request.query.vhost || undefined;
+  const collect = async (status: 'running' | 'completed', endedSince?: number) => {
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await deps.manager.store.queryJobs({
+        workflow: name,
+        status,
+        vhost,
+        endedSince,
+        limit: 1000,
+        cursor,
+      });
+      ids.push(...page.jobs.map((job) => job.id));
+      cursor = page.cursor;
+    } while (cursor && ids.length < 100_000);
+    return ids;
+  };
+  return json(200, {
+    running: await collect('running'),
+    completed: await collect(
+      'completed',
+      interval === 0 ? undefined : deps.manager.now() - interval * MINUTE,
+    ),
+  });
+}
+
+async function definition(request: ApiRequest, deps: ApiDeps) {
+  const name = request.params.name as string;
+  const version = intParam(request, 'version', { min: 1 });
+  const stored = await requireWorkflow(deps, name, version);
+  const summary = (await deps.manager.store.listWorkflows()).find((workflow) => workflow.name === name);
+  return json(200, {
+    name,
+    version: stored.version,
+    enabled: stored.enabled,
+    createdAt: new Date(stored.createdAt).toISOString(),
+    definition: stored.definition,
+    versions: (summary?.versions ?? []).map((v) => ({
+      version: v.version,
+      createdAt: new Date(v.createdAt).toISOString(),
+    })),
+  });
+}
+
+/** Registers a definition (YAML or JSON; a `workflows:` document holding it, or the bare workflow). */
+async function register(request: ApiRequest, deps: ApiDeps) {
+  const name = request.params.name as string;
+  if (request.body.trim() === '')
+    throw new ApiError('bad_request', 'the body must hold the workflow definition (YAML or JSON)');
+  const { workflows, errors } = loadWorkflows(request.body, {
+    file: `PUT /api/workflow/${name}`,
+    allowBare: true,
+  });
+  if (errors.length) throw new ApiError('bad_request', errors.map(formatDefinitionError).join('\n'));
+  if (workflows.length !== 1) {
+    throw new ApiError(
+      'bad_request',
+      `the body must hold exactly one workflow, named "${name}"; it holds ${workflows.length}`,
+    );
+  }
+  const workflow = workflows[0] as (typeof workflows)[number];
+  if (workflow.name !== name) {
+    throw new ApiError(
+      'bad_request',
+      `the workflow in the body is named "${workflow.name}", but the path names "${name}"`,
+    );
+  }
+  const { version, created } = await deps.manager.registerWorkflow(workflow);
+  return json(created ? 201 : 200, { name, version, created });
+}
+
+async function disable(request: ApiRequest, deps: ApiDeps) {
+  const name = request.params.name as string;
+  if (!(await deps.manager.store.setWorkflowEnabled(name, false)))
+    throw new ApiError('not_found', `no workflow named "${name}"`);
+  return json(200, { name, enabled: false });
+}
+
+/** Starts a job: `?id=` or the body's `id` (as the original), `?version=`; the body is the input. */
+async function startJob(request: ApiRequest, deps: ApiDeps) {
+  const name = request.params.name as string;
+  const input = readJsonObject(request, 'the job input');
+  const queryId = request.query.id;
+  const bodyId = input.id;
+  if (bodyId !== undefined && (typeof bodyId !== 'string' || !UUID.test(bodyId))) {
+    throw new ApiError('bad_request', `the body's "id" must be a UUID, got ${JSON.stringify(bodyId)}`);
+  }
+  if (queryId !== undefined && !UUID.test(queryId))
+    throw new ApiError('bad_request', `"id" must be a UUID, got "${queryId}"`);
+  if (queryId && typeof bodyId === 'string' && queryId.toLowerCase() !== bodyId.toLowerCase()) {
+    throw new ApiError('bad_request', `the body's "id" (${bodyId}) differs from ?id= (${queryId})`);
+  }
+  const id = queryId ?? (typeof bodyId === 'string' ? bodyId : undefined);
+  const version = intParam(request, 'version', { min: 1 });
+  const vhost = request.query.vhost || undefined;
+  const { created, job } = await deps.manager.startJob({ workflow: name, id, input, version, vhost });
+  return json(created ? 201 : 200, { id: job.id });
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const workflowRoutes: Route[] = [
+  { method: 'GET', path: '/api/workflows', auth: true, handle: listWorkflows },
+  { method: 'GET', path: '/api/workflow/{name}', auth: true, handle: workflowJobs },
+  { method: 'GET', path: '/api/workflow/{name}/definition', auth: true, handle: definition },
+  { method: 'PUT', path: '/api/workflow/{name}', auth: true, handle: register },
+  { method: 'DELETE', path: '/api/workflow/{name}', auth: true, handle: disable },
+  { method: 'POST', path: '/api/workflow/{name}', auth: true, handle: startJob },
+];

@@ -1,0 +1,76 @@
+/** A small client for the HTTP API, for the command line. */
+
+export const DEFAULT_URL = 'http://127.0.0.1:8080';
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export interface ClientOptions {
+  url?: string;
+  token?: string;
+  /** The deployed API's key (API Gateway reads it from `x-api-key`). */
+  apiKey?: string;
+}
+
+export class ApiClient {
+  readonly baseUrl: string;
+  private readonly token?: string;
+  private readonly apiKey?: string;
+
+  constructor(options: ClientOptions = {}) {
+    this.baseUrl = (options.url ?? process.env.SWITCHYARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+    this.token = options.token ?? process.env.SWITCHYARD_TOKEN;
+    this.apiKey = options.apiKey ?? process.env.SWITCHYARD_API_KEY;
+  }
+
+  async request<T>(
+    method: string,
+    path: string,
+    body?: string,
+    contentType = 'application/json',
+  ): Promise<{ status: number; body: T }> {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers['content-type'] = contentType;
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    if (this.apiKey) headers['x-api-key'] = this.apiKey;
+    let response: Response;
+    try {
+      response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code;
+      throw new CliError(
+        cause === 'ECONNREFUSED'
+          ? `no switchyard answers at ${this.baseUrl}: start one with "switchyard serve --config FILE", or point --url (or SWITCHYARD_URL) at it`
+          : `cannot reach ${this.baseUrl}: ${(error as Error).message}${cause ? ` (${cause})` : ''}`,
+      );
+    }
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    if (!response.ok) {
+      const message =
+        (parsed as { error?: { message?: string } })?.error?.message ?? (text || response.statusText);
+      const hint =
+        response.status === 401 || response.status === 403
+          ? ' (set SWITCHYARD_TOKEN to the token serve was started with)'
+          : '';
+      throw new CliError(`${method} ${path}: ${response.status} ${message}${hint}`);
+    }
+    return { status: response.status, body: parsed as T };
+  }
+
+  get<T>(path: string): Promise<T> {
+    return this.request<T>('GET', path).then((response) => response.body);
+  }
+}

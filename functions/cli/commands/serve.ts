@@ -1,0 +1,68 @@
+import { parseDuration } from '../../../engine/index.js';
+import { loadDashboard } from '../../dashboard/load-dashboard.js';
+import { startServe } from '../../local/serve.js';
+import { createJsonLogger } from '../../telemetry/json-logger.js';
+import { CliError } from '../client.js';
+
+export interface ServeCommandOptions {
+  config?: string[];
+  db: string;
+  amqp?: string;
+  bus: string;
+  port: string;
+  host: string;
+  retain?: string;
+  token?: string;
+  maxFanOut?: string;
+  maxBody?: string;
+  replyQueue?: string;
+}
+
+function positiveInt(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0)
+    throw new CliError(`${flag} must be a whole number, got "${value}"`);
+  return number;
+}
+
+/** Runs the local manager until SIGTERM or SIGINT, then stops consuming, finishes what is in hand, and closes. */
+export async function serve(options: ServeCommandOptions): Promise<void> {
+  if (options.bus !== 'rabbitmq' && options.bus !== 'memory')
+    throw new CliError(`--bus must be rabbitmq or memory, got "${options.bus}"`);
+  const retainMs = options.retain === undefined ? undefined : parseDuration(options.retain);
+  if (options.retain !== undefined && !retainMs)
+    throw new CliError(`--retain must be a duration such as 7d or 12h, got "${options.retain}"`);
+  const logger = createJsonLogger({});
+  let handle: Awaited<ReturnType<typeof startServe>>;
+  try {
+    handle = await startServe({
+      configFiles: options.config ?? [],
+      db: options.db,
+      amqpUrl: options.amqp,
+      bus: options.bus,
+      replyQueue: options.replyQueue,
+      port: positiveInt(options.port, '--port'),
+      host: options.host,
+      retainMs,
+      token: options.token ?? process.env.SWITCHYARD_TOKEN,
+      maxFanOut: positiveInt(options.maxFanOut, '--max-fan-out'),
+      maxBodyBytes: positiveInt(options.maxBody, '--max-body'),
+      dashboard: await loadDashboard(),
+      logger,
+    });
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.info('stopping', { signal });
+      handle.close().then(resolve, (error) => {
+        logger.error('stopping failed', { error });
+        resolve();
+      });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}

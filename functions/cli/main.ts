@@ -1,0 +1,134 @@
+import { Command, Option } from 'commander';
+import { CliError, DEFAULT_URL } from './client.js';
+import { graph, push, validate } from './commands/definitions.js';
+import { command, listJobs, status, submit, watch } from './commands/jobs.js';
+import { serve } from './commands/serve.js';
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const urlOption = () =>
+  new Option('--url <url>', `the switchyard API (default: $SWITCHYARD_URL, then ${DEFAULT_URL})`);
+
+const program = new Command()
+  .name('switchyard')
+  .description('A workflow manager for queue-driven microservices.')
+  .showHelpAfterError('(add --help for usage)');
+
+program
+  .command('serve')
+  .description(
+    'run the local manager: HTTP API, dashboard, reply consumer and timers, on SQLite and RabbitMQ',
+  )
+  .option(
+    '--config <file...>',
+    'workflow files to register on start (a changed definition becomes a new version)',
+  )
+  .option('--db <path>', 'the SQLite database (":memory:" for none)', 'switchyard.db')
+  .option(
+    '--amqp <url>',
+    'RabbitMQ (default: $AMQP_URL, then $AMQP_SERVER, then amqp://guest:guest@127.0.0.1:5672)',
+  )
+  .option('--bus <bus>', 'rabbitmq, or memory for a try-out with no broker', 'rabbitmq')
+  .option('--reply-queue <name>', 'the queue workers reply to', 'workflow-manager')
+  .option('--port <port>', 'HTTP port', '8080')
+  .option('--host <host>', 'HTTP address to bind', '127.0.0.1')
+  .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d')
+  .option('--token <token>', 'require "Authorization: Bearer <token>" (default: $SWITCHYARD_TOKEN)')
+  .option('--max-fan-out <n>', 'the longest list a fan-out step accepts (default 100000)')
+  .option('--max-body <bytes>', 'the largest request body the API accepts (default 262144)')
+  .action(async (options) => serve(options));
+
+program
+  .command('validate')
+  .description('check workflow files: exit 0 when valid, else print each error and exit 1')
+  .argument('<file...>', 'workflow files (YAML or JSON)')
+  .action(async (files: string[]) => {
+    process.exitCode = await validate(files, out);
+  });
+
+program
+  .command('graph')
+  .description("print a workflow's DAG, tasks included")
+  .argument('<file>', 'a workflow file')
+  .option('--workflow <name>', 'only this workflow')
+  .option('--format <format>', 'mermaid or dot', 'mermaid')
+  .action(async (file: string, options) => {
+    process.stdout.write(await graph(file, options));
+  });
+
+program
+  .command('push')
+  .description("register a file's workflows with the manager (each as a new version when it changed)")
+  .argument('<file>', 'a workflow file')
+  .addOption(urlOption())
+  .action(async (file: string, options) => push(file, options, out));
+
+program
+  .command('submit')
+  .description('start a job and print its id (with --wait: wait and print its result)')
+  .argument('<workflow>', 'the workflow name')
+  .option('--input <json>', 'the job input: JSON, or @file.json', '{}')
+  .option('--id <uuid>', 'the job id (starting the same id again is idempotent)')
+  .option('--version <n>', 'run this version of the workflow')
+  .option('--wait', 'wait for the job to end; exit 1 if it failed')
+  .addOption(urlOption())
+  .action(async (name: string, options) => {
+    process.exitCode = await submit(name, options, out);
+  });
+
+program
+  .command('status')
+  .description('show a job, readable by a person')
+  .argument('<id>', 'the job id')
+  .option('--json', 'print the job document')
+  .addOption(urlOption())
+  .action(async (id: string, options) => status(id, options, out));
+
+program
+  .command('watch')
+  .description('live progress (steps and children done out of total) until the job ends')
+  .argument('<id>', 'the job id')
+  .addOption(urlOption())
+  .action(async (id: string, options) => {
+    process.exitCode = await watch(id, options, out);
+  });
+
+program
+  .command('jobs')
+  .description('list jobs, newest first')
+  .option('--workflow <name>', 'only this workflow')
+  .option('--status <status>', 'running (default), completed, failed, cancelled, waiting or all')
+  .option('--limit <n>', 'at most this many', '50')
+  .addOption(urlOption())
+  .action(async (options) => listJobs(options, out));
+
+program
+  .command('cancel')
+  .description('cancel a job (a child id cancels its top-level job)')
+  .argument('<id>', 'the job id')
+  .addOption(urlOption())
+  .action(async (id: string, options) => command('cancel', id, options, out));
+
+program
+  .command('retry')
+  .description('run a failed or cancelled job again: completed steps keep their outputs')
+  .argument('<id>', 'the job id')
+  .addOption(urlOption())
+  .action(async (id: string, options) => command('retry', id, options, out));
+
+program
+  .command('signal')
+  .description('complete a signal step with the input as its output')
+  .argument('<id>', 'the job id (a child id for a signal step inside a task)')
+  .argument('<step>', 'the signal step')
+  .option('--input <json>', 'the output: JSON, or @file.json', '{}')
+  .addOption(urlOption())
+  .action(async (id: string, step: string, options) => command('signal', id, { ...options, step }, out));
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  process.stderr.write(
+    `switchyard: ${error instanceof CliError ? error.message : ((error as Error).stack ?? error)}\n`,
+  );
+  process.exitCode = error instanceof CliError ? error.exitCode : 2;
+}

@@ -1,0 +1,52 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { handleApiGatewayEvent } from '../api/api-handler.js';
+import type { ApiDeps } from '../api/router.js';
+import { drainOutbox } from '../aws/drain-outbox.js';
+import { fromEnvironment } from '../aws/from-env.js';
+import { invocation } from '../aws/invocation.js';
+import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
+import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
+import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
+import { loadDashboard } from '../dashboard/load-dashboard.js';
+import type { Manager } from '../manager/manager.js';
+
+export interface ApiHandlerDeps {
+  manager: Manager;
+  telemetry: LambdaTelemetry;
+  maxBodyBytes: number;
+  dashboard?: ApiDeps['dashboard'];
+}
+
+/** While the bus is down, a caller waits this long at most for the answer (the sweep sends later). */
+const API_DRAIN_MAX_MS = 10_000;
+
+export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Promise<APIGatewayProxyResult>;
+
+/**
+ * The HTTP API behind API Gateway (REST API, v1 proxy events). API Gateway checks the credentials;
+ * the answer waits until the requests the call produced are sent, as Lambda freezes the container
+ * once it returns.
+ */
+export function createApiHandler(deps: ApiHandlerDeps): ApiHandler {
+  const apiDeps: ApiDeps = {
+    manager: deps.manager,
+    maxBodyBytes: deps.maxBodyBytes,
+    dashboard: deps.dashboard,
+  };
+  return (event, context) =>
+    invocation(deps.telemetry, context, async () => {
+      const result = await handleApiGatewayEvent(event, apiDeps);
+      await drainOutbox(deps.manager, deps.telemetry.logger, context, API_DRAIN_MAX_MS);
+      return result;
+    });
+}
+
+const fromEnv = fromEnvironment({ sqs: sqsBusFactory, rabbitmq: rabbitMqBusFactory }, async (container) =>
+  createApiHandler({
+    ...container,
+    maxBodyBytes: container.env.maxBodyBytes,
+    dashboard: await loadDashboard(),
+  }),
+);
+
+export const handler: ApiHandler = async (event, context) => (await fromEnv())(event, context);

@@ -1,0 +1,97 @@
+import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
+import { formatDefinitionError, loadWorkflows, type WorkflowDefinition } from '../../engine/index.js';
+import { fromEnvironment } from '../aws/from-env.js';
+import { invocation } from '../aws/invocation.js';
+import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
+import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
+import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
+import type { Manager } from '../manager/manager.js';
+
+export interface RegisterWorkflowsDeps {
+  manager: Manager;
+  telemetry: LambdaTelemetry;
+  /**
+   * RabbitMQ: the reply queue, declared here because the Amazon MQ event source mapping consumes it
+   * and does not declare it. SQS: absent (the stack creates the reply queue).
+   */
+  replyQueue?: string;
+}
+
+/** The custom resource's properties (infra/constructs/workflow-registration.ts). */
+export interface RegisterWorkflowsProperties {
+  ServiceToken: string;
+  /** The definitions as JSON: CloudFormation would turn numbers in a nested value into strings. */
+  Definitions: string;
+}
+
+export type RegisterWorkflowsEvent = CloudFormationCustomResourceEvent<RegisterWorkflowsProperties>;
+
+export interface RegisterWorkflowsResponse {
+  PhysicalResourceId: string;
+  /** `Versions`: `name@version` of each definition, comma-separated (readable with Fn::GetAtt). */
+  Data?: Record<string, string>;
+}
+
+export type RegisterWorkflowsHandler = (
+  event: RegisterWorkflowsEvent,
+  context?: Context,
+) => Promise<RegisterWorkflowsResponse>;
+
+export const WORKFLOWS_RESOURCE_ID = 'switchyard-workflows';
+
+/**
+ * The custom resource that registers the workflows deployed with the stack (the CDK provider
+ * framework's onEvent handler: it returns, the framework answers CloudFormation). Create and Update
+ * register every definition (an unchanged one keeps its version) and make sure its queues exist;
+ * Delete leaves the store alone: jobs and definitions outlive the stack's resource.
+ */
+export function createRegisterWorkflowsHandler(deps: RegisterWorkflowsDeps): RegisterWorkflowsHandler {
+  const { manager, telemetry } = deps;
+  return (event, context) =>
+    invocation(telemetry, context, async () => {
+      const physicalResourceId =
+        event.RequestType === 'Create' ? WORKFLOWS_RESOURCE_ID : event.PhysicalResourceId;
+      if (event.RequestType === 'Delete') {
+        telemetry.logger.info('workflows resource deleted; the store keeps its workflows and jobs');
+        return { PhysicalResourceId: physicalResourceId };
+      }
+      const definitions = parseDefinitions(event.ResourceProperties.Definitions);
+      if (deps.replyQueue) await manager.bus.ensureQueues([{ queue: deps.replyQueue, vhost: null }]);
+      const versions: string[] = [];
+      for (const definition of definitions) {
+        const { version, created } = await manager.registerWorkflow(definition);
+        telemetry.logger.info(created ? 'workflow registered' : 'workflow unchanged', {
+          workflow: definition.name,
+          version,
+        });
+        versions.push(`${definition.name}@${version}`);
+      }
+      return { PhysicalResourceId: physicalResourceId, Data: { Versions: versions.join(',') } };
+    });
+}
+
+/** The definitions, validated again by the engine's loader: the deploy fails with its messages. */
+export function parseDefinitions(property: unknown): WorkflowDefinition[] {
+  const text = typeof property === 'string' ? property : JSON.stringify(property ?? null);
+  let list: unknown;
+  try {
+    list = JSON.parse(text);
+  } catch {
+    throw new Error('the Definitions property is not JSON');
+  }
+  if (!Array.isArray(list)) throw new Error('the Definitions property is not a JSON list of workflows');
+  const result = loadWorkflows(JSON.stringify({ workflows: list }), { file: 'Definitions' });
+  if (result.errors.length > 0) {
+    throw new Error(`invalid workflow definitions:\n${result.errors.map(formatDefinitionError).join('\n')}`);
+  }
+  return result.workflows;
+}
+
+const fromEnv = fromEnvironment({ sqs: sqsBusFactory, rabbitmq: rabbitMqBusFactory }, (container) =>
+  createRegisterWorkflowsHandler({
+    ...container,
+    replyQueue: container.env.bus.kind === 'rabbitmq' ? container.env.replyQueue : undefined,
+  }),
+);
+
+export const handler: RegisterWorkflowsHandler = async (event, context) => (await fromEnv())(event, context);

@@ -1,0 +1,105 @@
+import type { Context, ScheduledEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { type Timer, timerId } from '../../engine/job/types.js';
+import { decodeTimer, type SqsTimers } from '../adapters/sqs-timers.js';
+import { drainOutbox } from '../aws/drain-outbox.js';
+import { fromEnvironment } from '../aws/from-env.js';
+import { invocation } from '../aws/invocation.js';
+import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
+import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
+import { settleSqsBatch } from '../aws/sqs-batch.js';
+import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
+import type { Manager } from '../manager/manager.js';
+
+export interface TimersDeps {
+  manager: Manager;
+  timers: Pick<SqsTimers, 'resend'>;
+  telemetry: LambdaTelemetry;
+  /** @default Date.now */
+  clock?: () => number;
+  /** Timers read from the store per round of the sweep. @default 500 */
+  sweepPageSize?: number;
+  /** Outbox entries older than this are sent again by the sweep. @default 60000 */
+  recoverAfterMs?: number;
+  /** Finished jobs older than this many days are deleted, by the sweep at the top of each hour. @default 0 (never) */
+  retentionDays?: number;
+}
+
+export type TimersEvent = SQSEvent | ScheduledEvent;
+export type TimersHandler = (event: TimersEvent, context?: Context) => Promise<SQSBatchResponse | undefined>;
+
+/** Rounds of one sweep: with the default page, 10,000 due timers a minute. */
+const MAX_SWEEP_ROUNDS = 20;
+
+/**
+ * Deadlines. From the timer queue: each message is a timer (sqs-timers.ts); a due one is fired, one
+ * that is not due yet (more than 15 minutes out when armed) is sent again with a new delay. Every
+ * minute (EventBridge): the sweep fires the store's due timers whose message was lost or never sent,
+ * and sends again the outbox entries older than a minute, the work of a handler that crashed or ran
+ * out of time between storing a transition and sending its requests.
+ */
+export function createTimersHandler(deps: TimersDeps): TimersHandler {
+  const { manager, telemetry } = deps;
+  const clock = deps.clock ?? Date.now;
+
+  const fireMessages = async (records: readonly SQSRecord[]): Promise<void> => {
+    const now = clock();
+    const due: Timer[] = [];
+    const early: Timer[] = [];
+    for (const record of records) {
+      const timer = decodeTimer(record.body);
+      if (!timer) {
+        telemetry.logger.warn('not a timer message; dropped', { messageId: record.messageId });
+        continue;
+      }
+      (timer.at > now ? early : due).push(timer);
+    }
+    if (early.length > 0) await deps.timers.resend(early);
+    if (due.length > 0) await manager.fireTimers(due);
+  };
+
+  const sweep = async (): Promise<void> => {
+    const now = clock();
+    const pageSize = deps.sweepPageSize ?? 500;
+    let fired = 0;
+    let previous: string | undefined;
+    for (let round = 0; round < MAX_SWEEP_ROUNDS; round++) {
+      const due = await manager.store.listTimers({ dueBy: now, limit: pageSize });
+      const page = due.map((timer) => `${timerId(timer)}/${timer.kind}/${timer.attempt}/${timer.at}`).join();
+      // The same page again: those timers are stale and the engine left them as they were.
+      if (due.length === 0 || page === previous) break;
+      previous = page;
+      await manager.fireTimers(due);
+      fired += due.length;
+      if (due.length < pageSize) break;
+    }
+    const recovered = await manager.recover({ createdBefore: now - (deps.recoverAfterMs ?? 60_000) });
+    let deleted = 0;
+    if (deps.retentionDays && new Date(now).getUTCMinutes() === 0) {
+      deleted = await manager.store.deleteFinishedJobs(now - deps.retentionDays * 86_400_000);
+    }
+    if (fired > 0 || recovered > 0 || deleted > 0)
+      telemetry.logger.info('timer sweep', { fired, recovered, deleted });
+  };
+
+  return (event, context) =>
+    invocation(telemetry, context, async () => {
+      let response: SQSBatchResponse | undefined;
+      if ('Records' in event) {
+        response = await settleSqsBatch(
+          event.Records,
+          { all: fireMessages, one: (record) => fireMessages([record]) },
+          telemetry.logger,
+        );
+      } else {
+        await sweep();
+      }
+      await drainOutbox(manager, telemetry.logger, context);
+      return response;
+    });
+}
+
+const fromEnv = fromEnvironment({ sqs: sqsBusFactory, rabbitmq: rabbitMqBusFactory }, (container) =>
+  createTimersHandler({ ...container, retentionDays: container.env.retentionDays }),
+);
+
+export const handler: TimersHandler = async (event, context) => (await fromEnv())(event, context);

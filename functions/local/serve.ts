@@ -1,0 +1,249 @@
+import { readFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import {
+  formatDefinitionError,
+  type InboundReply,
+  loadWorkflows,
+  type Store,
+  type WorkflowDefinition,
+} from '../../engine/index.js';
+import { MemoryBroker, MemoryBus } from '../adapters/memory-bus.js';
+import { RabbitMqBus } from '../adapters/rabbitmq-bus.js';
+import { redactUrl } from '../adapters/rabbitmq-url.js';
+import { SqliteStore } from '../adapters/sqlite-store.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../api/api-handler.js';
+import type { ApiDeps } from '../api/router.js';
+import { Manager } from '../manager/manager.js';
+import { createJsonLogger } from '../telemetry/json-logger.js';
+import { PrometheusMetrics } from '../telemetry/prometheus-metrics.js';
+import type { Logger } from '../telemetry/telemetry.js';
+import { createHttpBridge } from './http-bridge.js';
+import { LocalTimers } from './local-timers.js';
+
+export const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
+
+export interface ServeOptions {
+  /** Workflow files registered on start (a changed definition becomes a new version). */
+  configFiles?: string[];
+  /** @default 'switchyard.db' */
+  db?: string;
+  /** @default $AMQP_URL, then $AMQP_SERVER, then amqp://guest:guest@127.0.0.1:5672 */
+  amqpUrl?: string;
+  /** @default 'rabbitmq' */
+  bus?: 'rabbitmq' | 'memory';
+  /** The queue workers reply to (`reply_to`). @default 'workflow-manager' */
+  replyQueue?: string;
+  /** Prefix of the RabbitMQ `connection_name` of serve's connections. @default 'switchyard' */
+  connectionName?: string;
+  /** @default 8080; 0 picks a free port */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Finished jobs older than this (ms) are deleted. */
+  retainMs?: number;
+  token?: string;
+  maxBodyBytes?: number;
+  maxFanOut?: number;
+  /** Static dashboard files served at `/`. */
+  dashboard?: ApiDeps['dashboard'];
+  logger?: Logger;
+  /** Passed to the SQLite store. @default 'FULL' */
+  synchronous?: 'FULL' | 'NORMAL';
+}
+
+export interface ServeHandle {
+  url: string;
+  manager: Manager;
+  store: Store;
+  /** With `--bus memory`: the in-process broker workers connect to. */
+  broker?: MemoryBroker;
+  /** Stops consuming, finishes what is in hand, closes everything. */
+  close(): Promise<void>;
+}
+
+export function amqpUrlFromEnv(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  return explicit ?? env.AMQP_URL ?? env.AMQP_SERVER ?? DEFAULT_AMQP_URL;
+}
+
+/** Reads workflow files; throws one error listing every problem. */
+export async function readWorkflowFiles(files: readonly string[]): Promise<WorkflowDefinition[]> {
+  const workflows: WorkflowDefinition[] = [];
+  const problems: string[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      problems.push(
+        `${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
+      continue;
+    }
+    const result = loadWorkflows(text, { file });
+    problems.push(...result.errors.map(formatDefinitionError));
+    workflows.push(...result.workflows);
+  }
+  if (problems.length) throw new Error(`invalid workflow definitions:\n${problems.join('\n')}`);
+  return workflows;
+}
+
+/**
+ * The local manager in one process: the API on node:http, the reply consumer, the timers, on
+ * SQLite and RabbitMQ (or the in-memory bus). On start it recovers: unsent requests are sent and
+ * timers re-armed from the database.
+ */
+export async function startServe(options: ServeOptions = {}): Promise<ServeHandle> {
+  const logger = options.logger ?? createJsonLogger({});
+  const definitions = await readWorkflowFiles(options.configFiles ?? []);
+  const store = SqliteStore.open(options.db ?? 'switchyard.db', { synchronous: options.synchronous });
+  const amqpUrl = amqpUrlFromEnv(options.amqpUrl);
+  const broker = options.bus === 'memory' ? new MemoryBroker() : undefined;
+  const bus = broker
+    ? new MemoryBus(broker, options.replyQueue)
+    : new RabbitMqBus({
+        url: amqpUrl,
+        logger,
+        replyQueue: options.replyQueue,
+        connectionName: options.connectionName,
+      });
+  const metrics = new PrometheusMetrics(store);
+  const consumers = new Map<string, { stop(): Promise<void> | void }>();
+
+  const onBatch = (replies: InboundReply[]) => manager.handleReplies(replies);
+  /**
+   * Starts consuming a vhost's reply queue without waiting for the broker: while it is unreachable,
+   * serve still answers (`/healthz` says 503) and the consumer connects when the broker comes back.
+   */
+  const consumeVhost = (vhost: string | null): void => {
+    const key = vhost ?? '';
+    if (consumers.has(key)) return;
+    if (bus instanceof MemoryBus) {
+      consumers.set(key, bus.consumeReplies(onBatch));
+      return;
+    }
+    const consuming = bus.consumeReplies({ vhost }, onBatch);
+    consuming.catch((error) => logger.error('cannot consume replies', { vhost, error }));
+    consumers.set(key, {
+      stop: async () => {
+        const consumer = await Promise.race([consuming, sleep(2000)]).catch(() => undefined);
+        await consumer?.stop();
+      },
+    });
+  };
+
+  const timers = new LocalTimers(
+    (due) => manager.fireTimers(due),
+    Date.now,
+    (error) => logger.error('timers failed; retrying', { error }),
+  );
+  const manager: Manager = new Manager({
+    store,
+    bus,
+    timers,
+    telemetry: { logger, metrics },
+    maxFanOut: options.maxFanOut,
+    onRegistered: async (definition) => {
+      for (const vhost of definition.vhosts ?? []) consumeVhost(vhost);
+    },
+  });
+
+  try {
+    for (const definition of definitions) {
+      const { version, created } = await manager.registerWorkflow(definition);
+      logger.info(created ? 'workflow registered' : 'workflow unchanged', {
+        workflow: definition.name,
+        version,
+      });
+    }
+    await rearmTimers(store, timers);
+    await manager.recover();
+  } catch (error) {
+    timers.stop();
+    await bus.close().catch(() => {});
+    await store.close();
+    throw error;
+  }
+
+  const shutdown = new AbortController();
+  const server = createHttpBridge({
+    shutdown: shutdown.signal,
+    manager,
+    token: options.token,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    metricsText: () => metrics.text(),
+    dashboard: options.dashboard,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 8080, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+
+  consumeVhost(null);
+  for (const workflow of await store.listWorkflows())
+    for (const vhost of workflow.vhosts) consumeVhost(vhost);
+
+  const retention = options.retainMs ? startRetention(store, options.retainMs, logger) : undefined;
+  logger.info('serving', {
+    url,
+    db: options.db ?? 'switchyard.db',
+    bus: broker ? 'memory' : redactUrl(amqpUrl),
+    workflows: definitions.map((definition) => definition.name),
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    manager,
+    store,
+    broker,
+    close: () => {
+      closing ??= (async () => {
+        clearInterval(retention);
+        shutdown.abort();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await Promise.all([...consumers.values()].map((consumer) => consumer.stop()));
+        await manager.drain();
+        manager.stop();
+        timers.stop();
+        await bus.close();
+        await store.close();
+        logger.info('stopped');
+      })();
+      return closing;
+    },
+  };
+}
+
+/** How long overdue timers wait after a restart, so replies that arrived meanwhile are read first. */
+const RESTART_GRACE_MS = 5_000;
+
+/** Every stored timer goes back into the process (the local store holds at most one per running step). */
+async function rearmTimers(store: Store, timers: LocalTimers): Promise<void> {
+  const earliest = Date.now() + RESTART_GRACE_MS;
+  const stored = await store.listTimers({ limit: Number.MAX_SAFE_INTEGER });
+  await timers.arm(stored.map((timer) => (timer.at < earliest ? { ...timer, at: earliest } : timer)));
+}
+
+const sleep = (ms: number): Promise<undefined> =>
+  new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
+
+function startRetention(store: Store, retainMs: number, logger: Logger): NodeJS.Timeout {
+  const sweep = async () => {
+    try {
+      const deleted = await store.deleteFinishedJobs(Date.now() - retainMs);
+      if (deleted) logger.info('deleted finished jobs past retention', { deleted });
+    } catch (error) {
+      logger.warn('retention sweep failed', { error });
+    }
+  };
+  void sweep();
+  const timer = setInterval(sweep, Math.min(retainMs, 10 * 60_000));
+  timer.unref();
+  return timer;
+}

@@ -1,0 +1,272 @@
+import { parseCorrelationId } from '../../engine/job/types.js';
+import { describeJsonType, isJsonObject, type JsonObject } from '../../engine/json.js';
+import { DeliveryCounter } from './delivery-counter.js';
+import type { ReplyType, WorkerDelivery, WorkerTransport } from './transport.js';
+import { WorkerError } from './worker-error.js';
+
+export interface WorkerContext {
+  /** The job's uuid (the part of the correlation id before the first colon). */
+  jobId: string;
+  /** The step's name (the part after it). */
+  step: string;
+  correlationId: string;
+  /** The attempt this request belongs to (`x-attempt`), 1 when the request does not say. */
+  attempt: number;
+  /** Tells the manager the step is still being worked on: its reply deadline moves on by its `timeout`. */
+  heartbeat(): Promise<void>;
+}
+
+/** The step's output: a JSON object; `undefined` or `null` mean `{}`. */
+export type WorkerResult = JsonObject | null | undefined;
+
+export type WorkerHandler = (
+  input: JsonObject,
+  context: WorkerContext,
+) => WorkerResult | Promise<WorkerResult>;
+
+export interface WorkerLogger {
+  info(message: string, details?: Record<string, unknown>): void;
+  warn(message: string, details?: Record<string, unknown>): void;
+  error(message: string, details?: Record<string, unknown>): void;
+}
+
+export interface WorkerOptions {
+  /** The step queue to consume. */
+  queue: string;
+  handler: WorkerHandler;
+  /** Requests handled at once. @default 1 */
+  concurrency?: number;
+  /** How requests arrive and replies leave; the worker closes it when it stops. @default RabbitMQ at `amqpUrl` */
+  transport?: WorkerTransport;
+  /** RabbitMQ to use when no transport is given. @default env AMQP_URL, env AMQP_SERVER, or amqp://guest:guest@127.0.0.1:5672 */
+  amqpUrl?: string;
+  /** Deliveries of a request whose handler fails before the SDK answers with an error reply. @default 5 */
+  maxDeliveries?: number;
+  logger?: WorkerLogger;
+}
+
+export interface Worker {
+  /** Resolves once the worker consumes its queue. */
+  start(): Promise<void>;
+  /** Stops taking requests, finishes the ones in hand (reply, acknowledge), then disconnects. */
+  stop(): Promise<void>;
+}
+
+const consoleLogger: WorkerLogger = {
+  info: (message, details) => (details ? console.info(message, details) : console.info(message)),
+  warn: (message, details) => (details ? console.warn(message, details) : console.warn(message)),
+  error: (message, details) => (details ? console.error(message, details) : console.error(message)),
+};
+
+/**
+ * A worker for one step queue: parses each request, calls the handler, replies with the same
+ * correlation id and attempt, and acknowledges the request only once the reply is with the broker.
+ * A handler that throws gets the request again (at-least-once), up to `maxDeliveries` times in this
+ * process; then, or at once for a `WorkerError` or a request that is not a JSON object, the step
+ * is answered with an error reply.
+ */
+export function createWorker(options: WorkerOptions): Worker {
+  const concurrency = options.concurrency ?? 1;
+  const maxDeliveries = options.maxDeliveries ?? 5;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new Error(`concurrency must be a whole number of at least 1, not ${concurrency}`);
+  }
+  if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) {
+    throw new Error(`maxDeliveries must be a whole number of at least 1, not ${maxDeliveries}`);
+  }
+  const logger = options.logger ?? consoleLogger;
+  const failures = new DeliveryCounter();
+  const inHand = new Set<Promise<void>>();
+  let transport: WorkerTransport | undefined = options.transport;
+  let started: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
+
+  async function reply(delivery: WorkerDelivery, body: string, type?: ReplyType): Promise<void> {
+    if (!transport) throw new Error('the worker has not started');
+    await transport.reply(delivery.replyTo, delivery.correlationId, body, {
+      ...(type ? { type } : {}),
+      ...(delivery.attempt !== undefined ? { attempt: delivery.attempt } : {}),
+    });
+  }
+
+  /** Replies, then acknowledges; a reply that cannot be sent hands the request back instead. */
+  async function answer(delivery: WorkerDelivery, body: string, type?: 'error'): Promise<void> {
+    try {
+      await reply(delivery, body, type);
+    } catch (error) {
+      logger.error(
+        `${options.queue}: could not send the reply for ${delivery.correlationId}; handing it back`,
+        {
+          error: messageOf(error),
+        },
+      );
+      await delivery.reject().catch(() => {});
+      return;
+    }
+    await delivery.ack();
+  }
+
+  function answerError(delivery: WorkerDelivery, message: string): Promise<void> {
+    logger.warn(`${options.queue}: ${delivery.correlationId} failed: ${message}`);
+    return answer(delivery, JSON.stringify({ error: message }), 'error');
+  }
+
+  async function handle(delivery: WorkerDelivery): Promise<void> {
+    if (delivery.replyTo === '') {
+      logger.error(`${options.queue}: a request without reply_to cannot be answered; dropping it`, {
+        correlationId: delivery.correlationId,
+      });
+      await delivery.ack();
+      return;
+    }
+    const input = parseInput(delivery.body);
+    if (typeof input === 'string') return answerError(delivery, input);
+
+    let result: WorkerResult;
+    try {
+      result = await options.handler(input, contextOf(delivery));
+    } catch (error) {
+      if (error instanceof WorkerError) {
+        failures.forget(delivery.correlationId, delivery.attempt);
+        return answerError(delivery, error.message);
+      }
+      const counted = failures.recordFailure(delivery.correlationId, delivery.attempt);
+      const deliveries = Math.max(counted, delivery.deliveryCount ?? 0);
+      if (deliveries >= maxDeliveries) {
+        failures.forget(delivery.correlationId, delivery.attempt);
+        return answerError(delivery, `${messageOf(error)} (failed ${deliveries} times)`);
+      }
+      logger.warn(
+        `${options.queue}: ${delivery.correlationId} failed (${deliveries} of ${maxDeliveries}); retrying`,
+        {
+          error: messageOf(error),
+        },
+      );
+      await delivery.reject();
+      return;
+    }
+    failures.forget(delivery.correlationId, delivery.attempt);
+    const output = result ?? {};
+    if (!isJsonObject(output)) {
+      return answerError(delivery, `the handler returned a ${describeJsonType(output)}, not a JSON object`);
+    }
+    let body: string;
+    try {
+      body = JSON.stringify(output);
+    } catch (error) {
+      return answerError(delivery, `the handler's result is not JSON: ${messageOf(error)}`);
+    }
+    await answer(delivery, body);
+  }
+
+  function contextOf(delivery: WorkerDelivery): WorkerContext {
+    const parsed = parseCorrelationId(delivery.correlationId);
+    const colon = delivery.correlationId.indexOf(':');
+    return {
+      jobId: parsed?.jobId ?? (colon >= 0 ? delivery.correlationId.slice(0, colon) : delivery.correlationId),
+      step: parsed?.step ?? (colon >= 0 ? delivery.correlationId.slice(colon + 1) : ''),
+      correlationId: delivery.correlationId,
+      attempt: delivery.attempt ?? 1,
+      heartbeat: () => reply(delivery, '', 'heartbeat'),
+    };
+  }
+
+  function track(delivery: WorkerDelivery): Promise<void> {
+    const handling = handle(delivery).catch((error: unknown) =>
+      logger.error(`${options.queue}: handling ${delivery.correlationId} failed`, {
+        error: messageOf(error),
+      }),
+    );
+    inHand.add(handling);
+    return handling.finally(() => inHand.delete(handling));
+  }
+
+  async function start(): Promise<void> {
+    transport ??= await defaultTransport(options, logger);
+    await transport.consume(options.queue, concurrency, track);
+    logger.info(`${options.queue}: worker started (concurrency ${concurrency})`);
+  }
+
+  async function stop(): Promise<void> {
+    await started?.catch(() => {});
+    if (transport) {
+      await transport.stopConsuming();
+      await Promise.allSettled([...inHand]);
+      await transport.close();
+    }
+    logger.info(`${options.queue}: worker stopped`);
+  }
+
+  return {
+    start() {
+      if (stopped) return Promise.reject(new Error('the worker was stopped'));
+      started ??= start();
+      return started;
+    },
+    stop() {
+      stopped ??= stop();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * Creates and starts a worker, and stops it gracefully on SIGTERM or SIGINT (no new requests, the
+ * ones in hand finished and acknowledged), then exits. A second signal exits at once.
+ */
+export async function runWorker(options: WorkerOptions): Promise<Worker> {
+  const worker = createWorker(options);
+  const logger = options.logger ?? consoleLogger;
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info(`${options.queue}: ${signal}: finishing the requests in hand`);
+    worker.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error(`${options.queue}: stopping failed`, { error: messageOf(error) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  await worker.start();
+  return worker;
+}
+
+/** The JSON object in a request body, or why there is none. */
+function parseInput(body: string): JsonObject | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return 'the request body is not JSON';
+  }
+  if (!isJsonObject(parsed)) return `the request body is a ${describeJsonType(parsed)}, not a JSON object`;
+  return parsed;
+}
+
+async function defaultTransport(options: WorkerOptions, logger: WorkerLogger): Promise<WorkerTransport> {
+  // Loaded only when needed, so a worker on another transport never loads amqplib.
+  const { RabbitMqWorkerTransport } = await import('./transports/rabbitmq.js');
+  return new RabbitMqWorkerTransport({
+    url: amqpUrlFrom(options.amqpUrl),
+    connectionName: `switchyard-worker:${options.queue}`,
+    logger,
+  });
+}
+
+/** `AMQP_SERVER` may be a URL or, as in older setups, just `host[:port]`. */
+export function amqpUrlFrom(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  if (explicit) return explicit;
+  if (env.AMQP_URL) return env.AMQP_URL;
+  const server = env.AMQP_SERVER;
+  if (server) return server.includes('://') ? server : `amqp://${server}`;
+  return 'amqp://guest:guest@127.0.0.1:5672';
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createApiHandler } from '../../../functions/handlers/api.js';
+import { aLambdaContext, anApiEvent } from '../../support/aws-events.js';
+import { type MemoryManager, memoryManager } from '../../support/memory-manager.js';
+
+const DEFINITION = `
+workflows:
+  - name: greet
+    steps:
+      - name: hello
+`;
+
+function apiHandler(harness: MemoryManager, dashboard?: Map<string, { contentType: string; body: string }>) {
+  return createApiHandler({ ...harness, maxBodyBytes: 1024, dashboard });
+}
+
+describe('Handler: api', () => {
+  it('registers a workflow and starts a job whose request is sent before it answers', async () => {
+    // Prepare
+    const harness = memoryManager();
+    const handler = apiHandler(harness);
+    const id = randomUUID();
+
+    // Act
+    const put = await handler(
+      anApiEvent('PUT', '/api/workflow/greet', { body: DEFINITION }),
+      aLambdaContext(),
+    );
+    const started = await handler(
+      anApiEvent('POST', '/api/workflow/greet', { query: { id }, body: { who: 'world' } }),
+    );
+
+    // Assess
+    expect(put.statusCode).toBe(201);
+    expect(JSON.parse(put.body)).toMatchObject({ version: 1 });
+    expect(started.statusCode).toBe(201);
+    expect(JSON.parse(started.body)).toEqual({ id });
+    expect(harness.bus.sent.map((request) => request.correlationId)).toEqual([`${id}:hello`]);
+    expect(harness.telemetry.flushes).toBe(2);
+  });
+
+  it('answers a second start with the same id and input 200, and sends nothing more', async () => {
+    // Prepare
+    const harness = memoryManager();
+    const handler = apiHandler(harness);
+    await handler(anApiEvent('PUT', '/api/workflow/greet', { body: DEFINITION }));
+    const id = randomUUID();
+    const start = anApiEvent('POST', '/api/workflow/greet', { query: { id }, body: { who: 'world' } });
+
+    // Act
+    const first = await handler(start);
+    const second = await handler(start);
+    const conflicting = await handler(
+      anApiEvent('POST', '/api/workflow/greet', { query: { id }, body: { who: 'someone else' } }),
+    );
+
+    // Assess
+    expect([first.statusCode, second.statusCode, conflicting.statusCode]).toEqual([201, 200, 409]);
+    expect(harness.bus.sent).toHaveLength(1);
+  });
+
+  it('reads a base64 body (binary media types) and answers errors as JSON', async () => {
+    // Prepare
+    const harness = memoryManager();
+    const handler = apiHandler(harness);
+
+    // Act
+    const put = await handler(anApiEvent('PUT', '/api/workflow/greet', { body: DEFINITION, base64: true }));
+    const missing = await handler(anApiEvent('GET', `/api/job/${randomUUID()}`));
+    const tooLarge = await handler(
+      anApiEvent('POST', '/api/workflow/greet', { body: { pad: 'x'.repeat(2000) } }),
+    );
+
+    // Assess
+    expect(put.statusCode).toBe(201);
+    expect(missing.statusCode).toBe(404);
+    expect(JSON.parse(missing.body).error.code).toBe('not_found');
+    expect(tooLarge.statusCode).toBe(413);
+  });
+
+  it('serves the dashboard page it was given', async () => {
+    // Prepare
+    const dashboard = new Map([
+      ['/', { contentType: 'text/html; charset=utf-8', body: '<h1>Switchyard</h1>' }],
+    ]);
+    const handler = apiHandler(memoryManager(), dashboard);
+
+    // Act
+    const page = await handler(anApiEvent('GET', '/'));
+
+    // Assess
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toBe('<h1>Switchyard</h1>');
+    expect(page.headers?.['content-type']).toBe('text/html; charset=utf-8');
+  });
+});

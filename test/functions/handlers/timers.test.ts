@@ -1,0 +1,212 @@
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { describe, expect, it } from 'vitest';
+import type { Timer } from '../../../engine/index.js';
+import { encodeTimer, SqsTimers } from '../../../functions/adapters/sqs-timers.js';
+import { createTimersHandler } from '../../../functions/handlers/timers.js';
+import { anSqsEvent, anSqsRecord, aScheduledEvent } from '../../support/aws-events.js';
+import { failingStore, type MemoryManager, memoryManager } from '../../support/memory-manager.js';
+
+const workflow = {
+  name: 'slow',
+  steps: [{ name: 'wait', timeout: '30s', retries: 1 }],
+};
+
+/** A started job whose step waits for a reply, and the timer armed for its deadline. */
+async function waitingJob(harness: MemoryManager): Promise<{ jobId: string; timer: Timer }> {
+  await harness.manager.registerWorkflow(workflow);
+  const { job } = await harness.manager.startJob({ workflow: 'slow' });
+  await harness.manager.drain();
+  const timer = harness.timers.armed.find((armed) => armed.jobId === job.id);
+  if (!timer) throw new Error('no timer was armed');
+  return { jobId: job.id, timer };
+}
+
+function timersHandler(harness: MemoryManager) {
+  return createTimersHandler({
+    manager: harness.manager,
+    timers: harness.timers,
+    telemetry: harness.telemetry,
+    clock: () => harness.now.value,
+  });
+}
+
+describe('Handler: timers', () => {
+  describe('timer messages', () => {
+    it('fires a due timer: the attempt times out and the retry is sent', async () => {
+      // Prepare
+      const harness = memoryManager();
+      const { jobId, timer } = await waitingJob(harness);
+      harness.now.value = timer.at;
+      const record = anSqsRecord({ body: encodeTimer(timer), queue: 'Switchyard-switchyard-timers' });
+
+      // Act
+      const response = await timersHandler(harness)(anSqsEvent([record]));
+
+      // Assess
+      expect(response).toEqual({ batchItemFailures: [] });
+      const retry = harness.bus.sent.find((request) => request.jobId === jobId && request.attempt === 2);
+      expect(retry?.step).toBe('wait');
+      expect(harness.telemetry.counted('timeouts_total')).toBe(1);
+    });
+
+    it('sends a timer that arrived early again, and fires nothing', async () => {
+      // Prepare
+      const harness = memoryManager();
+      const { timer } = await waitingJob(harness);
+      const far = { ...timer, at: harness.now.value + 3_600_000 };
+
+      // Act
+      const response = await timersHandler(harness)(anSqsEvent([anSqsRecord({ body: encodeTimer(far) })]));
+
+      // Assess
+      expect(response?.batchItemFailures).toEqual([]);
+      expect(harness.timers.resent).toEqual([far]);
+      expect(harness.bus.sent.filter((request) => request.attempt === 2)).toEqual([]);
+    });
+
+    it('drops a message that is not a timer, and ignores a stale timer', async () => {
+      // Prepare
+      const harness = memoryManager();
+      const { timer } = await waitingJob(harness);
+      const stale = { ...timer, attempt: 7 };
+      harness.now.value = timer.at;
+
+      // Act
+      const response = await timersHandler(harness)(
+        anSqsEvent([anSqsRecord({ body: 'not json' }), anSqsRecord({ body: encodeTimer(stale) })]),
+      );
+
+      // Assess
+      expect(response?.batchItemFailures).toEqual([]);
+      expect(harness.telemetry.logged('not a timer message; dropped')).toHaveLength(1);
+      expect(harness.bus.sent.filter((request) => request.attempt === 2)).toEqual([]);
+    });
+
+    it('reports the early timer it could not send again, and still fires the due one', async () => {
+      // Prepare
+      const harness = memoryManager();
+      const { jobId, timer } = await waitingJob(harness);
+      harness.now.value = timer.at;
+      harness.timers.failResend = true;
+      const early = anSqsRecord({ body: encodeTimer({ ...timer, at: timer.at + 3_600_000 }) });
+      const due = anSqsRecord({ body: encodeTimer(timer) });
+
+      // Act
+      const response = await timersHandler(harness)(anSqsEvent([early, due]));
+
+      // Assess
+      expect(response?.batchItemFailures).toEqual([{ itemIdentifier: early.messageId }]);
+      expect(harness.bus.sent.some((request) => request.jobId === jobId && request.attempt === 2)).toBe(true);
+    });
+
+    it('reports an early timer SQS throttled when it was sent again (aws-sdk-client-mock)', async () => {
+      // Prepare
+      const harness = memoryManager();
+      const { timer } = await waitingJob(harness);
+      const client = new SQSClient({ region: 'us-east-1' });
+      mockClient(client)
+        .on(SendMessageBatchCommand)
+        .rejects(Object.assign(new Error('Rate exceeded'), { name: 'RequestThrottled' }));
+      const timers = new SqsTimers({ client, queueUrl: 'https://sqs.us-east-1.amazonaws.com/1/timers' });
+      const handler = createTimersHandler({ ...harness, timers, clock: () => harness.now.value });
+      const early = anSqsRecord({ body: encodeTimer({ ...timer, at: timer.at + 3_600_000 }) });
+
+      // Act
+      const response = await handler(anSqsEvent([early]));
+
+      // Assess
+      expect(response?.batchItemFailures).toEqual([{ itemIdentifier: early.messageId }]);
+    });
+
+    it('reports a due timer the store could not take', async () => {
+      // Prepare
+      const base = memoryManager();
+      const { timer } = await waitingJob(base);
+      const harness = memoryManager({ store: failingStore(base.store, ['getJobs']), start: timer.at });
+      const record = anSqsRecord({ body: encodeTimer(timer) });
+
+      // Act
+      const response = await timersHandler(harness)(anSqsEvent([record]));
+
+      // Assess
+      expect(response?.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    });
+  });
+
+  describe('the scheduled sweep', () => {
+    it('fires the due timers it finds in the store, whatever became of their messages', async () => {
+      // Prepare
+      const harness = memoryManager();
+      const { jobId, timer } = await waitingJob(harness);
+      harness.now.value = timer.at + 1;
+
+      // Act
+      const response = await timersHandler(harness)(aScheduledEvent());
+
+      // Assess
+      expect(response).toBeUndefined();
+      expect(harness.bus.sent.some((request) => request.jobId === jobId && request.attempt === 2)).toBe(true);
+      expect(harness.telemetry.logged('timer sweep')[0]?.fields).toMatchObject({ fired: 1 });
+    });
+
+    it('leaves timers that are not due alone', async () => {
+      // Prepare
+      const harness = memoryManager();
+      const { timer } = await waitingJob(harness);
+      harness.now.value = timer.at - 1;
+
+      // Act
+      await timersHandler(harness)(aScheduledEvent());
+
+      // Assess
+      expect(harness.bus.sent.filter((request) => request.attempt === 2)).toEqual([]);
+    });
+
+    it('sends again what a crashed handler stored but never sent, once it is a minute old', async () => {
+      // Prepare: a handler stores a job and dies before its outbox is sent.
+      const crashed = memoryManager();
+      await crashed.manager.registerWorkflow({ name: 'plain', steps: [{ name: 'wait' }] });
+      crashed.manager.stop();
+      const { job } = await crashed.manager.startJob({ workflow: 'plain' });
+      expect(crashed.bus.sent).toEqual([]);
+      const sweeper = memoryManager({ store: crashed.store, start: crashed.now.value + 30_000 });
+      const handler = timersHandler(sweeper);
+
+      // Act
+      await handler(aScheduledEvent());
+      const tooYoung = sweeper.bus.sent.length;
+      sweeper.now.value = crashed.now.value + 61_000;
+      await handler(aScheduledEvent());
+
+      // Assess
+      expect(tooYoung).toBe(0);
+      expect(sweeper.bus.sent.map((request) => request.correlationId)).toEqual([`${job.id}:wait`]);
+      expect((await crashed.store.pendingOutbox({ limit: 10 })).entries).toEqual([]);
+    });
+
+    it('stops when the store keeps listing the same stale timers', async () => {
+      // Prepare
+      const harness = memoryManager();
+      const stale: Timer = {
+        jobId: '0b8a3e0e-7c1d-4f6e-9a57-1f2d3c4b5a69',
+        step: 'gone',
+        kind: 'attempt',
+        attempt: 1,
+        at: 1,
+      };
+      let listed = 0;
+      harness.store.listTimers = async () => {
+        listed++;
+        return [stale];
+      };
+      const handler = createTimersHandler({ ...harness, sweepPageSize: 1, clock: () => harness.now.value });
+
+      // Act
+      await handler(aScheduledEvent());
+
+      // Assess
+      expect(listed).toBe(2);
+    });
+  });
+});

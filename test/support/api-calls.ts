@@ -1,0 +1,44 @@
+import { handleApiRequest } from '../../functions/api/api-handler.js';
+import type { ApiResponse } from '../../functions/api/http.js';
+import type { ApiDeps } from '../../functions/api/router.js';
+
+export interface ApiCall {
+  method: string;
+  path: string;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/** Calls the API handler in this process, as the HTTP bridge and API Gateway do. */
+export function callApi(deps: ApiDeps, call: ApiCall): Promise<ApiResponse> {
+  return handleApiRequest(
+    {
+      method: call.method,
+      path: call.path,
+      query: call.query ?? {},
+      headers: call.headers ?? {},
+      body: call.body ?? '',
+    },
+    deps,
+  );
+}
+
+/** The `{"error": {"code", "message"}}` of an error response, or why the body is not one. */
+export function errorOf(response: ApiResponse): { code: string; message: string } {
+  const parsed = JSON.parse(response.body) as { error?: { code?: unknown; message?: unknown } };
+  if (typeof parsed.error?.code !== 'string' || typeof parsed.error.message !== 'string') {
+    throw new Error(`not an API error body: ${response.body.slice(0, 300)}`);
+  }
+  return { code: parsed.error.code, message: parsed.error.message };
+}
+
+/** Own keys of Object.prototype and whether `({}).polluted` is set: to compare before and after. */
+export function prototypeFingerprint(): string {
+  const probe = {} as Record<string, unknown>;
+  return JSON.stringify({
+    keys: Object.getOwnPropertyNames(Object.prototype).sort(),
+    polluted: probe.polluted,
+    arrayKeys: Object.getOwnPropertyNames(Array.prototype).sort(),
+  });
+}

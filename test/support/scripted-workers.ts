@@ -1,0 +1,109 @@
+import { type Channel, type ChannelModel, connect } from 'amqplib';
+import { AMQP_URL } from './rabbitmq.js';
+
+/** One message a scripted worker sends back: a reply, or an error reply (`type: error`). */
+export interface ScriptedReply {
+  body: string;
+  type?: 'error' | 'heartbeat';
+}
+
+export interface ScriptedDelivery {
+  correlationId: string;
+  /** The `x-attempt` header (0 when absent). */
+  attempt: number;
+  /** The broker's redelivered flag: a request handed back after a consumer died holding it. */
+  redelivered: boolean;
+  input: Record<string, unknown>;
+}
+
+/** What a worker answers to one request: nothing (a silent worker), one reply, or several. */
+export type Script = (delivery: ScriptedDelivery) => ScriptedReply[];
+
+export const reply = (output: unknown): ScriptedReply => ({ body: JSON.stringify(output) });
+export const errorReply = (message: string): ScriptedReply => ({
+  body: JSON.stringify({ error: message }),
+  type: 'error',
+});
+
+export interface ScriptedWorkers {
+  /** Every request the workers took, in order, across all queues. */
+  deliveries: ScriptedDelivery[];
+  /** Deliveries of the same request (correlation id and attempt) after its first: re-sends and redeliveries. */
+  duplicates(): number;
+  /** Attempts seen per correlation id, without repeats, in the order first seen. */
+  attemptsByRequest(): Map<string, number[]>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Workers on plain amqplib, as any client of protocol.md could be: each takes a request, sends what
+ * its script says (possibly nothing, possibly an error reply, possibly two replies) to `reply_to`
+ * with the same correlation id, then acknowledges.
+ */
+export async function startScriptedWorkers(
+  scripts: Record<string, Script>,
+  options: { prefetch?: number; connectionName?: string; delayMs?: number } = {},
+): Promise<ScriptedWorkers> {
+  const model: ChannelModel = await connect(AMQP_URL, {
+    clientProperties: { connection_name: options.connectionName ?? 'switchyard-test-scripted-worker' },
+  });
+  model.on('error', () => {});
+  const channel: Channel = await model.createChannel();
+  channel.on('error', () => {});
+  await channel.prefetch(options.prefetch ?? 50);
+  const deliveries: ScriptedDelivery[] = [];
+  for (const [queue, script] of Object.entries(scripts)) {
+    await channel.assertQueue(queue, { durable: true });
+    await channel.consume(queue, async (message) => {
+      if (!message) return;
+      if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+      let input: Record<string, unknown> = {};
+      try {
+        input = JSON.parse(message.content.toString()) as Record<string, unknown>;
+      } catch {
+        // a request that is not JSON: the script sees {}
+      }
+      const delivery: ScriptedDelivery = {
+        correlationId: String(message.properties.correlationId),
+        attempt: Number(message.properties.headers?.['x-attempt'] ?? 0),
+        redelivered: message.fields.redelivered,
+        input,
+      };
+      deliveries.push(delivery);
+      for (const answer of script(delivery)) {
+        channel.sendToQueue(message.properties.replyTo as string, Buffer.from(answer.body), {
+          correlationId: delivery.correlationId,
+          contentType: 'application/json',
+          headers: { 'x-attempt': delivery.attempt },
+          ...(answer.type ? { type: answer.type } : {}),
+        });
+      }
+      channel.ack(message);
+    });
+  }
+  return {
+    deliveries,
+    duplicates: () => {
+      const seen = new Set<string>();
+      let duplicates = 0;
+      for (const { correlationId, attempt } of deliveries) {
+        const key = `${correlationId}#${attempt}`;
+        if (seen.has(key)) duplicates++;
+        else seen.add(key);
+      }
+      return duplicates;
+    },
+    attemptsByRequest: () => {
+      const attempts = new Map<string, number[]>();
+      for (const { correlationId, attempt } of deliveries) {
+        const list = attempts.get(correlationId) ?? [];
+        if (!list.includes(attempt)) list.push(attempt);
+        attempts.set(correlationId, list);
+      }
+      return attempts;
+    },
+    stop: async () => {
+      await model.close().catch(() => {});
+    },
+  };
+}

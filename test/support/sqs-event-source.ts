@@ -1,0 +1,179 @@
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { aLambdaContext, sqsRecordFromMessage } from './aws-events.js';
+
+/** A function as the SQS event source invokes it (with `reportBatchItemFailures`). */
+export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
+
+export interface SqsEventSourceOptions {
+  client: SQSClient;
+  queueUrl: string;
+  queueArn: string;
+  /**
+   * One handler per lane: like Lambda, batches run at once in as many containers, each container
+   * one batch at a time.
+   */
+  handlers: readonly SqsBatchHandler[];
+  /** @default 10 (the stack's batchSize) */
+  batchSize?: number;
+  /** Long polling per ReceiveMessage. @default 1 */
+  waitTimeSeconds?: number;
+  /** How long a batch stays hidden from the other lanes while a handler has it. @default 30 */
+  visibilityTimeoutSeconds?: number;
+  /** Failed messages come back after this many seconds (Lambda: the queue's visibility timeout). @default 0 */
+  retryAfterSeconds?: number;
+  /**
+   * Messages delivered twice: handled, then made visible again instead of deleted, so that they come
+   * back once more, in another batch (SQS's at-least-once delivery).
+   */
+  duplicate?: (record: SQSRecord) => boolean;
+  /** Invocation time limit given to the handler's context. @default 60000 */
+  functionTimeoutMs?: number;
+}
+
+export interface SqsEventSourceStats {
+  invocations: number;
+  messages: number;
+  /** Messages delivered a second time on purpose. */
+  duplicated: number;
+  /** Messages reported failed (or in a batch whose handler threw). */
+  failed: number;
+  /** Invocations that threw. */
+  errors: number;
+  largestBatch: number;
+}
+
+export interface SqsEventSource {
+  readonly stats: SqsEventSourceStats;
+  /** The errors handlers threw, for the test to show. */
+  readonly errors: unknown[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A small Lambda SQS event source for the serverless simulation: lanes long-poll the queue, hand
+ * each batch to a handler as a real SQS event, then delete what succeeded and make visible again
+ * what the handler reported failed (all of it when it threw), as Lambda does with
+ * `reportBatchItemFailures`.
+ */
+export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSource {
+  const stats: SqsEventSourceStats = {
+    invocations: 0,
+    messages: 0,
+    duplicated: 0,
+    failed: 0,
+    errors: 0,
+    largestBatch: 0,
+  };
+  const errors: unknown[] = [];
+  const abort = new AbortController();
+  const duplicatedIds = new Set<string>();
+
+  const settle = async (messages: readonly Message[], failedIds: ReadonlySet<string>): Promise<void> => {
+    const deletions: { Id: string; ReceiptHandle: string }[] = [];
+    const comeBack: { handle: string; after: number }[] = [];
+    for (const message of messages) {
+      const id = message.MessageId ?? '';
+      const handle = message.ReceiptHandle ?? '';
+      if (failedIds.has(id)) {
+        comeBack.push({ handle, after: options.retryAfterSeconds ?? 0 });
+      } else if (
+        !duplicatedIds.has(id) &&
+        options.duplicate?.(sqsRecordFromMessage(message, options.queueArn))
+      ) {
+        duplicatedIds.add(id);
+        stats.duplicated++;
+        comeBack.push({ handle, after: 0 });
+      } else {
+        deletions.push({ Id: `d${deletions.length}`, ReceiptHandle: handle });
+      }
+    }
+    await Promise.all(
+      comeBack.map(({ handle, after }) =>
+        options.client
+          .send(
+            new ChangeMessageVisibilityCommand({
+              QueueUrl: options.queueUrl,
+              ReceiptHandle: handle,
+              VisibilityTimeout: after,
+            }),
+          )
+          // Its visibility timeout ran out meanwhile: it is visible again, which is what was wanted.
+          .catch((error: unknown) => {
+            if ((error as Error).name !== 'MessageNotInflight') throw error;
+          }),
+      ),
+    );
+    if (deletions.length > 0) {
+      await options.client.send(
+        new DeleteMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: deletions }),
+      );
+    }
+  };
+
+  const lane = async (handler: SqsBatchHandler): Promise<void> => {
+    while (!abort.signal.aborted) {
+      let messages: Message[];
+      try {
+        const result = await options.client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: options.batchSize ?? 10,
+            WaitTimeSeconds: options.waitTimeSeconds ?? 1,
+            VisibilityTimeout: options.visibilityTimeoutSeconds ?? 30,
+            MessageAttributeNames: ['All'],
+            MessageSystemAttributeNames: ['All'],
+          }),
+          { abortSignal: abort.signal },
+        );
+        messages = result.Messages ?? [];
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        errors.push(error);
+        continue;
+      }
+      if (messages.length === 0) continue;
+      const records = messages.map((message) => sqsRecordFromMessage(message, options.queueArn));
+      const ids = new Set(records.map((record) => record.messageId));
+      stats.invocations++;
+      stats.messages += records.length;
+      stats.largestBatch = Math.max(stats.largestBatch, records.length);
+      let failedIds: Set<string>;
+      try {
+        const response = await handler(
+          { Records: records },
+          aLambdaContext(options.functionTimeoutMs ?? 60_000),
+        );
+        failedIds = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
+        // Lambda fails the whole batch when a reported id is not one of its messages.
+        if ([...failedIds].some((id) => !ids.has(id))) failedIds = ids;
+      } catch (error) {
+        stats.errors++;
+        errors.push(error);
+        failedIds = ids;
+      }
+      stats.failed += failedIds.size;
+      try {
+        await settle(messages, failedIds);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+  };
+
+  const lanes = options.handlers.map((handler) => lane(handler));
+  return {
+    stats,
+    errors,
+    async stop() {
+      abort.abort();
+      await Promise.all(lanes);
+    },
+  };
+}
