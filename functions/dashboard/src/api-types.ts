@@ -1,0 +1,56 @@
+/** The shapes of api.md the dashboard reads: the server's own types where it exports them. */
+import type { StepDefinition, TaskDefinition, WorkflowDefinition } from '../../../engine/definition/types.js';
+import type { JobStatus, StepStatus } from '../../../engine/job/types.js';
+import type { Json, JsonObject } from '../../../engine/json.js';
+import type { JobDocument, JobSummary, StepView } from '../../api/job-document.js';
+
+export type {
+  JobDocument,
+  JobStatus,
+  JobSummary,
+  Json,
+  JsonObject,
+  StepDefinition,
+  StepStatus,
+  StepView,
+  TaskDefinition,
+  WorkflowDefinition,
+};
+
+/** One entry of `GET /api/workflows`. */
+export interface WorkflowListing {
+  name: string;
+  vhost: string;
+  job_count: number;
+  version: number;
+  enabled: boolean;
+  description: string;
+  jobs?: Partial<Record<JobStatus, number>>;
+  versions?: { version: number; createdAt: string }[];
+}
+
+/** `GET /api/workflow/{name}/definition`. */
+export interface WorkflowDefinitionDocument {
+  name: string;
+  version: number;
+  enabled: boolean;
+  createdAt: string;
+  definition: WorkflowDefinition;
+  versions: { version: number; createdAt: string }[];
+}
+
+/** `GET /api/jobs?detail=1`. */
+export interface JobListPage {
+  jobs: JobSummary[];
+  cursor?: string;
+}
+
+/** `GET /api/job/{id}/children`. */
+export interface ChildrenPage {
+  children: { uuid: string; index: number; status: JobStatus }[];
+  cursor?: string;
+}
+
+/** The statuses the jobs list filters on. */
+export const JOB_FILTERS = ['all', 'running', 'completed', 'failed', 'cancelled'] as const;
+export type JobFilter = (typeof JOB_FILTERS)[number];

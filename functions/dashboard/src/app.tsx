@@ -1,0 +1,90 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { type AuthRequiredError, createApiClient } from './api-client.js';
+import type { Credential } from './credentials.js';
+import { Header } from './header.js';
+import { ApiContext } from './hooks.js';
+import { parseRoute, type Route } from './route.js';
+import { forgetCredential, loadCredential, saveCredential } from './session-credential.js';
+import { AuthPrompt } from './views/auth-prompt.js';
+import { JobView } from './views/job-view.js';
+import { JobsView } from './views/jobs-view.js';
+import { NotFoundView } from './views/notes.js';
+import { WorkflowsView } from './views/workflows-view.js';
+
+/** The page: a header, and the view the URL's fragment names, or the credential prompt when the API wants one. */
+export function App() {
+  const [route, setRoute] = useState<Route>(() => parseRoute(location.hash));
+  const [credential, setCredential] = useState<Credential | undefined>(loadCredential);
+  const [authRequest, setAuthRequest] = useState<AuthRequiredError>();
+  // Bumped when the credential changes, so every view mounts afresh and fetches again.
+  const [session, setSession] = useState(0);
+  const credentialRef = useRef(credential);
+  credentialRef.current = credential;
+
+  useEffect(() => {
+    const follow = () => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', follow);
+    return () => removeEventListener('hashchange', follow);
+  }, []);
+
+  const client = useMemo(
+    () =>
+      createApiClient({
+        credential: () => credentialRef.current,
+        onAuthRequired: (request) => setAuthRequest((previous) => previous ?? request),
+      }),
+    [],
+  );
+
+  const applyCredential = (next: Credential | undefined) => {
+    if (next) saveCredential(next);
+    else forgetCredential();
+    credentialRef.current = next;
+    setCredential(next);
+    setAuthRequest(undefined);
+    setSession((n) => n + 1);
+  };
+
+  return (
+    <>
+      <Header route={route} credential={credential} onForget={() => applyCredential(undefined)} />
+      <main class="main">
+        {authRequest ? (
+          <AuthPrompt
+            request={authRequest}
+            onSubmit={(value) => applyCredential({ kind: authRequest.kind, value })}
+          />
+        ) : (
+          <ApiContext.Provider value={client}>
+            <View key={`${session}|${viewKey(route)}`} route={route} />
+          </ApiContext.Provider>
+        )}
+      </main>
+    </>
+  );
+}
+
+/** Views keep their state while only their details change (a job's selected step). */
+function viewKey(route: Route): string {
+  switch (route.view) {
+    case 'job':
+      return `job:${route.id}`;
+    case 'jobs':
+      return `jobs:${route.workflow ?? ''}:${route.status}`;
+    default:
+      return route.view;
+  }
+}
+
+function View({ route }: { route: Route }) {
+  switch (route.view) {
+    case 'workflows':
+      return <WorkflowsView />;
+    case 'jobs':
+      return <JobsView workflow={route.workflow} status={route.status} />;
+    case 'job':
+      return <JobView id={route.id} step={route.step} />;
+    case 'not-found':
+      return <NotFoundView hash={route.hash} />;
+  }
+}

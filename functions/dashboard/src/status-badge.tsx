@@ -1,0 +1,19 @@
+import type { JobStatus } from './api-types.js';
+
+const LABELS: Record<JobStatus, string> = {
+  waiting: 'Waiting',
+  running: 'Running',
+  completed: 'Completed',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+};
+
+/** A job's or step's state as a coloured pill (the same colours as the graph). */
+export function StatusBadge({ status, large }: { status: JobStatus; large?: boolean }) {
+  return (
+    <span class={`badge state-${status}${large ? ' badge-large' : ''}`} data-status={status}>
+      <span class="badge-dot" aria-hidden="true" />
+      {LABELS[status] ?? status}
+    </span>
+  );
+}

@@ -1,0 +1,282 @@
+import { useMemo, useState } from 'preact/hooks';
+import type { JobDocument, WorkflowDefinition } from '../api-types.js';
+import { fetchDefinition } from '../definitions.js';
+import { absoluteTime, elapsedBetween, shortId } from '../format.js';
+import { layoutGraph } from '../graph-layout.js';
+import { jobGraph, jobSteps } from '../graph-model.js';
+import { GraphView } from '../graph-view.js';
+import { useAction, useApi, useNow, useResource } from '../hooks.js';
+import { JsonView } from '../json-view.js';
+import { RelativeTime } from '../relative-time.js';
+import { routeHref } from '../route.js';
+import { StatusBadge } from '../status-badge.js';
+import { defaultStep, stepNote } from '../step-note.js';
+import { type LiveState, useLiveJob } from './live-job.js';
+import { ErrorNote, Loading } from './notes.js';
+import { StepPanel } from './step-panel.js';
+
+/** One job: its DAG coloured by state, followed live, with the selected step's details below. */
+export function JobView({ id, step }: { id: string; step?: string }) {
+  const live = useLiveJob(id);
+  const job = live.job;
+  const definition = useResource(
+    (client) => (job ? fetchDefinition(client, job.workflow, job.version) : Promise.resolve(undefined)),
+    job ? `${job.workflow}@${job.version}` : '',
+  );
+  if (live.error && !job) {
+    return (
+      <section class="view">
+        <Breadcrumbs id={id} />
+        <ErrorNote error={live.error} />
+      </section>
+    );
+  }
+  if (!job) {
+    return (
+      <section class="view">
+        <Breadcrumbs id={id} />
+        <Loading what="the job" />
+      </section>
+    );
+  }
+  return (
+    <section class="view job-view" data-job={job.uuid} data-job-status={job.status}>
+      <Breadcrumbs id={id} job={job} />
+      <JobHeader job={job} live={live.live} onJob={live.replace} />
+      {definition.error && <ErrorNote error={definition.error} onRetry={definition.reload} />}
+      <JobBody
+        job={job}
+        // Without its definition the steps are still drawn, unconnected.
+        workflow={
+          definition.data?.definition ?? (definition.error ? { name: job.workflow, steps: [] } : undefined)
+        }
+        step={step}
+        onJob={live.replace}
+      />
+    </section>
+  );
+}
+
+function Breadcrumbs({ id, job }: { id: string; job?: JobDocument }) {
+  return (
+    <nav class="breadcrumbs" aria-label="Breadcrumbs">
+      <a href={routeHref({ view: 'jobs', status: 'all' })}>Jobs</a>
+      {job && (
+        <>
+          <span aria-hidden="true">/</span>
+          <a href={routeHref({ view: 'jobs', status: 'all', workflow: job.workflow })}>{job.workflow}</a>
+        </>
+      )}
+      {job?.parent && (
+        <>
+          <span aria-hidden="true">/</span>
+          <a href={routeHref({ view: 'job', id: job.parent })} class="mono">
+            {shortId(job.parent)}
+          </a>
+        </>
+      )}
+      <span aria-hidden="true">/</span>
+      <span class="mono" aria-current="page">
+        {shortId(id)}
+      </span>
+    </nav>
+  );
+}
+
+const LIVE_LABELS: Record<LiveState, string> = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+  finished: '',
+};
+
+function JobHeader({
+  job,
+  live,
+  onJob,
+}: {
+  job: JobDocument;
+  live: LiveState;
+  onJob(job: JobDocument): void;
+}) {
+  const client = useApi();
+  const action = useAction();
+  const now = useNow(1000);
+  const [confirming, setConfirming] = useState(false);
+  const active = job.status === 'running' || job.status === 'waiting';
+  const cancel = () =>
+    action.run(async () => {
+      onJob(await client.request<JobDocument>(`api/job/${job.uuid}`, { method: 'DELETE' }));
+      setConfirming(false);
+    });
+  const retry = () =>
+    action.run(async () => {
+      onJob(await client.request<JobDocument>(`api/job/${job.uuid}/retry`, { method: 'POST' }));
+    });
+  return (
+    <div class="card job-header">
+      <div class="job-title">
+        <StatusBadge status={job.status} large />
+        <h1>
+          {job.workflow}
+          <span class="muted job-version"> v{job.version}</span>
+        </h1>
+        {live !== 'finished' && (
+          <span class={`live live-${live}`} data-live={live}>
+            <span class="live-dot" aria-hidden="true" />
+            {LIVE_LABELS[live]}
+          </span>
+        )}
+        <div class="job-actions">
+          {active && !confirming && (
+            <button
+              type="button"
+              class="button-danger"
+              onClick={() => setConfirming(true)}
+              disabled={action.busy}
+            >
+              Cancel job
+            </button>
+          )}
+          {active && confirming && (
+            <span class="confirm">
+              <span>Cancel this job{job.parent ? ' and the job it belongs to' : ''}?</span>
+              <button type="button" class="button-danger" onClick={cancel} disabled={action.busy}>
+                {action.busy ? 'Cancelling…' : 'Yes, cancel'}
+              </button>
+              <button type="button" class="button-ghost" onClick={() => setConfirming(false)}>
+                Keep running
+              </button>
+            </span>
+          )}
+          {(job.status === 'failed' || job.status === 'cancelled') && !job.parent && (
+            <button type="button" class="button-primary" onClick={retry} disabled={action.busy}>
+              {action.busy ? 'Retrying…' : 'Retry job'}
+            </button>
+          )}
+        </div>
+      </div>
+      <dl class="facts job-facts">
+        <div class="fact">
+          <dt>Job</dt>
+          <dd class="mono job-id">{job.uuid}</dd>
+        </div>
+        {job.parent && (
+          <div class="fact">
+            <dt>Child of</dt>
+            <dd>
+              <a class="mono" href={routeHref({ view: 'job', id: job.parent })}>
+                {shortId(job.parent)}
+              </a>{' '}
+              <span class="muted">(item #{job.index})</span>
+            </dd>
+          </div>
+        )}
+        <div class="fact">
+          <dt>Started</dt>
+          <dd>
+            <RelativeTime iso={job.createdAt} now={now} />
+          </dd>
+        </div>
+        <div class="fact">
+          <dt>{active ? 'Running for' : 'Took'}</dt>
+          <dd>{elapsedBetween(job.createdAt, active ? undefined : (job.endedAt ?? job.updatedAt), now)}</dd>
+        </div>
+        <div class="fact">
+          <dt>Updated</dt>
+          <dd>
+            <RelativeTime iso={job.updatedAt} now={now} />
+          </dd>
+        </div>
+      </dl>
+      {action.error && <ErrorNote error={action.error} onRetry={action.clear} />}
+      {job.error && (
+        <div class="note note-error job-error" role="alert">
+          <div>
+            <strong>
+              {job.error.step ? `Step ${job.error.step} failed` : 'The job failed'}
+              {job.error.attempt > 1 ? ` after ${job.error.attempt} attempts` : ''}
+            </strong>{' '}
+            <span class="muted" title={absoluteTime(job.error.at)}>
+              <RelativeTime iso={job.error.at} now={now} />
+            </span>
+          </div>
+          <pre>{job.error.message}</pre>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function JobBody({
+  job,
+  workflow,
+  step,
+  onJob,
+}: {
+  job: JobDocument;
+  workflow?: WorkflowDefinition;
+  step?: string;
+  onJob(job: JobDocument): void;
+}) {
+  const now = useNow(1000);
+  const selected = step && job.steps[step] ? step : defaultStep(job);
+  const layout = useMemo(() => workflow && layoutGraph(jobGraph(workflow, job)), [workflow, job]);
+  const steps = workflow ? jobSteps(workflow, job).steps : [];
+  return (
+    <>
+      <div class="card graph-card">
+        <div class="graph-head">
+          <h2>Steps</h2>
+          <Legend />
+        </div>
+        {layout ? (
+          <GraphView
+            layout={layout}
+            title={`The steps of job ${job.uuid}, coloured by state`}
+            selected={selected ? `step:${selected}` : undefined}
+            hrefFor={(node) => routeHref({ view: 'job', id: job.uuid, step: node.step })}
+            noteFor={(node) => stepNote(job.steps[node.step], now)}
+          />
+        ) : (
+          <Loading what="the graph" />
+        )}
+      </div>
+      <div class="job-columns">
+        {selected && (
+          <StepPanel
+            job={job}
+            step={selected}
+            definition={steps.find((candidate) => candidate.name === selected)}
+            tasks={workflow?.tasks ?? []}
+            now={now}
+            onJob={onJob}
+          />
+        )}
+        <section class="card job-data" aria-label="Job input and result">
+          <h2>Job input</h2>
+          <JsonView value={job.input} label="Job input" />
+          <h2>Result</h2>
+          {job.result !== undefined ? (
+            <JsonView value={job.result} label="Job result" />
+          ) : (
+            <p class="muted">{job.status === 'running' ? 'Known once the job completes.' : 'No result.'}</p>
+          )}
+        </section>
+      </div>
+    </>
+  );
+}
+
+function Legend() {
+  return (
+    <ul class="legend" aria-label="Step states">
+      {(['waiting', 'running', 'completed', 'failed', 'cancelled'] as const).map((state) => (
+        <li key={state} class={`state-${state}`}>
+          <span class="legend-swatch" aria-hidden="true" />
+          {state}
+        </li>
+      ))}
+    </ul>
+  );
+}

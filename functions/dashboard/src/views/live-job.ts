@@ -1,0 +1,85 @@
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiRequestError, AuthRequiredError } from '../api-client.js';
+import type { JobDocument } from '../api-types.js';
+import { useApi } from '../hooks.js';
+
+/** How long each long poll may wait on the server (api.md: at most 25 s). */
+const WAIT_SECONDS = 20;
+
+export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'finished';
+
+export interface LiveJob {
+  job?: JobDocument;
+  /** Set when the job cannot be read at all (unknown id, API unreachable before the first answer). */
+  error?: Error;
+  live: LiveState;
+  /** Shows a document an action answered with, and follows the job again from there. */
+  replace(job: JobDocument): void;
+}
+
+const isActive = (job: JobDocument) => job.status === 'running' || job.status === 'waiting';
+
+/**
+ * Follows a job: reads it, then long-polls `GET api/job/{id}?wait=20` while it runs, so each change
+ * (a step starting, a reply, a child finishing) shows within a moment. Network trouble backs off and
+ * tries again; leaving the page stops it.
+ */
+export function useLiveJob(id: string): LiveJob {
+  const client = useApi();
+  const [job, setJob] = useState<JobDocument>();
+  const [error, setError] = useState<Error>();
+  const [live, setLive] = useState<LiveState>('connecting');
+  const [generation, setGeneration] = useState(0);
+
+  useEffect(() => {
+    const controller = new AbortController();
+    const { signal } = controller;
+    void (async () => {
+      let current: JobDocument | undefined;
+      let failures = 0;
+      while (!signal.aborted) {
+        const wait = current && isActive(current) ? `?wait=${WAIT_SECONDS}` : '';
+        try {
+          current = await client.request<JobDocument>(`api/job/${id}${wait}`, { signal });
+          if (signal.aborted) return;
+          failures = 0;
+          setJob(current);
+          setError(undefined);
+          setLive(isActive(current) ? 'live' : 'finished');
+          if (!isActive(current)) return;
+        } catch (caught) {
+          if (signal.aborted || caught instanceof AuthRequiredError) return;
+          if (caught instanceof ApiRequestError && caught.status < 500) {
+            setError(caught);
+            return;
+          }
+          failures++;
+          if (!current) setError(caught as Error);
+          setLive('reconnecting');
+          await pause(Math.min(10_000, 500 * 2 ** failures), signal);
+        }
+      }
+    })();
+    return () => controller.abort();
+  }, [client, id, generation]);
+
+  const replace = useCallback((next: JobDocument) => {
+    setJob(next);
+    setGeneration((n) => n + 1);
+  }, []);
+  return { job, error, live, replace };
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,575 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobDocument } from '../../functions/api/job-document.js';
+import { loadDashboard } from '../../functions/dashboard/load-dashboard.js';
+import { type ServeHandle, startServe } from '../../functions/local/serve.js';
+import { createJsonLogger } from '../../functions/telemetry/json-logger.js';
+import { createWorker, type Worker } from '../../functions/worker/index.js';
+import { buildDashboardAssets, type DashboardAsset } from '../../scripts/build-dashboard.js';
+import { HeldRequests } from '../support/held-requests.js';
+import { AMQP_URL, deleteQueues, eventually, uniqueName } from '../support/rabbitmq.js';
+
+/**
+ * The dashboard in a real browser (Debian's chromium driven by playwright-core) against `serve` on
+ * the real RabbitMQ, with workers whose replies the test releases one by one.
+ */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const ARTIFACTS = join(ROOT, 'test-artifacts/dashboard');
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const WORKFLOW = 'dashboard-e2e';
+const TOKEN = 'local-token-for-the-dashboard-test';
+const API_KEY = 'gateway-key-for-the-dashboard-test';
+const STATE_TIMEOUT = 15_000;
+
+// Queue names of this file's own (parallel test files must not take each other's messages).
+const suffix = uniqueName('dash');
+const queues = {
+  prepare: `${suffix}-prepare`,
+  handle: `${suffix}-handle`,
+  finish: `${suffix}-finish`,
+  notify: `${suffix}-notify`,
+  replies: `${suffix}-replies`,
+};
+
+const workflowYaml = `workflows:
+  - name: ${WORKFLOW}
+    description: Prepares a list, handles each item, waits for approval, then finishes.
+    steps:
+      - name: prepare
+        queue: ${queues.prepare}
+      - name: handle-items
+        task: handle-item
+        depends: [prepare]
+      - name: approve
+        type: signal
+        depends: [handle-items]
+      - name: finish
+        queue: ${queues.finish}
+        depends: [approve]
+    tasks:
+      - name: handle-item
+        itemListKey: items
+        steps:
+          - name: handle
+            queue: ${queues.handle}
+`;
+
+const quiet = { info() {}, warn() {}, error: console.error };
+const prepare = new HeldRequests();
+const handle = new HeldRequests();
+const finish = new HeldRequests();
+
+let work: string;
+let assets: Map<string, DashboardAsset>;
+let serve: ServeHandle;
+let tokenServe: ServeHandle;
+let browser: BrowserContext;
+let workers: Worker[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `chromium is not installed at ${CHROMIUM}; the dashboard tests need it: apt-get install -y chromium ` +
+        '(or run scripts/ensure-test-services.sh)',
+    );
+  }
+  work = await mkdtemp(join(tmpdir(), 'switchyard-dashboard-'));
+  await mkdir(ARTIFACTS, { recursive: true });
+  const configFile = join(work, 'workflows.yaml');
+  await writeFile(configFile, workflowYaml);
+  assets = await buildDashboardAssets();
+  const logger = createJsonLogger({ level: 'error' });
+  serve = await startServe({
+    configFiles: [configFile],
+    db: join(work, 'switchyard.db'),
+    bus: 'rabbitmq',
+    amqpUrl: AMQP_URL,
+    replyQueue: queues.replies,
+    port: 0,
+    dashboard: assets,
+    logger,
+  });
+  // The token test needs no worker: the in-memory bus keeps it off the broker.
+  tokenServe = await startServe({
+    configFiles: [configFile],
+    db: join(work, 'with-token.db'),
+    bus: 'memory',
+    port: 0,
+    token: TOKEN,
+    dashboard: assets,
+    logger,
+  });
+  workers = [
+    createWorker({
+      queue: queues.prepare,
+      handler: prepare.handler,
+      concurrency: 5,
+      amqpUrl: AMQP_URL,
+      logger: quiet,
+    }),
+    createWorker({
+      queue: queues.handle,
+      handler: handle.handler,
+      concurrency: 3,
+      amqpUrl: AMQP_URL,
+      logger: quiet,
+    }),
+    createWorker({ queue: queues.finish, handler: finish.handler, amqpUrl: AMQP_URL, logger: quiet }),
+  ];
+  await Promise.all(workers.map((worker) => worker.start()));
+  browser = await chromium.launchPersistentContext(join(work, 'chromium-profile'), {
+    executablePath: CHROMIUM,
+    args: CHROMIUM_ARGS,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+  });
+});
+
+afterAll(async () => {
+  for (const held of [prepare, handle, finish]) held.releaseAll();
+  await browser?.close();
+  await Promise.all(workers.map((worker) => worker.stop()));
+  await serve?.close();
+  await tokenServe?.close();
+  await deleteQueues(Object.values(queues));
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+/** A fresh tab; the page's own errors fail the test that opened it. */
+async function openPage(): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  return { page, errors };
+}
+
+async function startJob(input: object = {}): Promise<string> {
+  const response = await fetch(`${serve.url}/api/workflow/${WORKFLOW}`, {
+    method: 'POST',
+    body: JSON.stringify(input),
+  });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { id: string }).id;
+}
+
+async function jobDocument(id: string): Promise<JobDocument> {
+  return (await (await fetch(`${serve.url}/api/job/${id}`)).json()) as JobDocument;
+}
+
+/** The state the job page's graph shows for a step ("absent" while it is not drawn). */
+function stepState(page: Page, step: string): Promise<string> {
+  return page
+    .locator(`.graph-card [data-step="${step}"]`)
+    .getAttribute('data-state', { timeout: 500 })
+    .then((state) => state ?? 'none')
+    .catch(() => 'absent');
+}
+
+async function expectStepState(page: Page, step: string, state: string): Promise<void> {
+  await expect
+    .poll(() => stepState(page, step), {
+      timeout: STATE_TIMEOUT,
+      message: `the graph should show step "${step}" ${state}`,
+    })
+    .toBe(state);
+}
+
+async function expectJobStatus(page: Page, status: string): Promise<void> {
+  await expect
+    .poll(
+      () =>
+        page
+          .locator('.job-view')
+          .getAttribute('data-job-status', { timeout: 500 })
+          .catch(() => 'absent'),
+      {
+        timeout: STATE_TIMEOUT,
+        message: `the job page should show the job ${status}`,
+      },
+    )
+    .toBe(status);
+}
+
+/** How many replies the manager has ignored as not awaited (late, or for a finished job). */
+async function ignoredReplies(): Promise<number> {
+  const text = await (await fetch(`${serve.url}/metrics`)).text();
+  return Number(/replies_ignored_total\{reason="not_awaited"\} (\d+)/.exec(text)?.[1] ?? 0);
+}
+
+/** A full-page picture in test-artifacts/dashboard/, from the top, with the pointer out of the way. */
+async function screenshot(page: Page, name: string): Promise<void> {
+  await page.mouse.move(0, 0);
+  await page.evaluate('window.scrollTo(0, 0)');
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+describe('Dashboard: in chromium against serve', () => {
+  it('is what serve and the API function load: the page and its two assets', async () => {
+    const loaded = await loadDashboard();
+    expect([...(loaded?.keys() ?? [])].sort()).toEqual(['/', '/assets/app.css', '/assets/app.js']);
+    const page = await fetch(`${serve.url}/`);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const html = await page.text();
+    // Everything is served from here, relative to the page: nothing from a CDN.
+    expect(html).not.toMatch(/https?:\/\//);
+    expect(html).toMatch(/'assets\/app\.js\?v=[0-9a-f]{12}'/);
+    const script = await fetch(`${serve.url}/assets/app.js`);
+    expect(script.headers.get('content-type')).toContain('javascript');
+  });
+
+  it('shows each workflow with its versions, job counts and graph, tasks included', async () => {
+    const { page, errors } = await openPage();
+    await page.goto(`${serve.url}/`);
+    const card = page.locator(`.workflow-card[data-workflow="${WORKFLOW}"]`);
+    await card.locator('.graph').waitFor({ timeout: STATE_TIMEOUT });
+
+    const nodes = await card
+      .locator('.graph [data-node]')
+      .evaluateAll((elements) => elements.map((element) => element.getAttribute('data-node')));
+    expect(nodes.sort()).toEqual([
+      'step:approve',
+      'step:finish',
+      'step:handle-items',
+      'step:prepare',
+      'task:handle-item:handle',
+    ]);
+    expect(await card.locator('.graph .cluster').count()).toBe(1);
+    expect(await card.locator('.graph .edge-fan-out').count()).toBe(1);
+    expect(await card.locator('[data-count="running"]').textContent()).toMatch(/^\d+ running$/);
+    expect(await card.locator('.workflow-version').textContent()).toContain('Version1');
+    await screenshot(page, 'workflows');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('follows a running job: steps change state as replies arrive, fan-out children, a signal', async () => {
+    // Prepare
+    const { page, errors } = await openPage();
+    const id = await startJob({ requestedBy: 'the dashboard test' });
+
+    // Act and assess: the first step runs while its worker holds the request.
+    await page.goto(`${serve.url}/#/job/${id}`);
+    await expectStepState(page, 'prepare', 'running');
+    expect(await stepState(page, 'handle-items')).toBe('waiting');
+    expect(await stepState(page, 'finish')).toBe('waiting');
+    await page.locator('[data-live="live"]').waitFor({ timeout: STATE_TIMEOUT });
+    await screenshot(page, 'job-running');
+
+    // The reply arrives: the step completes and the fan-out step runs, one child per item.
+    const prepared = await prepare.take('the prepare request', (request) => request.jobId === id);
+    expect(prepared.input).toEqual({ requestedBy: 'the dashboard test' });
+    prepared.release({ items: [{ n: 1 }, { n: 2 }, { n: 3 }] });
+    await expectStepState(page, 'prepare', 'completed');
+    await expectStepState(page, 'handle-items', 'running');
+
+    // One child finishes: the step shows 1 of 3 done, and links to each child.
+    await page.locator('.graph-card [data-step="handle-items"]').click();
+    const panel = page.locator('[data-step-panel="handle-items"]');
+    await panel.waitFor({ timeout: STATE_TIMEOUT });
+    await handle.waitForHeld('the three children at the handle worker', 3);
+    (await handle.take('a child request')).release({ handled: true });
+    const count = panel.locator('.children-count');
+    await expect
+      .poll(() => count.getAttribute('data-children-done', { timeout: 500 }).catch(() => null), {
+        timeout: STATE_TIMEOUT,
+        message: 'the step panel should count one child done',
+      })
+      .toBe('1');
+    expect(await count.getAttribute('data-children-total')).toBe('3');
+    await expect.poll(() => panel.locator('.child').count(), { timeout: STATE_TIMEOUT }).toBe(3);
+    expect(await page.locator('.graph-card [data-step="handle-items"] .node-note').textContent()).toBe(
+      '1/3 children',
+    );
+    await screenshot(page, 'job-fan-out');
+
+    // The other two finish: the fan-out step completes and the signal step waits.
+    for (let i = 0; i < 2; i++) (await handle.take('a child request')).release({ handled: true });
+    await expectStepState(page, 'handle-items', 'completed');
+    await expectStepState(page, 'approve', 'running');
+
+    // A child's link opens the child job's page.
+    const children = (await (
+      await fetch(`${serve.url}/api/job/${id}/children?step=handle-items`)
+    ).json()) as {
+      children: { uuid: string; index: number }[];
+    };
+    const first = children.children.find((child) => child.index === 0);
+    await panel.locator('.child[data-child-index="0"]').click();
+    await page.locator(`.job-view[data-job="${first?.uuid}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    await expectStepState(page, 'handle', 'completed');
+    expect(await page.locator('.breadcrumbs').textContent()).toContain(id.slice(0, 8));
+    await screenshot(page, 'job-child');
+    await page.goBack();
+    await page.locator(`.job-view[data-job="${id}"]`).waitFor({ timeout: STATE_TIMEOUT });
+
+    // The signal step takes its output from the form.
+    await page.locator('.graph-card [data-step="approve"]').click();
+    const signal = page.locator('[data-step-panel="approve"] .signal-form');
+    await signal.locator('textarea').fill('{"approved": true}');
+    await signal.getByRole('button', { name: 'Send signal' }).click();
+    await expectStepState(page, 'approve', 'completed');
+    await expectStepState(page, 'finish', 'running');
+
+    // The last reply completes the job.
+    const finishing = await finish.take('the finish request', (request) => request.jobId === id);
+    expect(finishing.input).toMatchObject({ approved: true });
+    finishing.release({ finished: 'yes' });
+    await expectJobStatus(page, 'completed');
+    await expectStepState(page, 'finish', 'completed');
+    await page.locator('.graph-card [data-step="finish"]').click();
+    await expect
+      .poll(
+        () =>
+          page
+            .locator('[data-json="Output of finish"]')
+            .textContent({ timeout: 500 })
+            .catch(() => ''),
+        {
+          timeout: STATE_TIMEOUT,
+        },
+      )
+      .toContain('"finished": "yes"');
+    expect(await page.locator('[data-live]').count()).toBe(0);
+    await screenshot(page, 'job-completed');
+
+    // A narrow window: one column, nothing wider than the window.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await screenshot(page, 'job-narrow');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('cancels a running job, and retries it', async () => {
+    const { page, errors } = await openPage();
+    const id = await startJob();
+    await page.goto(`${serve.url}/#/job/${id}`);
+    await expectStepState(page, 'prepare', 'running');
+
+    await page.getByRole('button', { name: 'Cancel job' }).click();
+    await page.getByRole('button', { name: 'Yes, cancel' }).click();
+
+    await expectJobStatus(page, 'cancelled');
+    await expectStepState(page, 'prepare', 'cancelled');
+    expect(await page.locator('.job-header .badge').first().textContent()).toBe('Cancelled');
+    expect(await page.getByRole('button', { name: 'Retry job' }).isVisible()).toBe(true);
+    expect((await jobDocument(id)).status).toBe('cancelled');
+    await screenshot(page, 'job-cancelled');
+    // The worker still holds the request (cancel cannot recall it); its late reply is ignored.
+    // Wait until the manager has ignored it, so it cannot meet the retried attempt.
+    const ignoredBefore = await ignoredReplies();
+    (await prepare.take("the cancelled job's request", (request) => request.jobId === id)).release({
+      items: [],
+    });
+    await eventually('the late reply to be ignored', async () => (await ignoredReplies()) > ignoredBefore);
+
+    await page.getByRole('button', { name: 'Retry job' }).click();
+    await expectJobStatus(page, 'running');
+    await expectStepState(page, 'prepare', 'running');
+    await page.locator('[data-live="live"]').waitFor({ timeout: STATE_TIMEOUT });
+    const again = await prepare.take('the retried request', (request) => request.jobId === id);
+    await fetch(`${serve.url}/api/job/${id}`, { method: 'DELETE' });
+    await expectJobStatus(page, 'cancelled');
+    again.release({ items: [] });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it("shows a failed job's error, on the job and on its step", async () => {
+    const { page, errors } = await openPage();
+    const id = await startJob();
+    await page.goto(`${serve.url}/#/job/${id}`);
+    await expectStepState(page, 'prepare', 'running');
+
+    (await prepare.take('the request to fail', (request) => request.jobId === id)).fail(
+      'the list of items is not ready',
+    );
+
+    await expectJobStatus(page, 'failed');
+    await expectStepState(page, 'prepare', 'failed');
+    expect(await page.locator('.job-error').textContent()).toContain('the list of items is not ready');
+    expect(await page.locator('[data-step-panel="prepare"] .step-error').textContent()).toContain(
+      'the list of items is not ready',
+    );
+    expect(await page.getByRole('button', { name: 'Retry job' }).isVisible()).toBe(true);
+    await screenshot(page, 'job-failed');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('lists jobs newest first, filtered by status and workflow', async () => {
+    const { page, errors } = await openPage();
+    const older = await startJob();
+    const newer = await startJob();
+    await fetch(`${serve.url}/api/job/${newer}`, { method: 'DELETE' });
+
+    const rows = async (hash: string) => {
+      await page.goto(`${serve.url}/${hash}`);
+      await page.locator('.jobs-table, .empty-row').first().waitFor({ timeout: STATE_TIMEOUT });
+      return page
+        .locator('.jobs-table tbody tr')
+        .evaluateAll((elements) => elements.map((element) => element.getAttribute('data-job')));
+    };
+    const all = await rows(`#/jobs?workflow=${WORKFLOW}`);
+    expect(all.indexOf(newer)).toBeGreaterThanOrEqual(0);
+    expect(all.indexOf(newer)).toBeLessThan(all.indexOf(older));
+    const cancelled = await rows(`#/jobs?workflow=${WORKFLOW}&status=cancelled`);
+    expect(cancelled).toContain(newer);
+    expect(cancelled).not.toContain(older);
+    const running = await rows(`#/jobs?workflow=${WORKFLOW}&status=running`);
+    expect(running).toContain(older);
+    expect(running).not.toContain(newer);
+
+    await page.goto(`${serve.url}/#/jobs?workflow=${WORKFLOW}`);
+    await page.locator(`.jobs-table tr[data-job="${newer}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    await screenshot(page, 'jobs');
+    await page.locator(`.jobs-table tr[data-job="${older}"] a`).click();
+    await page.locator(`.job-view[data-job="${older}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it("shows a workflow's versions, each with its own graph", async () => {
+    // Prepare: a second version with one more step.
+    const second = workflowYaml.replace(
+      `        depends: [approve]\n`,
+      `        depends: [approve]\n      - name: notify\n        queue: ${queues.notify}\n        depends: [finish]\n`,
+    );
+    const put = await fetch(`${serve.url}/api/workflow/${WORKFLOW}`, { method: 'PUT', body: second });
+    expect(put.status).toBe(201);
+    const { page, errors } = await openPage();
+    const card = page.locator(`.workflow-card[data-workflow="${WORKFLOW}"]`);
+    const nodes = () =>
+      card
+        .locator('.graph [data-node]')
+        .evaluateAll((elements) => elements.map((element) => element.getAttribute('data-node')));
+
+    // Act and assess: the latest version first, then the one before it.
+    await page.goto(`${serve.url}/`);
+    await card.locator('.graph [data-node="step:notify"]').waitFor({ timeout: STATE_TIMEOUT });
+    const select = card.locator('.workflow-version select');
+    expect(await select.locator('option').allTextContents()).toEqual(['2 (latest)', '1']);
+    await screenshot(page, 'workflow-versions');
+    await select.selectOption('1');
+    // The graph is briefly empty while version 1's definition loads, so wait for the drawn graph.
+    await expect
+      .poll(
+        async () => {
+          const drawn = await nodes();
+          return drawn.includes('step:finish') && !drawn.includes('step:notify');
+        },
+        { timeout: STATE_TIMEOUT, message: 'version 1 is drawn with finish and without notify' },
+      )
+      .toBe(true);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("asks for serve's token, sends it as a bearer token, and keeps it for the tab", async () => {
+    const { page } = await openPage();
+    const sent: (string | undefined)[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/api/workflows')) sent.push(request.headers().authorization);
+    });
+    await page.goto(`${tokenServe.url}/`);
+    const prompt = page.locator('.auth-card[data-auth-kind="token"]');
+    await prompt.waitFor({ timeout: STATE_TIMEOUT });
+    await screenshot(page, 'auth-token');
+
+    await prompt.locator('input[name="credential"]').fill('not-the-token');
+    await prompt.getByRole('button', { name: 'Continue' }).click();
+    await page.locator('.auth-card .note-error').waitFor({ timeout: STATE_TIMEOUT });
+
+    await page.locator('.auth-card input[name="credential"]').fill(TOKEN);
+    await page.locator('.auth-card').getByRole('button', { name: 'Continue' }).click();
+    await page
+      .locator(`.workflow-card[data-workflow="${WORKFLOW}"] .graph`)
+      .waitFor({ timeout: STATE_TIMEOUT });
+    expect(sent.at(-1)).toBe(`Bearer ${TOKEN}`);
+    expect(
+      JSON.parse(String(await page.evaluate("sessionStorage.getItem('switchyard.credential')"))),
+    ).toEqual({
+      kind: 'token',
+      value: TOKEN,
+    });
+
+    await page.reload();
+    await page
+      .locator(`.workflow-card[data-workflow="${WORKFLOW}"] .graph`)
+      .waitFor({ timeout: STATE_TIMEOUT });
+    expect(await page.locator('.auth-card').count()).toBe(0);
+    await page.close();
+  }, 60_000);
+
+  it('behind API Gateway: asks for the API key and calls the API under the stage path', async () => {
+    // Prepare: the page at /prod/, as API Gateway serves it, refusing API calls without the key.
+    const { page, errors } = await openPage();
+    const outsideStage: string[] = [];
+    const keys: (string | undefined)[] = [];
+    const origin = new URL(serve.url).origin;
+    await page.route(
+      (url) => url.origin === origin,
+      async (route) => {
+        const request = route.request();
+        const url = new URL(request.url());
+        if (url.pathname !== '/prod' && !url.pathname.startsWith('/prod/')) {
+          outsideStage.push(url.pathname);
+          return route.fulfill({
+            status: 403,
+            contentType: 'application/json',
+            body: '{"message":"Forbidden"}',
+          });
+        }
+        const path = url.pathname.slice('/prod'.length) || '/';
+        if (path.startsWith('/api/')) {
+          keys.push(request.headers()['x-api-key']);
+          if (request.headers()['x-api-key'] !== API_KEY) {
+            return route.fulfill({
+              status: 403,
+              contentType: 'application/json',
+              body: '{"error":{"code":"INVALID_API_KEY","message":"Forbidden"}}',
+            });
+          }
+        }
+        return route.fulfill({ response: await route.fetch({ url: `${origin}${path}${url.search}` }) });
+      },
+    );
+
+    // Act: open the stage URL without its trailing slash, as people type it.
+    await page.goto(`${origin}/prod`);
+    const prompt = page.locator('.auth-card[data-auth-kind="api-key"]');
+    await prompt.waitFor({ timeout: STATE_TIMEOUT });
+    expect(new URL(page.url()).pathname).toBe('/prod/');
+    await prompt.locator('input[name="credential"]').fill(API_KEY);
+    await prompt.getByRole('button', { name: 'Continue' }).click();
+
+    // Assess
+    await page
+      .locator(`.workflow-card[data-workflow="${WORKFLOW}"] .graph`)
+      .waitFor({ timeout: STATE_TIMEOUT });
+    expect(keys.at(-1)).toBe(API_KEY);
+    expect(outsideStage).toEqual([]);
+    expect(errors.filter((error) => !error.includes('403'))).toEqual([]);
+    await screenshot(page, 'auth-api-key');
+    await page.close();
+  }, 60_000);
+});
