@@ -1,0 +1,101 @@
+import { mkdtemp } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MemoryWorkerTransport } from '../../functions/adapters/memory-bus.js';
+import type { JobDocument } from '../../functions/api/job-document.js';
+import { amqpUrlFromEnv, startServe } from '../../functions/local/serve.js';
+import { createJsonLogger } from '../../functions/telemetry/json-logger.js';
+import { startWordCountWorkers } from './workers.js';
+
+/**
+ * `npm run demo`: starts `switchyard serve` and the example's workers (on RabbitMQ when a broker
+ * answers, else on the in-memory bus), counts the words of Alice's Adventures in Wonderland, and
+ * prints the result and the top words.
+ */
+const here = dirname(fileURLToPath(import.meta.url));
+
+async function brokerAnswers(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port || 5672), hostname);
+    socket.setTimeout(2000, () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('connect', () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function main(): Promise<void> {
+  const amqpUrl = amqpUrlFromEnv();
+  const onRabbit = await brokerAnswers(amqpUrl);
+  if (!onRabbit) {
+    console.log(`No RabbitMQ answers at ${new URL(amqpUrl).host}: running on the in-memory bus instead.`);
+    console.log(
+      '(Start a broker with "rabbitmq-server -detached" to run the example the way it runs for real.)\n',
+    );
+  }
+  const work = await mkdtemp(join(tmpdir(), 'switchyard-demo-'));
+  const serve = await startServe({
+    configFiles: [join(here, 'workflows.yaml')],
+    db: join(work, 'switchyard.db'),
+    bus: onRabbit ? 'rabbitmq' : 'memory',
+    amqpUrl,
+    port: 0,
+    logger: createJsonLogger({ level: 'warn' }),
+  });
+  const broker = serve.broker;
+  const workers = await startWordCountWorkers({
+    dataDir: join(work, 'data'),
+    amqpUrl,
+    transport: broker ? () => new MemoryWorkerTransport(broker) : undefined,
+  });
+  try {
+    console.log(
+      `switchyard serve is at ${serve.url} (${onRabbit ? 'RabbitMQ' : 'in-memory bus'}, SQLite at ${join(work, 'switchyard.db')})`,
+    );
+    const started = Date.now();
+    const response = await fetch(`${serve.url}/api/workflow/book-word-counts`, {
+      method: 'POST',
+      body: '{}',
+    });
+    const { id } = (await response.json()) as { id: string };
+    console.log(`started job ${id}`);
+    let job = (await (await fetch(`${serve.url}/api/job/${id}`)).json()) as JobDocument;
+    while (job.status === 'running') {
+      job = (await (await fetch(`${serve.url}/api/job/${id}?wait=10`)).json()) as JobDocument;
+      const fan = job.steps['section-counts'];
+      if (fan?.children) console.log(`  sections counted: ${fan.childrenDone ?? 0}/${fan.children}`);
+    }
+    if (job.status !== 'completed') throw new Error(`the job ${job.status}: ${job.error?.message ?? ''}`);
+    const result = job.result as {
+      title: string;
+      chapters: number;
+      tokens: number;
+      distinct: number;
+      countsFile: string;
+      top: { word: string; count: number }[];
+    };
+    console.log(
+      `\n${result.title}: ${result.chapters} chapters, ${result.tokens.toLocaleString('en-US')} words, ${result.distinct.toLocaleString('en-US')} distinct (${Date.now() - started} ms)`,
+    );
+    console.log(`all counts: ${result.countsFile}`);
+    console.log('top words:');
+    for (const { word, count } of result.top)
+      console.log(`  ${word.padEnd(6)} ${count.toLocaleString('en-US')}`);
+  } finally {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    await serve.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(`demo failed: ${(error as Error).message}`);
+  process.exitCode = 1;
+});
