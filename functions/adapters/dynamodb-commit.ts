@@ -1,0 +1,521 @@
+import { randomUUID } from 'node:crypto';
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { JobRecord } from '../../engine/job/types.js';
+import type { Commit, CommitResult } from '../../engine/ports/store.js';
+import {
+  childEntry,
+  expiryExtra,
+  type Normalized,
+  normalize,
+  outboxParts,
+  timerIndex,
+  timerItem,
+  timerPayload,
+} from './dynamodb-commit-items.js';
+import type { FanCounters } from './dynamodb-fan-counters.js';
+import { type InlinePlan, inlineAttributes, planInline, requestsAmong } from './dynamodb-inline-outbox.js';
+import { chunkKeys, chunkRefOf, encodeJson, itemBytes, keys, N, S } from './dynamodb-items.js';
+import { countsChange } from './dynamodb-job-counts.js';
+import {
+  HEAD_INLINE_LIMIT,
+  type HeadCache,
+  type HeadInline,
+  type HeadMeta,
+  type HeadUpdate,
+  headItem,
+  headMeta,
+  headUpdate,
+  PENDING_INLINE_LIMIT,
+} from './dynamodb-job-items.js';
+import { keyId, type PendingPut, type PendingWrites } from './dynamodb-pending.js';
+import { cancellationReasons, isConditionFailure } from './dynamodb-retry.js';
+import type { DynamoDbTable, Item, Key } from './dynamodb-table.js';
+
+export interface CommitDeps {
+  table: DynamoDbTable;
+  pending: PendingWrites;
+  fans: FanCounters;
+  heads: HeadCache;
+  retentionSeconds?: number;
+  newToken: () => string;
+  /** Told which entries (short ids) a commit kept in its job's head, for marking them sent later. */
+  onInline?: (jobId: string, shorts: readonly string[]) => void;
+}
+
+const MAX_TRANSACTION_ITEMS = 100;
+/** DynamoDB takes 4 MB per transaction; the estimate of item sizes is rough, so stay well under. */
+const MAX_TRANSACTION_BYTES = 3_000_000;
+
+/** Counter shards that the fan-outs started by one commit may write in its transaction, together. */
+const FAN_SHARD_BUDGET = 60;
+
+const CONFLICT: CommitResult = { ok: false, conflict: true };
+
+/** One write of a transaction; `createOf` ties it to a created job (dropped if that job exists). */
+interface Planned {
+  op: TransactWriteItem;
+  bytes: number;
+  createOf?: string;
+}
+
+const put = (item: Item, condition?: string): Planned => ({
+  op: { Put: { TableName: undefined, Item: item, ...(condition ? { ConditionExpression: condition } : {}) } },
+  bytes: itemBytes(item) + 100,
+});
+const remove = (key: Key): Planned => ({ op: { Delete: { TableName: undefined, Key: key } }, bytes: 200 });
+const update = (op: TransactWriteItem): Planned => ({ op, bytes: 300 });
+
+/**
+ * Applies one commit (see the design at the top of dynamodb-store.ts): small ones as one conditional
+ * write or one transaction, big ones (more than a transaction holds) as pending writes revealed by
+ * the transaction that writes the job.
+ */
+export async function applyCommit(deps: CommitDeps, commit: Commit): Promise<CommitResult> {
+  const { job } = commit;
+  const topLevel = job.parent === null;
+  let before: HeadMeta | undefined;
+  if (commit.expectedRev > 0) {
+    before = deps.heads.get(job.id, commit.expectedRev);
+    if (!before && (topLevel || commit.dropUnsent)) {
+      const stored = await deps.table.get(keys.head(job.id));
+      const item = stored && (await deps.pending.resolve(stored));
+      before = item && headMeta(item);
+      if (before?.rev !== commit.expectedRev) {
+        deps.heads.delete(job.id);
+        return CONFLICT;
+      }
+    }
+  }
+  const plan = new CommitPlan(deps, commit, before);
+  await plan.prepare();
+  const result = plan.small() ? await plan.writeSmall() : await plan.writeBig();
+  if (!result.ok) {
+    deps.heads.delete(job.id);
+    return result;
+  }
+  return plan.afterWrite();
+}
+
+class CommitPlan {
+  private readonly token: string;
+  private readonly job: JobRecord;
+  private readonly parts: Normalized;
+  private readonly ownRequests: string[];
+  private readonly headJson;
+  private readonly createdIds: Set<string>;
+  /** Writes that always go in the job's transaction. */
+  private readonly core: Planned[] = [];
+  /** Chunk items to write before anything points at them. */
+  private readonly chunks: Item[] = [];
+  private counted?: { parentId: string; step: string };
+  /** What the replaced revision held, when only the write could tell (single conditional write). */
+  private oldChunk?: { pk: string; token: string; count: number };
+  private oldObx?: string[];
+  private oldOi?: string[];
+  private readonly overwrites: Item[] = [];
+  /** The job's own requests kept in its head (dynamodb-inline-outbox.ts) instead of outbox items. */
+  readonly inline?: InlinePlan;
+  /** Ids of the request entries of each job this commit sends to (for dropping unsent ones later). */
+  private readonly requestsByJob = new Map<string, string[]>();
+
+  constructor(
+    private readonly deps: CommitDeps,
+    private readonly commit: Commit,
+    private readonly before: HeadMeta | undefined,
+  ) {
+    this.token = deps.newToken();
+    this.job = commit.job;
+    const parts = normalize(commit);
+    const headHoldsNone = commit.expectedRev === 0 || before?.oi.length === 0;
+    this.inline = planInline(this.job.id, parts.outbox, headHoldsNone, commit.dropUnsent);
+    const inlined = new Set(this.inline?.entries.map(({ entry }) => entry.id));
+    this.parts = inlined.size
+      ? { ...parts, outbox: parts.outbox.filter((entry) => !inlined.has(entry.id)) }
+      : parts;
+    this.createdIds = new Set(this.parts.creates.map((child) => child.id));
+    for (const entry of this.parts.outbox) {
+      if (entry.kind !== 'request') continue;
+      const ids = this.requestsByJob.get(entry.jobId);
+      if (ids) ids.push(entry.id);
+      else this.requestsByJob.set(entry.jobId, [entry.id]);
+    }
+    this.ownRequests = this.requestsOf(this.job.id);
+    this.headJson = encodeJson(
+      this.job,
+      HEAD_INLINE_LIMIT,
+      keys.jobPk(this.job.id),
+      this.token,
+      expiryExtra(this.job, deps.retentionSeconds),
+    );
+    this.chunks.push(...this.headJson.chunks);
+  }
+
+  private headOp(): HeadUpdate {
+    const obx = this.commit.dropUnsent ? { set: this.ownRequests } : { add: this.ownRequests };
+    const inline: HeadInline = this.inline
+      ? {
+          add: {
+            attrs: inlineAttributes(this.inline),
+            ids: this.inline.entries.map(({ short }) => short),
+            index: this.inline.index,
+          },
+        }
+      : {
+          drop: this.commit.dropUnsent ? requestsAmong(this.before?.oi ?? []) : [],
+          keep: this.commit.dropUnsent
+            ? (this.before?.oi ?? []).length - requestsAmong(this.before?.oi ?? []).length
+            : 0,
+        };
+    return headUpdate(
+      this.job,
+      this.headJson.attrs,
+      this.commit.expectedRev,
+      obx,
+      this.deps.retentionSeconds,
+      inline,
+    );
+  }
+
+  /** The writes every path puts in the job's own transaction: counters, its own timers and inits. */
+  async prepare(): Promise<void> {
+    const { job, commit } = this;
+    const entry = commit.expectedRev === 0 ? childEntry(job) : undefined;
+    if (entry && job.parent) {
+      // A child created by its own commit is indexed like one its parent created.
+      this.core.push(put(entry), put(keys.fanStep(job.parent.id, job.parent.step)));
+    }
+    if (job.parent === null) {
+      const from = commit.expectedRev === 0 ? undefined : this.before?.status;
+      if (from !== job.status) this.core.push(update(countsChange(job.workflow, job.id, from, job.status)));
+    }
+    if (commit.childOutcome) {
+      const { parentId, step, index, status } = commit.childOutcome;
+      const shards = await this.deps.fans.shardsOf(parentId, step);
+      if (shards !== undefined) {
+        this.core.push(update(this.deps.fans.outcome(parentId, step, index, status, shards)));
+        this.counted = { parentId, step };
+      }
+    }
+    // Fan-outs starting in this commit share what a transaction holds (each shard is an item of it).
+    const ownInits = this.parts.fanInits.filter((init) => !this.createdIds.has(init.parentId));
+    const shardBudget = Math.max(1, Math.floor(FAN_SHARD_BUDGET / Math.max(1, ownInits.length)));
+    for (const init of ownInits) {
+      const shards = Math.min(shardBudget, this.deps.fans.shardsFor(init.total));
+      this.core.push(
+        ...this.deps.fans.items(init.parentId, init.step, init, shards).map((item) => put(item)),
+      );
+    }
+    for (const change of this.parts.timers) {
+      if (change.op === 'clear') this.core.push(remove(keys.timer(change.key.jobId, change.key.step)));
+      else if (!this.createdIds.has(change.timer.jobId)) this.core.push(put(timerItem(change.timer)));
+    }
+  }
+
+  /** Everything else as transaction items: timers of created jobs, the outbox, the created jobs. */
+  private smallItems(): Planned[] {
+    const items: Planned[] = [];
+    for (const change of this.parts.timers) {
+      if (change.op === 'set' && this.createdIds.has(change.timer.jobId))
+        items.push(put(timerItem(change.timer)));
+    }
+    this.parts.outbox.forEach((entry, seq) => {
+      const parts = outboxParts(entry, seq, this.token);
+      this.chunks.push(...parts.chunks);
+      items.push(put({ ...keys.outbox(entry.id), ...parts.payload, ...parts.index }));
+    });
+    const steps = new Set<string>();
+    for (const child of this.parts.creates) {
+      const json = encodeJson(
+        child,
+        HEAD_INLINE_LIMIT,
+        keys.jobPk(child.id),
+        this.token,
+        expiryExtra(child, this.deps.retentionSeconds),
+      );
+      this.chunks.push(...json.chunks);
+      const obx = this.requestsOf(child.id);
+      items.push({
+        ...put(headItem(child, json.attrs, obx, this.deps.retentionSeconds), 'attribute_not_exists(pk)'),
+        createOf: child.id,
+      });
+      if (child.parent === null)
+        items.push({
+          ...update(countsChange(child.workflow, child.id, undefined, child.status)),
+          createOf: child.id,
+        });
+      const entry = childEntry(child);
+      if (entry && child.parent) {
+        items.push({ ...put(entry), createOf: child.id });
+        const step = `${child.parent.id}\u0000${child.parent.step}`;
+        if (!steps.has(step)) {
+          steps.add(step);
+          items.push(put(keys.fanStep(child.parent.id, child.parent.step)));
+        }
+      }
+    }
+    for (const init of this.parts.fanInits) {
+      if (!this.createdIds.has(init.parentId)) continue;
+      const shards = this.deps.fans.shardsFor(init.total);
+      for (const item of this.deps.fans.items(init.parentId, init.step, init, shards))
+        items.push({ ...put(item), createOf: init.parentId });
+    }
+    return items;
+  }
+
+  private smallPlan?: Planned[];
+
+  small(): boolean {
+    // Too many for a transaction without encoding anything (a fan-out of thousands)?
+    const { outbox, creates } = this.parts;
+    if (1 + this.core.length + outbox.length + creates.length > MAX_TRANSACTION_ITEMS) return false;
+    const items = [...this.core, ...this.smallItems()];
+    const count = 1 + items.length;
+    const bytes = this.headJson.bytes + items.reduce((sum, item) => sum + item.bytes, 0);
+    if (count <= MAX_TRANSACTION_ITEMS && bytes <= MAX_TRANSACTION_BYTES) {
+      this.smallPlan = items;
+      return true;
+    }
+    // The big path encodes its own writes: forget the chunks the small plan made, except the head's.
+    this.chunks.splice(this.headJson.chunks.length);
+    return false;
+  }
+
+  async writeSmall(): Promise<CommitResult> {
+    let items = this.smallPlan ?? [];
+    await this.writeChunks();
+    if (!items.length) return this.writeHeadAlone();
+    let requestToken = randomUUID();
+    for (;;) {
+      const head: TransactWriteItem = { Update: { TableName: undefined, ...this.headOp() } };
+      try {
+        await this.deps.table.transact([head, ...items.map((item) => item.op)], requestToken);
+        return this.success();
+      } catch (error) {
+        const reasons = cancellationReasons(error);
+        if (!reasons) throw error;
+        if (reasons[0]?.Code === 'ConditionalCheckFailed') return this.lost([]);
+        const existing = new Set<string>();
+        reasons.forEach((reason, n) => {
+          const createOf = items[n - 1]?.createOf;
+          if (reason.Code === 'ConditionalCheckFailed' && createOf) existing.add(createOf);
+        });
+        if (!existing.size) throw error;
+        // Created only when absent: leave the existing jobs (and what belongs to their creation) alone.
+        items = items.filter((item) => !item.createOf || !existing.has(item.createOf));
+        requestToken = randomUUID();
+      }
+    }
+  }
+
+  private async writeHeadAlone(): Promise<CommitResult> {
+    try {
+      const { Attributes } = await this.deps.table.update({ ...this.headOp(), ReturnValues: 'ALL_OLD' });
+      this.oldChunk = chunkRefOf(Attributes);
+      this.oldObx = Attributes?.obx?.SS ?? (Attributes ? [] : undefined);
+      this.oldOi = Attributes?.oi?.SS ?? (Attributes ? [] : undefined);
+      return this.success();
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return this.lost([]);
+    }
+  }
+
+  /**
+   * More than one transaction holds: every write that is not the job's own goes first as a pending
+   * version under this commit's token; the transaction then writes the job and the token's marker.
+   */
+  async writeBig(): Promise<CommitResult> {
+    const { deps, token, job } = this;
+    const topLevelCreates: Planned[] = [];
+    const plain: Item[] = [];
+    const steps = new Set<string>();
+    const childPuts: PendingPut[] = [];
+    for (const child of this.parts.creates) {
+      const json = encodeJson(
+        child,
+        child.parent ? PENDING_INLINE_LIMIT : HEAD_INLINE_LIMIT,
+        keys.jobPk(child.id),
+        token,
+        expiryExtra(child, deps.retentionSeconds),
+      );
+      this.chunks.push(...json.chunks);
+      const obx = this.requestsOf(child.id);
+      if (!child.parent) {
+        // A top-level job created by another's commit (never done by the engine): in the transaction.
+        const item = headItem(child, json.attrs, obx, deps.retentionSeconds);
+        topLevelCreates.push({ ...put(item, 'attribute_not_exists(pk)'), createOf: child.id });
+        topLevelCreates.push({
+          ...update(countsChange(child.workflow, child.id, undefined, child.status)),
+          createOf: child.id,
+        });
+        continue;
+      }
+      plain.push(childEntry(child) as Item);
+      const step = `${child.parent.id}\u0000${child.parent.step}`;
+      if (!steps.has(step)) {
+        steps.add(step);
+        plain.push(keys.fanStep(child.parent.id, child.parent.step));
+      }
+      const payload: Item = { ...json.attrs };
+      if (obx.length) payload.obx = { SS: [...new Set(obx)] };
+      childPuts.push({ key: keys.head(child.id), payload, top: headItemTop(child, deps.retentionSeconds) });
+    }
+
+    /** `committed`: what to write over an item that turned out to be committed already (none: leave it). */
+    const others: (PendingPut & { committed?: Item })[] = [];
+    this.parts.outbox.forEach((entry, seq) => {
+      const parts = outboxParts(entry, seq, token);
+      this.chunks.push(...parts.chunks);
+      const key = keys.outbox(entry.id);
+      others.push({
+        key,
+        payload: parts.payload,
+        top: parts.index,
+        committed: { ...key, ...parts.payload, ...parts.index },
+      });
+    });
+    for (const change of this.parts.timers) {
+      if (change.op !== 'set' || !this.createdIds.has(change.timer.jobId)) continue;
+      const { timer } = change;
+      others.push({
+        key: keys.timer(timer.jobId, timer.step),
+        payload: timerPayload(timer),
+        top: timerIndex(timer),
+        committed: timerItem(timer),
+      });
+    }
+
+    await this.writeChunks();
+    await deps.table.batchWrite(plain.map((item) => ({ put: item })));
+    const written: Key[] = [];
+    const existingChildren = await deps.pending.putAll(childPuts, token, job.id);
+    for (const { key } of childPuts) if (!existingChildren.has(keyId(key))) written.push(key);
+    for (const init of this.parts.fanInits) {
+      if (!this.createdIds.has(init.parentId) || existingChildren.has(keyId(keys.head(init.parentId))))
+        continue;
+      const shards = deps.fans.shardsFor(init.total);
+      others.push({
+        key: keys.fanShard(init.parentId, init.step, 0),
+        payload: deps.fans.pendingBase(init, shards),
+      });
+    }
+    const existing = await deps.pending.putAll(others, token, job.id);
+    for (const other of others) {
+      if (!existing.has(keyId(other.key))) written.push(other.key);
+      else if (other.committed) this.overwrites.push(other.committed);
+    }
+
+    let items = [
+      put({ ...keys.marker(job.id, token), at: N(job.updatedAt) }),
+      ...this.core,
+      ...topLevelCreates,
+    ];
+    if (1 + items.length > MAX_TRANSACTION_ITEMS) {
+      await this.withdraw(written);
+      throw new Error(
+        `commit of job ${job.id} needs ${1 + items.length} writes in one transaction (at most ${MAX_TRANSACTION_ITEMS}): too many timers or fan-outs at once`,
+      );
+    }
+    let requestToken = randomUUID();
+    for (;;) {
+      const head: TransactWriteItem = { Update: { TableName: undefined, ...this.headOp() } };
+      try {
+        await deps.table.transact([head, ...items.map((item) => item.op)], requestToken);
+        break;
+      } catch (error) {
+        const reasons = cancellationReasons(error);
+        if (reasons?.[0]?.Code === 'ConditionalCheckFailed') return this.lost(written);
+        const found = new Set<string>();
+        reasons?.forEach((reason, n) => {
+          const createOf = items[n - 1]?.createOf;
+          if (reason.Code === 'ConditionalCheckFailed' && createOf) found.add(createOf);
+        });
+        if (!found.size) {
+          await this.withdraw(written);
+          throw error;
+        }
+        items = items.filter((item) => !item.createOf || !found.has(item.createOf));
+        requestToken = randomUUID();
+      }
+    }
+    deps.pending.noteCommitted(job.id, token);
+    return this.success();
+  }
+
+  private requestsOf(jobId: string): string[] {
+    return this.requestsByJob.get(jobId) ?? [];
+  }
+
+  private async writeChunks(): Promise<void> {
+    if (this.chunks.length) await this.deps.table.batchWrite(this.chunks.map((item) => ({ put: item })));
+  }
+
+  private success(): CommitResult {
+    return { ok: true };
+  }
+
+  /** The job's revision moved on: take back what this commit wrote ahead (best effort; it is invisible anyway). */
+  private async lost(pendingKeys: readonly Key[]): Promise<CommitResult> {
+    await this.withdraw(pendingKeys);
+    return CONFLICT;
+  }
+
+  private async withdraw(pendingKeys: readonly Key[]): Promise<void> {
+    try {
+      await this.deps.pending.withdraw(pendingKeys, this.token);
+      if (this.chunks.length)
+        await this.deps.table.batchWrite(
+          this.chunks.map((item) => ({ delete: { pk: item.pk, sk: item.sk } as Key })),
+        );
+    } catch {
+      // Left-overs of a lost commit are never read (no marker names their token): only storage.
+    }
+  }
+
+  /** After the job's write: drop unsent requests, delete replaced chunks, finish overwrites, cache. */
+  async afterWrite(): Promise<CommitResult> {
+    const { deps, job, commit } = this;
+    const meta: HeadMeta = {
+      rev: job.rev,
+      status: job.status,
+      chunk: chunkRefOf({ ...this.headJson.attrs, pk: S(keys.jobPk(job.id)) }),
+      obx: commit.dropUnsent
+        ? this.ownRequests
+        : [...new Set([...(this.before?.obx ?? this.oldObx ?? []), ...this.ownRequests])],
+      oi: commit.dropUnsent
+        ? (this.before?.oi ?? []).filter((short) => !requestsAmong([short]).length)
+        : [
+            ...new Set([
+              ...(this.before?.oi ?? this.oldOi ?? []),
+              ...(this.inline?.entries.map(({ short }) => short) ?? []),
+            ]),
+          ],
+    };
+    if (this.inline) deps.onInline?.(job.id, meta.oi);
+    if (commit.expectedRev === 0 || this.before || this.oldObx || commit.dropUnsent)
+      deps.heads.set(job.id, meta);
+    else deps.heads.delete(job.id);
+
+    const deletes: Key[] = [];
+    const oldChunk = this.before?.chunk ?? this.oldChunk;
+    if (oldChunk && oldChunk.token !== meta.chunk?.token) deletes.push(...chunkKeys(oldChunk));
+    if (commit.dropUnsent) {
+      const keep = new Set(this.ownRequests);
+      for (const id of this.before?.obx ?? this.oldObx ?? [])
+        if (!keep.has(id)) deletes.push(keys.outbox(id));
+    }
+    await deps.table.batchWrite([
+      ...this.overwrites.map((item) => ({ put: item })),
+      ...deletes.map((key) => ({ delete: key })),
+    ]);
+    if (!this.counted) return { ok: true };
+    const fanCounts = await deps.fans.read(this.counted.parentId, this.counted.step);
+    return fanCounts ? { ok: true, fanCounts } : { ok: true };
+  }
+}
+
+/** The attributes every version of a pending head shares (its revision for the first commit's condition). */
+function headItemTop(child: JobRecord, retentionSeconds: number | undefined): Item {
+  const { pk: _pk, sk: _sk, ...rest } = headItem(child, {}, [], retentionSeconds);
+  return rest;
+}

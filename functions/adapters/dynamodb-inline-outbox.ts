@@ -1,0 +1,266 @@
+import type { OutboxEntry } from '../../engine/ports/store.js';
+import { keys, N, pad, S, SHARDS, shardOf, time } from './dynamodb-items.js';
+import { isConditionFailure } from './dynamodb-retry.js';
+import type { DynamoDbTable, Item } from './dynamodb-table.js';
+import { SWITCHYARD_TABLE } from './dynamodb-table-schema.js';
+
+/*
+ * Outbox entries kept in their job's head instead of outbox items of their own. A commit that only
+ * updates a job and sends that job's next requests (or its follow-ups) then writes one item (a plain
+ * conditional UpdateItem when nothing else changes, no transaction), and marking them sent is one
+ * update of that item. The head names them in `oi` (a string set of short ids), holds each as
+ * `o_<short id>` (its position in the commit and what the head does not already say of it), and
+ * while it has any it is in gsi3 (`OBX#<shard>` / `<createdAt>#<seq>#<job id>`), which recovery
+ * reads beside the outbox items. A crash between the commit and the send loses nothing: the entries
+ * are in the head, the head in gsi3, until they are marked sent.
+ *
+ * Only entries of the committing job itself, all created at the same moment (one commit's), small,
+ * and only while the head holds no others: a head's inline entries are then one commit's and share
+ * the time at the start of its index sort key, which keeps recovery's order and paging exact.
+ * Requests for other jobs (created children's), large ones and those of a stopping job
+ * (`dropUnsent`) stay outbox items. A stopping job's inline requests are removed with its commit,
+ * its inline follow-ups kept.
+ */
+
+/** An inline entry above this many bytes of JSON would make every write of its head dearer than an item of its own. */
+const MAX_INLINE_BYTES = 2_000;
+/** Inline entries of one commit together. */
+const MAX_INLINE_TOTAL = 3_000;
+
+export const INLINE_INDEX = SWITCHYARD_TABLE.indexes.gsi3;
+
+/**
+ * An inline entry's id in its head: `r` (a request) or `f` (a follow-up), then the id, whose start
+ * (the engine's ids start with the job's id, which the head already says) is `~`, or `=` and the
+ * whole id.
+ */
+export function shortId(jobId: string, entry: Pick<OutboxEntry, 'id' | 'kind'>): string {
+  const kind = entry.kind === 'request' ? 'r' : 'f';
+  const { id } = entry;
+  return id.startsWith(`${jobId}:`) ? `${kind}~${id.slice(jobId.length + 1)}` : `${kind}=${id}`;
+}
+export const fullId = (jobId: string, short: string): string =>
+  short[1] === '~' ? `${jobId}:${short.slice(2)}` : short.slice(2);
+const isRequest = (short: string): boolean => short.startsWith('r');
+
+export const inlineAttribute = (short: string): string => `o_${short}`;
+export const inlinePartition = (shard: number): string => `OBX#${shard}`;
+
+/** The sort of an outbox entry in a merged listing (the same for items and inline entries). */
+export const entrySort = (entry: OutboxEntry, seq: number): string =>
+  `${time(entry.createdAt)}#${pad(seq, 6)}#${entry.id}`;
+
+type RequestEntry = Extract<OutboxEntry, { kind: 'request' }>;
+type FollowUpEntry = Extract<OutboxEntry, { kind: 'followUp' }>;
+
+/** What an entry holds that its head does not already say: its time, then a request's step part and body, or the follow-up. */
+interface Compact {
+  at: number;
+  s?: string;
+  q?: string;
+  v?: string | null;
+  a?: number;
+  b?: unknown;
+  /** A request's correlation id, when it is not `<job id>:<step>`. */
+  c?: string;
+  f?: FollowUpEntry['followUp'];
+}
+
+function compact(entry: OutboxEntry): Compact {
+  if (entry.kind === 'followUp') return { at: entry.createdAt, f: entry.followUp };
+  const { request } = entry;
+  const value: Compact = {
+    at: entry.createdAt,
+    s: request.step,
+    q: request.queue,
+    v: request.vhost,
+    a: request.attempt,
+    b: request.body,
+  };
+  if (request.correlationId !== `${entry.jobId}:${request.step}`) value.c = request.correlationId;
+  return value;
+}
+
+function expand(jobId: string, short: string, value: Compact): OutboxEntry {
+  const id = fullId(jobId, short);
+  if (!isRequest(short))
+    return {
+      id,
+      kind: 'followUp',
+      jobId,
+      createdAt: value.at,
+      followUp: value.f as FollowUpEntry['followUp'],
+    };
+  const step = value.s as string;
+  return {
+    id,
+    kind: 'request',
+    jobId,
+    createdAt: value.at,
+    request: {
+      jobId,
+      step,
+      queue: value.q as string,
+      vhost: value.v ?? null,
+      correlationId: value.c ?? `${jobId}:${step}`,
+      attempt: value.a as number,
+      body: value.b as RequestEntry['request']['body'],
+    },
+  };
+}
+
+export interface InlineEntry {
+  entry: OutboxEntry;
+  /** Its id in the head (see shortId). */
+  short: string;
+  text: string;
+  sort: string;
+}
+
+export interface InlinePlan {
+  entries: InlineEntry[];
+  /** The head's gsi3 key while it holds them. */
+  index: { pk: string; sk: string };
+}
+
+/** The short ids among `shorts` that are requests (a stopping job drops those, not its follow-ups). */
+export const requestsAmong = (shorts: readonly string[]): string[] => shorts.filter(isRequest);
+
+/**
+ * Which of a commit's outbox entries go in the job's head (see above), with their positions in the
+ * commit (`seq`, as outbox items number them). `headHoldsNone`: the revision replaced is known to
+ * hold no inline requests (or the commit creates the job).
+ */
+export function planInline(
+  jobId: string,
+  outbox: readonly OutboxEntry[],
+  headHoldsNone: boolean,
+  dropUnsent: boolean,
+): InlinePlan | undefined {
+  if (!headHoldsNone || dropUnsent || !outbox.length) return undefined;
+  const entries: InlineEntry[] = [];
+  let total = 0;
+  const at = outbox[0]?.createdAt;
+  outbox.forEach((entry, seq) => {
+    if (entry.jobId !== jobId || entry.createdAt !== at) return;
+    if (entry.kind === 'request' && entry.request.jobId !== jobId) return;
+    const text = JSON.stringify(compact(entry));
+    const bytes = Buffer.byteLength(text);
+    if (bytes > MAX_INLINE_BYTES || total + bytes > MAX_INLINE_TOTAL) return;
+    total += bytes;
+    entries.push({ entry, short: shortId(jobId, entry), text, sort: entrySort(entry, seq) });
+  });
+  const first = entries[0];
+  if (!first) return undefined;
+  return {
+    entries,
+    index: {
+      pk: inlinePartition(shardOf(jobId, SHARDS.outbox)),
+      sk: `${first.sort.slice(0, first.sort.lastIndexOf('#'))}#${jobId}`,
+    },
+  };
+}
+
+/** The inline requests a head item holds, oldest first, each with its sort. */
+export function inlineEntries(head: Item): { sort: string; short: string; entry: OutboxEntry }[] {
+  const found: { sort: string; short: string; entry: OutboxEntry }[] = [];
+  const jobId = (head.pk?.S ?? '').slice('JOB#'.length);
+  for (const short of head.oi?.SS ?? []) {
+    const value = head[inlineAttribute(short)]?.S;
+    if (value === undefined) continue;
+    const entry = expand(jobId, short, JSON.parse(value.slice(SEQ_WIDTH)) as Compact);
+    found.push({ sort: entrySort(entry, Number(value.slice(0, SEQ_WIDTH))), short, entry });
+  }
+  return found.sort((a, b) => (a.sort < b.sort ? -1 : 1));
+}
+
+/** Each inline request is stored as its position in its commit (6 digits) then its compact JSON. */
+const SEQ_WIDTH = 6;
+
+/** The attributes a commit sets for its inline requests (besides adding their short ids to `oi`). */
+export function inlineAttributes(plan: InlinePlan): Item {
+  const attrs: Item = {};
+  for (const { short, text, sort } of plan.entries)
+    attrs[inlineAttribute(short)] = S(`${sort.split('#')[1]}${text}`);
+  return attrs;
+}
+
+/**
+ * Marks a job's inline requests sent: removes them, and the head from gsi3 when they were all it
+ * held (one conditional update); otherwise only them. A head that is gone is left gone.
+ */
+export async function ackInline(
+  table: DynamoDbTable,
+  jobId: string,
+  shorts: readonly string[],
+): Promise<void> {
+  const ids = [...new Set(shorts)];
+  const names: Record<string, string> = { '#oi': 'oi' };
+  const removes: string[] = [];
+  const values: Item = {};
+  const contains: string[] = [];
+  ids.forEach((id, n) => {
+    names[`#o${n}`] = inlineAttribute(id);
+    removes.push(`#o${n}`);
+    values[`:i${n}`] = S(id);
+    contains.push(`contains(#oi, :i${n})`);
+  });
+  try {
+    await table.update({
+      Key: keys.head(jobId),
+      UpdateExpression: `REMOVE ${[...removes, '#oi', '#ipk', '#isk'].join(', ')}`,
+      ConditionExpression: `size(#oi) = :n AND ${contains.join(' AND ')}`,
+      ExpressionAttributeNames: { ...names, '#ipk': INLINE_INDEX.partitionKey, '#isk': INLINE_INDEX.sortKey },
+      ExpressionAttributeValues: { ...values, ':n': N(ids.length) },
+    });
+    return;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+  try {
+    await table.update({
+      Key: keys.head(jobId),
+      UpdateExpression: `REMOVE ${removes.join(', ')} DELETE #oi :ids`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':ids': { SS: ids } },
+    });
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
+const MAX_REMEMBERED = 100_000;
+
+/**
+ * Where the inline requests this process committed or recovered live (the port acknowledges entries
+ * by id only). An id it does not know is taken for an outbox item: at worst a request kept inline
+ * is sent again by a later recovery, which then knows it.
+ */
+export class InlineRequests {
+  private readonly entries = new Map<string, { jobId: string; short: string }>();
+
+  /** `shorts`: ids as the job's head names them. */
+  note(jobId: string, shorts: readonly string[]): void {
+    if (this.entries.size + shorts.length > MAX_REMEMBERED) this.entries.clear();
+    for (const short of shorts) this.entries.set(fullId(jobId, short), { jobId, short });
+  }
+
+  /** Splits acknowledged ids into inline entries (short ids by job) and outbox items, forgetting the former. */
+  take(ids: readonly string[]): { byJob: Map<string, string[]>; items: string[] } {
+    const byJob = new Map<string, string[]>();
+    const items: string[] = [];
+    for (const id of ids) {
+      const known = this.entries.get(id);
+      if (known === undefined) {
+        items.push(id);
+        continue;
+      }
+      this.entries.delete(id);
+      const list = byJob.get(known.jobId);
+      if (list) list.push(known.short);
+      else byJob.set(known.jobId, [known.short]);
+    }
+    return { byJob, items };
+  }
+}

@@ -1,0 +1,196 @@
+import type { Timer } from '../../engine/job/types.js';
+import type { OutboxEntry, OutboxPage } from '../../engine/ports/store.js';
+import { INLINE_INDEX, inlineEntries, inlinePartition } from './dynamodb-inline-outbox.js';
+import { decodeJson, gsi, keys, S, SHARDS, str, time } from './dynamodb-items.js';
+import { type Candidate, MergeSource, mergePage, pageSizeFor } from './dynamodb-merge.js';
+import type { PendingWrites } from './dynamodb-pending.js';
+import type { DynamoDbTable, Item, Key } from './dynamodb-table.js';
+
+const OUTBOX_CURSOR = /^\d{15}#\d{6}#(.+)$/s;
+
+/**
+ * Outbox entries not yet acknowledged, oldest first: gsi2 partitions `OBX#<shard>` sorted by
+ * `<createdAt>#<seq>#<id>`, merged; the cursor is the last entry's sort key. The index is eventually
+ * consistent, which recovery tolerates (an entry written a moment ago is being sent by its writer).
+ */
+export async function pendingOutbox(
+  table: DynamoDbTable,
+  pending: PendingWrites,
+  page: { limit: number; cursor?: string; createdBefore?: number },
+  onInline: (jobId: string, shorts: readonly string[]) => void = () => {},
+): Promise<OutboxPage> {
+  const limit = Math.max(1, page.limit);
+  const after = page.cursor === undefined ? undefined : OUTBOX_CURSOR.exec(page.cursor);
+  if (page.cursor !== undefined && !after) throw new Error(`invalid outbox cursor "${page.cursor}"`);
+  const readChunks = (wanted: Key[]): Promise<Item[]> => table.batchGet(wanted);
+  const sources: MergeSource<OutboxEntry>[] = Array.from({ length: SHARDS.outbox }, (_, shard) => {
+    const partition = gsi.outbox(shard);
+    return new MergeSource<OutboxEntry>(async (start) => {
+      const values: Item = { ':p': S(partition) };
+      let condition = 'gsi2pk = :p';
+      if (page.createdBefore !== undefined) {
+        condition += ' AND gsi2sk < :before';
+        values[':before'] = S(time(page.createdBefore));
+      }
+      const exclusiveStart =
+        start ??
+        (after && page.cursor
+          ? { ...keys.outbox(after[1] as string), gsi2pk: S(partition), gsi2sk: S(page.cursor) }
+          : undefined);
+      const { items, next } = await table.queryPage({
+        IndexName: 'gsi2',
+        KeyConditionExpression: condition,
+        ExpressionAttributeValues: values,
+        Limit: pageSizeFor(limit, SHARDS.outbox),
+        ExclusiveStartKey: exclusiveStart,
+      });
+      const candidates: Candidate<OutboxEntry>[] = [];
+      const found = await itemsOf(table, items);
+      for (const entry of items) {
+        const stored = found.get(keyString(entry));
+        const item = stored && (await pending.resolve(stored));
+        const sort = str(entry, 'gsi2sk');
+        if (!item || sort === undefined) continue;
+        candidates.push({ sort, value: await decodeJson<OutboxEntry>(item, readChunks) });
+      }
+      return { candidates, next };
+    });
+  });
+  for (let shard = 0; shard < SHARDS.outbox; shard++)
+    sources.push(
+      inlineSource(table, inlinePartition(shard), limit, after ? page.cursor : undefined, page, onInline),
+    );
+  const { page: entries, more } = await mergePage(sources, limit, 'ascending');
+  const last = entries.at(-1);
+  return more && last
+    ? { entries: entries.map((e) => e.value), cursor: last.sort }
+    : { entries: entries.map((e) => e.value) };
+}
+
+/**
+ * The requests job heads hold inline (dynamodb-inline-outbox.ts) in one gsi3 partition, in order.
+ * A head's requests are one commit's and share its time, the start of the head's sort key: the
+ * heads of one time are read together and their requests sorted, and a cursor resumes at its time.
+ */
+function inlineSource(
+  table: DynamoDbTable,
+  partition: string,
+  limit: number,
+  cursor: string | undefined,
+  page: { createdBefore?: number },
+  onInline: (jobId: string, shorts: readonly string[]) => void,
+): MergeSource<OutboxEntry> {
+  const { name, partitionKey, sortKey } = INLINE_INDEX;
+  const values: Item = { ':p': S(partition) };
+  if (cursor !== undefined) values[':from'] = S(cursor.slice(0, 15));
+  if (page.createdBefore !== undefined) values[':before'] = S(time(page.createdBefore));
+  if (
+    cursor !== undefined &&
+    page.createdBefore !== undefined &&
+    cursor.slice(0, 15) > time(page.createdBefore)
+  )
+    return new MergeSource<OutboxEntry>(async () => ({ candidates: [] }));
+  let condition = `${partitionKey} = :p`;
+  if (cursor !== undefined && page.createdBefore !== undefined)
+    condition += ` AND ${sortKey} BETWEEN :from AND :before`;
+  else if (cursor !== undefined) condition += ` AND ${sortKey} >= :from`;
+  else if (page.createdBefore !== undefined) condition += ` AND ${sortKey} < :before`;
+  const timeOf = (item: Item): string => (str(item, sortKey) ?? '').slice(0, 15);
+  return new MergeSource<OutboxEntry>(async (start) => {
+    const heads: Item[] = [];
+    let next = start;
+    // Whole times only: read on while the page ends inside the time it started with.
+    do {
+      const result = await table.queryPage({
+        IndexName: name,
+        KeyConditionExpression: condition,
+        ExpressionAttributeValues: values,
+        Limit: pageSizeFor(limit, SHARDS.outbox),
+        ExclusiveStartKey: next,
+      });
+      heads.push(...result.items);
+      next = result.next;
+    } while (next && heads.length && timeOf(heads[0] as Item) === timeOf(heads.at(-1) as Item));
+    let whole = heads;
+    if (next) {
+      const lastTime = timeOf(heads.at(-1) as Item);
+      whole = heads.slice(
+        0,
+        heads.findIndex((item) => timeOf(item) === lastTime),
+      );
+      next = whole.at(-1);
+    }
+    const found = await itemsOf(table, whole);
+    const candidates: Candidate<OutboxEntry>[] = [];
+    for (const entry of whole) {
+      const head = found.get(keyString(entry));
+      if (!head) continue;
+      const held = inlineEntries(head).filter(
+        ({ sort, entry }) =>
+          (cursor === undefined || sort > cursor) &&
+          (page.createdBefore === undefined || entry.createdAt < page.createdBefore),
+      );
+      if (held.length)
+        onInline(
+          held[0]?.entry.jobId as string,
+          held.map(({ short }) => short),
+        );
+      for (const { sort, entry } of held) candidates.push({ sort, value: entry });
+    }
+    candidates.sort((a, b) => (a.sort < b.sort ? -1 : 1));
+    return next ? { candidates, next } : { candidates };
+  });
+}
+
+/** Armed timers, earliest first: gsi2 partitions `TIM#<shard>` sorted by `<at>#<job>#<step>`, merged. */
+export async function listTimers(
+  table: DynamoDbTable,
+  pending: PendingWrites,
+  page: { dueBy?: number; limit: number },
+): Promise<Timer[]> {
+  const limit = Math.max(1, page.limit);
+  const sources = Array.from({ length: SHARDS.timers }, (_, shard) => {
+    const partition = gsi.timers(shard);
+    return new MergeSource<Timer>(async (start) => {
+      const values: Item = { ':p': S(partition) };
+      let condition = 'gsi2pk = :p';
+      if (page.dueBy !== undefined) {
+        condition += ' AND gsi2sk <= :due';
+        values[':due'] = S(`${time(page.dueBy)}#\uffff`);
+      }
+      const { items, next } = await table.queryPage({
+        IndexName: 'gsi2',
+        KeyConditionExpression: condition,
+        ExpressionAttributeValues: values,
+        Limit: pageSizeFor(limit, SHARDS.timers),
+        ExclusiveStartKey: start,
+      });
+      const candidates: Candidate<Timer>[] = [];
+      const found = await itemsOf(table, items);
+      for (const entry of items) {
+        const stored = found.get(keyString(entry));
+        const item = stored && (await pending.resolve(stored));
+        const text = str(item, 't');
+        if (text === undefined) continue;
+        const timer = JSON.parse(text) as Timer;
+        if (page.dueBy !== undefined && timer.at > page.dueBy) continue;
+        candidates.push({ sort: `${time(timer.at)}#${timer.jobId}#${timer.step ?? ''}`, value: timer });
+      }
+      return { candidates, next };
+    });
+  });
+  const { page: timers } = await mergePage(sources, limit, 'ascending');
+  return timers.map((candidate) => candidate.value);
+}
+
+const keyString = (item: Item): string => `${str(item, 'pk')}\u0000${str(item, 'sk')}`;
+
+/**
+ * The items behind index entries (the index holds keys only), read strongly consistent; an entry
+ * whose item is gone since (sent, cleared) has none.
+ */
+async function itemsOf(table: DynamoDbTable, entries: readonly Item[]): Promise<Map<string, Item>> {
+  if (!entries.length) return new Map();
+  const items = await table.batchGet(entries.map((entry) => ({ pk: entry.pk, sk: entry.sk }) as Key));
+  return new Map(items.map((item) => [keyString(item), item]));
+}

@@ -1,0 +1,257 @@
+import { randomBytes } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { WorkflowDefinition } from '../../engine/definition/types.js';
+import type { FanCounts, JobRecord, JobStatus, Timer } from '../../engine/job/types.js';
+import type {
+  ChildrenPage,
+  Commit,
+  CommitResult,
+  JobPage,
+  JobQuery,
+  OutboxPage,
+  Store,
+  StoredWorkflow,
+  WorkflowSummary,
+} from '../../engine/ports/store.js';
+import { applyCommit, type CommitDeps } from './dynamodb-commit.js';
+import { defaultCounterShards, FanCounters } from './dynamodb-fan-counters.js';
+import { ackInline, InlineRequests } from './dynamodb-inline-outbox.js';
+import { keys } from './dynamodb-items.js';
+import { readCounts } from './dynamodb-job-counts.js';
+import { HeadCache } from './dynamodb-job-items.js';
+import { queryJobs } from './dynamodb-job-query.js';
+import { JobReader } from './dynamodb-job-reader.js';
+import { listTimers, pendingOutbox } from './dynamodb-outbox.js';
+import { PendingWrites } from './dynamodb-pending.js';
+import { deleteFinishedJobs } from './dynamodb-retention.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './dynamodb-retry.js';
+import { DynamoDbTable, forEachLimit } from './dynamodb-table.js';
+import { DynamoDbWorkflows } from './dynamodb-workflows.js';
+
+/*
+ * The Store port on DynamoDB: the deployed runtime's state, shared by many Lambda instances at once.
+ * Everything lives in one table (key pk/sk, gsi1, gsi2 and gsi3 projecting keys only, TTL on
+ * `expiresAt`; see dynamodb-table-schema.ts). The items:
+ *
+ * | item                | pk                       | sk                 | index (gsi: pk / sk)                                   |
+ * | ------------------- | ------------------------ | ------------------ | ------------------------------------------------------ |
+ * | job head            | JOB#<id>                 | J                  | top-level: gsi1 L#<wf>#<status>#<0-3> / <createdAt>#<id> |
+ * |                     |                          |                    | holding inline entries: gsi3 OBX#<0-15> / <createdAt>#<seq>#<id> |
+ * | job chunk           | JOB#<id>                 | C#<token>#<n>      |                                                        |
+ * | commit marker       | JOB#<id>                 | K#<token>          |                                                        |
+ * | fan-out step marker | JOB#<id>                 | S#<step>           |                                                        |
+ * | timer               | JOB#<job>                | T#<step or ''>     | gsi2 TIM#<0-15> / <at>#<job>#<step>                    |
+ * | child index entry   | KIDS#<parent>#<step>#<b> | <index>#<child id> | gsi1 CL#<wf>#<0-15> / <createdAt>#<id>                 |
+ * | fan-out counters    | FAN#<parent>#<step>      | <shard>            |                                                        |
+ * | outbox entry        | OUT#<id>                 | O                  | gsi2 OBX#<0-15> / <createdAt>#<seq>#<id>               |
+ * | job counts          | CNT#<0-7>                | <workflow>         |                                                        |
+ * | workflow registry   | WFS                      | <name>             |                                                        |
+ * | workflow version    | WF#<name>                | <version>          |                                                        |
+ *
+ * A job head holds the whole record as JSON (gzip above 400 bytes, to keep heads under the 1 KB of a
+ * write unit; chunk items above 300 KB compressed, so no item nears 400 KB), its revision `rev`, and
+ * plain attributes for filters. Every commit is conditional on `rev` (or on the head being absent).
+ * The job's own requests and follow-ups usually stay in its head until sent (inline entries,
+ * dynamodb-inline-outbox.ts), so a commit that sends its job's next steps writes only the head. A
+ * commit whose only write is the head is one UpdateItem; one with more (outbox items, timers,
+ * counters, created children) is one TransactWriteItems, whose condition on the head makes all of it
+ * happen or none: a refused commit writes nothing. Chunks are written first, named by a token of their commit, and become part of
+ * the job only when the head points at them: a refused commit's chunks are never read.
+ *
+ * Big commits. A fan-out creates up to 100,000 children with as many outbox entries: far more than
+ * a transaction's 100 items. Such a commit first writes everything that is not the job's own as
+ * pending versions (dynamodb-pending.ts): each created child, outbox entry and timer is an item
+ * with a list `pv` of versions, each tagged with its commit's token, appended by one conditional
+ * update that refuses committed items (so children are created only when absent). Then one transaction writes the job's head (conditional on `rev`), a marker item
+ * `JOB#<job>`/`K#<token>`, and the job's own counters and timers. A pending version counts only
+ * once its marker exists, so until that transaction succeeds nothing of the commit is visible
+ * (getJob, listChildren, pendingOutbox, listTimers all resolve versions), and if it fails nothing
+ * ever will be. Rival commits from the same revision each append their own version to the same
+ * item and so cannot overwrite each other; the loser takes its versions back out afterwards (best
+ * effort: a left-over version is never read, it only takes space). The children index entries
+ * (`KIDS#…`, sort key index and id) are written plainly: an entry only names a child, and a child
+ * that is not committed, or that belongs to another parent, is skipped when listed. A child's own
+ * first commit rewrites its head, which removes `pv`. Each marker is read at most once per token
+ * and process (then remembered).
+ *
+ * Fan-in. A child's final commit is one transaction: its head (conditional) and an ADD to one
+ * counter shard of its parent's step (`index % shards`), so it counts exactly once; the shards are
+ * items of one partition `FAN#<parent>#<step>` (DynamoDB's adaptive capacity can split them), read
+ * with one strongly consistent query after the transaction: the last committer always sees the
+ * final count. Child results stay in the children's own items and are read back in pages:
+ * `listChildren` queries the index entries (strongly consistent; entries are spread over
+ * partitions of 1,000 indexes so that a fan-out's creation is not limited by one partition's
+ * 1,000 writes a second) and reads the children with strongly consistent BatchGetItem.
+ *
+ * Listings. Top-level jobs are in gsi1 by workflow and status, sharded 4 ways by id so one busy
+ * workflow spreads its index writes (each shard partition takes ~1,000 writes a second); a query
+ * reads the shards newest first and merges them. Children are listed through their index entries
+ * (16 shards per workflow) and read from the table (status changes of children then cost no index
+ * write); retention finds finished top-level jobs in that listing too. The outbox (16 shards) and
+ * timers (16 shards) are in gsi2 by time, heads holding inline entries in gsi3 (16 shards). The
+ * indexes hold keys only (an update that keeps an item's index keys writes nothing to them), so
+ * their readers fetch the items from the table. Indexes are eventually consistent; only listings,
+ * recovery, timers and retention read them, never the commit path.
+ *
+ * Counts. Per workflow and status, in `CNT#<shard>`/`<workflow>` items moved in the same
+ * transaction as a top-level job's status. The old status comes from the revision the commit
+ * replaces, remembered from the read that preceded it (read again only when not remembered).
+ *
+ * Retention. `deleteFinishedJobs` deletes whole trees (dynamodb-retention.ts). With
+ * `retentionSeconds`, finished jobs' heads and chunks also carry `expiresAt` (TTL, deleted by
+ * DynamoDB for free) as a backstop: run the sweep with a shorter retention than the TTL so that
+ * trees are removed whole first, and keep the TTL longer than any fan-out runs (a child's TTL
+ * counts from its own end).
+ *
+ * Throttling and transaction conflicts are retried with backoff and jitter (dynamodb-retry.ts); a
+ * failed condition never is: it is `{ ok: false, conflict: true }`.
+ */
+
+export interface DynamoDbStoreOptions {
+  /** Created once per container by the caller, who also destroys it. */
+  client: DynamoDBClient;
+  tableName: string;
+  /** TTL: finished jobs' items expire this long after they ended. Unset: no TTL. */
+  retentionSeconds?: number;
+  /** Counter shards of a fan-out of `total` children (1 to 32). @default one per 100 children */
+  counterShards?: (total: number) => number;
+  /** @default 10 attempts, waits from 25 ms doubling to at most 5 s, full jitter */
+  retry?: RetryPolicy;
+}
+
+/** Commits of one call written at once (a cancel of a fan-out's children passes a thousand). */
+const PARALLEL_COMMITS = 32;
+
+const newCommitToken = (): string => randomBytes(9).toString('base64url');
+
+export class DynamoDbStore implements Store {
+  private readonly table: DynamoDbTable;
+  private readonly pending: PendingWrites;
+  private readonly heads = new HeadCache();
+  private readonly reader: JobReader;
+  private readonly fans: FanCounters;
+  private readonly workflows: DynamoDbWorkflows;
+  private readonly commitDeps: CommitDeps;
+  /** Which job's head holds each inline request this store committed or recovered. */
+  private readonly inline = new InlineRequests();
+  private closed = false;
+
+  constructor(options: DynamoDbStoreOptions) {
+    this.table = new DynamoDbTable(options.client, options.tableName, options.retry ?? DEFAULT_RETRY_POLICY);
+    this.pending = new PendingWrites(this.table);
+    this.reader = new JobReader(this.table, this.pending, this.heads);
+    this.fans = new FanCounters(this.table, this.pending, options.counterShards ?? defaultCounterShards);
+    this.workflows = new DynamoDbWorkflows(this.table);
+    this.commitDeps = {
+      table: this.table,
+      pending: this.pending,
+      fans: this.fans,
+      heads: this.heads,
+      retentionSeconds: options.retentionSeconds,
+      newToken: newCommitToken,
+      onInline: (jobId, ids) => this.inline.note(jobId, ids),
+    };
+  }
+
+  saveWorkflow(definition: WorkflowDefinition, now: number): Promise<{ version: number; created: boolean }> {
+    return this.workflows.save(definition, now);
+  }
+
+  getWorkflow(name: string, version?: number): Promise<StoredWorkflow | undefined> {
+    return this.workflows.get(name, version);
+  }
+
+  listWorkflows(): Promise<WorkflowSummary[]> {
+    return this.workflows.list();
+  }
+
+  setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean> {
+    return this.workflows.setEnabled(name, enabled);
+  }
+
+  getJob(id: string): Promise<JobRecord | undefined> {
+    return this.reader.getJob(id);
+  }
+
+  getJobs(ids: readonly string[]): Promise<Map<string, JobRecord>> {
+    return this.reader.getJobs(ids);
+  }
+
+  /** Commits of different jobs run at once; commits of the same job one after the other, in order. */
+  async commit(commits: readonly Commit[]): Promise<CommitResult[]> {
+    this.assertOpen();
+    const results: CommitResult[] = new Array(commits.length);
+    const byJob = new Map<string, number[]>();
+    commits.forEach((commit, n) => {
+      const list = byJob.get(commit.job.id);
+      if (list) list.push(n);
+      else byJob.set(commit.job.id, [n]);
+    });
+    await forEachLimit([...byJob.values()], PARALLEL_COMMITS, async (positions) => {
+      for (const n of positions) results[n] = await applyCommit(this.commitDeps, commits[n] as Commit);
+    });
+    return results;
+  }
+
+  listChildren(
+    parentId: string,
+    step: string,
+    page: { fromIndex?: number; limit: number },
+  ): Promise<ChildrenPage> {
+    return this.reader.listChildren(parentId, step, page);
+  }
+
+  getFanCounts(parentId: string, step: string): Promise<FanCounts | undefined> {
+    return this.fans.read(parentId, step);
+  }
+
+  setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void> {
+    return this.fans.set(parentId, step, counts);
+  }
+
+  queryJobs(query: JobQuery): Promise<JobPage> {
+    return queryJobs(this.table, this.reader, query);
+  }
+
+  countJobs(workflow: string): Promise<Record<JobStatus, number>> {
+    return readCounts(this.table, workflow);
+  }
+
+  pendingOutbox(page: { limit: number; cursor?: string; createdBefore?: number }): Promise<OutboxPage> {
+    return pendingOutbox(this.table, this.pending, page, (jobId, ids) => this.inline.note(jobId, ids));
+  }
+
+  async ackOutbox(ids: readonly string[]): Promise<void> {
+    const { byJob, items } = this.inline.take(ids);
+    await Promise.all([
+      this.table.batchWrite(items.map((id) => ({ delete: keys.outbox(id) }))),
+      forEachLimit([...byJob], PARALLEL_COMMITS, async ([jobId, sent]) => {
+        await ackInline(this.table, jobId, sent);
+        this.heads.forgetInline(jobId, sent);
+      }),
+    ]);
+  }
+
+  listTimers(page: { dueBy?: number; limit: number }): Promise<Timer[]> {
+    return listTimers(this.table, this.pending, page);
+  }
+
+  deleteFinishedJobs(endedBefore: number): Promise<number> {
+    return deleteFinishedJobs(this.table, endedBefore);
+  }
+
+  /** One read of a fixed key: half a read unit, and it proves the table, the network and the credentials. */
+  async ping(): Promise<void> {
+    this.assertOpen();
+    await this.table.get(keys.ping(), false);
+  }
+
+  /** The client belongs to the caller: closing only stops this store from writing. */
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('the store is closed');
+  }
+}

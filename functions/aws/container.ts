@@ -1,0 +1,85 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { Bus } from '../../engine/ports/bus.js';
+import type { Store } from '../../engine/ports/store.js';
+import { DynamoDbStore } from '../adapters/dynamodb-store.js';
+import { SqsTimers } from '../adapters/sqs-timers.js';
+import { Manager } from '../manager/manager.js';
+import type { BusKind, HandlerEnvironment } from './environment.js';
+import { createLambdaTelemetry, type LambdaTelemetry } from './lambda-telemetry.js';
+
+/** Everything a handler uses, built once per Lambda container. */
+export interface Container {
+  env: HandlerEnvironment;
+  manager: Manager;
+  store: Store;
+  bus: Bus;
+  timers: SqsTimers;
+  telemetry: LambdaTelemetry;
+}
+
+/** SDK clients to use instead of the default ones (tests point them at the emulators). */
+export interface ContainerClients {
+  dynamodb?: DynamoDBClient;
+  sqs?: SQSClient;
+  secretsManager?: SecretsManagerClient;
+}
+
+/** Builds the bus of one kind. One file each, so a handler bundles only the bus it runs with. */
+export type BusFactory = (input: {
+  env: HandlerEnvironment;
+  sqs: SQSClient;
+  secretsManager?: SecretsManagerClient;
+  telemetry: LambdaTelemetry;
+}) => Promise<Bus>;
+
+export interface ContainerOptions {
+  /** The buses this function can run with (`sqs-bus-factory.ts`, `rabbitmq-bus-factory.ts`). */
+  buses: Partial<Record<BusKind, BusFactory>>;
+  clients?: ContainerClients;
+  telemetry?: LambdaTelemetry;
+  /** @default Date.now */
+  clock?: () => number;
+}
+
+/**
+ * Wires the deployed runtime as `switchyard serve` wires the local one (functions/local/serve.ts):
+ * the manager on DynamoDB, SQS or Amazon MQ for RabbitMQ, delayed SQS messages for timers, and
+ * Powertools for logs and metrics.
+ */
+export async function createContainer(
+  env: HandlerEnvironment,
+  options: ContainerOptions,
+): Promise<Container> {
+  const busFactory = options.buses[env.bus.kind];
+  if (!busFactory) {
+    throw new Error(
+      `this function does not run with BUS=${env.bus.kind} (it runs with ${Object.keys(options.buses).join(', ')})`,
+    );
+  }
+  const telemetry = options.telemetry ?? createLambdaTelemetry({ logLevel: env.logLevel });
+  const clock = options.clock ?? Date.now;
+  const dynamodb = options.clients?.dynamodb ?? new DynamoDBClient({});
+  const sqs = options.clients?.sqs ?? new SQSClient({});
+  // The timer sweep deletes whole job trees after `retentionDays`; the table's TTL, two days later,
+  // only catches what the sweep missed (it deletes item by item, so it must not come first).
+  const store = new DynamoDbStore({
+    client: dynamodb,
+    tableName: env.tableName,
+    retentionSeconds: env.retentionDays > 0 ? (env.retentionDays + 2) * 86_400 : undefined,
+  });
+  const bus = await busFactory({ env, sqs, secretsManager: options.clients?.secretsManager, telemetry });
+  const timers = new SqsTimers({
+    client: sqs,
+    queueUrl: env.timerQueueUrl,
+    clock,
+    onError: (error, lost) =>
+      telemetry.logger.warn('timers not armed; the sweep fires them when due', {
+        error,
+        timers: lost.length,
+      }),
+  });
+  const manager = new Manager({ store, bus, timers, telemetry, clock, maxFanOut: env.maxFanOut });
+  return { env, manager, store, bus, timers, telemetry };
+}

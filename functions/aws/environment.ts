@@ -1,0 +1,165 @@
+import type { LogLevel } from '../telemetry/telemetry.js';
+
+export type BusKind = 'sqs' | 'rabbitmq';
+
+/** The SQS bus's settings, from the environment the stack gives every handler (infra/handler-environment.ts). */
+export interface SqsBusEnvironment {
+  kind: 'sqs';
+  /** Step queue `q` is the SQS queue `<queuePrefix>q`. */
+  queuePrefix: string;
+  replyQueueUrl: string;
+  /** The step queues' shared dead-letter queue, read by the dead-letters function. */
+  deadLetterQueueUrl?: string;
+  /** Step queues created after the deploy redrive to this queue, as the stack's own do. */
+  stepQueueDeadLetterArn: string;
+  stepQueueVisibilityTimeoutSeconds: number;
+}
+
+export interface RabbitMqBusEnvironment {
+  kind: 'rabbitmq';
+  /** The Secrets Manager secret holding `{"username", "password"}` of the broker user. */
+  secretArn: string;
+  /** `amqps://b-….mq.<region>.amazonaws.com:5671` */
+  amqpsEndpoint: string;
+}
+
+export interface HandlerEnvironment {
+  tableName: string;
+  /** The reply queue's name: `reply_to` on RabbitMQ, the name under the prefix on SQS. */
+  replyQueue: string;
+  timerQueueUrl: string;
+  bus: SqsBusEnvironment | RabbitMqBusEnvironment;
+  logLevel: LogLevel;
+  maxBodyBytes: number;
+  maxFanOut: number;
+  /** Finished jobs older than this many days are deleted (0: kept for good). */
+  retentionDays: number;
+}
+
+export const DEFAULT_REPLY_QUEUE = 'workflow-manager';
+const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+const DEFAULT_MAX_FAN_OUT = 100_000;
+const DEFAULT_STEP_VISIBILITY_TIMEOUT_SECONDS = 300;
+const MAX_VISIBILITY_TIMEOUT_SECONDS = 12 * 60 * 60;
+const LOG_LEVELS: Record<string, LogLevel> = {
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  WARNING: 'warn',
+  ERROR: 'error',
+};
+
+/** Thrown when the environment is incomplete or wrong; its message lists every problem. */
+export class EnvironmentError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(
+      `the handler's environment is not usable (see infra/handler-environment.ts):\n` +
+        problems.map((problem) => `- ${problem}`).join('\n'),
+    );
+    this.name = 'EnvironmentError';
+  }
+}
+
+/**
+ * Reads the environment contract of infra/handler-environment.ts, checking every variable before
+ * failing, so that one deploy shows every mistake at once. Secrets are never in it: the broker
+ * password is read from Secrets Manager by its ARN.
+ */
+export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): HandlerEnvironment {
+  const reader = new EnvironmentReader(env);
+  const tableName = reader.required('TABLE_NAME');
+  const busKind = reader.oneOf('BUS', ['sqs', 'rabbitmq'] as const);
+  const timerQueueUrl = reader.url('TIMER_QUEUE_URL', ['http:', 'https:']);
+  const replyQueue = reader.optional('REPLY_QUEUE') ?? DEFAULT_REPLY_QUEUE;
+  const logLevel = reader.logLevel('LOG_LEVEL');
+  const maxBodyBytes = reader.integer('MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, 1, 10 * 1024 * 1024);
+  const maxFanOut = reader.integer('MAX_FAN_OUT', DEFAULT_MAX_FAN_OUT, 1, 10_000_000);
+  const retentionDays = reader.integer('RETENTION_DAYS', 0, 0, 3650);
+
+  let bus: HandlerEnvironment['bus'] | undefined;
+  if (busKind === 'sqs') {
+    bus = {
+      kind: 'sqs',
+      queuePrefix: reader.required('QUEUE_PREFIX'),
+      replyQueueUrl: reader.url('REPLY_QUEUE_URL', ['http:', 'https:']),
+      deadLetterQueueUrl: reader.optional('DEAD_LETTER_QUEUE_URL'),
+      stepQueueDeadLetterArn: reader.required('STEP_QUEUE_DLQ_ARN'),
+      stepQueueVisibilityTimeoutSeconds: reader.integer(
+        'STEP_QUEUE_VISIBILITY_TIMEOUT',
+        DEFAULT_STEP_VISIBILITY_TIMEOUT_SECONDS,
+        0,
+        MAX_VISIBILITY_TIMEOUT_SECONDS,
+      ),
+    };
+  } else if (busKind === 'rabbitmq') {
+    bus = {
+      kind: 'rabbitmq',
+      secretArn: reader.required('MQ_SECRET_ARN'),
+      amqpsEndpoint: reader.url('MQ_AMQPS_ENDPOINT', ['amqps:', 'amqp:']),
+    };
+  }
+  if (reader.problems.length > 0 || !bus) throw new EnvironmentError(reader.problems);
+  return { tableName, replyQueue, timerQueueUrl, bus, logLevel, maxBodyBytes, maxFanOut, retentionDays };
+}
+
+/** Collects problems instead of throwing at the first one. */
+class EnvironmentReader {
+  readonly problems: string[] = [];
+
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
+
+  optional(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value === '' ? undefined : value;
+  }
+
+  required(name: string): string {
+    const value = this.optional(name);
+    if (value === undefined) this.problems.push(`${name} is not set`);
+    return value ?? '';
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[]): T | undefined {
+    const value = this.required(name);
+    if (value === '') return undefined;
+    const match = allowed.find((option) => option === value);
+    if (!match) this.problems.push(`${name} is "${value}"; expected one of ${allowed.join(', ')}`);
+    return match;
+  }
+
+  url(name: string, protocols: readonly string[]): string {
+    const value = this.required(name);
+    if (value === '') return value;
+    let protocol: string;
+    try {
+      protocol = new URL(value).protocol;
+    } catch {
+      // The value itself may be the broker endpoint with credentials in it: never echo it.
+      this.problems.push(`${name} is not a URL`);
+      return value;
+    }
+    if (!protocols.includes(protocol)) {
+      this.problems.push(`${name} must be a ${protocols.map((p) => `${p}//`).join(' or ')} URL`);
+    }
+    return value;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const value = this.optional(name);
+    if (value === undefined) return fallback;
+    const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(number) || number < min || number > max) {
+      this.problems.push(`${name} is "${value}"; expected a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return number;
+  }
+
+  logLevel(name: string): LogLevel {
+    const value = this.optional(name);
+    if (value === undefined) return 'info';
+    const level = LOG_LEVELS[value.toUpperCase()];
+    if (!level) this.problems.push(`${name} is "${value}"; expected DEBUG, INFO, WARN or ERROR`);
+    return level ?? 'info';
+  }
+}

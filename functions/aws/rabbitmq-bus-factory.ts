@@ -1,0 +1,33 @@
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { Bus } from '../../engine/ports/bus.js';
+import { RabbitMqBus } from '../adapters/rabbitmq-bus.js';
+import { readBrokerUrl } from './broker-url.js';
+import type { BusFactory } from './container.js';
+
+/**
+ * The RabbitMQ bus on Amazon MQ, over AMQPS, logging in with the broker secret's user and password
+ * (read from Secrets Manager once per container, never logged: the bus redacts its URL).
+ */
+export const rabbitMqBusFactory: BusFactory = async ({ env, secretsManager, telemetry }): Promise<Bus> => {
+  const { bus } = env;
+  if (bus.kind !== 'rabbitmq') throw new Error(`the RabbitMQ bus cannot be built for BUS=${bus.kind}`);
+  const url = await readBrokerUrl(
+    secretsManager ?? new SecretsManagerClient({}),
+    bus.secretArn,
+    bus.amqpsEndpoint,
+  );
+  const rabbit = new RabbitMqBus({
+    url,
+    replyQueue: env.replyQueue,
+    logger: telemetry.logger,
+    connectionName: 'switchyard-lambda',
+  });
+  // The event source mapping consumes the reply queue but never declares it, and a reply published to
+  // a queue that does not exist is dropped: declare it before this container sends any request.
+  try {
+    await rabbit.ensureQueues([{ queue: env.replyQueue, vhost: null }]);
+  } catch (error) {
+    telemetry.logger.warn('could not declare the reply queue yet', { queue: env.replyQueue, error });
+  }
+  return rabbit;
+};

@@ -1,0 +1,48 @@
+import { METRICS_NAMESPACE, SERVICE_NAME } from './constructs/monitoring.js';
+import type { RabbitMqBus } from './constructs/rabbitmq-bus.js';
+import type { SqsBus } from './constructs/sqs-bus.js';
+import type { SwitchyardTable } from './constructs/table.js';
+import type { TimerQueue } from './constructs/timers.js';
+import { REPLY_QUEUE } from './queue-names.js';
+import type { SwitchyardSettings } from './settings.js';
+
+export interface HandlerEnvironmentSources {
+  settings: SwitchyardSettings;
+  store: SwitchyardTable;
+  timerQueue: TimerQueue;
+  sqsBus?: SqsBus;
+  mqBus?: RabbitMqBus;
+}
+
+/** The environment every handler reads its configuration from (the same for all of them). */
+export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<string, string> {
+  const { settings, store, timerQueue, sqsBus, mqBus } = sources;
+  const environment: Record<string, string> = {
+    TABLE_NAME: store.table.tableName,
+    BUS: settings.bus,
+    QUEUE_PREFIX: settings.queuePrefix,
+    REPLY_QUEUE,
+    TIMER_QUEUE_URL: timerQueue.queue.queueUrl,
+    LOG_LEVEL: 'INFO',
+    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+    POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+    MAX_BODY_BYTES: String(256 * 1024),
+    MAX_FAN_OUT: String(100_000),
+    RETENTION_DAYS: String(settings.jobRetentionDays),
+  };
+  if (sqsBus) {
+    Object.assign(environment, {
+      REPLY_QUEUE_URL: sqsBus.replyQueue.queueUrl,
+      DEAD_LETTER_QUEUE_URL: sqsBus.stepDeadLetterQueue.queueUrl,
+      STEP_QUEUE_DLQ_ARN: sqsBus.stepDeadLetterQueue.queueArn,
+      STEP_QUEUE_VISIBILITY_TIMEOUT: String(settings.stepVisibilityTimeout.toSeconds()),
+    });
+  }
+  if (mqBus) {
+    Object.assign(environment, {
+      MQ_SECRET_ARN: mqBus.credentials.secretArn,
+      MQ_AMQPS_ENDPOINT: mqBus.amqpsEndpoint,
+    });
+  }
+  return environment;
+}

@@ -1,0 +1,194 @@
+import { Duration } from 'aws-cdk-lib';
+import type { Node } from 'constructs';
+import { parseDuration } from '../engine/definition/duration.js';
+
+export type BusKind = 'sqs' | 'rabbitmq';
+export type AuthKind = 'apiKey' | 'iam';
+export type BrokerDeploymentMode = 'SINGLE_INSTANCE' | 'CLUSTER_MULTI_AZ';
+
+/** Where the workflow definitions deployed with the stack come from. */
+export interface WorkflowsSource {
+  file: string;
+  /** Given with `-c workflows=FILE`: a missing file is an error. Otherwise a missing default means none. */
+  explicit: boolean;
+}
+
+export interface BrokerSettings {
+  deploymentMode: BrokerDeploymentMode;
+  /** A `major.minor` Amazon MQ for RabbitMQ version (`3.13`, `4.2`). @default 3.13 */
+  engineVersion: string;
+  /** @default mq.t3.micro for a single instance, mq.m7g.large for a cluster */
+  instanceType: string;
+}
+
+export interface ApiSettings {
+  auth: AuthKind;
+  /** Steady requests per second, for the stage and the usage plan. @default 50 */
+  rateLimit: number;
+  /** @default 100 */
+  burstLimit: number;
+  /** Requests a day per API key. @default 100000 */
+  dailyQuota: number;
+  /** Create the region-wide API Gateway CloudWatch role that execution logging needs. @default true */
+  createCloudWatchRole: boolean;
+}
+
+/** Everything the stack can be told with `-c key=value` (or cdk.json's `context`). */
+export interface SwitchyardSettings {
+  stackName: string;
+  bus: BusKind;
+  /** Prefix of every SQS queue the stack and the handlers create. @default `<stackName>-` */
+  queuePrefix: string;
+  workflows: WorkflowsSource;
+  /** `-c destroy=true`: the table and log groups are deleted with the stack (test stacks). */
+  destroy: boolean;
+  /** X-Ray active tracing on the functions and the API stage. @default false */
+  tracing: boolean;
+  /** How long a worker may hold a request before SQS delivers it again. @default 5 minutes */
+  stepVisibilityTimeout: Duration;
+  logRetentionDays: number;
+  /** Finished jobs older than this many days are deleted; 0 keeps them. @default 30 */
+  jobRetentionDays: number;
+  api: ApiSettings;
+  broker: BrokerSettings;
+}
+
+const DEFAULT_WORKFLOWS = 'examples/word-counts/workflows.yaml';
+const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+];
+const MAX_VISIBILITY_TIMEOUT_SECONDS = 12 * 60 * 60;
+
+/** Reads and checks the context; a wrong value stops the synth with a message naming the key. */
+export function readSettings(node: Node): SwitchyardSettings {
+  const context = new ContextReader(node);
+  const stackName = context.text('stackName', 'Switchyard');
+  if (!/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(stackName)) {
+    throw new Error(
+      `-c stackName=${stackName}: a stack name is letters, digits and hyphens, starting with a letter`,
+    );
+  }
+  const queuePrefix = context.text('queuePrefix', `${stackName}-`);
+  if (!/^[A-Za-z0-9_-]{1,40}$/.test(queuePrefix)) {
+    throw new Error(
+      `-c queuePrefix=${queuePrefix}: SQS queue names allow letters, digits, "-" and "_"; keep the prefix to 40 characters`,
+    );
+  }
+  const explicitWorkflows = context.optionalText('workflows');
+  const deploymentMode = context.oneOf(
+    'brokerDeploymentMode',
+    ['SINGLE_INSTANCE', 'CLUSTER_MULTI_AZ'],
+    'SINGLE_INSTANCE',
+  );
+  const broker: BrokerSettings = {
+    deploymentMode,
+    engineVersion: context.text('brokerEngineVersion', '3.13'),
+    instanceType: context.text(
+      'brokerInstanceType',
+      deploymentMode === 'SINGLE_INSTANCE' ? 'mq.t3.micro' : 'mq.m7g.large',
+    ),
+  };
+  checkBroker(broker);
+  return {
+    stackName,
+    bus: context.oneOf('bus', ['sqs', 'rabbitmq'], 'sqs'),
+    queuePrefix,
+    workflows: explicitWorkflows
+      ? { file: explicitWorkflows, explicit: true }
+      : { file: context.text('defaultWorkflows', DEFAULT_WORKFLOWS), explicit: false },
+    destroy: context.flag('destroy', false),
+    tracing: context.flag('tracing', false),
+    stepVisibilityTimeout: Duration.seconds(
+      context.durationSeconds('stepVisibilityTimeout', 300, 30, MAX_VISIBILITY_TIMEOUT_SECONDS),
+    ),
+    logRetentionDays: context.oneOf('logRetentionDays', LOG_RETENTION_DAYS, 30),
+    jobRetentionDays: context.integer('jobRetentionDays', 30, 0, 3650),
+    api: {
+      auth: context.oneOf('auth', ['apiKey', 'iam'], 'apiKey'),
+      rateLimit: context.integer('apiRateLimit', 50, 1, 10_000),
+      burstLimit: context.integer('apiBurstLimit', 100, 1, 5_000),
+      dailyQuota: context.integer('apiDailyQuota', 100_000, 1, 1_000_000_000),
+      createCloudWatchRole: context.flag('apiGatewayCloudWatchRole', true),
+    },
+    broker,
+  };
+}
+
+/** Amazon MQ runs RabbitMQ 4 only on mq.m7g hosts, and a cluster not on the burstable t3.micro. */
+function checkBroker(broker: BrokerSettings): void {
+  if (!/^\d+\.\d+$/.test(broker.engineVersion)) {
+    throw new Error(`-c brokerEngineVersion=${broker.engineVersion}: give major.minor, e.g. 3.13 or 4.2`);
+  }
+  if (!broker.engineVersion.startsWith('3.') && !broker.instanceType.startsWith('mq.m7g.')) {
+    throw new Error(
+      `-c brokerEngineVersion=${broker.engineVersion}: Amazon MQ runs RabbitMQ 4 only on mq.m7g instances, not ${broker.instanceType}`,
+    );
+  }
+  if (broker.deploymentMode === 'CLUSTER_MULTI_AZ' && broker.instanceType === 'mq.t3.micro') {
+    throw new Error(
+      '-c brokerDeploymentMode=CLUSTER_MULTI_AZ needs a larger host than mq.t3.micro (-c brokerInstanceType=...)',
+    );
+  }
+}
+
+/** Context values arrive as strings from `-c` and as JSON values from cdk.json: accept both. */
+class ContextReader {
+  constructor(private readonly node: Node) {}
+
+  optionalText(key: string): string | undefined {
+    const value: unknown = this.node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return undefined;
+    if (typeof value !== 'string') throw new Error(`-c ${key}: expected text, got ${JSON.stringify(value)}`);
+    return value;
+  }
+
+  text(key: string, fallback: string): string {
+    return this.optionalText(key) ?? fallback;
+  }
+
+  flag(key: string, fallback: boolean): boolean {
+    const value: unknown = this.node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return fallback;
+    if (value === true || value === 'true') return true;
+    if (value === false || value === 'false') return false;
+    throw new Error(`-c ${key}=${String(value)}: expected true or false`);
+  }
+
+  integer(key: string, fallback: number, min: number, max: number): number {
+    const value: unknown = this.node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return fallback;
+    const number = typeof value === 'number' ? value : Number(value);
+    if (!Number.isInteger(number) || number < min || number > max) {
+      throw new Error(`-c ${key}=${String(value)}: expected a whole number from ${min} to ${max}`);
+    }
+    return number;
+  }
+
+  /** Seconds as a number, or a duration such as `5m` or `90s`. */
+  durationSeconds(key: string, fallback: number, min: number, max: number): number {
+    const value: unknown = this.node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return fallback;
+    const ms =
+      typeof value === 'number'
+        ? value * 1000
+        : /^\d+$/.test(String(value))
+          ? Number(value) * 1000
+          : parseDuration(String(value));
+    if (ms === undefined || ms % 1000 !== 0 || ms / 1000 < min || ms / 1000 > max) {
+      throw new Error(
+        `-c ${key}=${String(value)}: expected whole seconds from ${min} to ${max} (e.g. 300 or 5m)`,
+      );
+    }
+    return ms / 1000;
+  }
+
+  oneOf<T extends string | number>(key: string, allowed: readonly T[], fallback: T): T {
+    const value: unknown = this.node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return fallback;
+    const match = allowed.find((option) => String(option) === String(value));
+    if (match === undefined) {
+      throw new Error(`-c ${key}=${String(value)}: expected one of ${allowed.join(', ')}`);
+    }
+    return match;
+  }
+}

@@ -1,0 +1,293 @@
+import { CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { Construct } from 'constructs';
+import { SwitchyardApi } from './constructs/api.js';
+import { type FunctionNetwork, HandlerFunction } from './constructs/handler-function.js';
+import { Monitoring } from './constructs/monitoring.js';
+import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
+import { SqsBus } from './constructs/sqs-bus.js';
+import { SwitchyardTable } from './constructs/table.js';
+import { TimerQueue } from './constructs/timers.js';
+import { WorkflowRegistration } from './constructs/workflow-registration.js';
+import { handlerEnvironment } from './handler-environment.js';
+import { checkStepQueueNames, REPLY_QUEUE } from './queue-names.js';
+import type { SwitchyardSettings } from './settings.js';
+import type { DeployedWorkflows } from './workflow-queues.js';
+
+export interface SwitchyardStackProps extends StackProps {
+  settings: SwitchyardSettings;
+  workflows: DeployedWorkflows;
+}
+
+/** Memory and timeout per function. The API's stays under API Gateway's 29 s integration limit. */
+const SIZES = {
+  api: { memorySize: 1024, timeout: Duration.seconds(29) },
+  replies: { memorySize: 1024, timeout: Duration.seconds(60) },
+  timers: { memorySize: 512, timeout: Duration.seconds(60) },
+  deadLetters: { memorySize: 512, timeout: Duration.seconds(60) },
+  registerWorkflows: { memorySize: 512, timeout: Duration.seconds(120) },
+} as const;
+
+/** Everything the manager functions do to the table (transitions, outbox, fan-in counters, paging). */
+const STORE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:Query',
+  'dynamodb:BatchGetItem',
+  'dynamodb:BatchWriteItem',
+  // Transactions need no action of their own: each item is authorised by its Put/Update/Delete, and
+  // a ConditionCheck by ConditionCheckItem.
+  'dynamodb:ConditionCheckItem',
+];
+/** Queues for workflows registered after the deploy are created with the stack's settings. */
+const CREATE_QUEUE_ACTIONS = [
+  'sqs:CreateQueue',
+  'sqs:GetQueueUrl',
+  'sqs:GetQueueAttributes',
+  'sqs:SetQueueAttributes',
+];
+
+/** Registering a definition: read the versions, write the next one conditionally. */
+const REGISTER_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+];
+const SQS_EVENT_BATCH = {
+  batchSize: 10,
+  maxBatchingWindow: Duration.seconds(1),
+  reportBatchItemFailures: true,
+};
+
+/** The deployed Switchyard: API, store, bus (SQS or Amazon MQ for RabbitMQ), timers, monitoring. */
+export class SwitchyardStack extends Stack {
+  constructor(scope: Construct, id: string, props: SwitchyardStackProps) {
+    super(scope, id, { description: 'Switchyard workflow manager', ...props });
+    const { settings, workflows } = props;
+    checkStepQueueNames(workflows.stepQueues);
+
+    const store = new SwitchyardTable(this, 'Store', { destroy: settings.destroy });
+    const timerQueue = new TimerQueue(this, 'TimerQueue', {
+      queuePrefix: settings.queuePrefix,
+      timersTimeout: SIZES.timers.timeout,
+    });
+    const sqsBus =
+      settings.bus === 'sqs'
+        ? new SqsBus(this, 'SqsBus', {
+            queuePrefix: settings.queuePrefix,
+            stepQueues: workflows.stepQueues,
+            stepVisibilityTimeout: settings.stepVisibilityTimeout,
+            repliesTimeout: SIZES.replies.timeout,
+            deadLettersTimeout: SIZES.deadLetters.timeout,
+          })
+        : undefined;
+    const mqBus =
+      settings.bus === 'rabbitmq'
+        ? new RabbitMqBus(this, 'RabbitMqBus', {
+            stackName: settings.stackName,
+            broker: settings.broker,
+            tracing: settings.tracing,
+            destroy: settings.destroy,
+            logRetentionDays: settings.logRetentionDays,
+          })
+        : undefined;
+
+    const environment = handlerEnvironment({ settings, store, timerQueue, sqsBus, mqBus });
+    const network: FunctionNetwork | undefined = mqBus?.functionNetwork;
+    const common = { environment, settings, network };
+
+    const apiFunction = new HandlerFunction(this, 'ApiFunction', {
+      ...common,
+      ...SIZES.api,
+      handler: 'api',
+      description: 'Switchyard HTTP API and dashboard (API Gateway REST proxy events)',
+    });
+    const repliesFunction = new HandlerFunction(this, 'RepliesFunction', {
+      ...common,
+      ...SIZES.replies,
+      handler: sqsBus ? 'replies-sqs' : 'replies-mq',
+      description: `Switchyard replies from the ${REPLY_QUEUE} queue (${settings.bus})`,
+    });
+    const timersFunction = new HandlerFunction(this, 'TimersFunction', {
+      ...common,
+      ...SIZES.timers,
+      handler: 'timers',
+      description: 'Switchyard deadlines: delayed messages from the timer queue, and a sweep every minute',
+    });
+    const deadLettersFunction = sqsBus
+      ? new HandlerFunction(this, 'DeadLettersFunction', {
+          ...common,
+          ...SIZES.deadLetters,
+          handler: 'dead-letters',
+          description: 'Switchyard requests that exhausted their step queue: failed attempts',
+        })
+      : undefined;
+    const managerFunctions = [
+      apiFunction,
+      repliesFunction,
+      timersFunction,
+      ...(deadLettersFunction ? [deadLettersFunction] : []),
+    ];
+
+    const queuesUnderPrefix = this.formatArn({ service: 'sqs', resource: `${settings.queuePrefix}*` });
+    for (const fn of managerFunctions) {
+      fn.allow('UseStore', STORE_ACTIONS, store.resourceArns);
+      if (sqsBus) {
+        // Workflows registered after the deploy get their queues then: their names are known, not their ARNs.
+        fn.allow('SendToQueues', ['sqs:SendMessage', 'sqs:GetQueueUrl'], [queuesUnderPrefix]);
+      } else {
+        fn.allow('ArmTimers', ['sqs:SendMessage'], [timerQueue.queue.queueArn]);
+      }
+      if (mqBus)
+        fn.allow('ReadBrokerCredentials', ['secretsmanager:GetSecretValue'], [mqBus.credentials.secretArn]);
+    }
+    if (sqsBus) {
+      apiFunction.allow('CreateStepQueues', CREATE_QUEUE_ACTIONS, [queuesUnderPrefix]);
+      this.acknowledgeQueuePrefix([...managerFunctions], settings.queuePrefix);
+    }
+
+    if (sqsBus) {
+      repliesFunction.function.addEventSource(new SqsEventSource(sqsBus.replyQueue, SQS_EVENT_BATCH));
+      deadLettersFunction?.function.addEventSource(
+        new SqsEventSource(sqsBus.stepDeadLetterQueue, SQS_EVENT_BATCH),
+      );
+    }
+    const brokerMapping = mqBus ? this.triggerFromBroker(repliesFunction, mqBus) : undefined;
+    timersFunction.function.addEventSource(new SqsEventSource(timerQueue.queue, SQS_EVENT_BATCH));
+    new events.Rule(this, 'TimerSweep', {
+      description: 'Switchyard timers sweep: deadlines whose delayed message was lost or is not due yet',
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [new targets.LambdaFunction(timersFunction.function)],
+    });
+
+    const api = new SwitchyardApi(this, 'Api', { handler: apiFunction.function, settings });
+
+    // On RabbitMQ the registration also declares the reply queue the broker's event source reads,
+    // so it runs even when no workflows are deployed with the stack.
+    let registerFunction: HandlerFunction | undefined;
+    let registration: WorkflowRegistration | undefined;
+    if (workflows.definitions.length > 0 || mqBus) {
+      registerFunction = new HandlerFunction(this, 'RegisterWorkflowsFunction', {
+        ...common,
+        ...SIZES.registerWorkflows,
+        handler: 'register-workflows',
+        description: 'Switchyard: registers the workflows deployed with the stack (custom resource)',
+      });
+      registerFunction.allow('RegisterWorkflows', REGISTER_ACTIONS, store.resourceArns);
+      if (sqsBus) {
+        registerFunction.allow('CreateStepQueues', CREATE_QUEUE_ACTIONS, [queuesUnderPrefix]);
+        this.acknowledgeQueuePrefix([registerFunction], settings.queuePrefix);
+      }
+      if (mqBus) {
+        registerFunction.allow(
+          'ReadBrokerCredentials',
+          ['secretsmanager:GetSecretValue'],
+          [mqBus.credentials.secretArn],
+        );
+      }
+      registration = new WorkflowRegistration(this, 'WorkflowRegistration', {
+        handler: registerFunction,
+        definitions: workflows.definitions,
+        settings,
+      });
+      registration.node.addDependency(store.table);
+      // The reply queue must exist before the event source mapping polls it.
+      brokerMapping?.node.addDependency(registration);
+    }
+
+    new Monitoring(this, 'Monitoring', {
+      deadLetterQueues: {
+        TimerQueue: timerQueue.deadLetterQueue,
+        ...(sqsBus
+          ? { ReplyQueue: sqsBus.replyDeadLetterQueue, StepQueues: sqsBus.stepDeadLetterQueue }
+          : {}),
+      },
+      functions: Object.fromEntries(
+        [...managerFunctions, ...(registerFunction ? [registerFunction] : [])].map((fn) => [
+          fn.node.id,
+          fn.function,
+        ]),
+      ),
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'Base URL of the API and the dashboard' });
+    if (api.apiKey) {
+      new CfnOutput(this, 'ApiKeyId', {
+        value: api.apiKey.keyId,
+        description: 'aws apigateway get-api-key --include-value --api-key <id> prints the key',
+      });
+    }
+    new CfnOutput(this, 'TableName', { value: store.table.tableName });
+    new CfnOutput(this, 'TimerQueueUrl', { value: timerQueue.queue.queueUrl });
+    new CfnOutput(this, 'QueuePrefix', { value: settings.queuePrefix });
+    if (sqsBus) {
+      new CfnOutput(this, 'ReplyQueueUrl', { value: sqsBus.replyQueue.queueUrl });
+      new CfnOutput(this, 'StepDeadLetterQueueUrl', { value: sqsBus.stepDeadLetterQueue.queueUrl });
+      new CfnOutput(this, 'StepQueueUrls', {
+        value: this.toJsonString(
+          Object.fromEntries([...sqsBus.stepQueues].map(([name, queue]) => [name, queue.queueUrl])),
+        ),
+        description: 'JSON: step queue name (without prefix) to queue URL',
+      });
+    }
+    if (mqBus) {
+      new CfnOutput(this, 'BrokerAmqpsEndpoint', { value: mqBus.amqpsEndpoint });
+      new CfnOutput(this, 'BrokerConsoleUrl', { value: mqBus.consoleUrl });
+      new CfnOutput(this, 'BrokerSecretArn', { value: mqBus.credentials.secretArn });
+      new CfnOutput(this, 'VpcId', { value: mqBus.vpc.vpcId });
+      new CfnOutput(this, 'PrivateSubnetIds', {
+        value: Fn.join(
+          ',',
+          mqBus.vpc.isolatedSubnets.map((subnet) => subnet.subnetId),
+        ),
+      });
+      new CfnOutput(this, 'BrokerClientSecurityGroupId', {
+        value: mqBus.clientSecurityGroup.securityGroupId,
+        description: 'Attach to workers in this VPC so they reach the broker on 5671',
+      });
+    }
+  }
+
+  /**
+   * Amazon MQ has no L2 event source: a raw mapping on the reply queue, logging in with the broker
+   * secret. Lambda reads the secret and looks up the broker's network with the function's role.
+   */
+  private triggerFromBroker(replies: HandlerFunction, bus: RabbitMqBus): lambda.CfnEventSourceMapping {
+    replies.allow('DescribeBroker', ['mq:DescribeBroker'], [bus.broker.attrArn]);
+    // secretsmanager:GetSecretValue on the broker secret, and the network interface actions, it already has.
+    const describe = replies.allowUnscoped(
+      'DescribeBrokerNetwork',
+      ['ec2:DescribeSecurityGroups', 'ec2:DescribeVpcs'],
+      'The Amazon MQ event source mapping describes the broker network with the function role; EC2 Describe actions have no resource-level permissions.',
+    );
+    const mapping = new lambda.CfnEventSourceMapping(this, 'RepliesFromBroker', {
+      functionName: replies.function.functionName,
+      eventSourceArn: bus.broker.attrArn,
+      queues: [REPLY_QUEUE],
+      batchSize: 10,
+      maximumBatchingWindowInSeconds: 1,
+      sourceAccessConfigurations: [
+        { type: 'BASIC_AUTH', uri: bus.credentials.secretArn },
+        { type: 'VIRTUAL_HOST', uri: '/' },
+      ],
+    });
+    mapping.node.addDependency(replies.role, describe);
+    return mapping;
+  }
+
+  private acknowledgeQueuePrefix(functions: HandlerFunction[], prefix: string): void {
+    for (const fn of functions) {
+      fn.acknowledge(
+        `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${prefix}*]`,
+        `The queues of workflows registered after the deploy are created then, named ${prefix}<queue> (protocol.md, SQS): their ARNs are known only by that prefix.`,
+      );
+    }
+  }
+}

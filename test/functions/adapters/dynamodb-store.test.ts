@@ -1,0 +1,542 @@
+import { randomBytes } from 'node:crypto';
+import { type AttributeValue, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Commit, JobRecord, OutboxEntry, StepRequest } from '../../../engine/index.js';
+import { DynamoDbStore } from '../../../functions/adapters/dynamodb-store.js';
+import {
+  createSwitchyardTable,
+  type DynamoDbLocal,
+  startDynamoDbLocal,
+  uniqueTableName,
+} from '../../support/dynamodb-local.js';
+import { aChild, aJob, aRequest, creating, requestEntry, updating } from '../../support/factories.js';
+import { deliveryArbitrary, runJob, shapeArbitrary } from '../../support/random-workflows.js';
+import { SimulatedWorld } from '../../support/simulated-world.js';
+import { describeStoreContract } from '../store-contract.js';
+
+const TIMEOUT = 180_000;
+
+let dynamo: DynamoDbLocal | undefined;
+let starting: Promise<DynamoDbLocal> | undefined;
+
+/** One DynamoDB Local for the file, a fresh table for each store. */
+async function emulator(): Promise<DynamoDbLocal> {
+  starting ??= startDynamoDbLocal();
+  dynamo = await starting;
+  return dynamo;
+}
+
+async function freshStore(
+  options: { counterShards?: (total: number) => number } = {},
+): Promise<{ store: DynamoDbStore; tableName: string }> {
+  const local = await emulator();
+  const tableName = uniqueTableName('dynamodb-store');
+  await createSwitchyardTable(local.client, tableName);
+  return { store: new DynamoDbStore({ client: local.client, tableName, ...options }), tableName };
+}
+
+afterAll(async () => {
+  await dynamo?.stop();
+});
+
+describeStoreContract(
+  'dynamodb (DynamoDB Local)',
+  async () => {
+    const { store } = await freshStore();
+    return { store, cleanup: () => store.close() };
+  },
+  { timeout: TIMEOUT },
+);
+
+async function rawItem(
+  tableName: string,
+  pk: string,
+  sk: string,
+): Promise<Record<string, AttributeValue> | undefined> {
+  const local = await emulator();
+  const { Item } = await local.client.send(
+    new GetItemCommand({ TableName: tableName, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }),
+  );
+  return Item;
+}
+
+/** Every item of the table with its size as DynamoDB counts it (names plus values, roughly). */
+async function itemSizes(tableName: string): Promise<{ key: string; bytes: number }[]> {
+  const local = await emulator();
+  const sizes: { key: string; bytes: number }[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await local.client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start }));
+    for (const item of page.Items ?? []) {
+      let bytes = 0;
+      for (const [name, value] of Object.entries(item)) {
+        bytes += Buffer.byteLength(name);
+        if (value.S !== undefined) bytes += Buffer.byteLength(value.S);
+        else if (value.B !== undefined) bytes += value.B.length;
+        else if (value.N !== undefined) bytes += value.N.length;
+        else bytes += Buffer.byteLength(JSON.stringify(value));
+      }
+      sizes.push({ key: `${item.pk?.S}/${item.sk?.S}`, bytes });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return sizes;
+}
+
+describe('A manager on a DynamoDbStore', { timeout: TIMEOUT }, () => {
+  it('runs random workflows with fan-outs and reordered, duplicated replies to the same end as on the memory store', async () => {
+    await fc.assert(
+      fc.asyncProperty(shapeArbitrary, deliveryArbitrary, async (shape, delivery) => {
+        const reference = await runJob(shape, null);
+        const { store } = await freshStore();
+        const shuffled = await runJob(shape, delivery, store);
+        expect(shuffled.job.status).toBe('completed');
+        expect(shuffled.job.result).toEqual(reference.job.result);
+        for (const [key, count] of shuffled.counts) expect(count, key).toBe(1);
+        for (const [correlationId, count] of shuffled.dispatches) expect(count, correlationId).toBe(1);
+      }),
+      { numRuns: 8 },
+    );
+  });
+});
+
+describe('Managers on two DynamoDbStores sharing one table (two Lambda instances)', {
+  timeout: TIMEOUT,
+}, () => {
+  it.each([
+    { children: 250, concurrency: 'all' },
+    { children: 150, concurrency: 20 },
+  ])(
+    'run a fan-out of $children children (in flight: $concurrency) to the end with every reply delivered twice, to both at once',
+    async ({ children, concurrency }) => {
+      // Prepare
+      const { store: first, tableName } = await freshStore();
+      const local = await emulator();
+      const second = new DynamoDbStore({ client: local.newClient(), tableName });
+      const a = new SimulatedWorld(first);
+      const b = new SimulatedWorld(second);
+      await a.register(`
+workflows:
+  - name: fan
+    steps:
+      - name: split
+      - name: each
+        task: per-item
+        depends: [ split ]
+      - name: sum
+        depends: [ each ]
+    tasks:
+      - name: per-item
+        itemListKey: items
+        ${typeof concurrency === 'number' ? `concurrency: ${concurrency}` : ''}
+        steps:
+          - name: work
+`);
+      const id = await a.start('fan', {});
+      const [split] = a.take();
+      const items = Array.from({ length: children }, (_, n) => n);
+
+      // Act
+      await a.reply(split as StepRequest, { items });
+      const dispatched = new Map<string, number>();
+      const sums: StepRequest[] = [];
+      const pool: StepRequest[] = [];
+      const collect = (): void => {
+        for (const request of [...a.take(), ...b.take()]) {
+          dispatched.set(request.correlationId, (dispatched.get(request.correlationId) ?? 0) + 1);
+          if (request.step === 'sum') sums.push(request);
+          else pool.push(request);
+        }
+      };
+      collect();
+      while (pool.length) {
+        const replies = pool.splice(0, 10).map((request) => ({
+          correlationId: request.correlationId,
+          body: JSON.stringify({ item: (request.body.item as number) * 2 }),
+        }));
+        await Promise.all([a.deliver(replies), b.deliver([...replies].reverse())]);
+        collect();
+      }
+      expect(sums).toHaveLength(1);
+      await b.reply(sums[0] as StepRequest, { total: 1 });
+
+      // Assess
+      expect(dispatched.size).toBe(children + 1);
+      expect([...dispatched.values()].every((count) => count === 1)).toBe(true);
+      const job = await a.job(id);
+      expect(job.status).toBe('completed');
+      expect(job.steps.find((step) => step.name === 'each')?.output?.items).toEqual(items.map((n) => n * 2));
+      expect(await first.countJobs('fan')).toEqual({
+        waiting: 0,
+        running: 0,
+        completed: 1,
+        failed: 0,
+        cancelled: 0,
+      });
+      expect(await second.getFanCounts(id, 'each')).toEqual({ total: children, done: children, failed: 0 });
+      expect((await first.pendingOutbox({ limit: 10_000 })).entries).toEqual([]);
+    },
+  );
+});
+
+describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
+  let store: DynamoDbStore;
+  let tableName: string;
+  beforeAll(async () => {
+    ({ store, tableName } = await freshStore());
+  });
+
+  it('round-trips a job record far above 400 KB, and no stored item exceeds 400 KB', async () => {
+    // Prepare: random text does not compress, so the record must be cut into chunks.
+    const noise = randomBytes(600_000).toString('base64');
+    const job = aJob({
+      result: { noise },
+      steps: [{ name: 'a', status: 'completed', attempts: 1, firstAttempt: 1, output: { noise } }],
+    });
+
+    // Act
+    await store.commit([creating(job)]);
+    const next: JobRecord = { ...job, rev: 2, updatedAt: 2_000, result: { noise: noise.slice(1) } };
+    expect(await store.commit([updating(job, next)])).toEqual([{ ok: true }]);
+
+    // Assess
+    expect(await store.getJob(job.id)).toEqual(next);
+    expect((await store.getJobs([job.id])).get(job.id)).toEqual(next);
+    const sizes = await itemSizes(tableName);
+    const mine = sizes.filter((item) => item.key.startsWith(`JOB#${job.id}/`));
+    expect(mine.length).toBeGreaterThan(2);
+    expect(Math.max(...sizes.map((item) => item.bytes))).toBeLessThan(400_000);
+    // The first revision's chunks were deleted when the second replaced them: one set is left.
+    const tokens = new Set(
+      mine.filter((item) => item.key.includes('/C#')).map((item) => item.key.split('#')[2]),
+    );
+    expect(tokens.size).toBe(1);
+  });
+
+  it('commits a fan-out of 10,000 children with their requests, and lists them back in order', async () => {
+    // Prepare
+    const parent = aJob();
+    const total = 10_000;
+    const children = Array.from({ length: total }, (_, index) =>
+      aChild(parent, 'fan', index, { status: 'running' }),
+    );
+    const outbox = children.map((child, n) => ({
+      id: `${parent.id}:2:r${n}`,
+      kind: 'request' as const,
+      jobId: child.id,
+      createdAt: 2_000,
+      request: aRequest(child),
+    }));
+    await store.commit([creating(parent)]);
+    const next = { ...parent, rev: 2 };
+    const commit: Commit = updating(parent, next, {
+      creates: children,
+      outbox,
+      fanInits: [{ parentId: parent.id, step: 'fan', total, done: 0, failed: 0 }],
+    });
+
+    // Act
+    const started = Date.now();
+    const [result] = await store.commit([commit]);
+    const elapsed = Date.now() - started;
+    console.info(`fan-out of ${total} children committed in ${elapsed} ms`);
+
+    // Assess
+    expect(result).toEqual({ ok: true });
+    const listed: JobRecord[] = [];
+    let fromIndex: number | undefined = 0;
+    while (fromIndex !== undefined) {
+      const page = await store.listChildren(parent.id, 'fan', { fromIndex, limit: 1_000 });
+      listed.push(...page.children);
+      fromIndex = page.nextIndex;
+    }
+    expect(listed.map((child) => child.parent?.index)).toEqual(children.map((_, index) => index));
+    expect(listed[4_321]).toEqual(children[4_321]);
+    expect(await store.getJob(children[9_999]?.id as string)).toEqual(children[9_999]);
+    expect(await store.getFanCounts(parent.id, 'fan')).toEqual({ total, done: 0, failed: 0 });
+    let pending = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await store.pendingOutbox({ limit: 5_000, cursor });
+      pending += page.entries.filter((entry) => entry.id.startsWith(`${parent.id}:2:`)).length;
+      cursor = page.cursor;
+    } while (cursor);
+    expect(pending).toBe(total);
+  });
+
+  it('a big commit that loses its race leaves nothing visible', async () => {
+    // Prepare: two rivals from the same revision, each creating 150 children (more than a transaction holds).
+    const parent = aJob();
+    await store.commit([creating(parent)]);
+    const rival = (tag: string): Commit => {
+      const children = Array.from({ length: 150 }, (_, index) => aChild(parent, tag, index));
+      return updating(
+        parent,
+        { ...parent, rev: 2, input: { tag } },
+        {
+          creates: children,
+          outbox: children.map((child, n) => ({
+            id: `${parent.id}:2:r${n}`,
+            kind: 'request' as const,
+            jobId: child.id,
+            createdAt: 3_000,
+            request: aRequest(child),
+          })),
+        },
+      );
+    };
+    const a = rival('a');
+    const b = rival('b');
+
+    // Act
+    const results = (await Promise.all([store.commit([a]), store.commit([b])])).flat();
+
+    // Assess
+    expect(results.filter((result) => result.ok)).toHaveLength(1);
+    const winner = results[0]?.ok ? a : b;
+    const loser = winner === a ? b : a;
+    const winnerStep = winner.job.input.tag as string;
+    const loserStep = loser.job.input.tag as string;
+    expect((await store.getJob(parent.id))?.input).toEqual({ tag: winnerStep });
+    expect((await store.listChildren(parent.id, winnerStep, { limit: 1_000 })).children).toHaveLength(150);
+    expect((await store.listChildren(parent.id, loserStep, { limit: 1_000 })).children).toEqual([]);
+    expect(await store.getJob(loser.creates[0]?.id as string)).toBeUndefined();
+    const entries = (await store.pendingOutbox({ limit: 100_000 })).entries.filter((entry) =>
+      entry.id.startsWith(`${parent.id}:`),
+    );
+    expect(entries).toHaveLength(150);
+    expect(new Set(entries.map((entry) => entry.jobId))).toEqual(
+      new Set(winner.creates.map((child) => child.id)),
+    );
+    // The loser took its writes back; a winner's child is pending until its own first commit.
+    expect(await rawItem(tableName, `JOB#${loser.creates[0]?.id}`, 'J')).toBeUndefined();
+    const firstChild = winner.creates[0] as JobRecord;
+    expect((await rawItem(tableName, `JOB#${firstChild.id}`, 'J'))?.pv?.L).toHaveLength(1);
+    await store.commit([updating(firstChild, { ...firstChild, rev: 2, status: 'running' })]);
+    const committed = await rawItem(tableName, `JOB#${firstChild.id}`, 'J');
+    expect(committed?.pv).toBeUndefined();
+    expect(committed?.po).toBeUndefined();
+    expect(await store.getJob(firstChild.id)).toEqual({ ...firstChild, rev: 2, status: 'running' });
+  });
+
+  it('lets exactly one of many concurrent commits racing on one job win, again and again', async () => {
+    // Prepare
+    let job = aJob();
+    await store.commit([creating(job)]);
+
+    for (let round = 0; round < 5; round++) {
+      // Act
+      const base = job;
+      const attempts = Array.from({ length: 10 }, (_, n) =>
+        store.commit([
+          updating(
+            base,
+            { ...base, rev: base.rev + 1, input: { round, writer: n } },
+            {
+              outbox: [
+                {
+                  id: `${base.id}:${round}:${n}`,
+                  kind: 'request',
+                  jobId: base.id,
+                  createdAt: 5,
+                  request: aRequest(base),
+                },
+              ],
+            },
+          ),
+        ]),
+      );
+      const results = (await Promise.all(attempts)).flat();
+
+      // Assess
+      expect(results.filter((result) => result.ok)).toHaveLength(1);
+      job = (await store.getJob(job.id)) as JobRecord;
+      expect(job.rev).toBe(base.rev + 1);
+      const winner = results.findIndex((result) => result.ok);
+      expect(job.input).toEqual({ round, writer: winner });
+      const entries = (await store.pendingOutbox({ limit: 100_000 })).entries.filter((entry) =>
+        entry.id.startsWith(`${job.id}:${round}:`),
+      );
+      expect(entries.map((entry) => entry.id)).toEqual([`${job.id}:${round}:${winner}`]);
+    }
+  });
+
+  it('counts 1,000 children finished by 20 concurrent committers exactly once each', async () => {
+    // Prepare
+    const { store: sharded } = await freshStore({ counterShards: (total) => Math.ceil(total / 100) });
+    const parent = aJob();
+    const total = 1_000;
+    const children = Array.from({ length: total }, (_, index) => aChild(parent, 'fan', index));
+    await sharded.commit([
+      creating(parent, {
+        creates: children,
+        fanInits: [{ parentId: parent.id, step: 'fan', total, done: 0, failed: 0 }],
+      }),
+    ]);
+    const finishing = children.map((child) => {
+      const index = child.parent?.index ?? 0;
+      const status = index % 10 === 0 ? ('failed' as const) : ('completed' as const);
+      return updating(
+        child,
+        { ...child, rev: 2, status, result: { n: index } },
+        { childOutcome: { parentId: parent.id, step: 'fan', index, status } },
+      );
+    });
+
+    // Act: 20 committers, each with its own share, in batches of 10 (a reply batch).
+    const started = Date.now();
+    const results = (
+      await Promise.all(
+        Array.from({ length: 20 }, async (_, committer) => {
+          const mine = finishing.filter((_, n) => n % 20 === committer);
+          const out = [];
+          for (let start = 0; start < mine.length; start += 10)
+            out.push(...(await sharded.commit(mine.slice(start, start + 10))));
+          return out;
+        }),
+      )
+    ).flat();
+    console.info(`1,000 child outcomes by 20 committers in ${Date.now() - started} ms`);
+
+    // Assess
+    expect(results.every((result) => result.ok)).toBe(true);
+    expect(await sharded.getFanCounts(parent.id, 'fan')).toEqual({ total, done: 900, failed: 100 });
+    expect(
+      results.some(
+        (result) =>
+          result.ok && result.fanCounts && result.fanCounts.done + result.fanCounts.failed === total,
+      ),
+    ).toBe(true);
+    // A repeated final write loses on its revision and counts nothing.
+    expect(await sharded.commit([finishing[1] as Commit])).toEqual([{ ok: false, conflict: true }]);
+    expect(await sharded.getFanCounts(parent.id, 'fan')).toEqual({ total, done: 900, failed: 100 });
+  });
+
+  it('deletes a finished job with its whole tree: children, their index, counters, chunks and unsent entries', async () => {
+    // Prepare
+    const workflow = `tree-${randomBytes(4).toString('hex')}`;
+    const root = aJob({ workflow });
+    const children = Array.from({ length: 150 }, (_, index) => aChild(root, 'fan', index, { workflow }));
+    const outbox = children.map((child, n) => ({
+      id: `${root.id}:1:r${n}`,
+      kind: 'request' as const,
+      jobId: child.id,
+      createdAt: 1_000,
+      request: aRequest(child),
+    }));
+    await store.commit([
+      creating(root, {
+        creates: children,
+        outbox,
+        fanInits: [{ parentId: root.id, step: 'fan', total: 150, done: 0, failed: 0 }],
+      }),
+    ]);
+    const noise = randomBytes(400_000).toString('base64');
+    const done = { ...root, rev: 2, status: 'completed' as const, endedAt: 2_000, result: { noise } };
+    await store.commit([updating(root, done)]);
+    expect(await store.countJobs(workflow)).toMatchObject({ completed: 1 });
+
+    // Act
+    const deleted = await store.deleteFinishedJobs(3_000);
+
+    // Assess
+    expect(deleted).toBe(151);
+    const ids = [root.id, ...children.map((child) => child.id)];
+    const left = (await itemSizes(tableName)).filter((item) => ids.some((id) => item.key.includes(id)));
+    expect(left).toEqual([]);
+    expect(await store.countJobs(workflow)).toMatchObject({ completed: 0 });
+    expect(await store.deleteFinishedJobs(3_000)).toBe(0);
+  });
+
+  it('marks finished jobs for expiry (TTL) when a retention is set, and unmarks a job that runs again', async () => {
+    // Prepare
+    const local = await emulator();
+    const retained = new DynamoDbStore({ client: local.client, tableName, retentionSeconds: 86_400 });
+    const job = aJob();
+    const failed = { ...job, rev: 2, status: 'failed' as const, endedAt: 1_700_000_000_500 };
+    const again = { ...failed, rev: 3, status: 'running' as const, endedAt: undefined };
+
+    // Act
+    await retained.commit([creating(job)]);
+    const whileRunning = await rawItem(tableName, `JOB#${job.id}`, 'J');
+    await retained.commit([updating(job, failed)]);
+    const whenFailed = await rawItem(tableName, `JOB#${job.id}`, 'J');
+    await retained.commit([updating(failed, again)]);
+    const whenRetried = await rawItem(tableName, `JOB#${job.id}`, 'J');
+
+    // Assess
+    expect(whileRunning?.expiresAt).toBeUndefined();
+    expect(whenFailed?.expiresAt).toEqual({ N: String(1_700_000_001 + 86_400) });
+    expect(whenRetried?.expiresAt).toBeUndefined();
+  });
+
+  it("keeps a job's own requests and follow-ups in its head until sent, where a restarted store recovers them", async () => {
+    // Prepare
+    const job = aJob();
+    const entries: OutboxEntry[] = [
+      requestEntry(job, `${job.id}:1:r0`, 5),
+      { ...requestEntry(job, `${job.id}:1:r1`, 5), request: aRequest(job, 'b') } as OutboxEntry,
+      {
+        id: `${job.id}:1:f0`,
+        kind: 'followUp',
+        jobId: job.id,
+        createdAt: 5,
+        followUp: { kind: 'cancelChildren', jobId: job.id, step: 'a' },
+      },
+    ];
+    const mine = async (from: DynamoDbStore) =>
+      (await from.pendingOutbox({ limit: 100_000 })).entries.filter((entry) => entry.jobId === job.id);
+
+    // Act
+    await store.commit([creating(job, { outbox: entries })]);
+    await store.commit([updating(job, { ...job, rev: 2 })]);
+    const restarted = new DynamoDbStore({ client: (await emulator()).client, tableName });
+    const recovered = await mine(restarted);
+    await restarted.ackOutbox([entries[0]?.id as string]);
+    const afterOne = await mine(store);
+    await store.ackOutbox([entries[1]?.id as string, entries[2]?.id as string]);
+
+    // Assess
+    for (const entry of entries) expect(await rawItem(tableName, `OUT#${entry.id}`, 'O')).toBeUndefined();
+    expect(recovered).toEqual(entries);
+    expect(afterOne).toEqual(entries.slice(1));
+    expect(await mine(store)).toEqual([]);
+    const head = await rawItem(tableName, `JOB#${job.id}`, 'J');
+    expect(Object.keys(head ?? {}).filter((name) => /^(oi|o_|gsi3)/.test(name))).toEqual([]);
+    expect(await store.getJob(job.id)).toEqual({ ...job, rev: 2 });
+  });
+
+  it('drops unsent requests of a job that stops, also those its parent created for it', async () => {
+    // Prepare
+    const parent = aJob();
+    const child = aChild(parent, 'fan', 0);
+    const created = {
+      id: 'created-for-child',
+      kind: 'request' as const,
+      jobId: child.id,
+      createdAt: 7,
+      request: aRequest(child),
+    };
+    await store.commit([creating(parent, { creates: [child], outbox: [created] })]);
+    const own = {
+      id: 'own-request',
+      kind: 'request' as const,
+      jobId: child.id,
+      createdAt: 8,
+      request: aRequest(child, 'b'),
+    };
+    const running = { ...child, rev: 2 };
+    await store.commit([updating(child, running, { outbox: [own] })]);
+
+    // Act
+    await store.commit([
+      updating(running, { ...running, rev: 3, status: 'cancelled' }, { dropUnsent: true }),
+    ]);
+
+    // Assess
+    const ids = (await store.pendingOutbox({ limit: 100_000 })).entries.map((entry) => entry.id);
+    expect(ids).not.toContain('created-for-child');
+    expect(ids).not.toContain('own-request');
+  });
+});

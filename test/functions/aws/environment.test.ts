@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { EnvironmentError, readHandlerEnvironment } from '../../../functions/aws/environment.js';
+
+const SQS_ENV = {
+  TABLE_NAME: 'Switchyard-StoreTable',
+  BUS: 'sqs',
+  QUEUE_PREFIX: 'Switchyard-',
+  REPLY_QUEUE: 'workflow-manager',
+  REPLY_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/Switchyard-workflow-manager',
+  TIMER_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/Switchyard-switchyard-timers',
+  DEAD_LETTER_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/Switchyard-switchyard-steps-dlq',
+  STEP_QUEUE_DLQ_ARN: 'arn:aws:sqs:us-east-1:123456789012:Switchyard-switchyard-steps-dlq',
+  STEP_QUEUE_VISIBILITY_TIMEOUT: '300',
+  LOG_LEVEL: 'INFO',
+  MAX_BODY_BYTES: '262144',
+  MAX_FAN_OUT: '100000',
+};
+
+const MQ_ENV = {
+  TABLE_NAME: 'Switchyard-StoreTable',
+  BUS: 'rabbitmq',
+  QUEUE_PREFIX: 'Switchyard-',
+  REPLY_QUEUE: 'workflow-manager',
+  TIMER_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/Switchyard-switchyard-timers',
+  MQ_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:broker-AbCdEf',
+  MQ_AMQPS_ENDPOINT: 'amqps://b-1234.mq.us-east-1.amazonaws.com:5671',
+};
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    readHandlerEnvironment(env);
+  } catch (error) {
+    if (error instanceof EnvironmentError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('Function: readHandlerEnvironment', () => {
+  it('reads the SQS stack environment', () => {
+    // Act
+    const env = readHandlerEnvironment(SQS_ENV);
+
+    // Assess
+    expect(env).toEqual({
+      tableName: 'Switchyard-StoreTable',
+      replyQueue: 'workflow-manager',
+      timerQueueUrl: SQS_ENV.TIMER_QUEUE_URL,
+      logLevel: 'info',
+      maxBodyBytes: 262144,
+      maxFanOut: 100000,
+      retentionDays: 0,
+      bus: {
+        kind: 'sqs',
+        queuePrefix: 'Switchyard-',
+        replyQueueUrl: SQS_ENV.REPLY_QUEUE_URL,
+        deadLetterQueueUrl: SQS_ENV.DEAD_LETTER_QUEUE_URL,
+        stepQueueDeadLetterArn: SQS_ENV.STEP_QUEUE_DLQ_ARN,
+        stepQueueVisibilityTimeoutSeconds: 300,
+      },
+    });
+  });
+
+  it('reads the RabbitMQ stack environment, with defaults for what it leaves out', () => {
+    // Act
+    const env = readHandlerEnvironment(MQ_ENV);
+
+    // Assess
+    expect(env.bus).toEqual({
+      kind: 'rabbitmq',
+      secretArn: MQ_ENV.MQ_SECRET_ARN,
+      amqpsEndpoint: MQ_ENV.MQ_AMQPS_ENDPOINT,
+    });
+    expect([env.logLevel, env.maxBodyBytes, env.maxFanOut]).toEqual(['info', 256 * 1024, 100_000]);
+  });
+
+  it('lists every problem at once, each naming its variable', () => {
+    // Prepare
+    const env = {
+      BUS: 'sqs',
+      TIMER_QUEUE_URL: 'not a url',
+      LOG_LEVEL: 'LOUD',
+      MAX_FAN_OUT: '-1',
+      STEP_QUEUE_VISIBILITY_TIMEOUT: '5m',
+    };
+
+    // Act
+    const problems = problemsOf(env);
+
+    // Assess
+    expect(problems).toEqual([
+      'TABLE_NAME is not set',
+      'TIMER_QUEUE_URL is not a URL',
+      'LOG_LEVEL is "LOUD"; expected DEBUG, INFO, WARN or ERROR',
+      'MAX_FAN_OUT is "-1"; expected a whole number from 1 to 10000000',
+      'QUEUE_PREFIX is not set',
+      'REPLY_QUEUE_URL is not set',
+      'STEP_QUEUE_DLQ_ARN is not set',
+      'STEP_QUEUE_VISIBILITY_TIMEOUT is "5m"; expected a whole number from 0 to 43200',
+    ]);
+  });
+
+  it('names the bus variables a RabbitMQ stack needs, and an unknown bus', () => {
+    expect(problemsOf({ ...MQ_ENV, MQ_SECRET_ARN: '', MQ_AMQPS_ENDPOINT: 'https://b-1.mq' })).toEqual([
+      'MQ_SECRET_ARN is not set',
+      'MQ_AMQPS_ENDPOINT must be a amqps:// or amqp:// URL',
+    ]);
+    expect(problemsOf({ ...SQS_ENV, BUS: 'kafka' })).toEqual([
+      'BUS is "kafka"; expected one of sqs, rabbitmq',
+    ]);
+  });
+
+  it('says where the contract is written down', () => {
+    expect(() => readHandlerEnvironment({})).toThrow(
+      /infra\/handler-environment\.ts[\s\S]*- TABLE_NAME is not set/,
+    );
+  });
+});

@@ -1,0 +1,74 @@
+import { App } from 'aws-cdk-lib';
+import { describe, expect, test } from 'vitest';
+import { readSettings } from '../../infra/settings.js';
+
+const settingsOf = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
+
+describe('readSettings', () => {
+  test('defaults: SQS bus, API keys, prefix from the stack name, 5 minute step visibility', () => {
+    const settings = settingsOf({});
+    expect(settings).toMatchObject({
+      stackName: 'Switchyard',
+      bus: 'sqs',
+      queuePrefix: 'Switchyard-',
+      workflows: { file: 'examples/word-counts/workflows.yaml', explicit: false },
+      destroy: false,
+      tracing: false,
+      logRetentionDays: 30,
+      api: {
+        auth: 'apiKey',
+        rateLimit: 50,
+        burstLimit: 100,
+        dailyQuota: 100_000,
+        createCloudWatchRole: true,
+      },
+      broker: { deploymentMode: 'SINGLE_INSTANCE', engineVersion: '3.13', instanceType: 'mq.t3.micro' },
+    });
+    expect(settings.stepVisibilityTimeout.toSeconds()).toBe(300);
+  });
+
+  test('-c values arrive as strings; cdk.json values as JSON', () => {
+    const settings = settingsOf({
+      stackName: 'Test1',
+      destroy: 'true',
+      tracing: true,
+      stepVisibilityTimeout: '90s',
+      apiRateLimit: '5',
+      workflows: 'my.yaml',
+      logRetentionDays: '7',
+    });
+    expect(settings).toMatchObject({
+      stackName: 'Test1',
+      queuePrefix: 'Test1-',
+      destroy: true,
+      tracing: true,
+      workflows: { file: 'my.yaml', explicit: true },
+      logRetentionDays: 7,
+    });
+    expect(settings.stepVisibilityTimeout.toSeconds()).toBe(90);
+    expect(settings.api.rateLimit).toBe(5);
+    expect(settingsOf({ stepVisibilityTimeout: 600 }).stepVisibilityTimeout.toSeconds()).toBe(600);
+  });
+
+  test('a cluster broker defaults to a host that supports it; RabbitMQ 4 needs an m7g host', () => {
+    expect(settingsOf({ brokerDeploymentMode: 'CLUSTER_MULTI_AZ' }).broker.instanceType).toBe('mq.m7g.large');
+    expect(() => settingsOf({ brokerEngineVersion: '4.2' })).toThrow(/RabbitMQ 4 only on mq.m7g/);
+    expect(
+      settingsOf({ brokerEngineVersion: '4.2', brokerInstanceType: 'mq.m7g.medium' }).broker.engineVersion,
+    ).toBe('4.2');
+    expect(() =>
+      settingsOf({ brokerDeploymentMode: 'CLUSTER_MULTI_AZ', brokerInstanceType: 'mq.t3.micro' }),
+    ).toThrow(/larger host/);
+  });
+
+  test('wrong values name the key and what it takes', () => {
+    expect(() => settingsOf({ destroy: 'yes' })).toThrow('-c destroy=yes: expected true or false');
+    expect(() => settingsOf({ stepVisibilityTimeout: '10s' })).toThrow(
+      /stepVisibilityTimeout=10s: expected whole seconds from 30/,
+    );
+    expect(() => settingsOf({ logRetentionDays: 2 })).toThrow(/logRetentionDays=2: expected one of 1, 3, 5/);
+    expect(() => settingsOf({ queuePrefix: 'bad.prefix' })).toThrow(/queuePrefix=bad.prefix/);
+    expect(() => settingsOf({ stackName: '1abc' })).toThrow(/stackName=1abc/);
+    expect(() => settingsOf({ brokerEngineVersion: '3' })).toThrow(/major.minor/);
+  });
+});

@@ -1,0 +1,705 @@
+import { readFileSync } from 'node:fs';
+import { type Stack, Validations } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { loadWorkflows } from '../../engine/definition/load.js';
+import { HandlerFunction } from '../../infra/constructs/handler-function.js';
+import { REGISTRATION_RESOURCE_TYPE } from '../../infra/constructs/workflow-registration.js';
+import { FIXTURE_WORKFLOWS, type SynthesizedStack, synthStack } from './synth-stack.js';
+import {
+  asList,
+  identityStatements,
+  methodsByRoute,
+  renderValue,
+  resourcesOfType,
+} from './template-queries.js';
+
+const CDK = { timeout: 60_000 };
+const FIXTURE_STEP_QUEUES = ['book-split', 'summing', 'word-counter'];
+
+/**
+ * `*` resources are allowed only for actions without resource-level permissions, and wildcard ARNs only
+ * where the resource's name is not known at deploy time. Each entry is documented in infra/README.md.
+ */
+const UNSCOPED_ACTIONS = new Set([
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DescribeSecurityGroups',
+  'ec2:DescribeVpcs',
+  'xray:PutTraceSegments',
+  'xray:PutTelemetryRecords',
+]);
+const WILDCARD_ARNS = [
+  // queues of workflows registered after the deploy
+  /^arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:[A-Za-z0-9_-]+\*$/,
+  // network interfaces Lambda creates for VPC functions
+  /^arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:\*\/\*$/,
+  // versions of the register-workflows function, invoked by the custom resource provider
+  /^<RegisterWorkflowsFunction[A-Z0-9]+\.Arn>:\*$/,
+];
+
+function handlerFunctions(stack: Stack): HandlerFunction[] {
+  return stack.node.children.filter((child): child is HandlerFunction => child instanceof HandlerFunction);
+}
+
+function logicalIdOf(stack: Stack, fn: HandlerFunction): string {
+  return stack.getLogicalId(fn.function.node.defaultChild as lambda.CfnFunction);
+}
+
+function functionProperties(synthesized: SynthesizedStack, id: string): Record<string, unknown> {
+  const fn = synthesized.stack.node.findChild(id) as HandlerFunction;
+  const resource = resourcesOfType(synthesized.template, 'AWS::Lambda::Function')[
+    logicalIdOf(synthesized.stack, fn)
+  ];
+  if (!resource?.Properties) throw new Error(`no function ${id}`);
+  return resource.Properties;
+}
+
+function environmentOf(synthesized: SynthesizedStack, id: string): Record<string, unknown> {
+  return (functionProperties(synthesized, id).Environment as { Variables: Record<string, unknown> })
+    .Variables;
+}
+
+/** Every acknowledged cdk-nag finding in the tree, with its reason. */
+function acknowledgments(root: IConstruct): { path: string; id: string; reason: string }[] {
+  return root.node.findAll().flatMap((construct) =>
+    construct.node.metadata
+      .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((entry) =>
+        Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({
+          path: construct.node.path,
+          id,
+          reason,
+        })),
+      ),
+  );
+}
+
+/** Findings cdk-nag still reports (errors and warnings), as readable lines. */
+function unacknowledgedFindings(synthesized: SynthesizedStack): string[] {
+  const report = new AwsSolutionsChecks().validateScope(synthesized.app);
+  return report.violations.flatMap((violation) =>
+    violation.violatingResources.map(
+      (resource) => `${violation.severity} ${violation.ruleName} at ${resource.constructPath}`,
+    ),
+  );
+}
+
+function expectLeastPrivilege(synthesized: SynthesizedStack): void {
+  const problems: string[] = [];
+  for (const statement of identityStatements(synthesized.template)) {
+    if (statement.Effect !== 'Allow') continue;
+    const actions = asList(statement.Action);
+    for (const action of actions)
+      if (action.includes('*')) problems.push(`${statement.holder}: action ${action}`);
+    for (const resource of asList(statement.Resource).map(renderValue)) {
+      if (resource === '*') {
+        const scoped = actions.filter((action) => !UNSCOPED_ACTIONS.has(action));
+        if (scoped.length > 0) problems.push(`${statement.holder}: ${scoped.join(', ')} on *`);
+      } else if (resource.includes('*') && !WILDCARD_ARNS.some((pattern) => pattern.test(resource))) {
+        problems.push(`${statement.holder}: ${actions.join(', ')} on ${resource}`);
+      }
+    }
+  }
+  expect(problems).toEqual([]);
+  // Only API Gateway's region-wide logging role carries an AWS managed policy.
+  const managed = Object.entries(resourcesOfType(synthesized.template, 'AWS::IAM::Role'))
+    .filter(([, role]) => role.Properties?.ManagedPolicyArns !== undefined)
+    .map(([, role]) =>
+      asList(role.Properties?.ManagedPolicyArns as unknown[])
+        .map(renderValue)
+        .join(),
+    );
+  expect(
+    managed.every((arn) =>
+      arn.endsWith(':iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs'),
+    ),
+  ).toBe(true);
+}
+
+function expectNagClean(synthesized: SynthesizedStack): void {
+  expect(unacknowledgedFindings(synthesized)).toEqual([]);
+  const acknowledged = acknowledgments(synthesized.app);
+  expect(acknowledged.length).toBeGreaterThan(0);
+  for (const { path, id, reason } of acknowledged) {
+    expect(reason.length, `acknowledgment ${id} at ${path} needs a concrete reason`).toBeGreaterThan(40);
+  }
+}
+
+function expectNodeOnArm(synthesized: SynthesizedStack): void {
+  const functions = Object.entries(resourcesOfType(synthesized.template, 'AWS::Lambda::Function'));
+  expect(functions.length).toBeGreaterThan(0);
+  for (const [id, fn] of functions) {
+    expect({ id, runtime: fn.Properties?.Runtime, architectures: fn.Properties?.Architectures }).toEqual({
+      id,
+      runtime: 'nodejs22.x',
+      architectures: ['arm64'],
+    });
+  }
+}
+
+describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
+  let synthesized: SynthesizedStack;
+  beforeAll(() => {
+    synthesized = synthStack();
+  });
+
+  test('every API route needs an API key, except the dashboard page, its assets and the OpenAPI document', () => {
+    const routes = methodsByRoute(synthesized.template);
+    expect(Object.keys(routes).sort()).toEqual([
+      'ANY /{proxy+}',
+      'GET /',
+      'GET /assets/{proxy+}',
+      'GET /openapi.json',
+    ]);
+    // /api/..., /metrics and /healthz reach the function through /{proxy+}: nothing else matches them.
+    expect(routes['ANY /{proxy+}']).toMatchObject({ ApiKeyRequired: true, AuthorizationType: 'NONE' });
+    for (const open of ['GET /', 'GET /assets/{proxy+}', 'GET /openapi.json']) {
+      expect(routes[open]).toMatchObject({ ApiKeyRequired: false, AuthorizationType: 'NONE' });
+    }
+    for (const method of Object.values(routes)) {
+      expect(method.Integration).toMatchObject({ Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' });
+    }
+  });
+
+  test('the stage and the usage plan throttle; the plan has a daily quota and holds the API key', () => {
+    const { template } = synthesized;
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({
+          HttpMethod: '*',
+          ResourcePath: '/*',
+          ThrottlingRateLimit: 50,
+          ThrottlingBurstLimit: 100,
+        }),
+      ]),
+      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue(), Format: Match.anyValue() }),
+    });
+    template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      Throttle: { RateLimit: 50, BurstLimit: 100 },
+      Quota: { Limit: 100_000, Period: 'DAY' },
+      ApiStages: [Match.objectLike({ ApiId: Match.anyValue(), Stage: Match.anyValue() })],
+    });
+    template.resourceCountIs('AWS::ApiGateway::ApiKey', 1);
+    template.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 1);
+  });
+
+  test('API Gateway refusals answer in the API error shape', () => {
+    synthesized.template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'DEFAULT_4XX',
+      ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"error":\\{"code"') },
+    });
+  });
+
+  test('the table: pk/sk strings, gsi1, gsi2 and gsi3 projecting keys only, on demand, PITR, encrypted, TTL, retained', () => {
+    const tables = resourcesOfType(synthesized.template, 'AWS::DynamoDB::Table');
+    const [table] = Object.values(tables);
+    expect(Object.keys(tables)).toHaveLength(1);
+    expect(table).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    const gsi = (name: string) => ({
+      IndexName: name,
+      KeySchema: [
+        { AttributeName: `${name}pk`, KeyType: 'HASH' },
+        { AttributeName: `${name}sk`, KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'KEYS_ONLY' },
+    });
+    expect(table?.Properties).toMatchObject({
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'gsi3pk', 'gsi3sk'].map(
+        (name) => ({
+          AttributeName: name,
+          AttributeType: 'S',
+        }),
+      ),
+      GlobalSecondaryIndexes: [gsi('gsi1'), gsi('gsi2'), gsi('gsi3')],
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      SSESpecification: { SSEEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      DeletionProtectionEnabled: true,
+    });
+  });
+
+  test('one encrypted queue per step queue of the fixture workflows, redriving to the shared DLQ after 5 receives', () => {
+    const queues = resourcesOfType(synthesized.template, 'AWS::SQS::Queue');
+    const byName = Object.fromEntries(
+      Object.entries(queues).map(([id, queue]) => [queue.Properties?.QueueName, { id, queue }]),
+    );
+    const stepDlq = byName['Switchyard-switchyard-steps-dlq'];
+    expect(stepDlq).toBeDefined();
+    for (const name of FIXTURE_STEP_QUEUES) {
+      expect(byName[`Switchyard-${name}`]?.queue.Properties).toEqual({
+        QueueName: `Switchyard-${name}`,
+        SqsManagedSseEnabled: true,
+        VisibilityTimeout: 300,
+        MessageRetentionPeriod: 4 * 24 * 3600,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [stepDlq?.id, 'Arn'] }, maxReceiveCount: 5 },
+      });
+    }
+    // signal steps and fan-out steps get no queue
+    expect(Object.keys(byName).filter((name) => /approve|section-counts/.test(String(name)))).toEqual([]);
+    const names = Object.keys(byName).sort();
+    expect(names).toEqual(
+      [
+        ...FIXTURE_STEP_QUEUES,
+        'switchyard-steps-dlq',
+        'switchyard-timers',
+        'switchyard-timers-dlq',
+        'workflow-manager',
+        'workflow-manager-dlq',
+      ]
+        .map((name) => `Switchyard-${name}`)
+        .sort(),
+    );
+    for (const queue of Object.values(queues)) expect(queue.Properties?.SqsManagedSseEnabled).toBe(true);
+  });
+
+  test('every queue refuses requests without TLS', () => {
+    const queueIds = Object.keys(resourcesOfType(synthesized.template, 'AWS::SQS::Queue'));
+    const policies = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::QueuePolicy'));
+    const protectedIds = new Set<string>();
+    for (const policy of policies) {
+      const document = policy.Properties?.PolicyDocument as { Statement: Record<string, unknown>[] };
+      const denyInsecure = document.Statement.some(
+        (statement) =>
+          statement.Effect === 'Deny' &&
+          JSON.stringify(statement.Condition) ===
+            JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }),
+      );
+      if (!denyInsecure) continue;
+      for (const queue of asList(policy.Properties?.Queues as { Ref: string }[])) protectedIds.add(queue.Ref);
+    }
+    expect([...protectedIds].sort()).toEqual([...queueIds].sort());
+  });
+
+  test('the reply queue triggers replies-sqs with partial batch failures, 10 per batch, a batching window', () => {
+    const { stack, template } = synthesized;
+    const replies = stack.node.findChild('RepliesFunction') as HandlerFunction;
+    expect(replies.entry).toMatch(/functions\/handlers\/replies-sqs\.ts$/);
+    const queues = resourcesOfType(template, 'AWS::SQS::Queue');
+    const [replyQueueId, replyQueue] = Object.entries(queues).find(
+      ([, queue]) => queue.Properties?.QueueName === 'Switchyard-workflow-manager',
+    ) ?? ['', undefined];
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [replyQueueId, 'Arn'] },
+      FunctionName: { Ref: logicalIdOf(stack, replies) },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: 1,
+    });
+    const timeout = functionProperties(synthesized, 'RepliesFunction').Timeout as number;
+    expect(replyQueue?.Properties?.VisibilityTimeout).toBeGreaterThanOrEqual(6 * timeout);
+    expect(replyQueue?.Properties?.RedrivePolicy).toMatchObject({ maxReceiveCount: 10 });
+  });
+
+  test('the timers function runs from the delayed timer queue and every minute', () => {
+    const { stack, template } = synthesized;
+    const timers = stack.node.findChild('TimersFunction') as HandlerFunction;
+    const timersId = logicalIdOf(stack, timers);
+    const [timerQueueId, timerQueue] = Object.entries(resourcesOfType(template, 'AWS::SQS::Queue')).find(
+      ([, queue]) => queue.Properties?.QueueName === 'Switchyard-switchyard-timers',
+    ) ?? ['', undefined];
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [timerQueueId, 'Arn'] },
+      FunctionName: { Ref: timersId },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect(timerQueue?.Properties?.VisibilityTimeout).toBeGreaterThanOrEqual(
+      6 * (functionProperties(synthesized, 'TimersFunction').Timeout as number),
+    );
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [timersId, 'Arn'] } })],
+    });
+  });
+
+  test('the step dead-letter queue triggers the dead-letters function', () => {
+    const { stack, template } = synthesized;
+    const [dlqId] = Object.entries(resourcesOfType(template, 'AWS::SQS::Queue')).find(
+      ([, queue]) => queue.Properties?.QueueName === 'Switchyard-switchyard-steps-dlq',
+    ) ?? [''];
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
+      FunctionName: {
+        Ref: logicalIdOf(stack, stack.node.findChild('DeadLettersFunction') as HandlerFunction),
+      },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  });
+
+  test('every function gets the environment contract of the SQS bus', () => {
+    const expected = {
+      TABLE_NAME: { Ref: Match.stringLikeRegexp('^StoreTable') },
+      BUS: 'sqs',
+      QUEUE_PREFIX: 'Switchyard-',
+      REPLY_QUEUE: 'workflow-manager',
+      REPLY_QUEUE_URL: { Ref: Match.stringLikeRegexp('^SqsBusReplies') },
+      TIMER_QUEUE_URL: { Ref: Match.stringLikeRegexp('^TimerQueue[A-F0-9]{8}$') },
+      DEAD_LETTER_QUEUE_URL: { Ref: Match.stringLikeRegexp('^SqsBusStepDeadLetters') },
+      STEP_QUEUE_DLQ_ARN: { 'Fn::GetAtt': [Match.stringLikeRegexp('^SqsBusStepDeadLetters'), 'Arn'] },
+      STEP_QUEUE_VISIBILITY_TIMEOUT: '300',
+      LOG_LEVEL: 'INFO',
+      POWERTOOLS_SERVICE_NAME: 'switchyard',
+      POWERTOOLS_METRICS_NAMESPACE: 'Switchyard',
+      MAX_BODY_BYTES: '262144',
+      MAX_FAN_OUT: '100000',
+      RETENTION_DAYS: '30',
+    };
+    const ids = handlerFunctions(synthesized.stack).map((fn) => fn.node.id);
+    expect(ids.sort()).toEqual([
+      'ApiFunction',
+      'DeadLettersFunction',
+      'RegisterWorkflowsFunction',
+      'RepliesFunction',
+      'TimersFunction',
+    ]);
+    for (const id of ids) {
+      const environment = environmentOf(synthesized, id);
+      expect(
+        Match.objectEquals({ ...expected, NODE_OPTIONS: '--enable-source-maps' }).test(environment).isSuccess,
+        id,
+      ).toBe(true);
+    }
+  });
+
+  test('every function runs Node.js 22 on arm64, bundled as ESM, with its own log group', () => {
+    expectNodeOnArm(synthesized);
+    for (const fn of handlerFunctions(synthesized.stack)) {
+      const properties = functionProperties(synthesized, fn.node.id);
+      expect(properties.Handler).toBe('index.handler');
+      expect(properties.LoggingConfig).toEqual({
+        LogFormat: 'JSON',
+        LogGroup: { Ref: expect.stringMatching(/Logs[A-F0-9]{8}$/) },
+      });
+      expect(properties.ReservedConcurrentExecutions).toBeUndefined();
+    }
+    synthesized.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  test('IAM: no wildcard actions, and * or wildcard resources only where AWS offers nothing narrower', () => {
+    expectLeastPrivilege(synthesized);
+  });
+
+  test('only the API and registration functions may create and configure queues, only under the stack prefix', () => {
+    const statements = identityStatements(synthesized.template);
+    const creators = statements.filter((statement) => asList(statement.Action).includes('sqs:CreateQueue'));
+    expect(creators.map((creator) => creator.holder).sort()).toEqual([
+      expect.stringMatching(/^ApiFunctionRole/),
+      expect.stringMatching(/^RegisterWorkflowsFunctionRole/),
+    ]);
+    for (const creator of creators) {
+      expect(asList(creator.Resource).map(renderValue)).toEqual([
+        'arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:Switchyard-*',
+      ]);
+      expect(asList(creator.Action).sort()).toEqual(
+        ['sqs:CreateQueue', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SetQueueAttributes'].sort(),
+      );
+    }
+  });
+
+  test('the custom resource registers the fixture definitions, after the table exists', () => {
+    const expected = loadWorkflows(readFileSync(FIXTURE_WORKFLOWS, 'utf8'), {
+      file: FIXTURE_WORKFLOWS,
+    }).workflows;
+    const resources = Object.values(resourcesOfType(synthesized.template, REGISTRATION_RESOURCE_TYPE));
+    expect(resources).toHaveLength(1);
+    const definitions = JSON.parse(String(resources[0]?.Properties?.Definitions));
+    expect(definitions).toEqual(expected);
+    expect(definitions.map((workflow: { name: string }) => workflow.name)).toEqual([
+      'book-word-counts',
+      'quick-sum',
+    ]);
+    expect(resources[0]?.DependsOn?.some((id) => id.startsWith('StoreTable'))).toBe(true);
+  });
+
+  test('alarms on both dead-letter queues, the timer DLQ, every function and JobsFailed', () => {
+    const alarms = Object.values(resourcesOfType(synthesized.template, 'AWS::CloudWatch::Alarm')).map(
+      (alarm) => alarm.Properties ?? {},
+    );
+    const dlqAlarms = alarms.filter((alarm) => alarm.MetricName === 'ApproximateNumberOfMessagesVisible');
+    expect(dlqAlarms).toHaveLength(3);
+    expect(
+      alarms.filter((alarm) => alarm.MetricName === 'Errors' && alarm.Namespace === 'AWS/Lambda'),
+    ).toHaveLength(5);
+    expect(alarms).toContainEqual(
+      expect.objectContaining({
+        Namespace: 'Switchyard',
+        MetricName: 'JobsFailed',
+        Dimensions: [{ Name: 'service', Value: 'switchyard' }],
+        Threshold: 1,
+      }),
+    );
+  });
+
+  test('outputs: API URL and key, queues, table', () => {
+    const outputs = synthesized.template.findOutputs('*');
+    expect(Object.keys(outputs).sort()).toEqual(
+      [
+        'ApiKeyId',
+        'ApiUrl',
+        'QueuePrefix',
+        'ReplyQueueUrl',
+        'StepDeadLetterQueueUrl',
+        'StepQueueUrls',
+        'TableName',
+        'TimerQueueUrl',
+      ].sort(),
+    );
+    const stepQueueUrls = renderValue(outputs.StepQueueUrls?.Value);
+    for (const name of FIXTURE_STEP_QUEUES)
+      expect(stepQueueUrls).toContain(`"${name}":"<SqsBusStep${name.replace(/-/g, '')}`);
+  });
+
+  test('cdk-nag AWS Solutions: nothing unacknowledged, and every acknowledgment gives its reason', () => {
+    expectNagClean(synthesized);
+  });
+});
+
+describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
+  let synthesized: SynthesizedStack;
+  beforeAll(() => {
+    synthesized = synthStack({ bus: 'rabbitmq' });
+  });
+
+  test('a private single-instance RabbitMQ broker with general logs, its password a secret reference', () => {
+    const brokers = Object.values(resourcesOfType(synthesized.template, 'AWS::AmazonMQ::Broker'));
+    expect(brokers).toHaveLength(1);
+    const broker = brokers[0]?.Properties ?? {};
+    expect(broker).toMatchObject({
+      EngineType: 'RABBITMQ',
+      EngineVersion: '3.13',
+      HostInstanceType: 'mq.t3.micro',
+      DeploymentMode: 'SINGLE_INSTANCE',
+      PubliclyAccessible: false,
+      AutoMinorVersionUpgrade: true,
+      Logs: { General: true },
+    });
+    expect(broker.SubnetIds).toHaveLength(1);
+    const [user] = broker.Users as { Username: string; Password: unknown }[];
+    expect(user?.Username).toBe('switchyard');
+    expect(renderValue(user?.Password)).toMatch(
+      /^\{\{resolve:secretsmanager:<RabbitMqBusCredentials[A-Z0-9]+>:SecretString:password::\}\}$/,
+    );
+    synthesized.template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: Match.objectLike({
+        SecretStringTemplate: '{"username":"switchyard"}',
+        GenerateStringKey: 'password',
+      }),
+    });
+  });
+
+  test('replies-mq is triggered by an event source mapping on workflow-manager, logging in with the secret', () => {
+    const { stack, template } = synthesized;
+    const replies = stack.node.findChild('RepliesFunction') as HandlerFunction;
+    expect(replies.entry).toMatch(/functions\/handlers\/replies-mq\.ts$/);
+    const mappings = Object.values(resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')).map(
+      (m) => m.Properties ?? {},
+    );
+    const fromBroker = mappings.filter((mapping) =>
+      renderValue(mapping.EventSourceArn).startsWith('<RabbitMqBusBroker'),
+    );
+    expect(fromBroker).toHaveLength(1);
+    expect(fromBroker[0]).toMatchObject({
+      FunctionName: { Ref: logicalIdOf(stack, replies) },
+      Queues: ['workflow-manager'],
+      SourceAccessConfigurations: [
+        { Type: 'BASIC_AUTH', URI: { Ref: expect.stringMatching(/^RabbitMqBusCredentials/) } },
+        { Type: 'VIRTUAL_HOST', URI: '/' },
+      ],
+    });
+    expect(fromBroker[0]?.FunctionResponseTypes).toBeUndefined();
+    const replyStatements = identityStatements(template).filter((statement) =>
+      statement.holder.startsWith('RepliesFunction'),
+    );
+    const actions = replyStatements.flatMap((statement) => asList(statement.Action));
+    for (const needed of [
+      'mq:DescribeBroker',
+      'secretsmanager:GetSecretValue',
+      'ec2:DescribeSecurityGroups',
+      'ec2:DescribeVpcs',
+    ]) {
+      expect(actions).toContain(needed);
+    }
+  });
+
+  test('a VPC of two isolated subnets with endpoints and no NAT; the broker reachable on 5671 from the functions only', () => {
+    const { template } = synthesized;
+    template.resourceCountIs('AWS::EC2::NatGateway', 0);
+    template.resourceCountIs('AWS::EC2::InternetGateway', 0);
+    template.resourceCountIs('AWS::EC2::Subnet', 2);
+    const endpoints = Object.values(resourcesOfType(template, 'AWS::EC2::VPCEndpoint')).map((endpoint) =>
+      renderValue(endpoint.Properties?.ServiceName),
+    );
+    expect(endpoints.map((name) => name.split('.').pop()).sort()).toEqual([
+      'dynamodb',
+      'lambda',
+      'secretsmanager',
+      'sqs',
+    ]);
+    const ingress = Object.values(resourcesOfType(template, 'AWS::EC2::SecurityGroupIngress')).map(
+      (rule) => rule.Properties ?? {},
+    );
+    const toBroker = ingress.filter((rule) =>
+      renderValue(rule.GroupId).startsWith('<RabbitMqBusBrokerSecurityGroup'),
+    );
+    expect(
+      toBroker.map((rule) => [
+        rule.FromPort,
+        rule.ToPort,
+        renderValue(rule.SourceSecurityGroupId).replace(/[A-Z0-9]{8}\.GroupId>$/, ''),
+      ]),
+    ).toEqual(
+      expect.arrayContaining([
+        [5671, 5671, '<RabbitMqBusClientSecurityGroup'],
+        [5671, 5671, '<RabbitMqBusBrokerSecurityGroup'],
+      ]),
+    );
+    expect(toBroker).toHaveLength(2);
+    for (const id of ['ApiFunction', 'RepliesFunction', 'TimersFunction']) {
+      const vpcConfig = functionProperties(synthesized, id).VpcConfig as { SecurityGroupIds: unknown[] };
+      expect(vpcConfig.SecurityGroupIds.map(renderValue)).toEqual([
+        expect.stringMatching(/^<RabbitMqBusClientSecurityGroup/),
+      ]);
+    }
+    template.resourceCountIs('AWS::EC2::FlowLog', 1);
+  });
+
+  test('no SQS bus queues: only the timer queue and its dead-letter queue', () => {
+    const names = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue')).map(
+      (queue) => queue.Properties?.QueueName,
+    );
+    expect(names.sort()).toEqual(['Switchyard-switchyard-timers', 'Switchyard-switchyard-timers-dlq']);
+    expect(handlerFunctions(synthesized.stack).map((fn) => fn.node.id)).not.toContain('DeadLettersFunction');
+  });
+
+  test('the environment contract of the RabbitMQ bus', () => {
+    for (const fn of handlerFunctions(synthesized.stack)) {
+      const environment = environmentOf(synthesized, fn.node.id);
+      expect(environment).toMatchObject({
+        BUS: 'rabbitmq',
+        REPLY_QUEUE: 'workflow-manager',
+        MQ_SECRET_ARN: { Ref: expect.stringMatching(/^RabbitMqBusCredentials/) },
+        TIMER_QUEUE_URL: { Ref: expect.stringMatching(/^TimerQueue[A-F0-9]{8}$/) },
+      });
+      expect(renderValue(environment.MQ_AMQPS_ENDPOINT)).not.toBe('');
+      expect(environment.MQ_AMQPS_ENDPOINT).toEqual({
+        'Fn::Select': [0, { 'Fn::GetAtt': [expect.stringMatching(/^RabbitMqBusBroker/), 'AmqpEndpoints'] }],
+      });
+      for (const sqsOnly of ['REPLY_QUEUE_URL', 'DEAD_LETTER_QUEUE_URL', 'STEP_QUEUE_DLQ_ARN'])
+        expect(environment[sqsOnly]).toBeUndefined();
+    }
+  });
+
+  test('Node.js 22 on arm64 everywhere, least privilege, cdk-nag clean', () => {
+    expectNodeOnArm(synthesized);
+    expectLeastPrivilege(synthesized);
+    expectNagClean(synthesized);
+    const outputs = Object.keys(synthesized.template.findOutputs('*'));
+    expect(outputs).toEqual(
+      expect.arrayContaining([
+        'BrokerAmqpsEndpoint',
+        'BrokerSecretArn',
+        'BrokerClientSecurityGroupId',
+        'VpcId',
+      ]),
+    );
+    expect(outputs).not.toContain('ReplyQueueUrl');
+  });
+
+  test('-c brokerDeploymentMode=CLUSTER_MULTI_AZ spreads a larger broker over both subnets', () => {
+    const cluster = synthStack({ bus: 'rabbitmq', brokerDeploymentMode: 'CLUSTER_MULTI_AZ' });
+    cluster.template.hasResourceProperties('AWS::AmazonMQ::Broker', {
+      DeploymentMode: 'CLUSTER_MULTI_AZ',
+      HostInstanceType: 'mq.m7g.large',
+      SubnetIds: [Match.anyValue(), Match.anyValue()],
+    });
+    expect(unacknowledgedFindings(cluster)).toEqual([]);
+  });
+});
+
+describe('SwitchyardStack with IAM authorization (-c auth=iam)', CDK, () => {
+  test('the credentialed routes use IAM; no API key, no usage plan; cdk-nag clean', () => {
+    const synthesized = synthStack({ auth: 'iam' });
+    const routes = methodsByRoute(synthesized.template);
+    expect(routes['ANY /{proxy+}']).toMatchObject({ AuthorizationType: 'AWS_IAM' });
+    expect(routes['ANY /{proxy+}']?.ApiKeyRequired).toBeUndefined();
+    expect(routes['GET /']).toMatchObject({ AuthorizationType: 'NONE', ApiKeyRequired: false });
+    synthesized.template.resourceCountIs('AWS::ApiGateway::ApiKey', 0);
+    synthesized.template.resourceCountIs('AWS::ApiGateway::UsagePlan', 0);
+    expect(Object.keys(synthesized.template.findOutputs('*'))).not.toContain('ApiKeyId');
+    synthesized.template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: Match.arrayWith([Match.objectLike({ ThrottlingRateLimit: 50 })]),
+    });
+    expect(unacknowledgedFindings(synthesized)).toEqual([]);
+  });
+});
+
+describe('SwitchyardStack context', CDK, () => {
+  test('-c destroy=true makes the table and log groups go with the stack', () => {
+    const { template } = synthStack({ destroy: 'true' });
+    const [table] = Object.values(resourcesOfType(template, 'AWS::DynamoDB::Table'));
+    expect(table).toMatchObject({ DeletionPolicy: 'Delete' });
+    expect(table?.Properties?.DeletionProtectionEnabled).toBe(false);
+    for (const group of Object.values(resourcesOfType(template, 'AWS::Logs::LogGroup'))) {
+      expect(group.DeletionPolicy).toBe('Delete');
+    }
+  });
+
+  test('-c stepVisibilityTimeout and -c queuePrefix shape the step queues and what the API function creates', () => {
+    const synthesized = synthStack({ stepVisibilityTimeout: '15m', queuePrefix: 'wm_' });
+    synthesized.template.hasResourceProperties('AWS::SQS::Queue', {
+      QueueName: 'wm_summing',
+      VisibilityTimeout: 900,
+    });
+    expect(environmentOf(synthesized, 'ApiFunction')).toMatchObject({
+      STEP_QUEUE_VISIBILITY_TIMEOUT: '900',
+      QUEUE_PREFIX: 'wm_',
+    });
+    expectLeastPrivilege(synthesized);
+  });
+
+  test('-c tracing=true turns on X-Ray for the functions and the stage, still cdk-nag clean', () => {
+    const synthesized = synthStack({ tracing: 'true' });
+    for (const fn of handlerFunctions(synthesized.stack)) {
+      expect(functionProperties(synthesized, fn.node.id).TracingConfig).toEqual({ Mode: 'Active' });
+    }
+    synthesized.template.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: true });
+    expectLeastPrivilege(synthesized);
+    expect(unacknowledgedFindings(synthesized)).toEqual([]);
+  });
+
+  test('a missing default workflows file deploys no step queues and registers nothing', () => {
+    const synthesized = synthStack({
+      workflows: '',
+      defaultWorkflows: 'test/infra/fixtures/does-not-exist.yaml',
+    });
+    synthesized.template.resourceCountIs(REGISTRATION_RESOURCE_TYPE, 0);
+    const names = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue')).map(
+      (queue) => queue.Properties?.QueueName,
+    );
+    expect(names).toHaveLength(5);
+    expect(unacknowledgedFindings(synthesized)).toEqual([]);
+  });
+
+  test('a missing explicit workflows file, or an invalid one, stops the synth with a clear message', () => {
+    expect(() => synthStack({ workflows: 'test/infra/fixtures/does-not-exist.yaml' })).toThrow(
+      /-c workflows=test\/infra\/fixtures\/does-not-exist\.yaml: no such file/,
+    );
+    expect(() => synthStack({ workflows: 'test/infra/fixtures/invalid-workflows.yaml' })).toThrow(
+      /invalid-workflows\.yaml are not valid:\n.*missing-step/,
+    );
+  });
+
+  test('unknown context values stop the synth and name the key', () => {
+    expect(() => synthStack({ bus: 'kafka' })).toThrow(/-c bus=kafka: expected one of sqs, rabbitmq/);
+    expect(() => synthStack({ auth: 'none' })).toThrow(/-c auth=none: expected one of apiKey, iam/);
+  });
+});
