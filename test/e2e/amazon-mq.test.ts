@@ -1,0 +1,288 @@
+import { randomUUID } from 'node:crypto';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CreateQueueCommand } from '@aws-sdk/client-sqs';
+import type { Channel, ChannelModel, Message } from 'amqplib';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { InboundReply } from '../../engine/index.js';
+import type { JobDocument } from '../../functions/api/job-document.js';
+import { type Container, createContainer } from '../../functions/aws/container.js';
+import { readHandlerEnvironment } from '../../functions/aws/environment.js';
+import { rabbitMqBusFactory } from '../../functions/aws/rabbitmq-bus-factory.js';
+import { createApiHandler } from '../../functions/handlers/api.js';
+import { createRegisterWorkflowsHandler } from '../../functions/handlers/register-workflows.js';
+import { createRepliesMqHandler, type RepliesMqHandler } from '../../functions/handlers/replies-mq.js';
+import { createWorker, type Worker } from '../../functions/worker/index.js';
+import {
+  aCustomResourceEvent,
+  aLambdaContext,
+  amazonMqMessageFromAmqp,
+  anApiEvent,
+} from '../support/aws-events.js';
+import {
+  createSwitchyardTable,
+  type DynamoDbLocal,
+  startDynamoDbLocal,
+  uniqueTableName,
+} from '../support/dynamodb-local.js';
+import { type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../support/fauxqs.js';
+import { memoryManager } from '../support/memory-manager.js';
+import { AMQP_URL, deleteQueues, eventually, openTestChannel, uniqueName } from '../support/rabbitmq.js';
+import { recordingTelemetry } from '../support/recording-telemetry.js';
+
+/*
+ * Amazon MQ for RabbitMQ, simulated with the local RabbitMQ: replies published by workers as they
+ * would be, taken off the queue raw, and handed to the replies-mq handler in the event shape the
+ * Lambda guide documents (base64 `data`, `basicProperties`, long-string headers as bytes).
+ */
+
+const declared: string[] = [];
+
+/** Takes `count` messages off `queue` without acknowledging them. */
+async function take(channel: Channel, queue: string, count: number): Promise<Message[]> {
+  const messages: Message[] = [];
+  await eventually(`${count} messages on ${queue}`, async () => {
+    const message = await channel.get(queue, { noAck: false });
+    if (message) messages.push(message);
+    return messages.length >= count;
+  });
+  return messages;
+}
+
+describe('Amazon MQ events built from real RabbitMQ messages', () => {
+  let model: ChannelModel;
+  let channel: Channel;
+
+  beforeAll(async () => {
+    ({ model, channel } = await openTestChannel());
+  });
+
+  afterAll(async () => {
+    await model.close().catch(() => {});
+  });
+
+  it('hands the manager the correlation id, type, attempt and body of every reply', async () => {
+    // Prepare: replies as workers publish them (the SDK's number header, a string one, a heartbeat).
+    const queue = uniqueName('mq-replies');
+    declared.push(queue);
+    await channel.assertQueue(queue, { durable: true });
+    const jobId = randomUUID();
+    const publish = (body: string, options: Parameters<Channel['sendToQueue']>[2]) =>
+      channel.sendToQueue(queue, Buffer.from(body), { persistent: true, ...options });
+    publish('{"count":3}', { correlationId: `${jobId}:count`, headers: { 'x-attempt': 1 } });
+    publish('{"error":"no words"}', {
+      correlationId: `${jobId}:count`,
+      type: 'error',
+      headers: { 'x-attempt': '2', 'x-worker': 'python' },
+    });
+    publish('', { correlationId: `${jobId}:count`, type: 'heartbeat' });
+    publish('{}', {});
+    const messages = await take(channel, queue, 4);
+    const event = {
+      eventSource: 'aws:rmq' as const,
+      eventSourceArn: 'arn:aws:mq:us-east-1:123456789012:broker:switchyard:b-1',
+      rmqMessagesByQueue: { [`${queue}::/`]: messages.map(amazonMqMessageFromAmqp) },
+    };
+    const harness = memoryManager();
+    const handleReplies = vi.spyOn(harness.manager, 'handleReplies');
+
+    // Act
+    await createRepliesMqHandler(harness)(event, aLambdaContext());
+    channel.nackAll(false);
+
+    // Assess
+    expect(event.rmqMessagesByQueue[`${queue}::/`]?.[1]?.basicProperties.headers).toEqual({
+      'x-attempt': { bytes: [50] },
+      'x-worker': { bytes: [...Buffer.from('python')] },
+    });
+    const replies: InboundReply[] = [
+      { correlationId: `${jobId}:count`, body: '{"count":3}', attempt: 1 },
+      { correlationId: `${jobId}:count`, body: '{"error":"no words"}', type: 'error', attempt: 2 },
+      { correlationId: `${jobId}:count`, body: '', type: 'heartbeat' },
+      { body: '{}' },
+    ];
+    expect(handleReplies.mock.calls).toEqual([[replies]]);
+    expect(harness.telemetry.counted('replies_malformed_total')).toBe(1);
+  });
+});
+
+describe('A job through replies-mq, dispatched by the RabbitMQ bus (the local RabbitMQ for Amazon MQ)', () => {
+  let dynamo: DynamoDbLocal;
+  let sqs: Fauxqs;
+  let container: Container;
+  let replyQueue: string;
+  let model: ChannelModel;
+  const workers: Worker[] = [];
+  let stopEventSource: (() => Promise<void>) | undefined;
+  const deliveries = { batches: 0, redelivered: 0 };
+
+  /**
+   * The Amazon MQ event source mapping, one instance (as Lambda runs for RabbitMQ): batches of up to
+   * ten within a 50 ms window, acknowledged when the function returns, requeued when it throws.
+   * Every third batch is delivered twice.
+   */
+  async function startEventSource(handler: RepliesMqHandler): Promise<() => Promise<void>> {
+    const { model: consumerModel, channel } = await openTestChannel();
+    await channel.prefetch(10);
+    let batch: Message[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let running = Promise.resolve();
+    const flush = (): void => {
+      clearTimeout(timer);
+      timer = undefined;
+      const taken = batch;
+      batch = [];
+      if (taken.length === 0) return;
+      running = running.then(async () => {
+        const event = {
+          eventSource: 'aws:rmq' as const,
+          eventSourceArn: 'arn:aws:mq:us-east-1:123456789012:broker:switchyard:b-1',
+          rmqMessagesByQueue: { [`${replyQueue}::/`]: taken.map(amazonMqMessageFromAmqp) },
+        };
+        deliveries.batches++;
+        try {
+          await handler(event, aLambdaContext());
+          if (deliveries.batches % 3 === 0) {
+            deliveries.redelivered++;
+            await handler(event, aLambdaContext());
+          }
+          for (const message of taken) channel.ack(message);
+        } catch {
+          for (const message of taken) channel.nack(message, false, true);
+        }
+      });
+    };
+    const { consumerTag } = await channel.consume(replyQueue, (message) => {
+      if (!message) return;
+      batch.push(message);
+      if (batch.length >= 10) flush();
+      else timer ??= setTimeout(flush, 50);
+    });
+    return async () => {
+      await channel.cancel(consumerTag);
+      flush();
+      await running;
+      await consumerModel.close().catch(() => {});
+    };
+  }
+
+  beforeAll(async () => {
+    [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startSqsEmulator()]);
+    const tableName = uniqueTableName('switchyard-mq');
+    await createSwitchyardTable(dynamo.client, tableName);
+    const { QueueUrl: timerQueueUrl } = await sqs.client.send(
+      new CreateQueueCommand({ QueueName: `${uniqueQueuePrefix('mq')}switchyard-timers` }),
+    );
+    replyQueue = uniqueName('workflow-manager');
+    declared.push(replyQueue);
+    const secretArn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:switchyard-broker-AbCdEf';
+    const secrets = new SecretsManagerClient({ region: 'us-east-1' });
+    const url = new URL(AMQP_URL);
+    mockClient(secrets)
+      .on(GetSecretValueCommand, { SecretId: secretArn })
+      .resolves({
+        SecretString: JSON.stringify({
+          username: decodeURIComponent(url.username),
+          password: decodeURIComponent(url.password),
+        }),
+      });
+    const environment = readHandlerEnvironment({
+      TABLE_NAME: tableName,
+      BUS: 'rabbitmq',
+      REPLY_QUEUE: replyQueue,
+      TIMER_QUEUE_URL: timerQueueUrl,
+      MQ_SECRET_ARN: secretArn,
+      // Amazon MQ gives amqps://…:5671; the local broker speaks plain AMQP.
+      MQ_AMQPS_ENDPOINT: `amqp://${url.host}`,
+    });
+    container = await createContainer(environment, {
+      buses: { rabbitmq: rabbitMqBusFactory },
+      clients: { dynamodb: dynamo.newClient(), sqs: sqs.newClient(), secretsManager: secrets },
+      telemetry: recordingTelemetry(),
+    });
+    ({ model } = await openTestChannel());
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    await stopEventSource?.();
+    await container?.manager.drain();
+    container?.manager.stop();
+    await container?.bus.close();
+    await model?.close().catch(() => {});
+    await deleteQueues(declared);
+    await sqs?.stop();
+    await dynamo?.stop();
+  }, 60_000);
+
+  it('registers (declaring the reply queue), runs a fan-out job and completes it', async () => {
+    // Prepare
+    const queues = { hello: uniqueName('hello'), each: uniqueName('greet-one'), bye: uniqueName('bye') };
+    declared.push(...Object.values(queues));
+    const workflow = {
+      name: `mq-greetings-${randomUUID().slice(0, 8)}`,
+      steps: [
+        { name: 'hello', queue: queues.hello },
+        { name: 'greet-all', task: 'greet-each', depends: ['hello'] },
+        { name: 'bye', queue: queues.bye, depends: ['greet-all'] },
+      ],
+      tasks: [
+        { name: 'greet-each', itemListKey: 'names', steps: [{ name: 'greet-one', queue: queues.each }] },
+      ],
+    };
+    await createRegisterWorkflowsHandler({ ...container, replyQueue })(
+      aCustomResourceEvent('Create', [workflow]),
+    );
+    const check = await model.createChannel();
+    await check.checkQueue(replyQueue);
+    await check.close();
+    const logger = { info() {}, warn: console.warn, error: console.error };
+    workers.push(
+      createWorker({
+        queue: queues.hello,
+        amqpUrl: AMQP_URL,
+        logger,
+        handler: () => ({ names: Array.from({ length: 25 }, (_, n) => `guest-${n}`) }),
+      }),
+      createWorker({
+        queue: queues.each,
+        amqpUrl: AMQP_URL,
+        logger,
+        concurrency: 5,
+        handler: (input) => ({ name: `hello, ${String(input.name)}` }),
+      }),
+      createWorker({
+        queue: queues.bye,
+        amqpUrl: AMQP_URL,
+        logger,
+        handler: (input) => ({
+          greeted: (input.names as string[]).length,
+          last: (input.names as string[]).at(-1) ?? null,
+        }),
+      }),
+    );
+    await Promise.all(workers.map((worker) => worker.start()));
+    stopEventSource = await startEventSource(createRepliesMqHandler(container));
+    const api = createApiHandler({ ...container, maxBodyBytes: 256 * 1024 });
+
+    // Act
+    const started = await api(anApiEvent('POST', `/api/workflow/${workflow.name}`, { body: {} }));
+    const { id } = JSON.parse(started.body) as { id: string };
+    const job = await eventually(
+      `job ${id} to finish`,
+      async () => {
+        const answer = await api(anApiEvent('GET', `/api/job/${id}`, { query: { wait: '2' } }));
+        const document = JSON.parse(answer.body) as JobDocument;
+        return document.status === 'running' ? undefined : document;
+      },
+      60_000,
+    );
+
+    // Assess
+    expect(started.statusCode).toBe(201);
+    expect(job.status).toBe('completed');
+    expect(job.result).toEqual({ greeted: 25, last: 'hello, guest-24' });
+    expect(job.steps['greet-all']).toMatchObject({ children: 25, childrenDone: 25 });
+    expect(deliveries.redelivered).toBeGreaterThan(0);
+  }, 90_000);
+});

@@ -1,0 +1,443 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  ChangeMessageVisibilityCommand,
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadWorkflows, type WorkflowDefinition } from '../../engine/index.js';
+import { startWordCountWorkers } from '../../examples/word-counts/workers.js';
+import type { JobDocument } from '../../functions/api/job-document.js';
+import { type Container, createContainer } from '../../functions/aws/container.js';
+import { readHandlerEnvironment } from '../../functions/aws/environment.js';
+import { sqsBusFactory } from '../../functions/aws/sqs-bus-factory.js';
+import { createApiHandler } from '../../functions/handlers/api.js';
+import { createDeadLettersHandler } from '../../functions/handlers/dead-letters.js';
+import { createRegisterWorkflowsHandler } from '../../functions/handlers/register-workflows.js';
+import { createRepliesSqsHandler } from '../../functions/handlers/replies-sqs.js';
+import { createTimersHandler } from '../../functions/handlers/timers.js';
+import { createWorker, type Worker, type WorkerTransport } from '../../functions/worker/index.js';
+import { SqsWorkerTransport } from '../../functions/worker/transports/sqs.js';
+import {
+  type ApiEventOptions,
+  aCustomResourceEvent,
+  aLambdaContext,
+  anApiEvent,
+  aScheduledEvent,
+} from '../support/aws-events.js';
+import {
+  createSwitchyardTable,
+  type DynamoDbLocal,
+  startDynamoDbLocal,
+  uniqueTableName,
+} from '../support/dynamodb-local.js';
+import { type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../support/fauxqs.js';
+import { eventually } from '../support/rabbitmq.js';
+import { type RecordingTelemetry, recordingTelemetry } from '../support/recording-telemetry.js';
+import { type SqsEventSource, startSqsEventSource } from '../support/sqs-event-source.js';
+
+/*
+ * The serverless simulation: the Lambda handlers on DynamoDB Local and fauxqs, both spoken to on
+ * their wire protocols. API Gateway is played by API events handed to the API handler; Lambda's SQS
+ * event source by pollers that feed the reply, timer and dead-letter handlers real SQS batches, several
+ * at once, each lane in a container of its own (as concurrent Lambda instances are); the workers are
+ * the SDK's, on its SQS transport.
+ */
+
+const REPLY_LANES = 4;
+const FAN_OUT = 10_000;
+
+const EXTRA_WORKFLOWS = `
+workflows:
+  - name: fan-out-squares
+    steps:
+      - name: list-numbers
+      - name: square-all
+        task: square-each
+        depends: [list-numbers]
+      - name: sum-squares
+        depends: [square-all]
+    tasks:
+      - name: square-each
+        itemListKey: numbers
+        steps:
+          - name: square
+  - name: patience
+    steps:
+      - name: patient-step
+        timeout: 2s
+        retries: 1
+  - name: dead-end
+    steps:
+      - name: dead-end-step
+`;
+
+let dynamo: DynamoDbLocal;
+let sqs: Fauxqs;
+let prefix: string;
+let environment: ReturnType<typeof readHandlerEnvironment>;
+let queues: { reply: string; timers: string; stepDlq: string };
+let arns: { reply: string; timers: string; stepDlq: string };
+const containers: { container: Container; telemetry: RecordingTelemetry }[] = [];
+const sources: SqsEventSource[] = [];
+const workers: Worker[] = [];
+let api: ReturnType<typeof createApiHandler>;
+let timersContainer: Container;
+let dataDir: string;
+
+async function createQueue(client: SQSClient, name: string, attributes: Record<string, string> = {}) {
+  const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+  const { Attributes } = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  return { url: QueueUrl as string, arn: Attributes?.QueueArn as string };
+}
+
+/** A Lambda container: its own clients, store, bus and manager, as each concurrent instance has. */
+async function newContainer(): Promise<Container> {
+  const telemetry = recordingTelemetry();
+  const container = await createContainer(environment, {
+    buses: { sqs: sqsBusFactory },
+    clients: { dynamodb: dynamo.newClient(), sqs: sqs.newClient() },
+    telemetry,
+  });
+  containers.push({ container, telemetry });
+  return container;
+}
+
+async function call(method: string, path: string, options?: ApiEventOptions) {
+  const result = await api(anApiEvent(method, path, options), aLambdaContext(29_000));
+  return { status: result.statusCode, body: JSON.parse(result.body) as Record<string, unknown> };
+}
+
+async function finished(id: string, timeoutMs: number): Promise<JobDocument> {
+  return eventually(
+    `job ${id} to finish`,
+    async () => {
+      const { body } = await call('GET', `/api/job/${id}`, { query: { wait: '2' } });
+      const job = body as unknown as JobDocument;
+      return job.status === 'running' ? undefined : job;
+    },
+    timeoutMs,
+  );
+}
+
+/** Some replies, chosen by a hash of their correlation id (the same ones whichever lane sees them). */
+function chosen(correlationId: string | undefined, percent: number): boolean {
+  if (!correlationId) return false;
+  return (createHash('sha256').update(correlationId).digest()[0] as number) < (256 * percent) / 100;
+}
+
+/** The SDK's SQS transport, replying twice to some requests (a worker that retried a reply it thought lost). */
+function duplicatingTransport(client: SQSClient, counter: { count: number }): WorkerTransport {
+  const inner = new SqsWorkerTransport({ client, queuePrefix: prefix, waitTimeSeconds: 1 });
+  return {
+    consume: (queue, concurrency, onDelivery) => inner.consume(queue, concurrency, onDelivery),
+    reply: async (replyTo, correlationId, body, options) => {
+      await inner.reply(replyTo, correlationId, body, options);
+      if (chosen(`${correlationId}/worker`, 30)) {
+        counter.count++;
+        await inner.reply(replyTo, correlationId, body, options);
+      }
+    },
+    stopConsuming: () => inner.stopConsuming(),
+    close: () => inner.close(),
+  };
+}
+
+beforeAll(async () => {
+  [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startSqsEmulator()]);
+  const tableName = uniqueTableName('switchyard-e2e');
+  await createSwitchyardTable(dynamo.client, tableName);
+  prefix = uniqueQueuePrefix('e2e');
+  // The stack's own queues (infra/constructs/sqs-bus.ts, timers.ts); step queues come with registration.
+  const replyDlq = await createQueue(sqs.client, `${prefix}workflow-manager-dlq`);
+  const reply = await createQueue(sqs.client, `${prefix}workflow-manager`, {
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: replyDlq.arn, maxReceiveCount: 10 }),
+  });
+  const stepDlq = await createQueue(sqs.client, `${prefix}switchyard-steps-dlq`);
+  const timersDlq = await createQueue(sqs.client, `${prefix}switchyard-timers-dlq`);
+  const timers = await createQueue(sqs.client, `${prefix}switchyard-timers`, {
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: timersDlq.arn, maxReceiveCount: 10 }),
+  });
+  queues = { reply: reply.url, timers: timers.url, stepDlq: stepDlq.url };
+  arns = { reply: reply.arn, timers: timers.arn, stepDlq: stepDlq.arn };
+  environment = readHandlerEnvironment({
+    TABLE_NAME: tableName,
+    BUS: 'sqs',
+    QUEUE_PREFIX: prefix,
+    REPLY_QUEUE: 'workflow-manager',
+    REPLY_QUEUE_URL: reply.url,
+    TIMER_QUEUE_URL: timers.url,
+    DEAD_LETTER_QUEUE_URL: stepDlq.url,
+    STEP_QUEUE_DLQ_ARN: stepDlq.arn,
+    STEP_QUEUE_VISIBILITY_TIMEOUT: '30',
+    LOG_LEVEL: 'INFO',
+  });
+
+  // Deploy: the custom resource registers the example's workflows and creates their step queues.
+  const registrar = await newContainer();
+  const definitions: WorkflowDefinition[] = [
+    ...loadWorkflows(await readFile('examples/word-counts/workflows.yaml', 'utf8')).workflows,
+    ...loadWorkflows(EXTRA_WORKFLOWS).workflows,
+  ];
+  const registered = await createRegisterWorkflowsHandler(registrar)(
+    aCustomResourceEvent('Create', definitions),
+  );
+  expect(registered.Data?.Versions).toBe('book-word-counts@1,fan-out-squares@1,patience@1,dead-end@1');
+
+  api = createApiHandler({ ...(await newContainer()), maxBodyBytes: environment.maxBodyBytes });
+  const replyHandlers = [];
+  for (let lane = 0; lane < REPLY_LANES; lane++)
+    replyHandlers.push(createRepliesSqsHandler(await newContainer()));
+  sources.push(
+    startSqsEventSource({
+      client: sqs.newClient(),
+      queueUrl: queues.reply,
+      queueArn: arns.reply,
+      handlers: replyHandlers,
+      // At-least-once: some replies are delivered twice, the second time in another batch.
+      duplicate: (record) => chosen(`${record.messageAttributes.correlation_id?.stringValue}/poller`, 20),
+    }),
+  );
+  timersContainer = await newContainer();
+  sources.push(
+    startSqsEventSource({
+      client: sqs.newClient(),
+      queueUrl: queues.timers,
+      queueArn: arns.timers,
+      handlers: [createTimersHandler(timersContainer)],
+    }),
+  );
+  sources.push(
+    startSqsEventSource({
+      client: sqs.newClient(),
+      queueUrl: queues.stepDlq,
+      queueArn: arns.stepDlq,
+      handlers: [createDeadLettersHandler(await newContainer())],
+    }),
+  );
+  dataDir = await mkdtemp(join(tmpdir(), 'switchyard-e2e-'));
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(workers.map((worker) => worker.stop()));
+  await Promise.all(sources.map((source) => source.stop()));
+  for (const { container } of containers) {
+    await container.manager.drain();
+    container.manager.stop();
+  }
+  await sqs?.stop();
+  await dynamo?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+}, 60_000);
+
+describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK workers on SQS)', () => {
+  it('counts the words of the example book, whatever is duplicated on the way', async () => {
+    // Prepare
+    const workerDuplicates = { count: 0 };
+    const client = sqs.newClient();
+    workers.push(
+      ...(await startWordCountWorkers({
+        dataDir,
+        transport: () => duplicatingTransport(client, workerDuplicates),
+      })),
+    );
+    const id = randomUUID();
+    const start = (): Promise<{ status: number; body: Record<string, unknown> }> =>
+      call('POST', '/api/workflow/book-word-counts', { query: { id }, body: {} });
+
+    // Act
+    const first = await start();
+    const second = await start();
+    const job = await finished(id, 120_000);
+
+    // Assess
+    expect([first.status, second.status]).toEqual([201, 200]);
+    expect(job.status).toBe('completed');
+    const result = job.result as { chapters: number; tokens: number; distinct: number; top: unknown[] };
+    expect(result).toMatchObject({ chapters: 12, tokens: 29_371, distinct: 5_947 });
+    expect(result.top[0]).toEqual({ word: 'the', count: 1_673 });
+    for (const [name, step] of Object.entries(job.steps))
+      expect(step.attempts ?? 1, name).toBeLessThanOrEqual(1);
+    expect(job.steps['section-counts']).toMatchObject({ children: 12, childrenDone: 12 });
+    // The duplicates did happen, and were ignored.
+    const [replies] = sources;
+    expect(replies?.stats.duplicated).toBeGreaterThan(0);
+    expect(workerDuplicates.count).toBeGreaterThan(0);
+    const ignored = containers.reduce(
+      (sum, { telemetry }) => sum + telemetry.counted('replies_ignored_total'),
+      0,
+    );
+    expect(ignored).toBeGreaterThanOrEqual(workerDuplicates.count);
+    expect(replies?.stats.largestBatch).toBeGreaterThan(1);
+  }, 180_000);
+
+  it('times an attempt out with a delayed timer message and retries it', async () => {
+    // Prepare: a worker that loses the first request (no reply) and answers the second.
+    const client = sqs.newClient();
+    const queueUrl = `${queues.reply.slice(0, queues.reply.lastIndexOf('/') + 1)}${prefix}patient-step`;
+    const stop = new AbortController();
+    const attempts: number[] = [];
+    const worker = (async () => {
+      while (!stop.signal.aborted) {
+        const { Messages = [] } = await client
+          .send(
+            new ReceiveMessageCommand({
+              QueueUrl: queueUrl,
+              WaitTimeSeconds: 1,
+              MessageAttributeNames: ['All'],
+            }),
+            { abortSignal: stop.signal },
+          )
+          .catch(() => ({ Messages: [] }));
+        for (const message of Messages) {
+          const attempt = Number(message.MessageAttributes?.attempt?.StringValue);
+          attempts.push(attempt);
+          if (attempt >= 2) {
+            await client.send(
+              new SendMessageCommand({
+                QueueUrl: message.MessageAttributes?.reply_to?.StringValue,
+                MessageBody: JSON.stringify({ patience: 'rewarded' }),
+                MessageAttributes: {
+                  correlation_id: message.MessageAttributes?.correlation_id ?? { DataType: 'String' },
+                  attempt: { DataType: 'Number', StringValue: String(attempt) },
+                },
+              }),
+            );
+          }
+          await client.send(
+            new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }),
+          );
+        }
+      }
+    })();
+
+    // Act
+    const started = Date.now();
+    const { body } = await call('POST', '/api/workflow/patience', { body: {} });
+    const job = await finished(body.id as string, 30_000);
+    const elapsed = Date.now() - started;
+    stop.abort();
+    await worker;
+
+    // Assess
+    expect(job.status).toBe('completed');
+    expect(job.result).toEqual({ patience: 'rewarded' });
+    expect(attempts).toEqual([1, 2]);
+    expect(elapsed).toBeGreaterThanOrEqual(2_000);
+    // The sweep finds nothing left to do.
+    await createTimersHandler(timersContainer)(aScheduledEvent(), aLambdaContext());
+  }, 60_000);
+
+  it('fails the attempt of a request that ends in the step dead-letter queue', async () => {
+    // Prepare: a worker that rejects every delivery (makes it visible again) until SQS gives up on it.
+    const client = sqs.newClient();
+    const queueUrl = `${queues.reply.slice(0, queues.reply.lastIndexOf('/') + 1)}${prefix}dead-end-step`;
+    const stop = new AbortController();
+    let receives = 0;
+    const worker = (async () => {
+      while (!stop.signal.aborted) {
+        const { Messages = [] } = await client
+          .send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }), {
+            abortSignal: stop.signal,
+          })
+          .catch(() => ({ Messages: [] }));
+        for (const message of Messages) {
+          receives++;
+          await client.send(
+            new ChangeMessageVisibilityCommand({
+              QueueUrl: queueUrl,
+              ReceiptHandle: message.ReceiptHandle,
+              VisibilityTimeout: 0,
+            }),
+          );
+        }
+      }
+    })();
+
+    // Act
+    const { body } = await call('POST', '/api/workflow/dead-end', { body: {} });
+    const job = await finished(body.id as string, 30_000);
+    stop.abort();
+    await worker;
+
+    // Assess
+    expect(job.status).toBe('failed');
+    expect(receives).toBe(5);
+    expect(job.error?.message).toMatch(
+      new RegExp(`no worker answered the request: .* dead-letter queue ${prefix}switchyard-steps-dlq`),
+    );
+  }, 60_000);
+
+  it(`fans out to ${FAN_OUT.toLocaleString('en-US')} children and gathers them`, async () => {
+    // Prepare
+    const client = sqs.newClient();
+    const transport = () => new SqsWorkerTransport({ client, queuePrefix: prefix, waitTimeSeconds: 1 });
+    const logger = { info() {}, warn: console.warn, error: console.error };
+    const squared: { first?: number; last?: number } = {};
+    const fanWorkers = [
+      createWorker({
+        queue: 'list-numbers',
+        transport: transport(),
+        logger,
+        handler: (input) => ({ numbers: Array.from({ length: Number(input.count) }, (_, n) => n) }),
+      }),
+      createWorker({
+        queue: 'square',
+        transport: transport(),
+        logger,
+        concurrency: 40,
+        handler: (input) => {
+          squared.first ??= Date.now();
+          squared.last = Date.now();
+          return { number: Number(input.number) ** 2 };
+        },
+      }),
+      createWorker({
+        queue: 'sum-squares',
+        transport: transport(),
+        logger,
+        handler: (input) => {
+          const numbers = input.numbers as number[];
+          return { count: numbers.length, sum: numbers.reduce((sum, n) => sum + n, 0) };
+        },
+      }),
+    ];
+    await Promise.all(fanWorkers.map((worker) => worker.start()));
+    workers.push(...fanWorkers);
+
+    // Act
+    const started = Date.now();
+    const { body } = await call('POST', '/api/workflow/fan-out-squares', { body: { count: FAN_OUT } });
+    const job = await finished(body.id as string, 900_000);
+    const elapsedMs = Date.now() - started;
+
+    // Assess
+    console.info(
+      `fan-out of ${FAN_OUT} children completed in ${(elapsedMs / 1000).toFixed(1)} s ` +
+        `(${Math.round(FAN_OUT / (elapsedMs / 1000))} children/s): first child handled after ` +
+        `${(((squared.first ?? started) - started) / 1000).toFixed(1)} s, last after ` +
+        `${(((squared.last ?? started) - started) / 1000).toFixed(1)} s; ${sources[0]?.stats.invocations} reply batches`,
+    );
+    expect(job.status).toBe('completed');
+    const n = FAN_OUT;
+    expect(job.result).toEqual({ count: n, sum: ((n - 1) * n * (2 * n - 1)) / 6 });
+    expect(job.steps['square-all']).toMatchObject({ children: n, childrenDone: n });
+  }, 900_000);
+
+  it('logged no errors in any container', () => {
+    const errors = containers.flatMap(({ telemetry }) =>
+      telemetry.logs.filter((log) => log.level === 'error'),
+    );
+    expect(errors).toEqual([]);
+    expect(sources.flatMap((source) => source.errors)).toEqual([]);
+  });
+});
