@@ -1,0 +1,313 @@
+import { addCounts, type Counts, cloneCounts, diffCounts, emptyCounts } from './aws-meter.js';
+import { LAMBDA_MEMORY_GB, PRICES } from './aws-prices.js';
+import { type Invocations, type Role, type Simulation, startSimulation } from './aws-simulation.js';
+import { delay, waitFor } from './child.js';
+import { DIAMOND, DIAMOND_STEPS, FAN_OUT, fanOutSteps } from './workloads.js';
+
+/*
+ * What a step costs on AWS, modelled: the workloads run through the simulated deployment
+ * (aws-simulation.ts), every DynamoDB, SQS and Lambda call counted, and the counts priced at the
+ * published us-east-1 list prices (aws-prices.ts), next to what Step Functions would bill.
+ */
+
+export interface AwsWorkloadCounts {
+  workload: 'diamond' | 'fan-out';
+  /** Jobs (diamond) or children (fan-out). */
+  size: number;
+  jobs: number;
+  steps: number;
+  /** Calls by role; only `api`, `replies`, `eventSource` and `workers` are priced. */
+  counts: Partial<Record<Role, Counts>>;
+  lambda: { api: Invocations; replies: Invocations };
+}
+
+export interface CostBreakdown {
+  dynamodb: number;
+  lambda: number;
+  /** SQS requests of the manager's side: sending requests, the event source taking replies. */
+  sqsManager: number;
+  apiGateway: number;
+  /** Orchestration: everything above. */
+  orchestration: number;
+  /** SQS requests of the workers: taking requests, deleting them, sending replies. */
+  sqsWorkers: number;
+  total: number;
+}
+
+export interface AwsCase extends AwsWorkloadCounts {
+  /** USD for the whole workload. */
+  cost: CostBreakdown;
+  perStep: {
+    usdPerMillion: CostBreakdown;
+    writeUnits: number;
+    readUnits: number;
+    dynamoCalls: number;
+    sqsRequests: number;
+    lambdaInvocations: number;
+    lambdaBilledMs: number;
+  };
+  /** Step Functions' bill for the same work, USD per million steps. */
+  stepFunctions: {
+    standardTransitions: number;
+    standardPerMillionSteps: number;
+    expressPerMillionSteps?: number;
+  };
+}
+
+export interface AwsFigures {
+  cases: AwsCase[];
+  /** Fan-outs: the cost of one more child, from the difference between the two largest sizes. */
+  perChild?: {
+    from: number;
+    to: number;
+    writeUnits: number;
+    readUnits: number;
+    sqsRequests: number;
+    usd: number;
+  };
+  prices: typeof PRICES;
+  lambdaMemoryGb: typeof LAMBDA_MEMORY_GB;
+}
+
+export interface AwsOptions {
+  diamondJobs: number;
+  /** How long no call may be made before a workload counts as finished. @default 2500 */
+  quietMs?: number;
+  /** Run each workload a second time, without pricing the writes, to time the invocations. @default true */
+  timeInvocations?: boolean;
+  fanOutItems: number[];
+  log?: (line: string) => void;
+}
+
+const PRICED_ROLES: Role[] = ['api', 'replies', 'eventSource', 'workers'];
+
+function snapshot(simulation: Simulation) {
+  return {
+    counts: Object.fromEntries(
+      PRICED_ROLES.map((role) => [role, cloneCounts(simulation.counts[role])]),
+    ) as Record<Role, Counts>,
+    lambda: {
+      api: { ...simulation.invocations.api },
+      replies: { ...simulation.invocations.replies },
+    },
+  };
+}
+
+const busy = (simulation: Simulation) =>
+  PRICED_ROLES.reduce((sum, role) => {
+    const c = simulation.counts[role];
+    return sum + Object.values(c.dynamoCalls).reduce((a, b) => a + b, 0) + c.sqsBilledRequests;
+  }, 0);
+
+/** Waits for the jobs to end, then for every call they cause (late deletes and acks) to be made. */
+async function settle(
+  simulation: Simulation,
+  workflow: string,
+  jobs: number,
+  timeoutMs: number,
+  quietMs: number,
+): Promise<void> {
+  await waitFor(
+    `${jobs} ${workflow} jobs to complete in the simulation`,
+    async () => {
+      const counts = await simulation.observer.store.countJobs(workflow);
+      if (counts.failed || counts.cancelled) throw new Error(`${workflow}: ${JSON.stringify(counts)}`);
+      return counts.completed >= jobs ? true : undefined;
+    },
+    timeoutMs,
+    200,
+  );
+  let last = busy(simulation);
+  let quietSince = Date.now();
+  while (Date.now() - quietSince < quietMs) {
+    await delay(250);
+    const now = busy(simulation);
+    if (now !== last) {
+      last = now;
+      quietSince = Date.now();
+    }
+  }
+}
+
+async function measure(
+  simulation: Simulation,
+  workload: 'diamond' | 'fan-out',
+  size: number,
+  quietMs: number,
+): Promise<AwsWorkloadCounts> {
+  const before = snapshot(simulation);
+  const workflow = workload === 'diamond' ? DIAMOND : FAN_OUT;
+  const jobs = workload === 'diamond' ? size : 1;
+  const done = (await simulation.observer.store.countJobs(workflow)).completed;
+  if (workload === 'diamond') {
+    let next = 0;
+    const lane = async () => {
+      while (next < size) {
+        next++;
+        await simulation.startJob(DIAMOND, {});
+      }
+    };
+    await Promise.all(Array.from({ length: 10 }, lane));
+  } else {
+    await simulation.startJob(FAN_OUT, { count: size });
+  }
+  await settle(simulation, workflow, done + jobs, Math.max(300_000, size * 200), quietMs);
+  const after = snapshot(simulation);
+  const counts: Partial<Record<Role, Counts>> = {};
+  for (const role of PRICED_ROLES) counts[role] = diffCounts(after.counts[role], before.counts[role]);
+  const lambdaDiff = (key: 'api' | 'replies'): Invocations => ({
+    count: after.lambda[key].count - before.lambda[key].count,
+    billedMs: after.lambda[key].billedMs - before.lambda[key].billedMs,
+  });
+  return {
+    workload,
+    size,
+    jobs,
+    steps: workload === 'diamond' ? size * DIAMOND_STEPS : fanOutSteps(size),
+    counts,
+    lambda: { api: lambdaDiff('api'), replies: lambdaDiff('replies') },
+  };
+}
+
+const zero = (): Counts => emptyCounts();
+
+function price(measured: AwsWorkloadCounts): CostBreakdown {
+  const c = (role: Role) => measured.counts[role] ?? zero();
+  const manager = addCounts(addCounts(zero(), c('api')), c('replies'));
+  const dynamodb =
+    manager.writeUnits * PRICES.dynamoWriteRequestUnit.usd +
+    manager.readUnits * PRICES.dynamoReadRequestUnit.usd;
+  const { api, replies } = measured.lambda;
+  const lambda =
+    (api.count + replies.count) * PRICES.lambdaRequest.usd +
+    ((api.billedMs / 1000) * LAMBDA_MEMORY_GB.api + (replies.billedMs / 1000) * LAMBDA_MEMORY_GB.replies) *
+      PRICES.lambdaArmGbSecond.usd;
+  const sqsManager = (manager.sqsBilledRequests + c('eventSource').sqsBilledRequests) * PRICES.sqsRequest.usd;
+  const apiGateway = measured.jobs * PRICES.apiGatewayRestRequest.usd;
+  const orchestration = dynamodb + lambda + sqsManager + apiGateway;
+  const sqsWorkers = c('workers').sqsBilledRequests * PRICES.sqsRequest.usd;
+  return {
+    dynamodb,
+    lambda,
+    sqsManager,
+    apiGateway,
+    orchestration,
+    sqsWorkers,
+    total: orchestration + sqsWorkers,
+  };
+}
+
+const scale = (cost: CostBreakdown, by: number): CostBreakdown =>
+  Object.fromEntries(Object.entries(cost).map(([k, v]) => [k, v * by])) as unknown as CostBreakdown;
+
+/**
+ * Step Functions for the same work. Standard bills every state entered: the diamond as
+ * s1 -> Parallel(s2, s3) -> s4 enters 5 states; the fan-out as list -> Map(work) -> sum enters
+ * N + 3 (each iteration's state counts). Express bills an execution ($1 per million) and its
+ * duration in 64 MB chunks rounded up to 100 ms: at least 64 MB x 100 ms an execution, with
+ * no-op workers; it cannot run the 100,000-item fan-out inline (5-minute and 256 KB payload
+ * limits; Distributed Map needs a Standard parent), so only the diamond is priced for Express.
+ */
+function stepFunctions(measured: AwsWorkloadCounts): AwsCase['stepFunctions'] {
+  const transitions = measured.workload === 'diamond' ? 5 * measured.jobs : measured.size + 3;
+  const standard = transitions * PRICES.stepFunctionsStandardTransition.usd;
+  const expressPerExecution =
+    PRICES.stepFunctionsExpressRequest.usd + (64 / 1024) * 0.1 * PRICES.stepFunctionsExpressGbSecond.usd;
+  return {
+    standardTransitions: transitions,
+    standardPerMillionSteps: (standard / measured.steps) * 1e6,
+    expressPerMillionSteps:
+      measured.workload === 'diamond'
+        ? ((expressPerExecution * measured.jobs) / measured.steps) * 1e6
+        : undefined,
+  };
+}
+
+function sumCalls(record: Record<string, number>): number {
+  return Object.values(record).reduce((a, b) => a + b, 0);
+}
+
+function describe(measured: AwsWorkloadCounts): AwsCase {
+  const cost = price(measured);
+  const manager = addCounts(
+    addCounts(zero(), measured.counts.api ?? zero()),
+    measured.counts.replies ?? zero(),
+  );
+  const allSqs = PRICED_ROLES.reduce((sum, role) => sum + (measured.counts[role]?.sqsBilledRequests ?? 0), 0);
+  const perStep = 1 / measured.steps;
+  return {
+    ...measured,
+    cost,
+    perStep: {
+      usdPerMillion: scale(cost, perStep * 1e6),
+      writeUnits: manager.writeUnits * perStep,
+      readUnits: manager.readUnits * perStep,
+      dynamoCalls: sumCalls(manager.dynamoCalls) * perStep,
+      sqsRequests: allSqs * perStep,
+      lambdaInvocations: (measured.lambda.api.count + measured.lambda.replies.count) * perStep,
+      lambdaBilledMs: (measured.lambda.api.billedMs + measured.lambda.replies.billedMs) * perStep,
+    },
+    stepFunctions: stepFunctions(measured),
+  };
+}
+
+export async function benchAwsCost(options: AwsOptions): Promise<AwsFigures> {
+  const log = options.log ?? (() => {});
+  const simulation = await startSimulation();
+  const cases: AwsCase[] = [];
+  try {
+    // Warm up: the first job pays for queue URL look-ups and cold caches that a deployment amortises.
+    const quietMs = options.quietMs ?? 2_500;
+    // Each workload twice: pricing the writes (probing item sizes), then timing the invocations.
+    const twice = async (workload: 'diamond' | 'fan-out', size: number): Promise<AwsWorkloadCounts> => {
+      simulation.setProbing(true);
+      const priced = await measure(simulation, workload, size, quietMs);
+      simulation.setProbing(false);
+      if (options.timeInvocations === false) return priced;
+      const timed = await measure(simulation, workload, size, quietMs);
+      return { ...priced, lambda: timed.lambda };
+    };
+    simulation.setProbing(false);
+    await measure(simulation, 'diamond', 2, quietMs);
+    await measure(simulation, 'fan-out', 10, quietMs);
+    const diamond = describe(await twice('diamond', options.diamondJobs));
+    cases.push(diamond);
+    log(`aws diamond x${options.diamondJobs}: ${summary(diamond)}`);
+    for (const items of options.fanOutItems) {
+      const fan = describe(await twice('fan-out', items));
+      cases.push(fan);
+      log(`aws fan-out ${items}: ${summary(fan)}`);
+    }
+  } finally {
+    await simulation.stop();
+  }
+  const fans = cases.filter((c) => c.workload === 'fan-out').sort((a, b) => a.size - b.size);
+  const small = fans.at(-2);
+  const large = fans.at(-1);
+  let perChild: AwsFigures['perChild'];
+  if (small && large && large.size > small.size) {
+    const extra = large.size - small.size;
+    const units = (c: AwsCase, key: 'writeUnits' | 'readUnits') => c.perStep[key] * c.steps;
+    perChild = {
+      from: small.size,
+      to: large.size,
+      writeUnits: (units(large, 'writeUnits') - units(small, 'writeUnits')) / extra,
+      readUnits: (units(large, 'readUnits') - units(small, 'readUnits')) / extra,
+      sqsRequests:
+        (large.perStep.sqsRequests * large.steps - small.perStep.sqsRequests * small.steps) / extra,
+      usd: (large.cost.total - small.cost.total) / extra,
+    };
+  }
+  return { cases, perChild, prices: PRICES, lambdaMemoryGb: LAMBDA_MEMORY_GB };
+}
+
+function summary(c: AwsCase): string {
+  const p = c.perStep;
+  return (
+    `${p.writeUnits.toFixed(2)} WRU, ${p.readUnits.toFixed(2)} RRU, ${p.dynamoCalls.toFixed(2)} DynamoDB calls, ` +
+    `${p.sqsRequests.toFixed(2)} SQS requests, ${p.lambdaInvocations.toFixed(2)} invocations ` +
+    `(${p.lambdaBilledMs.toFixed(1)} ms) a step; $${p.usdPerMillion.orchestration.toFixed(2)} orchestration + ` +
+    `$${p.usdPerMillion.sqsWorkers.toFixed(2)} worker messaging per million steps ` +
+    `(Step Functions Standard $${c.stepFunctions.standardPerMillionSteps.toFixed(2)})`
+  );
+}

@@ -1,0 +1,201 @@
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { loadWorkflows } from '../engine/index.js';
+import { type Container, createContainer } from '../functions/aws/container.js';
+import { readHandlerEnvironment } from '../functions/aws/environment.js';
+import { sqsBusFactory } from '../functions/aws/sqs-bus-factory.js';
+import { createApiHandler } from '../functions/handlers/api.js';
+import { createRegisterWorkflowsHandler } from '../functions/handlers/register-workflows.js';
+import { createRepliesSqsHandler } from '../functions/handlers/replies-sqs.js';
+import { createWorker, type Worker } from '../functions/worker/index.js';
+import { SqsWorkerTransport } from '../functions/worker/transports/sqs.js';
+import { aCustomResourceEvent, aLambdaContext, anApiEvent } from '../test/support/aws-events.js';
+import {
+  createSwitchyardTable,
+  type DynamoDbLocal,
+  startDynamoDbLocal,
+  uniqueTableName,
+} from '../test/support/dynamodb-local.js';
+import { type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../test/support/fauxqs.js';
+import { recordingTelemetry } from '../test/support/recording-telemetry.js';
+import { type SqsEventSource, startSqsEventSource } from '../test/support/sqs-event-source.js';
+import { type Counts, emptyCounts, meterDynamoDb, meterSqs } from './aws-meter.js';
+import { benchQueues, benchWorkflowsYaml, listItems, noOpQueues } from './workloads.js';
+
+/*
+ * The deployed path, simulated as test/e2e/serverless.test.ts does it: the Lambda handlers on
+ * DynamoDB Local and fauxqs, the SQS event source played by pollers with the stack's batch size
+ * (10), several reply lanes (concurrent Lambda instances, each a container of its own), and the
+ * SDK's workers on SQS. Every client is metered (aws-meter.ts) under the role that would pay for
+ * it: `api` and `replies` (the manager's functions), `eventSource` (Lambda's SQS pollers),
+ * `workers`; `setup` and `observer` (registration, and the benchmark watching jobs) are not part
+ * of any step's cost.
+ */
+
+export type Role = 'api' | 'replies' | 'eventSource' | 'workers' | 'setup' | 'observer';
+
+export interface Invocations {
+  count: number;
+  /** Billed milliseconds (each invocation rounded up to 1 ms), measured with the write probing off. */
+  billedMs: number;
+}
+
+export interface Simulation {
+  counts: Record<Role, Counts>;
+  /** Lambda invocations by function. */
+  invocations: { api: Invocations; replies: Invocations };
+  observer: Container;
+  /** Whether DynamoDB writes are priced (probing item sizes); off to measure durations. */
+  setProbing(on: boolean): void;
+  /** Starts a job through the API function, as API Gateway would. */
+  startJob(workflow: string, input: Record<string, unknown>): Promise<string>;
+  stop(): Promise<void>;
+}
+
+const REPLY_LANES = 4;
+
+async function createQueue(client: SQSClient, name: string, attributes: Record<string, string> = {}) {
+  const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+  const { Attributes } = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  return { url: QueueUrl as string, arn: Attributes?.QueueArn as string };
+}
+
+/** Runs `call` as one Lambda invocation: counts it and its billed duration (rounded up to 1 ms). */
+async function invoke<T>(record: Invocations, call: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await call();
+  } finally {
+    record.count++;
+    record.billedMs += Math.max(1, Math.ceil(performance.now() - started));
+  }
+}
+
+export async function startSimulation(): Promise<Simulation> {
+  const [dynamo, sqs]: [DynamoDbLocal, Fauxqs] = await Promise.all([
+    startDynamoDbLocal(),
+    startSqsEmulator(),
+  ]);
+  const probe = dynamo.newClient();
+  let probing = true;
+  const counts: Record<Role, Counts> = {
+    api: emptyCounts(),
+    replies: emptyCounts(),
+    eventSource: emptyCounts(),
+    workers: emptyCounts(),
+    setup: emptyCounts(),
+    observer: emptyCounts(),
+  };
+  const sqsClient = (role: Role) => {
+    const client = sqs.newClient();
+    meterSqs(client, counts[role]);
+    return client;
+  };
+  const tableName = uniqueTableName('switchyard-bench');
+  await createSwitchyardTable(dynamo.client, tableName);
+  const prefix = uniqueQueuePrefix('bench');
+  const setupSqs = sqsClient('setup');
+  const replyDlq = await createQueue(setupSqs, `${prefix}workflow-manager-dlq`);
+  const reply = await createQueue(setupSqs, `${prefix}workflow-manager`, {
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: replyDlq.arn, maxReceiveCount: 10 }),
+  });
+  const stepDlq = await createQueue(setupSqs, `${prefix}switchyard-steps-dlq`);
+  const timers = await createQueue(setupSqs, `${prefix}switchyard-timers`);
+  const environment = readHandlerEnvironment({
+    TABLE_NAME: tableName,
+    BUS: 'sqs',
+    QUEUE_PREFIX: prefix,
+    REPLY_QUEUE: 'workflow-manager',
+    REPLY_QUEUE_URL: reply.url,
+    TIMER_QUEUE_URL: timers.url,
+    DEAD_LETTER_QUEUE_URL: stepDlq.url,
+    STEP_QUEUE_DLQ_ARN: stepDlq.arn,
+    STEP_QUEUE_VISIBILITY_TIMEOUT: '30',
+    LOG_LEVEL: 'WARN',
+  });
+  const containers: Container[] = [];
+  const newContainer = async (role: Role): Promise<Container> => {
+    const dynamodb = dynamo.newClient();
+    meterDynamoDb(dynamodb, probe, counts[role], () => probing);
+    const container = await createContainer(environment, {
+      buses: { sqs: sqsBusFactory },
+      clients: { dynamodb, sqs: sqsClient(role) },
+      telemetry: recordingTelemetry(),
+    });
+    containers.push(container);
+    return container;
+  };
+
+  const queues = benchQueues('bench-');
+  const definitions = loadWorkflows(benchWorkflowsYaml(queues)).workflows;
+  await createRegisterWorkflowsHandler(await newContainer('setup'))(
+    aCustomResourceEvent('Create', definitions),
+  );
+
+  const invocations = { api: { count: 0, billedMs: 0 }, replies: { count: 0, billedMs: 0 } };
+  const apiContainer = await newContainer('api');
+  const api = createApiHandler({ ...apiContainer, maxBodyBytes: environment.maxBodyBytes });
+  const replyHandlers = [];
+  for (let lane = 0; lane < REPLY_LANES; lane++) {
+    const handler = createRepliesSqsHandler(await newContainer('replies'));
+    replyHandlers.push((event: SQSEvent) =>
+      invoke(invocations.replies, () => handler(event, aLambdaContext())),
+    );
+  }
+  const sources: SqsEventSource[] = [
+    startSqsEventSource({
+      client: sqsClient('eventSource'),
+      queueUrl: reply.url,
+      queueArn: reply.arn,
+      handlers: replyHandlers,
+    }),
+  ];
+  const observer = await newContainer('observer');
+
+  const workerSqs = sqsClient('workers');
+  const transport = () =>
+    new SqsWorkerTransport({ client: workerSqs, queuePrefix: prefix, waitTimeSeconds: 1 });
+  const quiet = { info() {}, warn: console.warn, error: console.error };
+  const workers: Worker[] = [
+    ...noOpQueues(queues).map((queue) =>
+      createWorker({ queue, transport: transport(), logger: quiet, concurrency: 20, handler: () => ({}) }),
+    ),
+    createWorker({
+      queue: queues.list,
+      transport: transport(),
+      logger: quiet,
+      handler: (input) => listItems(input),
+    }),
+  ];
+  await Promise.all(workers.map((worker) => worker.start()));
+
+  return {
+    counts,
+    invocations,
+    observer,
+    setProbing(on) {
+      probing = on;
+    },
+    async startJob(workflow, input) {
+      const result = await invoke(invocations.api, () =>
+        api(anApiEvent('POST', `/api/workflow/${workflow}`, { body: input }), aLambdaContext(29_000)),
+      );
+      if (result.statusCode !== 201)
+        throw new Error(`starting ${workflow} answered ${result.statusCode}: ${result.body}`);
+      return (JSON.parse(result.body) as { id: string }).id;
+    },
+    async stop() {
+      await Promise.all(workers.map((worker) => worker.stop()));
+      await Promise.all(sources.map((source) => source.stop()));
+      for (const container of containers) {
+        await container.manager.drain();
+        container.manager.stop();
+      }
+      probe.destroy();
+      await sqs.stop();
+      await dynamo.stop();
+    },
+  };
+}

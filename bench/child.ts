@@ -1,0 +1,119 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** A process the benchmark started: its pid, what it wrote, and a clean stop. */
+export interface BenchChild {
+  name: string;
+  pid: number;
+  child: ChildProcess;
+  output(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when it has exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface SpawnOptions {
+  name: string;
+  command: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Resolves once this line (or a line containing it) is written; else once spawned. */
+  readyLine?: string;
+  readyTimeoutMs?: number;
+}
+
+export async function spawnChild(options: SpawnOptions): Promise<BenchChild> {
+  const child = spawn(options.command, options.args, {
+    env: { ...process.env, ...options.env },
+    cwd: options.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  const keep = (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  if (options.readyLine) {
+    const line = options.readyLine;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(`${options.name} not ready within ${options.readyTimeoutMs ?? 60_000} ms:\n${log}`),
+          ),
+        options.readyTimeoutMs ?? 60_000,
+      );
+      const check = () => {
+        if (log.includes(line)) {
+          clearTimeout(timer);
+          child.stdout?.off('data', check);
+          resolve();
+        }
+      };
+      child.stdout?.on('data', check);
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`${options.name} exited (${code ?? signal}) before it was ready:\n${log}`));
+      });
+    });
+  }
+  if (child.pid === undefined) throw new Error(`${options.name} did not start:\n${log}`);
+  return {
+    name: options.name,
+    pid: child.pid,
+    child,
+    output: () => log,
+    stop: async (graceMs = 15_000) => {
+      process.off('exit', killOnExit);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** A TCP port the OS says is free now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `probe` until it returns a value that is not undefined; throws `what` after the deadline. */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  everyMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${lastError}` : ''}`,
+      );
+    await delay(everyMs);
+  }
+}

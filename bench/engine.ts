@@ -1,0 +1,175 @@
+import {
+  applyEvent,
+  ChildGatherer,
+  type CompiledWorkflow,
+  compileWorkflow,
+  createJob,
+  type JobRecord,
+  type WorkflowDefinition,
+} from '../engine/index.js';
+import { peakRssMb, resetPeakRss } from './proc.js';
+import { formatSpread, mb, repeat, spread } from './stats.js';
+
+/**
+ * The pure engine alone: step transitions per second on a long chain and a wide DAG, and one fan-out
+ * from dispatch through fan-in. No store, no bus: this is the ceiling the runtimes build on.
+ */
+
+const uuid = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+const now = 1_767_225_600_000;
+
+function chain(length: number): CompiledWorkflow {
+  const steps = Array.from({ length }, (_, i) =>
+    i === 0 ? { name: 's0' } : { name: `s${i}`, depends: [`s${i - 1}`] },
+  );
+  return compileWorkflow({ name: 'chain', steps } as WorkflowDefinition, 1);
+}
+
+function wide(width: number): CompiledWorkflow {
+  const middle = Array.from({ length: width }, (_, i) => ({ name: `m${i}`, depends: ['root'] }));
+  const definition = {
+    name: 'wide',
+    steps: [{ name: 'root' }, ...middle, { name: 'sink', depends: middle.map((step) => step.name) }],
+  } as WorkflowDefinition;
+  return compileWorkflow(definition, 1);
+}
+
+/** Runs jobs to completion by replying to every request in order; counts step transitions. */
+function runJobs(workflow: CompiledWorkflow, jobs: number): { transitions: number; seconds: number } {
+  let transitions = 0;
+  const started = process.hrtime.bigint();
+  for (let j = 0; j < jobs; j++) {
+    let t = createJob(workflow, { id: uuid(j + 1), input: { n: j } }, { now });
+    let job: JobRecord = t.job;
+    const queue = [...t.requests];
+    while (queue.length) {
+      const request = queue.shift();
+      if (!request) break;
+      t = applyEvent(
+        workflow,
+        job,
+        { type: 'reply', step: request.step, output: { [request.step]: 1 } },
+        { now },
+      );
+      job = t.job;
+      transitions++;
+      queue.push(...t.requests);
+    }
+    if (job.status !== 'completed') throw new Error('benchmark job did not complete');
+  }
+  return { transitions, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+function fanOut(children: number): { seconds: number; heapMb: number; peakRssMb: number } {
+  const workflow = compileWorkflow(
+    {
+      name: 'fan',
+      steps: [
+        { name: 'each', task: 'per-item' },
+        { name: 'after', depends: ['each'] },
+      ],
+      tasks: [{ name: 'per-item', itemListKey: 'items', steps: [{ name: 'work' }] }],
+    } as WorkflowDefinition,
+    1,
+  );
+  const items = Array.from({ length: children }, (_, i) => i);
+  resetPeakRss();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const started = process.hrtime.bigint();
+  const start = createJob(workflow, { id: uuid(1), input: { items } }, { now });
+  const task = workflow.tasks.get('per-item');
+  if (!task || start.creates.length !== children) throw new Error('fan-out did not create its children');
+  const node = workflow.main.byName.get('each');
+  const gatherer = new ChildGatherer(node?.task as NonNullable<typeof node>['task'] & object, children);
+  for (const child of start.creates) {
+    const done = applyEvent(
+      workflow,
+      child,
+      { type: 'reply', step: 'work', output: { item: (child.input.item as number) * 2 } },
+      { now },
+    );
+    gatherer.add([{ index: child.parent?.index ?? -1, input: child.input, result: done.job.result }]);
+  }
+  const fanIn = applyEvent(
+    workflow,
+    start.job,
+    { type: 'fanIn', step: 'each', output: gatherer.output() },
+    { now },
+  );
+  if (fanIn.requests[0]?.step !== 'after') throw new Error('fan-in did not dispatch the next step');
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return {
+    seconds,
+    heapMb: mb(process.memoryUsage().heapUsed - heapBefore),
+    peakRssMb: peakRssMb(process.pid) ?? Number.NaN,
+  };
+}
+
+export interface EngineFigures {
+  chainPerSecond: number[];
+  widePerSecond: number[];
+  /** The same with 1,000 steps per job: a transition copies the job's step list, O(steps). */
+  chain1000PerSecond: number[];
+  wide1000PerSecond: number[];
+  /** Per size: dispatch to fan-in seconds, heap growth, and the process's peak RSS meanwhile. */
+  fanOut: Record<number, { seconds: number[]; heapMb: number[]; peakRssMb: number[] }>;
+}
+
+export async function benchEngine(runs = 5, sizes = [10_000, 100_000]): Promise<EngineFigures> {
+  const longChain = chain(100);
+  const wideDag = wide(100);
+  const chain1000 = chain(1_000);
+  const wide1000 = wide(1_000);
+  for (const workflow of [longChain, wideDag, chain1000, wide1000]) runJobs(workflow, 5);
+  const chainRuns = await repeat(runs, () => runJobs(longChain, 200));
+  const wideRuns = await repeat(runs, () => runJobs(wideDag, 200));
+  const chain1000Runs = await repeat(runs, () => runJobs(chain1000, 20));
+  const wide1000Runs = await repeat(runs, () => runJobs(wide1000, 20));
+  const fan: EngineFigures['fanOut'] = {};
+  for (const size of sizes) {
+    fanOut(Math.min(size, 1_000));
+    const results = await repeat(runs, () => {
+      (globalThis as { gc?: () => void }).gc?.();
+      return fanOut(size);
+    });
+    fan[size] = {
+      seconds: results.map((r) => r.seconds),
+      heapMb: results.map((r) => r.heapMb),
+      peakRssMb: results.map((r) => r.peakRssMb),
+    };
+  }
+  return {
+    chainPerSecond: chainRuns.map((r) => r.transitions / r.seconds),
+    widePerSecond: wideRuns.map((r) => r.transitions / r.seconds),
+    chain1000PerSecond: chain1000Runs.map((r) => r.transitions / r.seconds),
+    wide1000PerSecond: wide1000Runs.map((r) => r.transitions / r.seconds),
+    fanOut: fan,
+  };
+}
+
+export function reportEngine(figures: EngineFigures): string {
+  const lines = [
+    '| engine alone | figure (median, min, max of runs) |',
+    '| --- | --- |',
+    `| long chain (100 steps), transitions/s | ${formatSpread(spread(figures.chainPerSecond))} |`,
+    `| wide DAG (1 -> 100 -> 1), transitions/s | ${formatSpread(spread(figures.widePerSecond))} |`,
+    `| long chain (1,000 steps), transitions/s | ${formatSpread(spread(figures.chain1000PerSecond))} |`,
+    `| wide DAG (1 -> 1,000 -> 1), transitions/s | ${formatSpread(spread(figures.wide1000PerSecond))} |`,
+  ];
+  for (const [size, result] of Object.entries(figures.fanOut)) {
+    lines.push(
+      `| fan-out of ${Number(size).toLocaleString('en-US')} children, dispatch to fan-in, s | ${formatSpread(spread(result.seconds), 2)} |`,
+    );
+    lines.push(
+      `| fan-out of ${Number(size).toLocaleString('en-US')} children, heap growth, MB | ${formatSpread(spread(result.heapMb), 0)} |`,
+    );
+    lines.push(
+      `| fan-out of ${Number(size).toLocaleString('en-US')} children, peak RSS of the process, MB | ${formatSpread(spread(result.peakRssMb), 0)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log(reportEngine(await benchEngine()));
+}

@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import { waitFor } from './child.js';
+
+/*
+ * The driver's side of the local benchmark: it talks to serve over HTTP only, as a user would, on
+ * node:http with keep-alive (fetch costs several times more CPU per request, and the driver shares
+ * the two cores with what it measures).
+ */
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+/**
+ * One request. A kept-alive socket that serve closed meanwhile fails with ECONNRESET: retried once,
+ * which is safe as every call is idempotent (job starts carry their id).
+ */
+async function call<T>(method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
+  try {
+    return await callOnce<T>(method, url, body);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ECONNRESET') throw error;
+    return callOnce<T>(method, url, body);
+  }
+}
+
+function callOnce<T>(method: string, url: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      url,
+      {
+        method,
+        agent,
+        headers:
+          payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          try {
+            resolve({ status: response.statusCode ?? 0, body: (text ? JSON.parse(text) : undefined) as T });
+          } catch (error) {
+            reject(error);
+          }
+        });
+        response.on('error', reject);
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(payload);
+  });
+}
+
+function callText(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    request(url, { agent }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      response.on('error', reject);
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** Starts `jobs` jobs of `workflow`, `concurrency` requests at a time; returns their ids. */
+export async function submitJobs(
+  baseUrl: string,
+  workflow: string,
+  jobs: number,
+  concurrency: number,
+  input: (n: number) => Record<string, unknown> = () => ({}),
+): Promise<string[]> {
+  const ids: string[] = new Array(jobs);
+  let next = 0;
+  const lane = async () => {
+    for (;;) {
+      const n = next++;
+      if (n >= jobs) return;
+      const id = randomUUID();
+      const { status, body } = await call<{ id: string }>(
+        'POST',
+        `${baseUrl}/api/workflow/${workflow}?id=${id}`,
+        input(n),
+      );
+      if (status !== 201 && status !== 200)
+        throw new Error(`starting a ${workflow} job answered ${status}: ${JSON.stringify(body)}`);
+      ids[n] = body.id;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, jobs) }, lane));
+  return ids;
+}
+
+/** Waits until `workflow` has no running top-level job (GET /api/workflows), polling. */
+export async function waitUntilIdle(baseUrl: string, workflow: string, timeoutMs: number): Promise<void> {
+  await waitFor(
+    `${workflow} to have no running job`,
+    async () => {
+      const { body } = await call<{ name: string; job_count: number }[]>('GET', `${baseUrl}/api/workflows`);
+      const entry = body.find((w) => w.name === workflow);
+      if (!entry) throw new Error(`serve does not know ${workflow}`);
+      return entry.job_count === 0 ? true : undefined;
+    },
+    timeoutMs,
+    20,
+  );
+}
+
+interface JobSummary {
+  uuid: string;
+  status: string;
+  updatedAt: string;
+}
+
+/** Every top-level job of `workflow` with `status`, through the paged listing. */
+export async function listJobs(baseUrl: string, workflow: string, status: string): Promise<JobSummary[]> {
+  const jobs: JobSummary[] = [];
+  let cursor: string | undefined;
+  do {
+    const query = new URLSearchParams({ workflow, status, detail: '1', limit: '1000' });
+    if (cursor) query.set('cursor', cursor);
+    const { body } = await call<{ jobs: JobSummary[]; cursor?: string }>(
+      'GET',
+      `${baseUrl}/api/jobs?${query}`,
+    );
+    jobs.push(...body.jobs);
+    cursor = body.cursor;
+  } while (cursor);
+  return jobs;
+}
+
+export async function getJob(
+  baseUrl: string,
+  id: string,
+): Promise<{ status: string; endedAt?: string; updatedAt: string }> {
+  const { status, body } = await call<{ status: string; endedAt?: string; updatedAt: string }>(
+    'GET',
+    `${baseUrl}/api/job/${id}`,
+  );
+  if (status !== 200) throw new Error(`GET job ${id} answered ${status}`);
+  return body;
+}
+
+export interface ServeMetrics {
+  /** The manager's overhead per step, seconds, by quantile ("0.5", "0.9", "0.99"). */
+  overhead: Record<string, number>;
+  overheadCount: number;
+  /** Mean replies per store transaction. */
+  meanReplyBatch: number;
+}
+
+/** Reads the figures the report uses from serve's /metrics (Prometheus text). */
+export async function readMetrics(baseUrl: string): Promise<ServeMetrics> {
+  const text = await callText(`${baseUrl}/metrics`);
+  const value = (pattern: RegExp): number => Number(text.match(pattern)?.[1] ?? Number.NaN);
+  const overhead: Record<string, number> = {};
+  for (const match of text.matchAll(/^switchyard_step_overhead_seconds\{quantile="([\d.]+)"\} (\S+)$/gm))
+    overhead[match[1] as string] = Number(match[2]);
+  const batchSum = value(/^switchyard_reply_batch_size_sum (\S+)$/m);
+  const batchCount = value(/^switchyard_reply_batch_size_count (\S+)$/m);
+  return {
+    overhead,
+    overheadCount: value(/^switchyard_step_overhead_seconds_count (\S+)$/m),
+    meanReplyBatch: batchSum / batchCount,
+  };
+}

@@ -1,0 +1,526 @@
+import type { AwsCase, AwsFigures } from './aws-cost.js';
+import type { BullmqFigures, BullmqRun } from './bullmq.js';
+import { reportEngine } from './engine.js';
+import type { LocalFigures, LocalRun } from './local.js';
+import type { RedisPersistence } from './redis.js';
+import type { BenchResults, SectionRun } from './results-file.js';
+import { type Spread, spread } from './stats.js';
+
+/*
+ * The figures section of BENCHMARKS.md, rendered from bench/results/latest.json: every figure as
+ * median (min–max) over the runs, then the targets with met / missed.
+ */
+
+const n = (value: number | undefined, digits = 0): string =>
+  value === undefined || Number.isNaN(value)
+    ? '–'
+    : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+const cell = (s: Spread, digits = 0): string =>
+  Number.isNaN(s.median)
+    ? '–'
+    : s.min === s.max
+      ? n(s.median, digits)
+      : `${n(s.median, digits)} (${n(s.min, digits)}–${n(s.max, digits)})`;
+
+const of = <T>(runs: T[], pick: (run: T) => number | undefined): Spread =>
+  spread(runs.map(pick).filter((v): v is number => v !== undefined && !Number.isNaN(v)));
+
+const sizeLabel = (workload: string, size: number): string =>
+  workload === 'diamond' ? `diamond × ${n(size)} jobs` : `fan-out × ${n(size)} items`;
+
+function groups<T extends { workload: string; size: number }>(runs: T[], variant: (run: T) => string) {
+  const map = new Map<string, T[]>();
+  for (const run of runs) {
+    const key = `${run.workload}|${run.size}|${variant(run)}`;
+    map.set(key, [...(map.get(key) ?? []), run]);
+  }
+  return [...map.values()];
+}
+
+function sectionHeader(section: SectionRun, runs = `${section.runs} run(s) each`): string {
+  return (
+    `Measured ${section.measuredAt.replace('T', ' ').slice(0, 16)} UTC, ${runs}, ` +
+    `load average ${section.loadAverage.start} at the start and ${section.loadAverage.end} at the end.`
+  );
+}
+
+function machineTable(results: BenchResults): string {
+  const section = results.local ?? results.bullmq ?? results.engine ?? results.aws;
+  if (!section) return '';
+  const m = section.machine;
+  return [
+    '| machine | |',
+    '| --- | --- |',
+    `| CPU | ${m.cpu}, ${m.cores} cores (shared by the broker, the workers, the driver and serve) |`,
+    `| memory | ${m.memoryGb} GB |`,
+    `| kernel | Linux ${m.kernel} |`,
+    `| Node.js | ${m.node} |`,
+    `| RabbitMQ | ${m.rabbitmq} |`,
+    `| Redis | ${m.redis} (Debian's redis-server) |`,
+    `| SQLite | ${m.sqlite} |`,
+    `| BullMQ | ${m.bullmq} |`,
+    `| commit | ${m.gitCommit} |`,
+    `| command | \`${section.command}\` |`,
+  ].join('\n');
+}
+
+const row = (cells: string[]): string => `| ${cells.join(' | ')} |`;
+
+function localTable(figures: LocalFigures): string {
+  const lines = [
+    row([
+      'workload',
+      'SQLite synchronous',
+      'wall s',
+      'step messages/s',
+      'items/s',
+      'overhead p50 ms',
+      'overhead p99 ms',
+      'replies per transaction',
+      'serve peak RSS MB',
+      'CPU s: serve',
+      'workers',
+      'RabbitMQ',
+      'driver',
+      'other processes',
+    ]),
+    `|${' --- |'.repeat(14)}`,
+  ];
+  for (const runs of groups(figures.runs, (run) => run.synchronous)) {
+    const first = runs[0] as LocalRun;
+    const cpu = (role: string) =>
+      cell(
+        of(runs, (r) => r.cpuSeconds[role]),
+        1,
+      );
+    lines.push(
+      row([
+        sizeLabel(first.workload, first.size),
+        first.synchronous,
+        cell(
+          of(runs, (r) => r.wallSeconds),
+          2,
+        ),
+        cell(of(runs, (r) => r.stepsPerSecond)),
+        cell(of(runs, (r) => r.itemsPerSecond)),
+        cell(
+          of(runs, (r) => r.overheadMs['0.5']),
+          1,
+        ),
+        cell(
+          of(runs, (r) => r.overheadMs['0.99']),
+          1,
+        ),
+        cell(
+          of(runs, (r) => r.meanReplyBatch),
+          1,
+        ),
+        cell(of(runs, (r) => r.servePeakRssMb)),
+        cpu('serve'),
+        cpu('workers'),
+        cpu('rabbitmq'),
+        cpu('driver'),
+        cpu('others'),
+      ]),
+    );
+  }
+  return lines.join('\n');
+}
+
+function bullmqTable(figures: BullmqFigures): string {
+  const lines = [
+    row([
+      'workload',
+      'Redis persistence',
+      'wall s',
+      'steps/s',
+      'items/s',
+      'Redis peak RSS MB',
+      'workers peak RSS MB',
+      'CPU s: Redis',
+      'workers',
+      'driver',
+      'other processes',
+    ]),
+    `|${' --- |'.repeat(11)}`,
+  ];
+  for (const runs of groups(figures.runs, (run) => run.persistence)) {
+    const first = runs[0] as BullmqRun;
+    const cpu = (role: string) =>
+      cell(
+        of(runs, (r) => r.cpuSeconds[role]),
+        1,
+      );
+    lines.push(
+      row([
+        sizeLabel(first.workload, first.size),
+        first.persistence,
+        cell(
+          of(runs, (r) => r.wallSeconds),
+          2,
+        ),
+        cell(of(runs, (r) => r.stepsPerSecond)),
+        cell(of(runs, (r) => r.itemsPerSecond)),
+        cell(of(runs, (r) => r.redisPeakRssMb)),
+        cell(of(runs, (r) => r.workersPeakRssMb)),
+        cpu('redis'),
+        cpu('workers'),
+        cpu('driver'),
+        cpu('others'),
+      ]),
+    );
+  }
+  return lines.join('\n');
+}
+
+const median = (values: number[]): number => spread(values).median;
+
+/** CPU milliseconds per step of every process the run measured (not `others`), median. */
+function cpuPerStep(runs: { steps: number; cpuSeconds: Record<string, number> }[]): number {
+  return median(
+    runs.map((run) => {
+      const { others: _others, ...ours } = run.cpuSeconds;
+      return (Object.values(ours).reduce((sum, seconds) => sum + seconds, 0) * 1000) / run.steps;
+    }),
+  );
+}
+
+function comparisonTable(local: LocalFigures, bullmq: BullmqFigures): string {
+  const persistences = [...new Set(bullmq.runs.map((r) => r.persistence))];
+  const levels = [...new Set(local.runs.map((r) => r.synchronous))];
+  const base = levels[0] as string;
+  const header = [
+    'workload',
+    ...levels.map((l) => `Switchyard ${l} steps/s`),
+    ...persistences.map((p) => `BullMQ (${p}) steps/s`),
+    ...persistences.map((p) => `Switchyard ${base} ÷ BullMQ (${p})`),
+    `CPU ms a step, all processes: Switchyard ${base}`,
+    ...persistences.map((p) => `BullMQ (${p})`),
+  ];
+  const lines = [row(header), `|${' --- |'.repeat(header.length)}`];
+  for (const key of [...new Set(local.runs.map((r) => `${r.workload}|${r.size}`))]) {
+    const [workload, size] = key.split('|') as [string, string];
+    const ourRuns = (level: string) =>
+      local.runs.filter((r) => `${r.workload}|${r.size}` === key && r.synchronous === level);
+    const theirRuns = (p: string) =>
+      bullmq.runs.filter((r) => `${r.workload}|${r.size}` === key && r.persistence === p);
+    const ours = (level: string) => median(ourRuns(level).map((r) => r.stepsPerSecond));
+    const theirs = (p: string) => median(theirRuns(p).map((r) => r.stepsPerSecond));
+    lines.push(
+      row([
+        sizeLabel(workload, Number(size)),
+        ...levels.map((l) => n(ours(l))),
+        ...persistences.map((p) => n(theirs(p))),
+        ...persistences.map((p) => `${n(ours(base) / theirs(p), 2)}×`),
+        n(cpuPerStep(ourRuns(base)), 2),
+        ...persistences.map((p) => n(cpuPerStep(theirRuns(p)), 2)),
+      ]),
+    );
+  }
+  return lines.join('\n');
+}
+
+const usd = (value: number | undefined): string => (value === undefined ? '–' : `$${n(value, 2)}`);
+
+function awsTables(figures: AwsFigures): string {
+  const label = (c: AwsCase) =>
+    c.workload === 'diamond' ? `diamond × ${c.jobs} jobs` : `fan-out × ${n(c.size)} children`;
+  const perStep = [
+    '| per step | ' + figures.cases.map(label).join(' | ') + ' |',
+    `| --- |${' --- |'.repeat(figures.cases.length)}`,
+  ];
+  const row = (name: string, pick: (c: AwsCase) => string) =>
+    perStep.push(`| ${name} | ${figures.cases.map(pick).join(' | ')} |`);
+  row('steps measured', (c) => n(c.steps));
+  row('DynamoDB calls', (c) => n(c.perStep.dynamoCalls, 2));
+  row('DynamoDB write request units', (c) => n(c.perStep.writeUnits, 2));
+  row('DynamoDB read request units', (c) => n(c.perStep.readUnits, 2));
+  row('SQS requests (64 KB chunks; manager, event source and workers)', (c) => n(c.perStep.sqsRequests, 2));
+  row('Lambda invocations', (c) => n(c.perStep.lambdaInvocations, 3));
+  row('Lambda billed ms (measured on the emulators)', (c) => n(c.perStep.lambdaBilledMs, 1));
+  row('**$ per million steps**: DynamoDB', (c) => usd(c.perStep.usdPerMillion.dynamodb));
+  row('Lambda (requests + GB-s, arm64, 1 GB)', (c) => usd(c.perStep.usdPerMillion.lambda));
+  row("SQS, manager's side", (c) => usd(c.perStep.usdPerMillion.sqsManager));
+  row('API Gateway (job starts)', (c) => usd(c.perStep.usdPerMillion.apiGateway));
+  row('**orchestration**', (c) => `**${usd(c.perStep.usdPerMillion.orchestration)}**`);
+  row("SQS, workers' side (receive, delete, reply)", (c) => usd(c.perStep.usdPerMillion.sqsWorkers));
+  row('all of it', (c) => usd(c.perStep.usdPerMillion.total));
+  row(
+    'Step Functions Standard (transitions for the same work)',
+    (c) =>
+      `${usd(c.stepFunctions.standardPerMillionSteps)} (${n(c.stepFunctions.standardTransitions)} transitions)`,
+  );
+  row('Step Functions Express (minimum: 64 MB × 100 ms an execution)', (c) =>
+    c.stepFunctions.expressPerMillionSteps === undefined
+      ? 'cannot run it (5-minute limit)'
+      : usd(c.stepFunctions.expressPerMillionSteps),
+  );
+  row(
+    'Standard ÷ Switchyard orchestration',
+    (c) => `${n(c.stepFunctions.standardPerMillionSteps / c.perStep.usdPerMillion.orchestration, 1)}×`,
+  );
+
+  const kinds = [...new Set(figures.cases.flatMap((c) => Object.keys(mergedKinds(c))))].sort();
+  const byKind = [
+    '| write request units per step, by item | ' + figures.cases.map(label).join(' | ') + ' |',
+    `| --- |${' --- |'.repeat(figures.cases.length)}`,
+    ...kinds.map(
+      (kind) =>
+        `| ${kind} | ${figures.cases.map((c) => n((mergedKinds(c)[kind] ?? 0) / c.steps, 2)).join(' | ')} |`,
+    ),
+  ];
+  const perChild = figures.perChild
+    ? `One more child (the difference between the ${n(figures.perChild.from)}- and ${n(figures.perChild.to)}-child ` +
+      `fan-outs, divided by the extra children): ${n(figures.perChild.writeUnits, 2)} write and ` +
+      `${n(figures.perChild.readUnits, 2)} read request units, ${n(figures.perChild.sqsRequests, 2)} SQS requests, ` +
+      `$${n(figures.perChild.usd * 1e6, 2)} per million children.`
+    : '';
+  const prices = [
+    '| price (us-east-1) | USD | source |',
+    '| --- | --- | --- |',
+    ...Object.values(figures.prices).map(
+      (p) =>
+        `| ${p.per} | ${p.usd < 0.001 ? `${n(p.usd * 1e6, 3)} per million` : n(p.usd, 10)} | ${p.sources.join('; ')} |`,
+    ),
+  ];
+  return [perStep.join('\n'), byKind.join('\n'), perChild, prices.join('\n')].filter(Boolean).join('\n\n');
+}
+
+function mergedKinds(c: AwsCase): Record<string, number> {
+  const merged: Record<string, number> = {};
+  for (const role of ['api', 'replies'] as const)
+    for (const [kind, units] of Object.entries(c.counts[role]?.writeUnitsByKind ?? {}))
+      merged[kind] = (merged[kind] ?? 0) + units;
+  return merged;
+}
+
+function heapTables(figures: LocalFigures): string {
+  return (figures.heapProfiles ?? [])
+    .map((heap) => {
+      const m = heap.memoryMb;
+      const what = heap.mode === 'live' ? 'live when the heap was fullest' : 'allocated over the run';
+      return [
+        `**${heap.label}**: peak RSS ${n(heap.rssMb)} MB` +
+          (m
+            ? `; the highest readings of process.memoryUsage() every 50 ms (they cannot look inside one ` +
+              `synchronous stretch of work): V8's heap reserved ${n(m.heapTotal)} MB and used up to ` +
+              `${n(m.heapUsed)} MB, external memory up to ${n(m.external)} MB (${n(m.arrayBuffers)} MB buffers); ` +
+              'the rest of the RSS is code, stacks and native allocations (SQLite, sockets). '
+            : '. ') +
+          `The sampling heap profiler accounts ${n(heap.sampledMb)} MB ${what}, by where it was allocated:`,
+        '',
+        `| ${heap.mode === 'live' ? 'live objects' : 'bytes allocated'}, by area | MB | share |`,
+        '| --- | --- | --- |',
+        ...heap.byArea.slice(0, 8).map((e) => `| ${e.name} | ${n(e.mb, 1)} | ${n(e.share, 1)}% |`),
+        '',
+        `| ${heap.mode === 'live' ? 'live objects' : 'bytes allocated'}, by function | MB | share |`,
+        '| --- | --- | --- |',
+        ...heap.byFunction.slice(0, 10).map((e) => `| \`${e.name}\` | ${n(e.mb, 1)} | ${n(e.share, 1)}% |`),
+      ].join('\n');
+    })
+    .join('\n\n');
+}
+
+function profileTables(figures: LocalFigures): string {
+  return (figures.profiles ?? [])
+    .map((profile) => {
+      const lines = [
+        `**${profile.label}**: ${n(profile.busyMs)} ms busy, ${n(profile.idleMs)} ms idle over the workload's ${n(profile.windowMs)} ms.`,
+        '',
+        '| self time by area | ms | share of busy |',
+        '| --- | --- | --- |',
+        ...profile.byArea.slice(0, 8).map((e) => `| ${e.name} | ${n(e.ms)} | ${n(e.share, 1)}% |`),
+        '',
+        '| self time by function | ms | share of busy |',
+        '| --- | --- | --- |',
+        ...profile.byFunction.slice(0, 10).map((e) => `| \`${e.name}\` | ${n(e.ms)} | ${n(e.share, 1)}% |`),
+      ];
+      return lines.join('\n');
+    })
+    .join('\n\n');
+}
+
+export interface TargetRow {
+  target: string;
+  figure: string;
+  met: boolean | undefined;
+}
+
+/** The issue's targets, judged on the medians. */
+export function judgeTargets(results: BenchResults): TargetRow[] {
+  const rows: TargetRow[] = [];
+  const engine = results.engine?.figures;
+  if (engine) {
+    const chain = median(engine.chainPerSecond);
+    const wide = median(engine.widePerSecond);
+    rows.push({
+      target: 'engine ≥ 200,000 transitions/s',
+      figure: `chain ${n(chain)}/s, wide ${n(wide)}/s`,
+      met: Math.min(chain, wide) >= 200_000,
+    });
+  }
+  const local = results.local?.figures.runs ?? [];
+  const full = local.filter((r) => r.synchronous === 'FULL');
+  const pick = (workload: string, size: number) =>
+    full.filter((r) => r.workload === workload && r.size === size);
+  for (const size of [...new Set(full.filter((r) => r.workload === 'diamond').map((r) => r.size))]) {
+    const rate = median(pick('diamond', size).map((r) => r.stepsPerSecond));
+    rows.push({
+      target: `diamond × ${n(size)} ≥ 5,000 step messages/s, SQLite FULL (the Go original: ~650)`,
+      figure: `${n(rate)}/s`,
+      met: rate >= 5_000,
+    });
+  }
+  for (const [size, limit] of [
+    [10_000, 2.5],
+    [100_000, 25],
+  ] as const) {
+    const runs = pick('fan-out', size);
+    if (!runs.length) continue;
+    const seconds = median(runs.map((r) => r.wallSeconds));
+    rows.push({
+      target: `fan-out × ${n(size)} < ${limit} s (the Go original: 30 s for 10,000)`,
+      figure: `${n(seconds, 2)} s`,
+      met: seconds < limit,
+    });
+  }
+  const fanRuns = full.filter((r) => r.workload === 'fan-out');
+  if (fanRuns.length) {
+    const largest = Math.max(...fanRuns.map((r) => r.size));
+    const rss = Math.max(...fanRuns.filter((r) => r.size === largest).map((r) => r.servePeakRssMb));
+    rows.push({
+      target: `serve's peak RSS < 300 MB (fan-out × ${n(largest)})`,
+      figure: `${n(rss)} MB (max of runs)`,
+      met: rss < 300,
+    });
+    // Linear: the time per item of the two largest fan-outs (small ones are dominated by the fixed
+    // list and sum round trips).
+    const sizes = [...new Set(fanRuns.map((r) => r.size))].sort((a, b) => a - b).slice(-2);
+    if (sizes.length === 2) {
+      const perItem = sizes.map((size) => median(pick('fan-out', size).map((r) => r.wallSeconds)) / size);
+      const ratio = (perItem[1] ?? 0) / (perItem[0] ?? 1);
+      rows.push({
+        target: 'fan-out time linear in the items (time per item of the two largest within 25%)',
+        figure: sizes.map((s, i) => `${n((perItem[i] ?? 0) * 1e6, 0)} µs/item at ${n(s)}`).join(', '),
+        met: ratio < 1.25,
+      });
+    }
+  }
+  const bull = results.bullmq?.figures.runs ?? [];
+  if (full.length && bull.length) {
+    // Judged against the same durability (Redis fsyncs before answering, as SQLite FULL does) when
+    // measured, else against BullMQ's fastest; the in-memory figure is shown too.
+    const persistences = new Set(bull.map((r) => r.persistence));
+    const peer: RedisPersistence | undefined = persistences.has('always') ? 'always' : undefined;
+    for (const key of [...new Set(full.map((r) => `${r.workload}|${r.size}`))]) {
+      const ours = median(full.filter((r) => `${r.workload}|${r.size}` === key).map((r) => r.stepsPerSecond));
+      const theirs = bull.filter((r) => `${r.workload}|${r.size}` === key);
+      if (!theirs.length) continue;
+      const rate = (p: RedisPersistence) =>
+        median(theirs.filter((r) => r.persistence === p).map((r) => r.stepsPerSecond));
+      const against = peer ?? [...persistences].sort((a, b) => rate(b) - rate(a))[0];
+      if (!against) continue;
+      const [workload, size] = key.split('|') as [string, string];
+      const memoryOnly =
+        persistences.has('none') && against !== 'none' ? `; Redis in memory only: ${n(rate('none'))}` : '';
+      rows.push({
+        target: `faster than BullMQ flows: ${sizeLabel(workload, Number(size))}`,
+        figure: `${n(ours)} vs ${n(rate(against))} steps/s (Redis ${against}) = ${n(ours / rate(against), 2)}×${memoryOnly}`,
+        met: ours > rate(against),
+      });
+    }
+  }
+  const aws = results.aws?.figures;
+  if (aws) {
+    const worst = Math.max(...aws.cases.map((c) => c.perStep.usdPerMillion.orchestration));
+    rows.push({
+      target: 'AWS (modelled) < $5 per million steps',
+      figure: `up to ${usd(worst)} (orchestration)`,
+      met: worst < 5,
+    });
+    const ratio = Math.min(
+      ...aws.cases.map(
+        (c) => c.stepFunctions.standardPerMillionSteps / c.perStep.usdPerMillion.orchestration,
+      ),
+    );
+    rows.push({
+      target: '≥ 5× cheaper than Step Functions Standard',
+      figure: `at least ${n(ratio, 1)}×`,
+      met: ratio >= 5,
+    });
+    const fans = aws.cases.filter((c) => c.workload === 'fan-out');
+    if (fans.length >= 2) {
+      const perChild = fans.map((c) => c.perStep.writeUnits);
+      const spreadRatio = Math.max(...perChild) / Math.min(...perChild);
+      rows.push({
+        target: 'O(1) DynamoDB writes per child, whatever the fan-out size',
+        figure: fans.map((c) => `${n(c.perStep.writeUnits, 2)} WRU/step at ${n(c.size)}`).join(', '),
+        met: spreadRatio < 1.15,
+      });
+    }
+  }
+  return rows;
+}
+
+function targetsTable(results: BenchResults): string {
+  return [
+    '| target | figure (median) | |',
+    '| --- | --- | --- |',
+    ...judgeTargets(results).map(
+      (row) =>
+        `| ${row.target} | ${row.figure} | ${row.met === undefined ? '–' : row.met ? 'met' : '**missed**'} |`,
+    ),
+  ].join('\n');
+}
+
+/** The whole figures section. */
+export function renderFigures(results: BenchResults): string {
+  const parts: string[] = ['### The machine', machineTable(results), '### Targets', targetsTable(results)];
+  if (results.engine) {
+    parts.push(
+      '### 1. The engine alone',
+      sectionHeader(results.engine),
+      reportEngine(results.engine.figures),
+    );
+  }
+  if (results.local) {
+    parts.push(
+      '### 2. Local and durable: serve on RabbitMQ and SQLite',
+      `${sectionHeader(results.local)} serve ran as \`${results.local.figures.serveCommand}\`.`,
+      localTable(results.local.figures),
+    );
+  }
+  if (results.bullmq) {
+    parts.push(
+      '### 3. BullMQ flows on Redis, same workloads',
+      `${sectionHeader(results.bullmq)} BullMQ ${results.bullmq.figures.bullmqVersion}, Redis ${results.bullmq.figures.redisVersion}.`,
+      bullmqTable(results.bullmq.figures),
+    );
+    if (results.local)
+      parts.push(
+        '**Side by side** (medians):',
+        comparisonTable(results.local.figures, results.bullmq.figures),
+      );
+  }
+  if (results.aws) {
+    parts.push(
+      '### 4. On AWS, modelled',
+      sectionHeader(results.aws, 'each workload once with its writes priced and once timed'),
+      awsTables(results.aws.figures),
+    );
+  }
+  if (results.local?.figures.profiles?.length) {
+    parts.push(
+      "### serve's CPU profiles (an extra run of each case under `--cpu-prof`, over the workload only)",
+      profileTables(results.local.figures),
+    );
+  }
+  if (results.local?.figures.heapProfiles?.length) {
+    parts.push(
+      "### serve's memory in the largest fan-out (V8's sampling heap profiler, two extra runs)",
+      heapTables(results.local.figures),
+    );
+  }
+  return parts.join('\n\n');
+}

@@ -1,0 +1,47 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AwsFigures } from './aws-cost.js';
+import type { BullmqFigures } from './bullmq.js';
+import type { EngineFigures } from './engine.js';
+import type { LocalFigures } from './local.js';
+import type { Machine } from './machine.js';
+
+/** When and how a section was measured. */
+export interface SectionRun {
+  measuredAt: string;
+  runs: number;
+  /** 1-minute load average when the section started and ended. */
+  loadAverage: { start: number; end: number };
+  machine: Machine;
+  command: string;
+}
+
+/**
+ * bench/results/latest.json: the raw figures of the last run of each section (a run of some
+ * sections keeps the others' last figures, each with its own date, machine and load).
+ */
+export interface BenchResults {
+  engine?: SectionRun & { figures: EngineFigures };
+  local?: SectionRun & { figures: LocalFigures };
+  bullmq?: SectionRun & { figures: BullmqFigures };
+  aws?: SectionRun & { figures: AwsFigures };
+}
+
+export const RESULTS_DIR = join(import.meta.dirname, 'results');
+export const LATEST = join(RESULTS_DIR, 'latest.json');
+
+export async function readResults(file = LATEST): Promise<BenchResults> {
+  if (!existsSync(file)) return {};
+  return JSON.parse(await readFile(file, 'utf8')) as BenchResults;
+}
+
+/** Writes `latest.json` (merged with the sections this run did not measure) and a dated copy. */
+export async function writeResults(results: BenchResults): Promise<BenchResults> {
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const merged = { ...(await readResults()), ...results };
+  const text = `${JSON.stringify(merged, null, 2)}\n`;
+  await writeFile(LATEST, text);
+  await writeFile(join(RESULTS_DIR, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`), text);
+  return merged;
+}

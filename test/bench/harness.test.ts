@@ -1,0 +1,125 @@
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { benchAwsCost } from '../../bench/aws-cost.js';
+import { benchBullmq } from '../../bench/bullmq.js';
+import { benchEngine } from '../../bench/engine.js';
+import { benchLocal } from '../../bench/local.js';
+import { describeMachine } from '../../bench/machine.js';
+import { judgeTargets, renderFigures } from '../../bench/render.js';
+import type { BenchResults, SectionRun } from '../../bench/results-file.js';
+
+/*
+ * Keeps `npm run bench` from rotting: every harness once, on toy sizes (the figures themselves are
+ * meaningless here; that the harness completes and reports consistent counts is the point).
+ */
+
+function redisServerInstalled(): void {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+  } catch {
+    throw new Error(
+      "the BullMQ harness needs Debian's redis-server: apt-get install -y redis-server (it starts its own, on a free port)",
+    );
+  }
+}
+
+const results: BenchResults = {};
+const machine = describeMachine();
+const section = (): SectionRun => ({
+  measuredAt: new Date().toISOString(),
+  runs: 1,
+  loadAverage: { start: 0, end: 0 },
+  machine,
+  command: 'vitest run test/bench',
+});
+
+describe('Benchmark harness (toy sizes)', () => {
+  it('runs the engine alone', async () => {
+    // Act
+    const figures = await benchEngine(1, [1_000]);
+
+    // Assess
+    expect(figures.chainPerSecond[0]).toBeGreaterThan(0);
+    expect(figures.fanOut[1_000]?.seconds[0]).toBeGreaterThan(0);
+    results.engine = { ...section(), figures };
+  });
+
+  it('runs diamonds and a fan-out through serve, durably, and reads its figures', async () => {
+    // Act
+    const figures = await benchLocal({
+      runs: 1,
+      diamondJobs: [10],
+      fanOutItems: [10],
+      synchronous: ['FULL'],
+    });
+
+    // Assess
+    const [diamond, fanOut] = figures.runs;
+    expect(diamond).toMatchObject({ workload: 'diamond', size: 10, steps: 40 });
+    expect(fanOut).toMatchObject({ workload: 'fan-out', size: 10, steps: 12 });
+    for (const run of figures.runs) {
+      expect(run.wallSeconds).toBeGreaterThan(0);
+      expect(run.overheadMs['0.5']).toBeGreaterThanOrEqual(0);
+      expect(run.servePeakRssMb).toBeGreaterThan(10);
+      expect(run.cpuSeconds.serve).toBeGreaterThan(0);
+    }
+    results.local = { ...section(), figures };
+  }, 60_000);
+
+  it('runs the same workloads as BullMQ flows on its own redis-server', async () => {
+    // Prepare
+    redisServerInstalled();
+
+    // Act
+    const figures = await benchBullmq({
+      runs: 1,
+      diamondJobs: [10],
+      fanOutItems: [10],
+      persistence: ['none'],
+    });
+
+    // Assess
+    expect(figures.runs.map((run) => [run.workload, run.steps])).toEqual([
+      ['diamond', 40],
+      ['fan-out', 12],
+    ]);
+    for (const run of figures.runs) expect(run.stepsPerSecond).toBeGreaterThan(0);
+    results.bullmq = { ...section(), figures };
+  }, 60_000);
+
+  it('prices the simulated deployment, with the same write units per child at two fan-out sizes', async () => {
+    // Act
+    const figures = await benchAwsCost({
+      diamondJobs: 2,
+      fanOutItems: [5, 15],
+      quietMs: 600,
+      timeInvocations: false,
+    });
+
+    // Assess
+    const [diamond, small, large] = figures.cases;
+    expect(diamond).toMatchObject({ workload: 'diamond', steps: 8 });
+    expect(diamond?.lambda.api.count).toBe(2);
+    for (const c of figures.cases) {
+      expect(c.perStep.writeUnits).toBeGreaterThan(0);
+      expect(c.perStep.usdPerMillion.orchestration).toBeGreaterThan(0);
+      expect(c.counts.workers?.sqsCalls.SendMessage).toBe(c.steps);
+    }
+    expect(figures.perChild?.writeUnits).toBeGreaterThan(0);
+    expect(large?.stepFunctions.standardTransitions).toBe(18);
+    expect(small?.size).toBe(5);
+    results.aws = { ...section(), figures };
+  }, 120_000);
+
+  it('renders every section and judges every target', () => {
+    // Act
+    const text = renderFigures(results);
+    const targets = judgeTargets(results);
+
+    // Assess
+    for (const heading of ['The engine alone', 'Local and durable', 'BullMQ flows', 'On AWS, modelled'])
+      expect(text).toContain(heading);
+    expect(targets.length).toBeGreaterThanOrEqual(6);
+    for (const row of targets) expect(typeof row.met).toBe('boolean');
+  });
+});
