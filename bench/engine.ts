@@ -120,7 +120,9 @@ export async function benchEngine(runs = 5, sizes = [10_000, 100_000]): Promise<
   const wideDag = wide(100);
   const chain1000 = chain(1_000);
   const wide1000 = wide(1_000);
-  for (const workflow of [longChain, wideDag, chain1000, wide1000]) runJobs(workflow, 5);
+  // Warm-up: V8 needs a few thousand transitions of each shape before its optimised code settles.
+  for (const workflow of [longChain, wideDag]) runJobs(workflow, 200);
+  for (const workflow of [chain1000, wide1000]) runJobs(workflow, 20);
   const chainRuns = await repeat(runs, () => runJobs(longChain, 200));
   const wideRuns = await repeat(runs, () => runJobs(wideDag, 200));
   const chain1000Runs = await repeat(runs, () => runJobs(chain1000, 20));

@@ -235,19 +235,17 @@ function finish(
   }
   const patch: JobPatch = { fields: {}, steps: {} };
   if (changed) {
-    for (const key of Object.keys(job) as (keyof JobRecord)[]) {
-      if (key !== 'steps' && (!before || before[key] !== job[key])) {
-        (patch.fields as Record<string, unknown>)[key] = job[key];
-      }
-    }
+    const fields = patch.fields as Record<string, unknown>;
     if (before) {
-      for (const key of Object.keys(before) as (keyof JobRecord)[]) {
-        if (!(key in job)) (patch.fields as Record<string, unknown>)[key] = undefined;
+      // Every change to the job's own fields goes through Draft.updateJob, which records its keys.
+      for (const key of d.changedFields) if (before[key] !== job[key]) fields[key] = job[key];
+      if (d.changed) {
+        fields.rev = job.rev;
+        fields.updatedAt = job.updatedAt;
       }
-    }
-    if (before) {
       for (const name of d.changedSteps) patch.steps[name] = d.step(name);
     } else {
+      for (const key of Object.keys(job) as (keyof JobRecord)[]) if (key !== 'steps') fields[key] = job[key];
       for (const state of job.steps) patch.steps[state.name] = state;
     }
   }

@@ -12,6 +12,8 @@ export class Draft {
   readonly job: JobRecord;
   readonly graph: Graph;
   readonly changedSteps = new Set<string>();
+  /** The job's own fields (not its steps) that `updateJob` set. */
+  readonly changedFields = new Set<keyof JobRecord>();
   changed = false;
   dropUnsent = false;
   ignored?: string;
@@ -63,6 +65,7 @@ export class Draft {
 
   updateJob(changes: Partial<Omit<JobRecord, 'steps'>>): void {
     Object.assign(this.job, changes);
+    for (const key in changes) this.changedFields.add(key as keyof JobRecord);
     this.changed = true;
   }
 
