@@ -35,6 +35,11 @@ program
   .option('--token <token>', 'require "Authorization: Bearer <token>" (default: $SWITCHYARD_TOKEN)')
   .option('--max-fan-out <n>', 'the longest list a fan-out step accepts (default 100000)')
   .option('--max-body <bytes>', 'the largest request body the API accepts (default 262144)')
+  .option(
+    '--synchronous <level>',
+    "SQLite's synchronous level: FULL (default) syncs every commit to disk; NORMAL survives a crash of serve but may lose the last commits if the machine loses power",
+    'FULL',
+  )
   .action(async (options) => serve(options));
 
 program

@@ -189,6 +189,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   logger.info('serving', {
     url,
     db: options.db ?? 'switchyard.db',
+    synchronous: store.settings().synchronous,
     bus: broker ? 'memory' : redactUrl(amqpUrl),
     workflows: definitions.map((definition) => definition.name),
   });

@@ -16,6 +16,7 @@ export interface ServeCommandOptions {
   maxFanOut?: string;
   maxBody?: string;
   replyQueue?: string;
+  synchronous: string;
 }
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -30,6 +31,9 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
 export async function serve(options: ServeCommandOptions): Promise<void> {
   if (options.bus !== 'rabbitmq' && options.bus !== 'memory')
     throw new CliError(`--bus must be rabbitmq or memory, got "${options.bus}"`);
+  const synchronous = options.synchronous.toUpperCase();
+  if (synchronous !== 'FULL' && synchronous !== 'NORMAL')
+    throw new CliError(`--synchronous must be FULL or NORMAL, got "${options.synchronous}"`);
   const retainMs = options.retain === undefined ? undefined : parseDuration(options.retain);
   if (options.retain !== undefined && !retainMs)
     throw new CliError(`--retain must be a duration such as 7d or 12h, got "${options.retain}"`);
@@ -39,6 +43,7 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
     handle = await startServe({
       configFiles: options.config ?? [],
       db: options.db,
+      synchronous,
       amqpUrl: options.amqp,
       bus: options.bus,
       replyQueue: options.replyQueue,
