@@ -34,6 +34,8 @@ export class OutboxPump {
    */
   private origins: number[] = [];
   private followUps: FollowUpEntry[] = [];
+  /** How many requests at the front of `requests` are being sent: `drop` leaves them in place. */
+  private sending = 0;
   private readonly queued = new Set<string>();
   private running?: Promise<void>;
   private failures = 0;
@@ -53,13 +55,16 @@ export class OutboxPump {
     this.kick();
   }
 
-  /** A stopped job's requests still waiting here are not sent. */
+  /**
+   * A stopped job's requests still waiting here are not sent. Those already handed to the bus are
+   * left to finish: `sendSome` removes its batch from the front once the bus has taken it.
+   */
   drop(jobId: string): void {
     const before = this.requests.length;
     const requests: RequestEntry[] = [];
     const origins: number[] = [];
     this.requests.forEach((entry, n) => {
-      if (entry.jobId === jobId) {
+      if (n >= this.sending && entry.jobId === jobId) {
         this.queued.delete(entry.id);
         return;
       }
@@ -109,16 +114,14 @@ export class OutboxPump {
 
   private async sendSome(): Promise<void> {
     const batch = this.requests.slice(0, this.options.sendBatch ?? 2000);
+    this.sending = batch.length;
     try {
-      await this.options.bus.send(batch.map((entry) => entry.request));
-    } catch (error) {
-      const undeliverable = undeliverableIds(error);
-      if (!undeliverable) throw error;
-      // The deliverable ones were sent; the others can never be: their attempts fail.
-      for (const entry of batch.filter((e) => undeliverable.has(e.request.correlationId))) {
-        await this.options.onUndeliverable(entry, undeliverable.get(entry.request.correlationId) as string);
-      }
+      await this.deliver(batch);
+    } finally {
+      this.sending = 0;
     }
+    // Nothing ran between the send's end and here, and drop() spares what is being sent: the batch
+    // is still the front of the queue.
     this.requests.splice(0, batch.length);
     const origins = this.origins.splice(0, batch.length);
     if (this.options.onSent) {
@@ -127,6 +130,19 @@ export class OutboxPump {
     }
     await this.options.store.ackOutbox(batch.map((entry) => entry.id));
     for (const entry of batch) this.queued.delete(entry.id);
+  }
+
+  /** Sends a batch; requests the bus can never send fail their attempts instead. */
+  private async deliver(batch: RequestEntry[]): Promise<void> {
+    try {
+      await this.options.bus.send(batch.map((entry) => entry.request));
+    } catch (error) {
+      const undeliverable = undeliverableIds(error);
+      if (!undeliverable) throw error;
+      for (const entry of batch.filter((e) => undeliverable.has(e.request.correlationId))) {
+        await this.options.onUndeliverable(entry, undeliverable.get(entry.request.correlationId) as string);
+      }
+    }
   }
 
   private async runSomeFollowUps(): Promise<void> {
