@@ -61,6 +61,25 @@ function keyCondition(partition: string, cursor: string | undefined): { expressi
   return { expression: 'gsi1pk = :p AND gsi1sk < :c', values };
 }
 
+/** One page of a gsi1 partition, newest first, from before `cursor`. */
+function newestFirst(
+  table: DynamoDbTable,
+  partition: string,
+  cursor: string | undefined,
+  pageSize: number,
+  start: Item | undefined,
+): Promise<{ items: Item[]; next?: Item }> {
+  const { expression, values } = keyCondition(partition, cursor);
+  return table.queryPage({
+    IndexName: 'gsi1',
+    KeyConditionExpression: expression,
+    ExpressionAttributeValues: values,
+    ScanIndexForward: false,
+    Limit: pageSize,
+    ExclusiveStartKey: start,
+  });
+}
+
 async function topLevelPage(
   table: DynamoDbTable,
   reader: JobReader,
@@ -70,15 +89,7 @@ async function topLevelPage(
   pageSize: number,
   start: Item | undefined,
 ): Promise<{ candidates: Candidate<JobRecord>[]; next?: Item }> {
-  const { expression, values } = keyCondition(partition, query.cursor);
-  const { items, next } = await table.queryPage({
-    IndexName: 'gsi1',
-    KeyConditionExpression: expression,
-    ExpressionAttributeValues: values,
-    ScanIndexForward: false,
-    Limit: pageSize,
-    ExclusiveStartKey: start,
-  });
+  const { items, next } = await newestFirst(table, partition, query.cursor, pageSize, start);
   // The index holds keys only: the jobs come from the table, as they are now. One whose status
   // moved on since the index was written is listed under its new status, not this one.
   const ids = items.map((item) => (str(item, 'pk') ?? '').slice('JOB#'.length));
@@ -102,15 +113,7 @@ async function childPage(
   pageSize: number,
   start: Item | undefined,
 ): Promise<{ candidates: Candidate<JobRecord>[]; next?: Item }> {
-  const { expression, values } = keyCondition(partition, query.cursor);
-  const { items, next } = await table.queryPage({
-    IndexName: 'gsi1',
-    KeyConditionExpression: expression,
-    ExpressionAttributeValues: values,
-    ScanIndexForward: false,
-    Limit: pageSize,
-    ExclusiveStartKey: start,
-  });
+  const { items, next } = await newestFirst(table, partition, query.cursor, pageSize, start);
   // Keys only: the child's id is the part of the entry's sort key `<index>#<id>` after the index.
   const childId = (item: Item): string => (str(item, 'sk') ?? '').replace(/^\d+#/, '');
   const jobs = await reader.getJobs(items.map(childId));
