@@ -1,4 +1,3 @@
-import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { loadWorkflows } from '../engine/index.js';
 import { type Container, createContainer } from '../functions/aws/container.js';
@@ -16,7 +15,7 @@ import {
   startDynamoDbLocal,
   uniqueTableName,
 } from '../test/support/dynamodb-local.js';
-import { type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../test/support/fauxqs.js';
+import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../test/support/fauxqs.js';
 import { recordingTelemetry } from '../test/support/recording-telemetry.js';
 import { type SqsEventSource, startSqsEventSource } from '../test/support/sqs-event-source.js';
 import { type Counts, emptyCounts, meterDynamoDb, meterSqs } from './aws-meter.js';
@@ -53,14 +52,6 @@ export interface Simulation {
 }
 
 const REPLY_LANES = 4;
-
-async function createQueue(client: SQSClient, name: string, attributes: Record<string, string> = {}) {
-  const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
-  const { Attributes } = await client.send(
-    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
-  );
-  return { url: QueueUrl as string, arn: Attributes?.QueueArn as string };
-}
 
 /** Runs `call` as one Lambda invocation: counts it and its billed duration (rounded up to 1 ms). */
 async function invoke<T>(record: Invocations, call: () => Promise<T>): Promise<T> {

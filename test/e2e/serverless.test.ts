@@ -4,9 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   ChangeMessageVisibilityCommand,
-  CreateQueueCommand,
   DeleteMessageCommand,
-  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
   type SQSClient,
@@ -38,7 +36,7 @@ import {
   startDynamoDbLocal,
   uniqueTableName,
 } from '../support/dynamodb-local.js';
-import { type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../support/fauxqs.js';
+import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../support/fauxqs.js';
 import { eventually } from '../support/rabbitmq.js';
 import { type RecordingTelemetry, recordingTelemetry } from '../support/recording-telemetry.js';
 import { type SqsEventSource, startSqsEventSource } from '../support/sqs-event-source.js';
@@ -91,14 +89,6 @@ const workers: Worker[] = [];
 let api: ReturnType<typeof createApiHandler>;
 let timersContainer: Container;
 let dataDir: string;
-
-async function createQueue(client: SQSClient, name: string, attributes: Record<string, string> = {}) {
-  const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
-  const { Attributes } = await client.send(
-    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
-  );
-  return { url: QueueUrl as string, arn: Attributes?.QueueArn as string };
-}
 
 /** A Lambda container: its own clients, store, bus and manager, as each concurrent instance has. */
 async function newContainer(): Promise<Container> {

@@ -1,4 +1,4 @@
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 
 /** An in-process SQS emulator (fauxqs speaks the real SQS wire protocol), one per test file. */
@@ -49,4 +49,18 @@ export async function startSqsEmulator(): Promise<Fauxqs> {
 /** A queue prefix no other test uses, e.g. `t-1234-lq3x9a-`: SQS names allow letters, digits, `-` and `_`. */
 export function uniqueQueuePrefix(prefix = 't'): string {
   return `${prefix}-${process.pid}-${Math.random().toString(36).slice(2, 8)}-`;
+}
+
+/** Creates a queue (or finds it, as SQS does for the same attributes) and returns its URL and ARN. */
+export async function createQueue(
+  client: SQSClient,
+  name: string,
+  attributes: Record<string, string> = {},
+): Promise<{ url: string; arn: string }> {
+  const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+  if (!QueueUrl) throw new Error(`no URL for queue ${name}`);
+  const { Attributes } = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  return { url: QueueUrl, arn: Attributes?.QueueArn as string };
 }

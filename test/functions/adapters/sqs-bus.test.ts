@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import {
-  CreateQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   type Message,
@@ -16,7 +15,13 @@ import type { JsonObject } from '../../../engine/json.js';
 import { UndeliverableError } from '../../../engine/ports/bus.js';
 import { SqsBus } from '../../../functions/adapters/sqs-bus.js';
 import { SqsSendError } from '../../../functions/adapters/sqs-send-error.js';
-import { type Fauxqs, sqsClient, startSqsEmulator, uniqueQueuePrefix } from '../../support/fauxqs.js';
+import {
+  createQueue,
+  type Fauxqs,
+  sqsClient,
+  startSqsEmulator,
+  uniqueQueuePrefix,
+} from '../../support/fauxqs.js';
 
 let sqs: Fauxqs;
 
@@ -46,12 +51,6 @@ function stepRequest(queue: string, overrides: Partial<StepRequest> = {}): StepR
 /** A body whose JSON is exactly `bytes` long. */
 function bodyOfSize(bytes: number): JsonObject {
   return { pad: 'x'.repeat(bytes - '{"pad":""}'.length) };
-}
-
-async function createQueue(client: SQSClient, name: string): Promise<string> {
-  const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: name }));
-  if (!QueueUrl) throw new Error(`no URL for ${name}`);
-  return QueueUrl;
 }
 
 /** Receives until `count` messages arrived, or fails after the deadline. */
@@ -94,8 +93,8 @@ describe('Class: SqsBus (on fauxqs)', () => {
     it('sends the body as JSON with exactly the attributes of protocol.md', async () => {
       // Prepare
       const prefix = uniqueQueuePrefix();
-      const queueUrl = await createQueue(sqs.client, `${prefix}count`);
-      const replyQueueUrl = await createQueue(sqs.client, `${prefix}replies`);
+      const { url: queueUrl } = await createQueue(sqs.client, `${prefix}count`);
+      const { url: replyQueueUrl } = await createQueue(sqs.client, `${prefix}replies`);
       const bus = new SqsBus({ client: sqs.client, queuePrefix: prefix, replyQueueUrl });
       const request = stepRequest('count', { attempt: 2, body: { text: 'héllo', n: 3 } });
 
@@ -116,7 +115,9 @@ describe('Class: SqsBus (on fauxqs)', () => {
       // Prepare
       const prefix = uniqueQueuePrefix();
       const queues = ['alpha', 'beta', 'gamma'];
-      const urls = await Promise.all(queues.map((queue) => createQueue(sqs.client, `${prefix}${queue}`)));
+      const urls = await Promise.all(
+        queues.map(async (queue) => (await createQueue(sqs.client, `${prefix}${queue}`)).url),
+      );
       const client = sqs.newClient();
       const sendSpy = vi.spyOn(client, 'send');
       const bus = new SqsBus({ client, queuePrefix: prefix, replyQueueUrl: 'http://unused/replies' });
@@ -145,7 +146,7 @@ describe('Class: SqsBus (on fauxqs)', () => {
     it('splits a batch by size: three 400 KB requests go in two calls under the 1 MiB batch limit', async () => {
       // Prepare
       const prefix = uniqueQueuePrefix();
-      const queueUrl = await createQueue(sqs.client, `${prefix}big`);
+      const { url: queueUrl } = await createQueue(sqs.client, `${prefix}big`);
       const client = sqs.newClient();
       const sendSpy = vi.spyOn(client, 'send');
       const bus = new SqsBus({ client, queuePrefix: prefix, replyQueueUrl: 'http://unused/replies' });
@@ -163,7 +164,7 @@ describe('Class: SqsBus (on fauxqs)', () => {
     it('rejects a request over 1 MiB with a clear message, and still sends the others of the call', async () => {
       // Prepare
       const prefix = uniqueQueuePrefix();
-      const queueUrl = await createQueue(sqs.client, `${prefix}work`);
+      const { url: queueUrl } = await createQueue(sqs.client, `${prefix}work`);
       const bus = new SqsBus({
         client: sqs.client,
         queuePrefix: prefix,
@@ -248,7 +249,7 @@ describe('Class: SqsBus (on fauxqs)', () => {
           tlsOnly: { queueArnPrefix: 'arn:aws:sqs:us-east-1:000000000000:' },
         },
       });
-      const existingUrl = await createQueue(sqs.client, `${prefix}existing`);
+      const { url: existingUrl } = await createQueue(sqs.client, `${prefix}existing`);
 
       // Act
       await bus.ensureQueues([
@@ -308,7 +309,7 @@ describe('Class: SqsBus (on fauxqs)', () => {
     it('resolves while SQS answers, and rejects once the endpoint is gone', async () => {
       // Prepare
       const other = await startSqsEmulator();
-      const replyQueueUrl = await createQueue(other.client, `${uniqueQueuePrefix()}replies`);
+      const { url: replyQueueUrl } = await createQueue(other.client, `${uniqueQueuePrefix()}replies`);
       const client = sqsClient(other.endpoint);
       const bus = new SqsBus({ client, queuePrefix: 'p-', replyQueueUrl, pingTimeoutMs: 3_000 });
       await bus.ping();

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import {
-  CreateQueueCommand,
   type Message,
   type MessageAttributeValue,
   ReceiveMessageCommand,
@@ -11,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { UndeliverableError } from '../../../engine/ports/bus.js';
 import type { WorkerDelivery } from '../../../functions/worker/transport.js';
 import { SqsWorkerTransport } from '../../../functions/worker/transports/sqs.js';
-import { type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../../support/fauxqs.js';
+import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../../support/fauxqs.js';
 
 let sqs: Fauxqs;
 const transports: SqsWorkerTransport[] = [];
@@ -39,8 +38,8 @@ interface Setup {
 
 async function setUp(options: { rejectVisibilityTimeoutSeconds?: number } = {}): Promise<Setup> {
   const prefix = uniqueQueuePrefix();
-  const queueUrl = await createQueue(sqs.client, `${prefix}work`);
-  const replyQueueUrl = await createQueue(sqs.client, `${prefix}replies`);
+  const { url: queueUrl } = await createQueue(sqs.client, `${prefix}work`);
+  const { url: replyQueueUrl } = await createQueue(sqs.client, `${prefix}replies`);
   const errors: Error[] = [];
   const client = sqs.newClient();
   const transport = new SqsWorkerTransport({
@@ -51,12 +50,6 @@ async function setUp(options: { rejectVisibilityTimeoutSeconds?: number } = {}):
   });
   transports.push(transport);
   return { prefix, queueUrl, replyQueueUrl, errors, client, transport };
-}
-
-async function createQueue(client: SQSClient, name: string): Promise<string> {
-  const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: name }));
-  if (!QueueUrl) throw new Error(`no URL for ${name}`);
-  return QueueUrl;
 }
 
 /** Sends a request the way the manager's SQS bus does. */
