@@ -68,13 +68,16 @@ function fanOut(d: Draft, node: StepNode, started: Partial<StepState>): void {
   const inputs = childInputs(input, task, list.items);
   const ids = childIds(d.job.id, node.name, list.items, d.context.takenIds);
   const childGraph = task.name;
+  const allAtOnce = concurrency === total ? (true as const) : undefined;
   for (let index = 0; index < total; index++) {
     const child = newJobRecord({
       id: ids[index] as string,
       workflow: d.workflow.name,
       version: d.workflow.version,
       task: childGraph,
-      parent: { id: d.job.id, step: node.name, index },
+      parent: allAtOnce
+        ? { id: d.job.id, step: node.name, index, allAtOnce }
+        : { id: d.job.id, step: node.name, index },
       root: d.job.root,
       vhost: d.job.vhost,
       input: inputs[index] as JsonObject,
@@ -283,13 +286,18 @@ function finishAsChild(d: Draft, status: 'completed' | 'failed'): void {
   const parent = d.job.parent;
   if (!parent) return;
   d.onFinished({ parentId: parent.id, step: parent.step, index: parent.index, status });
-  d.effects.followUps.push({
-    kind: 'childFinished',
-    parentId: parent.id,
-    step: parent.step,
-    index: parent.index,
-    status,
-  });
+  d.effects.followUps.push(
+    status === 'completed' && parent.allAtOnce
+      ? {
+          kind: 'childFinished',
+          parentId: parent.id,
+          step: parent.step,
+          index: parent.index,
+          status,
+          onlyIfLast: true,
+        }
+      : { kind: 'childFinished', parentId: parent.id, step: parent.step, index: parent.index, status },
+  );
 }
 
 /** A waiting job starts: its deadline is armed and its ready steps are dispatched. */

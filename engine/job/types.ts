@@ -38,6 +38,11 @@ export interface ParentLink {
   id: string;
   step: string;
   index: number;
+  /**
+   * The fan-out started every child at once (no concurrency limit), so a child that completes
+   * matters to its parent only as the last one to finish. Absent on children of limited fan-outs.
+   */
+  allAtOnce?: true;
 }
 
 export interface JobError {
@@ -119,7 +124,18 @@ export function timerId(key: TimerKey): string {
 /** Work the manager does after a transition is stored; stored with it so that a crash cannot lose it. */
 export type FollowUp =
   /** A child reached completed or failed: count it, fan in, fail the step, or start the next child. */
-  | { kind: 'childFinished'; parentId: string; step: string; index: number; status: 'completed' | 'failed' }
+  | {
+      kind: 'childFinished';
+      parentId: string;
+      step: string;
+      index: number;
+      status: 'completed' | 'failed';
+      /**
+       * Only the child that finishes its fan-out needs this follow-up: a store that counts the child
+       * in the same write may leave it out when the counters show others still running.
+       */
+      onlyIfLast?: true;
+    }
   /** Cancel the children of a fan-out step that stopped (cancelled job, failed job). */
   | { kind: 'cancelChildren'; jobId: string; step: string }
   /** A retried fan-out step: rerun its unfinished children, keep the completed ones. */

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { WorkflowDefinition } from '../../engine/definition/types.js';
+import type { ChildOutcome } from '../../engine/job/transition.js';
 import type {
   FanCounts,
   FollowUp,
@@ -21,6 +22,7 @@ import type {
   StoredWorkflow,
   WorkflowSummary,
 } from '../../engine/ports/store.js';
+import { followUpNotNeeded } from '../../engine/ports/store.js';
 import { openSqliteDatabase, type SqliteOpenOptions, type SqliteSynchronous } from './sqlite-connection.js';
 import { DEFAULT_JOB_CACHE_SIZE, JobCache } from './sqlite-job-cache.js';
 import { encodeJobCursor, jobQuerySql } from './sqlite-job-query.js';
@@ -46,6 +48,13 @@ export interface SqliteStoreOptions extends SqliteOpenOptions {
 /** Retention takes this many top-level jobs at a time, and deletes at most this many jobs per transaction. */
 const RETENTION_ROOTS_PER_ROUND = 500;
 const RETENTION_JOBS_PER_TRANSACTION = 5_000;
+
+/** Counts a finished child in its parent's counters; undefined when the parent keeps none. */
+function countChild(s: SqliteStatements, outcome: ChildOutcome): FanCounts | undefined {
+  const completed = outcome.status === 'completed' ? 1 : 0;
+  const row = s.countChild.get(completed, 1 - completed, outcome.parentId, outcome.step);
+  return row && { total: row.total, done: row.done, failed: row.failed };
+}
 
 /** The step column of a job's own deadline (step names are never empty). */
 const JOB_TIMER_STEP = '';
@@ -272,7 +281,19 @@ export class SqliteStore implements Store {
     if (written === 0) return { ok: false, conflict: true };
     insertAll(commit.creates, (child) => jobRow(child, JSON.stringify(child)), s.insertJob, s.insertJobs);
     if (commit.dropUnsent) s.dropUnsentRequests.run(job.id);
-    insertAll(commit.outbox, outboxRow, s.insertOutbox, s.insertOutboxes);
+    const outcome = commit.childOutcome;
+    const counts = outcome && countChild(s, outcome);
+    let outbox = commit.outbox;
+    let leftOut: string[] | undefined;
+    if (counts && outbox.some((entry) => followUpNotNeeded(entry, outcome, counts))) {
+      leftOut = [];
+      outbox = [];
+      for (const entry of commit.outbox) {
+        if (followUpNotNeeded(entry, outcome, counts)) leftOut.push(entry.id);
+        else outbox.push(entry);
+      }
+    }
+    insertAll(outbox, outboxRow, s.insertOutbox, s.insertOutboxes);
     for (const change of commit.timers) {
       if (change.op === 'set') {
         const { jobId, step, kind, attempt, at } = change.timer;
@@ -283,13 +304,8 @@ export class SqliteStore implements Store {
     }
     for (const init of commit.fanInits)
       s.setFanCounts.run(init.parentId, init.step, init.total, init.done, init.failed);
-    const outcome = commit.childOutcome;
-    if (!outcome) return { ok: true };
-    const completed = outcome.status === 'completed' ? 1 : 0;
-    const counts = s.countChild.get(completed, 1 - completed, outcome.parentId, outcome.step);
-    return counts
-      ? { ok: true, fanCounts: { total: counts.total, done: counts.done, failed: counts.failed } }
-      : { ok: true };
+    if (!counts) return { ok: true };
+    return leftOut ? { ok: true, fanCounts: counts, leftOut } : { ok: true, fanCounts: counts };
   }
 
   async listChildren(

@@ -199,7 +199,7 @@ export class Manager {
       workflow: workflow.name,
       version: workflow.version,
     });
-    await this.afterCommit(transition, commit);
+    await this.afterCommit(transition, commit, result.leftOut);
     return { created: true, job: transition.job };
   }
 
@@ -348,7 +348,8 @@ export class Manager {
       const results = await this.store.commit(planned.map((plan) => plan.commit));
       for (const [k, result] of results.entries()) {
         const plan = planned[k] as (typeof planned)[number];
-        if (result.ok) await this.afterCommit(plan.transition, plan.commit, options.receivedAt);
+        if (result.ok)
+          await this.afterCommit(plan.transition, plan.commit, result.leftOut, options.receivedAt);
         else pending.push(...plan.items);
       }
     }
@@ -419,7 +420,12 @@ export class Manager {
   }
 
   /** `receivedAt`: when the replies that caused it arrived, to measure the manager's overhead per step. */
-  private async afterCommit(transition: Transition, commit: Commit, receivedAt?: number): Promise<void> {
+  private async afterCommit(
+    transition: Transition,
+    commit: Commit,
+    leftOut: readonly string[] | undefined,
+    receivedAt?: number,
+  ): Promise<void> {
     recordNotes(this.telemetry, transition.notes);
     if (transition.dropUnsent) this.pump.drop(transition.job.id);
     const sets: Timer[] = [];
@@ -430,7 +436,10 @@ export class Manager {
     }
     if (clears.length) await this.timers.disarm(clears);
     if (sets.length) await this.timers.arm(sets);
-    this.pump.enqueue(commit.outbox, receivedAt);
+    const outbox = leftOut?.length
+      ? commit.outbox.filter((entry) => !leftOut.includes(entry.id))
+      : commit.outbox;
+    this.pump.enqueue(outbox, receivedAt);
   }
 
   /** Loads what the store still has to send or do (after a crash), and hands it to the pump. */

@@ -246,6 +246,64 @@ export function describeStoreContract(
         // At least one writer saw the count reach the total: that one fans in.
         expect(results.some((result) => result.ok && result.fanCounts?.done === total)).toBe(true);
       });
+
+      it('keeps the follow-up of the child that finishes the fan-out, and of every failed child', async () => {
+        const parent = aJob();
+        const children = [0, 1, 2, 3].map((index) => aChild(parent, 'fan', index));
+        await store.commit([
+          creating(parent, {
+            creates: children,
+            fanInits: [{ parentId: parent.id, step: 'fan', total: 4, done: 0, failed: 0 }],
+          }),
+        ]);
+        const finish = (child: JobRecord, status: 'completed' | 'failed') => {
+          const index = child.parent?.index ?? 0;
+          const followUp = {
+            kind: 'childFinished' as const,
+            parentId: parent.id,
+            step: 'fan',
+            index,
+            status,
+          };
+          return updating(
+            child,
+            { ...child, rev: 2, status },
+            {
+              childOutcome: { parentId: parent.id, step: 'fan', index, status },
+              outbox: [
+                {
+                  id: `${child.id}:2:f0`,
+                  kind: 'followUp',
+                  jobId: child.id,
+                  createdAt: 5,
+                  followUp: status === 'completed' ? { ...followUp, onlyIfLast: true } : followUp,
+                },
+              ],
+            },
+          );
+        };
+        const results = [];
+        for (const [index, status] of [
+          [0, 'completed'],
+          [1, 'failed'],
+          [2, 'completed'],
+          [3, 'completed'],
+        ] as const) {
+          results.push(...(await store.commit([finish(children[index] as JobRecord, status)])));
+        }
+        expect(results.every((result) => result.ok)).toBe(true);
+        const leftOut = new Set(results.flatMap((result) => (result.ok ? (result.leftOut ?? []) : [])));
+        const pending = new Set(
+          (await store.pendingOutbox({ limit: 100 })).entries
+            .filter((entry) => entry.jobId !== parent.id)
+            .map((entry) => entry.id),
+        );
+        const ids = children.map((child) => `${child.id}:2:f0`);
+        // Whatever a store leaves out it says so, and never the failed child's or the last child's.
+        for (const id of ids) expect(pending.has(id)).toBe(!leftOut.has(id));
+        expect(pending.has(ids[1] as string)).toBe(true);
+        expect(pending.has(ids[3] as string)).toBe(true);
+      });
     });
 
     describe('outbox', () => {

@@ -127,3 +127,45 @@ describe('Function: applyEvent', () => {
     ]);
   });
 });
+
+describe('Fan-out children: which finished child the parent must hear of', () => {
+  const fanOut = (concurrency: string) =>
+    compiled(`workflows:
+  - name: fan
+    steps:
+      - name: each
+        task: per-item
+    tasks:
+      - name: per-item
+        itemListKey: items
+${concurrency}        steps:
+          - name: work
+`);
+  const finishChildren = (workflow: ReturnType<typeof compiled>, outcome: 'reply' | 'failure') => {
+    const parent = createJob(workflow, { id: ID, input: { items: [1, 2, 3] } }, { now: T0 });
+    return parent.creates
+      .filter((child) => child.status === 'running')
+      .flatMap((child) => {
+        const event =
+          outcome === 'reply'
+            ? ({ type: 'reply', step: 'work', output: {} } as const)
+            : ({ type: 'failure', step: 'work', message: 'broken' } as const);
+        return applyEvent(workflow, child, event, { now: T0 + 1 }).followUps;
+      });
+  };
+
+  it('marks a completed child of a fan-out that started all its children as needed only if it is the last', () => {
+    const followUps = finishChildren(fanOut(''), 'reply');
+    expect(followUps).toHaveLength(3);
+    expect(followUps.every((f) => f.kind === 'childFinished' && f.onlyIfLast === true)).toBe(true);
+  });
+
+  it('always needs a failed child, and every child of a limited fan-out (it starts the next one)', () => {
+    expect(
+      finishChildren(fanOut(''), 'failure').map((f) => f.kind === 'childFinished' && f.onlyIfLast),
+    ).toEqual([undefined, undefined, undefined]);
+    const limited = finishChildren(fanOut('        concurrency: 2\n'), 'reply');
+    expect(limited).toHaveLength(2);
+    expect(limited.map((f) => f.kind === 'childFinished' && f.onlyIfLast)).toEqual([undefined, undefined]);
+  });
+});

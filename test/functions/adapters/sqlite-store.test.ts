@@ -336,6 +336,46 @@ describe('SqliteStore', () => {
       expect((await store.pendingOutbox({ limit: 10 })).entries).toEqual([]);
     });
 
+    it('writes only the last finished child’s follow-up of a fan-out that started all its children', async () => {
+      const store = open(':memory:');
+      const parent = aJob();
+      const children = [0, 1, 2].map((index) => aChild(parent, 'fan', index));
+      await store.commit([
+        creating(parent, {
+          creates: children,
+          fanInits: [{ parentId: parent.id, step: 'fan', total: 3, done: 0, failed: 0 }],
+        }),
+      ]);
+      const results = [];
+      for (const child of children) {
+        const index = child.parent?.index ?? 0;
+        const entry: OutboxEntry = {
+          id: `${child.id}:f0`,
+          kind: 'followUp',
+          jobId: child.id,
+          createdAt: 1,
+          followUp: {
+            kind: 'childFinished',
+            parentId: parent.id,
+            step: 'fan',
+            index,
+            status: 'completed',
+            onlyIfLast: true,
+          },
+        };
+        const done = { ...child, rev: 2, status: 'completed' as const };
+        const childOutcome = { parentId: parent.id, step: 'fan', index, status: 'completed' as const };
+        results.push(...(await store.commit([updating(child, done, { childOutcome, outbox: [entry] })])));
+      }
+      expect(results).toEqual([
+        { ok: true, fanCounts: { total: 3, done: 1, failed: 0 }, leftOut: [`${children[0]?.id}:f0`] },
+        { ok: true, fanCounts: { total: 3, done: 2, failed: 0 }, leftOut: [`${children[1]?.id}:f0`] },
+        { ok: true, fanCounts: { total: 3, done: 3, failed: 0 } },
+      ]);
+      const pending = (await store.pendingOutbox({ limit: 10 })).entries.map((entry) => entry.id);
+      expect(pending).toEqual([`${children[2]?.id}:f0`]);
+    });
+
     it('writes what is waiting before it closes', async () => {
       const path = join(freshDirectory(), 'closing.db');
       const store = SqliteStore.open(path);
