@@ -33,8 +33,15 @@ export class WriteGroups {
   private scheduled = false;
   private deferred?: ReturnType<typeof setTimeout>;
 
-  /** `transaction` runs its callback inside one transaction and returns what the callback returns. */
-  constructor(private readonly transaction: <T>(body: () => T) => T) {}
+  /**
+   * `transaction` runs its callback inside one transaction and returns what the callback returns.
+   * `durable`, when given, calls back once what the transactions so far wrote is on the disk: the
+   * callers are told only then (their `committed` callbacks run at once, as the data is readable).
+   */
+  constructor(
+    private readonly transaction: <T>(body: () => T) => T,
+    private readonly durable?: (done: (error: Error | null) => void) => void,
+  ) {}
 
   add<T>(write: () => T, committed?: (result: T) => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -84,7 +91,9 @@ export class WriteGroups {
       return;
     }
     for (const [n, call] of group.entries()) call.committed?.(results[n] as never);
-    for (const [n, call] of group.entries()) call.resolve(results[n] as never);
+    this.whenDurable(() => {
+      for (const [n, call] of group.entries()) call.resolve(results[n] as never);
+    }, group);
   }
 
   private runAlone(call: Waiting): void {
@@ -96,6 +105,14 @@ export class WriteGroups {
       return;
     }
     call.committed?.(result);
-    call.resolve(result);
+    this.whenDurable(() => call.resolve(result), [call]);
+  }
+
+  private whenDurable(resolve: () => void, calls: readonly Waiting[]): void {
+    if (!this.durable) return resolve();
+    this.durable((error) => {
+      if (!error) return resolve();
+      for (const call of calls) call.reject(error);
+    });
   }
 }
