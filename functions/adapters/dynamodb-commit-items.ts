@@ -38,7 +38,7 @@ export function outboxParts(
   };
 }
 
-/** A child's entry in its parent's index: `KIDS#<parent>#<step>#<bucket>` / `<index>#<id>`, listed by workflow (gsi1). */
+/** A child's entry in its parent's index: `KIDS#<parent>#<step>#<bucket>` / `<index>#<id>` (in no global index). */
 export function childEntry(child: JobRecord): Item | undefined {
   const parent = child.parent;
   if (!parent) return undefined;
@@ -47,10 +47,34 @@ export function childEntry(child: JobRecord): Item | undefined {
     sk: S(keys.childSk(parent.index, child.id)),
     id: S(child.id),
     ix: N(parent.index),
-    gsi1pk: S(gsi.childListing(child.workflow, shardOf(child.id, SHARDS.childListing))),
-    gsi1sk: S(gsi.created(child.createdAt, child.id)),
   };
 }
+
+/**
+ * The listing entry of a bucket of a fan-out step's children: `KIDS#<parent>#<step>#<bucket>` /
+ * `L`, in gsi1 `CL#<workflow>#<shard>` / `<createdAt>#<parent>#<step>#<bucket>`. The children
+ * listing (dynamodb-job-query.ts) reads it and then the bucket's entries, so a fan-out writes one
+ * index entry per 1,000 children rather than one per child. A child of the bucket is listed with
+ * the sort `<listing sort>#<index>`. The key (`childListingKey`) names the bucket, once per commit.
+ */
+export function childListing(child: JobRecord): Item | undefined {
+  const parent = child.parent;
+  if (!parent) return undefined;
+  const bucket = Math.floor(parent.index / CHILD_BUCKET);
+  return {
+    pk: S(keys.childrenPk(parent.id, parent.step, bucket)),
+    sk: S(keys.childListing()),
+    gsi1pk: S(
+      gsi.childListing(child.workflow, shardOf(`${parent.id}#${parent.step}#${bucket}`, SHARDS.childListing)),
+    ),
+    gsi1sk: S(gsi.childBucket(child.createdAt, parent.id, parent.step, bucket)),
+  };
+}
+
+export const childListingKey = (child: JobRecord): string | undefined =>
+  child.parent
+    ? `${child.parent.id}\u0000${child.parent.step}\u0000${Math.floor(child.parent.index / CHILD_BUCKET)}`
+    : undefined;
 
 export const expiryExtra = (job: JobRecord, retentionSeconds: number | undefined): Item => {
   const expiresAt = expiryOf(job, retentionSeconds);

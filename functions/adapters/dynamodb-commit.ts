@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { JobRecord } from '../../engine/job/types.js';
-import type { Commit, CommitResult } from '../../engine/ports/store.js';
+import type { FanCounts, JobRecord } from '../../engine/job/types.js';
+import {
+  type Commit,
+  type CommitResult,
+  followUpNotNeeded,
+  type OutboxEntry,
+} from '../../engine/ports/store.js';
 import {
   childEntry,
+  childListing,
+  childListingKey,
   expiryExtra,
   type Normalized,
   normalize,
@@ -13,8 +20,19 @@ import {
   timerPayload,
 } from './dynamodb-commit-items.js';
 import type { FanCounters } from './dynamodb-fan-counters.js';
+import { fanWatch } from './dynamodb-fan-watch.js';
 import { type InlinePlan, inlineAttributes, planInline, requestsAmong } from './dynamodb-inline-outbox.js';
-import { chunkKeys, chunkRefOf, encodeJson, itemBytes, keys, N, S } from './dynamodb-items.js';
+import {
+  chunkKeys,
+  chunkRefOf,
+  encodeJson,
+  itemBytes,
+  keys,
+  N,
+  S,
+  SHARDS,
+  shardOf,
+} from './dynamodb-items.js';
 import { countsChange } from './dynamodb-job-counts.js';
 import {
   HEAD_INLINE_LIMIT,
@@ -27,6 +45,7 @@ import {
   headUpdate,
   PENDING_INLINE_LIMIT,
 } from './dynamodb-job-items.js';
+import { type GroupPlan, planGroups } from './dynamodb-outbox-groups.js';
 import { keyId, type PendingPut, type PendingWrites } from './dynamodb-pending.js';
 import { cancellationReasons, isConditionFailure } from './dynamodb-retry.js';
 import type { DynamoDbTable, Item, Key } from './dynamodb-table.js';
@@ -40,6 +59,8 @@ export interface CommitDeps {
   newToken: () => string;
   /** Told which entries (short ids) a commit kept in its job's head, for marking them sent later. */
   onInline?: (jobId: string, shorts: readonly string[]) => void;
+  /** Told which requests a commit wrote into a group item (dynamodb-outbox-groups.ts). */
+  onGroup?: (key: Key, ids: readonly string[]) => void;
 }
 
 const MAX_TRANSACTION_ITEMS = 100;
@@ -56,6 +77,8 @@ interface Planned {
   op: TransactWriteItem;
   bytes: number;
   createOf?: string;
+  /** The child's count in its parent's fan-out counters (a batch counts its children in one update). */
+  counts?: true;
 }
 
 const put = (item: Item, condition?: string): Planned => ({
@@ -86,7 +109,9 @@ export async function applyCommit(deps: CommitDeps, commit: Commit): Promise<Com
       }
     }
   }
-  const plan = new CommitPlan(deps, commit, before);
+  const outcome = commit.childOutcome;
+  const shards = outcome && (await deps.fans.shardsOf(outcome.parentId, outcome.step));
+  const plan = new CommitPlan(deps, commit, before, shards);
   await plan.prepare();
   const result = plan.small() ? await plan.writeSmall() : await plan.writeBig();
   if (!result.ok) {
@@ -94,6 +119,160 @@ export async function applyCommit(deps: CommitDeps, commit: Commit): Promise<Com
     return result;
   }
   return plan.afterWrite();
+}
+
+/** Children's final commits of one fan-out step in one transaction, at most this many. */
+const MAX_BATCH = 25;
+
+/**
+ * Applies commits that each move a counter (a reply batch; each job once) by counter: the final
+ * commits of children of one fan-out step, and the status changes of top-level jobs of one
+ * workflow whose replaced status this process knows. One transaction holds every job's head (each
+ * conditional on its revision) and one update of one counter item adding them all up, so counting
+ * costs one write for the batch rather than one a job. A job whose condition fails is taken out (a
+ * conflict, as alone) and the rest written again; a commit that is not small, or counts nothing, is
+ * applied alone. Each job still counts exactly once: its count is in the transaction that writes
+ * its revision.
+ */
+export async function applyBatch(deps: CommitDeps, commits: readonly Commit[]): Promise<CommitResult[]> {
+  const results: CommitResult[] = new Array(commits.length);
+  const batched: { n: number; plan: CommitPlan; ops: NonNullable<ReturnType<CommitPlan['batchOps']>> }[] = [];
+  const alone: number[] = [];
+  for (const [n, commit] of commits.entries()) {
+    const outcome = commit.childOutcome;
+    const shards = outcome && (await deps.fans.shardsOf(outcome.parentId, outcome.step));
+    const before = deps.heads.get(commit.job.id, commit.expectedRev);
+    const topLevel = commit.job.parent === null;
+    if (
+      commit.dropUnsent ||
+      commit.expectedRev === 0 ||
+      (topLevel ? before === undefined || outcome !== undefined : shards === undefined)
+    ) {
+      alone.push(n);
+      continue;
+    }
+    const plan = new CommitPlan(deps, commit, before, topLevel ? undefined : shards);
+    await plan.prepare();
+    const ops = plan.small() ? plan.batchOps() : undefined;
+    if (ops) batched.push({ n, plan, ops });
+    else alone.push(n);
+  }
+  const bySteps = new Map<string, typeof batched>();
+  for (const entry of batched) {
+    const key = entry.ops.tally.group;
+    const list = bySteps.get(key);
+    if (list) list.push(entry);
+    else bySteps.set(key, [entry]);
+  }
+  const rounds: (typeof batched)[] = [];
+  for (const members of bySteps.values()) {
+    let round: typeof batched = [];
+    let count = 1;
+    let bytes = 0;
+    for (const entry of members) {
+      const size = 1 + entry.ops.items.length;
+      if (
+        round.length &&
+        (round.length >= MAX_BATCH ||
+          count + size > MAX_TRANSACTION_ITEMS ||
+          bytes + entry.ops.bytes > MAX_TRANSACTION_BYTES)
+      ) {
+        rounds.push(round);
+        round = [];
+        count = 1;
+        bytes = 0;
+      }
+      round.push(entry);
+      count += size;
+      bytes += entry.ops.bytes;
+    }
+    if (round.length) rounds.push(round);
+  }
+  await Promise.all([
+    ...alone.map(async (n) => {
+      results[n] = await applyCommit(deps, commits[n] as Commit);
+    }),
+    ...rounds.map(async (members) => {
+      const written = await writeBatch(deps, members);
+      const counted = written[0]?.plan.countedIn;
+      const counts = counted && { value: await deps.fans.read(counted.parentId, counted.step) };
+      for (const member of written) results[member.n] = await member.plan.afterWrite(counts);
+    }),
+  ]);
+  // The members a batch dropped lost on their revision.
+  return Array.from(
+    { length: commits.length },
+    (_, n) => results[n] ?? batched.find((member) => member.n === n)?.plan.conflict() ?? CONFLICT,
+  );
+}
+
+/** One batch's transaction, retried without the children whose revision moved on; returns those written. */
+async function writeBatch<
+  T extends { plan: CommitPlan; ops: NonNullable<ReturnType<CommitPlan['batchOps']>> },
+>(deps: CommitDeps, members: readonly T[]): Promise<T[]> {
+  let left = [...members];
+  while (left.length) {
+    const first = left[0] as T;
+    const sums = new Map<string, number>();
+    for (const member of left)
+      for (const [name, by] of Object.entries(member.ops.tally.adds))
+        sums.set(name, (sums.get(name) ?? 0) + by);
+    const ops: TransactWriteItem[] = [];
+    const owners: (T | undefined)[] = [];
+    for (const member of left) {
+      ops.push(member.ops.head, ...member.ops.items.map((item) => item.op));
+      owners.push(member, ...member.ops.items.map(() => undefined));
+    }
+    const counter = tallyUpdate(first.ops.tally.key, sums);
+    if (counter) ops.push(counter);
+    try {
+      await deps.table.transact(ops, randomUUID());
+      return left;
+    } catch (error) {
+      const reasons = cancellationReasons(error);
+      if (!reasons) throw error;
+      const lost = new Set<T>();
+      reasons.forEach((reason, n) => {
+        const owner = owners[n];
+        if (reason.Code === 'ConditionalCheckFailed' && owner) lost.add(owner);
+      });
+      if (!lost.size) throw error;
+      left = left.filter((member) => !lost.has(member));
+    }
+  }
+  return [];
+}
+
+/** What a commit adds to a counter item: a fan-out shard (`dn`/`fl`) or a workflow's job counts (by status). */
+interface Tally {
+  /** Commits of one group add to one item together. */
+  group: string;
+  key: Key;
+  adds: Record<string, number>;
+}
+
+/** One ADD of a batch's tallies (none when they cancel out). */
+function tallyUpdate(key: Key, sums: ReadonlyMap<string, number>): TransactWriteItem | undefined {
+  const names: Record<string, string> = {};
+  const values: Item = {};
+  const adds: string[] = [];
+  for (const [name, by] of sums) {
+    if (!by) continue;
+    const n = adds.length;
+    names[`#c${n}`] = name;
+    values[`:c${n}`] = N(by);
+    adds.push(`#c${n} :c${n}`);
+  }
+  if (!adds.length) return undefined;
+  return {
+    Update: {
+      TableName: undefined,
+      Key: key,
+      UpdateExpression: `ADD ${adds.join(', ')}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
 }
 
 class CommitPlan {
@@ -108,6 +287,15 @@ class CommitPlan {
   /** Chunk items to write before anything points at them. */
   private readonly chunks: Item[] = [];
   private counted?: { parentId: string; step: string };
+  private tally?: Tally;
+
+  /** The counter shard this commit's child counts in (with its step), when it counts one. */
+  get countedIn(): { parentId: string; step: string; shard: number } | undefined {
+    const outcome = this.commit.childOutcome;
+    if (!this.counted || !outcome || this.shards === undefined) return undefined;
+    return { ...this.counted, shard: outcome.index % this.shards };
+  }
+
   /** What the replaced revision held, when only the write could tell (single conditional write). */
   private oldChunk?: { pk: string; token: string; count: number };
   private oldObx?: string[];
@@ -117,15 +305,39 @@ class CommitPlan {
   readonly inline?: InlinePlan;
   /** Ids of the request entries of each job this commit sends to (for dropping unsent ones later). */
   private readonly requestsByJob = new Map<string, string[]>();
+  /** Requests for created children, many to an item (dynamodb-outbox-groups.ts). */
+  private readonly groups: GroupPlan[];
+  /** The entries that are outbox items of their own, with their positions in the commit. */
+  private readonly items: [number, OutboxEntry][];
+  /**
+   * A finishing child's follow-up that only the last child of its fan-out needs: left out of the
+   * write, and written after it only when the counters show this child may be the last.
+   */
+  private readonly deferred: [number, OutboxEntry][] = [];
 
   constructor(
     private readonly deps: CommitDeps,
     private readonly commit: Commit,
     private readonly before: HeadMeta | undefined,
+    /** Counter shards of the parent's fan-out step this commit counts a child in (none: not counted). */
+    private readonly shards: number | undefined,
   ) {
     this.token = deps.newToken();
     this.job = commit.job;
-    const parts = normalize(commit);
+    const normalized = normalize(commit);
+    let parts = normalized;
+    const outcome = commit.childOutcome;
+    if (shards !== undefined && outcome && deps.fans.isWatched(outcome.parentId, outcome.step)) {
+      // Whether an entry can be left out at all: as when the counters show others still to finish.
+      const short: FanCounts = { total: 1, done: 0, failed: 0 };
+      normalized.outbox.forEach((entry, seq) => {
+        if (followUpNotNeeded(entry, outcome, short)) this.deferred.push([seq, entry]);
+      });
+      if (this.deferred.length) {
+        const left = new Set(this.deferred.map(([, entry]) => entry.id));
+        parts = { ...normalized, outbox: normalized.outbox.filter((entry) => !left.has(entry.id)) };
+      }
+    }
     const headHoldsNone = commit.expectedRev === 0 || before?.oi.length === 0;
     this.inline = planInline(this.job.id, parts.outbox, headHoldsNone, commit.dropUnsent);
     const inlined = new Set(this.inline?.entries.map(({ entry }) => entry.id));
@@ -133,7 +345,11 @@ class CommitPlan {
       ? { ...parts, outbox: parts.outbox.filter((entry) => !inlined.has(entry.id)) }
       : parts;
     this.createdIds = new Set(this.parts.creates.map((child) => child.id));
-    for (const entry of this.parts.outbox) {
+    const children = new Set(this.parts.creates.filter((child) => child.parent).map((child) => child.id));
+    const split = planGroups(this.parts.outbox, children);
+    this.groups = split.groups;
+    this.items = split.rest;
+    for (const [, entry] of this.items) {
       if (entry.kind !== 'request') continue;
       const ids = this.requestsByJob.get(entry.jobId);
       if (ids) ids.push(entry.id);
@@ -182,19 +398,37 @@ class CommitPlan {
     const entry = commit.expectedRev === 0 ? childEntry(job) : undefined;
     if (entry && job.parent) {
       // A child created by its own commit is indexed like one its parent created.
-      this.core.push(put(entry), put(keys.fanStep(job.parent.id, job.parent.step)));
+      this.core.push(
+        put(entry),
+        put(childListing(job) as Item),
+        put(keys.fanStep(job.parent.id, job.parent.step)),
+      );
     }
     if (job.parent === null) {
       const from = commit.expectedRev === 0 ? undefined : this.before?.status;
-      if (from !== job.status) this.core.push(update(countsChange(job.workflow, job.id, from, job.status)));
-    }
-    if (commit.childOutcome) {
-      const { parentId, step, index, status } = commit.childOutcome;
-      const shards = await this.deps.fans.shardsOf(parentId, step);
-      if (shards !== undefined) {
-        this.core.push(update(this.deps.fans.outcome(parentId, step, index, status, shards)));
-        this.counted = { parentId, step };
+      if (from !== job.status) {
+        this.core.push({ ...update(countsChange(job.workflow, job.id, from, job.status)), counts: true });
+        const adds: Record<string, number> = { [job.status]: 1 };
+        if (from) adds[from] = -1;
+        this.tally = {
+          group: `CNT#${job.workflow}`,
+          key: keys.counts(shardOf(job.id, SHARDS.counts), job.workflow),
+          adds,
+        };
       }
+    }
+    if (commit.childOutcome && this.shards !== undefined) {
+      const { parentId, step, index, status } = commit.childOutcome;
+      this.core.push({
+        ...update(this.deps.fans.outcome(parentId, step, index, status, this.shards)),
+        counts: true,
+      });
+      this.tally = {
+        group: `FAN#${parentId}#${step}`,
+        key: keys.fanShard(parentId, step, index % this.shards),
+        adds: { [status === 'completed' ? 'dn' : 'fl']: 1 },
+      };
+      this.counted = { parentId, step };
     }
     // Fan-outs starting in this commit share what a transaction holds (each shard is an item of it).
     const ownInits = this.parts.fanInits.filter((init) => !this.createdIds.has(init.parentId));
@@ -218,12 +452,17 @@ class CommitPlan {
       if (change.op === 'set' && this.createdIds.has(change.timer.jobId))
         items.push(put(timerItem(change.timer)));
     }
-    this.parts.outbox.forEach((entry, seq) => {
+    for (const [seq, entry] of this.items) {
       const parts = outboxParts(entry, seq, this.token);
       this.chunks.push(...parts.chunks);
       items.push(put({ ...keys.outbox(entry.id), ...parts.payload, ...parts.index }));
+    }
+    this.groups.forEach((group, n) => {
+      const json = this.groupJson(group, n, HEAD_INLINE_LIMIT);
+      items.push(put({ ...group.key, ...json, ...group.index }));
     });
     const steps = new Set<string>();
+    const buckets = new Set<string>();
     for (const child of this.parts.creates) {
       const json = encodeJson(
         child,
@@ -246,6 +485,11 @@ class CommitPlan {
       const entry = childEntry(child);
       if (entry && child.parent) {
         items.push({ ...put(entry), createOf: child.id });
+        const bucket = childListingKey(child) as string;
+        if (!buckets.has(bucket)) {
+          buckets.add(bucket);
+          items.push(put(childListing(child) as Item));
+        }
         const step = `${child.parent.id}\u0000${child.parent.step}`;
         if (!steps.has(step)) {
           steps.add(step);
@@ -264,10 +508,17 @@ class CommitPlan {
 
   private smallPlan?: Planned[];
 
+  private groupJson(group: GroupPlan, n: number, inlineLimit: number): Item {
+    const json = encodeJson(group.entries, inlineLimit, keys.jobPk(this.job.id), `${this.token}g${n}`);
+    this.chunks.push(...json.chunks);
+    return json.attrs;
+  }
+
   small(): boolean {
     // Too many for a transaction without encoding anything (a fan-out of thousands)?
-    const { outbox, creates } = this.parts;
-    if (1 + this.core.length + outbox.length + creates.length > MAX_TRANSACTION_ITEMS) return false;
+    const { creates } = this.parts;
+    const outbox = this.items.length + this.groups.length;
+    if (1 + this.core.length + outbox + creates.length > MAX_TRANSACTION_ITEMS) return false;
     const items = [...this.core, ...this.smallItems()];
     const count = 1 + items.length;
     const bytes = this.headJson.bytes + items.reduce((sum, item) => sum + item.bytes, 0);
@@ -278,6 +529,29 @@ class CommitPlan {
     // The big path encodes its own writes: forget the chunks the small plan made, except the head's.
     this.chunks.splice(this.headJson.chunks.length);
     return false;
+  }
+
+  /**
+   * This commit's writes for a batch transaction (applyBatch): its head and its other items, less
+   * its count, which the batch adds up; undefined when it is not a small commit counting a child.
+   */
+  batchOps(): { head: TransactWriteItem; items: Planned[]; bytes: number; tally: Tally } | undefined {
+    const { tally } = this;
+    if (!tally || !this.smallPlan || this.chunks.length) return undefined;
+    const items = this.smallPlan.filter((item) => !item.counts);
+    if (items.length !== this.smallPlan.length - 1 || items.some((item) => item.createOf)) return undefined;
+    return {
+      head: { Update: { TableName: undefined, ...this.headOp() } },
+      tally,
+      items,
+      bytes: this.headJson.bytes + items.reduce((sum, item) => sum + item.bytes, 0),
+    };
+  }
+
+  /** The job's revision moved on (found by a batch): nothing of this commit was written. */
+  conflict(): CommitResult {
+    this.deps.heads.delete(this.job.id);
+    return CONFLICT;
   }
 
   async writeSmall(): Promise<CommitResult> {
@@ -329,6 +603,7 @@ class CommitPlan {
     const topLevelCreates: Planned[] = [];
     const plain: Item[] = [];
     const steps = new Set<string>();
+    const buckets = new Set<string>();
     const childPuts: PendingPut[] = [];
     for (const child of this.parts.creates) {
       const json = encodeJson(
@@ -351,6 +626,11 @@ class CommitPlan {
         continue;
       }
       plain.push(childEntry(child) as Item);
+      const bucket = childListingKey(child) as string;
+      if (!buckets.has(bucket)) {
+        buckets.add(bucket);
+        plain.push(childListing(child) as Item);
+      }
       const step = `${child.parent.id}\u0000${child.parent.step}`;
       if (!steps.has(step)) {
         steps.add(step);
@@ -363,7 +643,7 @@ class CommitPlan {
 
     /** `committed`: what to write over an item that turned out to be committed already (none: leave it). */
     const others: (PendingPut & { committed?: Item })[] = [];
-    this.parts.outbox.forEach((entry, seq) => {
+    for (const [seq, entry] of this.items) {
       const parts = outboxParts(entry, seq, token);
       this.chunks.push(...parts.chunks);
       const key = keys.outbox(entry.id);
@@ -372,6 +652,15 @@ class CommitPlan {
         payload: parts.payload,
         top: parts.index,
         committed: { ...key, ...parts.payload, ...parts.index },
+      });
+    }
+    this.groups.forEach((group, n) => {
+      const json = this.groupJson(group, n, PENDING_INLINE_LIMIT);
+      others.push({
+        key: group.key,
+        payload: json,
+        top: group.index,
+        committed: { ...group.key, ...json, ...group.index },
       });
     });
     for (const change of this.parts.timers) {
@@ -397,6 +686,7 @@ class CommitPlan {
       others.push({
         key: keys.fanShard(init.parentId, init.step, 0),
         payload: deps.fans.pendingBase(init, shards),
+        top: fanWatch(init.parentId, init.step),
       });
     }
     const existing = await deps.pending.putAll(others, token, job.id);
@@ -472,8 +762,11 @@ class CommitPlan {
     }
   }
 
-  /** After the job's write: drop unsent requests, delete replaced chunks, finish overwrites, cache. */
-  async afterWrite(): Promise<CommitResult> {
+  /**
+   * After the job's write: drop unsent requests, delete replaced chunks, finish overwrites, cache.
+   * `counts`: the fan-out counters as read after a batch's write (else read here).
+   */
+  async afterWrite(counts?: { value: FanCounts | undefined; fanInStored?: boolean }): Promise<CommitResult> {
     const { deps, job, commit } = this;
     const meta: HeadMeta = {
       rev: job.rev,
@@ -508,9 +801,45 @@ class CommitPlan {
       ...this.overwrites.map((item) => ({ put: item })),
       ...deletes.map((key) => ({ delete: key })),
     ]);
+    for (const group of this.groups)
+      deps.onGroup?.(
+        group.key,
+        group.entries.map(([, entry]) => entry.id),
+      );
     if (!this.counted) return { ok: true };
-    const fanCounts = await deps.fans.read(this.counted.parentId, this.counted.step);
-    return fanCounts ? { ok: true, fanCounts } : { ok: true };
+    const fanCounts = counts ? counts.value : await deps.fans.read(this.counted.parentId, this.counted.step);
+    const leftOut = await this.settleDeferred(fanCounts, counts);
+    if (!fanCounts) return { ok: true };
+    return leftOut.length ? { ok: true, fanCounts, leftOut } : { ok: true, fanCounts };
+  }
+
+  /**
+   * The follow-ups only the last child needs: left out when the counters (read after this child
+   * was counted, strongly consistent) fall short of the total, since the child that completes them
+   * reads them after its own write and finds them complete. Otherwise written now, as outbox items
+   * (one for a whole batch of children).
+   * A crash before that write is covered by the fan-out's watcher (dynamodb-fan-watch.ts), which
+   * recovery reads: a step whose counters are complete while it still runs gets its fan-in then.
+   */
+  private async settleDeferred(
+    counts: FanCounts | undefined,
+    batch?: { fanInStored?: boolean },
+  ): Promise<string[]> {
+    const outcome = this.commit.childOutcome;
+    const leftOut: string[] = [];
+    const needed: Item[] = [];
+    for (const [seq, entry] of this.deferred) {
+      // Children finishing in one batch finish together: one of their follow-ups does for all.
+      if (followUpNotNeeded(entry, outcome, counts) || (counts && batch?.fanInStored)) {
+        leftOut.push(entry.id);
+        continue;
+      }
+      if (counts && batch) batch.fanInStored = true;
+      const parts = outboxParts(entry, seq, this.token);
+      needed.push(...parts.chunks, { ...keys.outbox(entry.id), ...parts.payload, ...parts.index });
+    }
+    if (needed.length) await this.deps.table.batchWrite(needed.map((item) => ({ put: item })));
+    return leftOut;
   }
 }
 

@@ -1,5 +1,6 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { FanCounts } from '../../engine/job/types.js';
+import { fanWatch } from './dynamodb-fan-watch.js';
 import { keys, N, num, pad } from './dynamodb-items.js';
 import type { PendingWrites } from './dynamodb-pending.js';
 import type { DynamoDbTable, Item } from './dynamodb-table.js';
@@ -20,9 +21,12 @@ const MAX_REMEMBERED = 10_000;
  * exactly once; a read sums the shards (one query, strongly consistent). When the counters were
  * written pending (a big commit creating a nested fan-out), shard 0's version carries the starting
  * values as `bt`/`bs`/`bd`/`bf` and the shards' own `dn`/`fl` only what children added since.
+ * Shard 0 is also the fan-out's watcher in gsi3 until recovery finds its step ended
+ * (dynamodb-fan-watch.ts).
  */
 export class FanCounters {
   private readonly shards = new Map<string, number>();
+  private readonly watched = new Set<string>();
 
   constructor(
     private readonly table: DynamoDbTable,
@@ -36,7 +40,7 @@ export class FanCounters {
 
   /** Committed items of fresh counters (they replace whatever a shard held). */
   items(parentId: string, step: string, counts: FanCounts, shards: number): Item[] {
-    this.remember(parentId, step, shards);
+    this.remember(parentId, step, shards, true);
     return Array.from({ length: shards }, (_, shard) => {
       const item: Item = { ...keys.fanShard(parentId, step, shard), dn: N(0), fl: N(0) };
       if (shard === 0)
@@ -45,6 +49,7 @@ export class FanCounters {
           sh: N(shards),
           dn: N(counts.done),
           fl: N(counts.failed),
+          ...fanWatch(parentId, step),
         });
       return item;
     });
@@ -108,13 +113,27 @@ export class FanCounters {
       counts.done += num(item, 'dn') ?? 0;
       counts.failed += num(item, 'fl') ?? 0;
     }
-    this.remember(parentId, step, shards);
+    this.remember(parentId, step, shards, stored?.wa !== undefined);
     return { counts, shards };
   }
 
-  private remember(parentId: string, step: string, shards: number): void {
-    if (this.shards.size >= MAX_REMEMBERED) this.shards.clear();
-    this.shards.set(`${parentId}\u0000${step}`, shards);
+  private remember(parentId: string, step: string, shards: number, watched: boolean): void {
+    if (this.shards.size >= MAX_REMEMBERED) {
+      this.shards.clear();
+      this.watched.clear();
+    }
+    const id = `${parentId}\u0000${step}`;
+    this.shards.set(id, shards);
+    if (watched) this.watched.add(id);
+    else this.watched.delete(id);
+  }
+
+  /**
+   * Whether the fan-out has a watcher (dynamodb-fan-watch.ts), as far as this process knows (from
+   * `shardsOf`): only then may a finishing child leave out a follow-up only the last one needs.
+   */
+  isWatched(parentId: string, step: string): boolean {
+    return this.watched.has(`${parentId}\u0000${step}`);
   }
 
   async set(parentId: string, step: string, counts: FanCounts): Promise<void> {

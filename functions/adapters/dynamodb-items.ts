@@ -12,9 +12,9 @@ import { type Item, type Key, keyOf } from './dynamodb-table.js';
 export const SHARDS = {
   /** Top-level job listing per workflow and status (gsi1). */
   listing: 4,
-  /** Child listing per workflow (gsi1): a fan-out of 100,000 writes 100,000 entries at once. */
+  /** Child listing per workflow (gsi1): one entry per bucket of 1,000 children. */
   childListing: 16,
-  /** Outbox by creation time (gsi2): as many entries as children, at once. */
+  /** Outbox by creation time (gsi2), also its groups of children's requests, heads with inline entries (gsi3) and fan-out watchers (gsi3). */
   outbox: 16,
   /** Timers by due time (gsi2): one per child when the task's first step has a timeout. */
   timers: 16,
@@ -51,10 +51,14 @@ export const keys = {
   childrenPk: (parentId: string, step: string, bucket: number) =>
     `KIDS#${parentId}#${step}#${pad(bucket, 6)}`,
   childSk: (index: number, childId: string) => `${pad(index, 9)}#${childId}`,
+  /** A bucket's listing entry (after every child's, whose sort keys start with digits). */
+  childListing: () => 'L',
   fanPk: (parentId: string, step: string) => `FAN#${parentId}#${step}`,
   fanShard: (parentId: string, step: string, shard: number): Key =>
     keyOf(`FAN#${parentId}#${step}`, pad(shard, 3)),
   outbox: (id: string): Key => keyOf(`OUT#${id}`, 'O'),
+  /** Requests for many created children (dynamodb-outbox-groups.ts), named by its first entry. */
+  outboxGroup: (id: string): Key => keyOf(`OUT#${id}`, 'G'),
   counts: (shard: number, workflow: string): Key => keyOf(`CNT#${pad(shard, 2)}`, workflow),
   countsPk: (shard: number) => `CNT#${pad(shard, 2)}`,
   workflowRegistry: (name: string): Key => keyOf('WFS', name),
@@ -66,6 +70,8 @@ export const gsi = {
   listing: (workflow: string, status: string, shard: number) => `L#${workflow}#${status}#${shard}`,
   childListing: (workflow: string, shard: number) => `CL#${workflow}#${shard}`,
   created: (createdAt: number, id: string) => `${time(createdAt)}#${id}`,
+  childBucket: (createdAt: number, parentId: string, step: string, bucket: number) =>
+    `${time(createdAt)}#${parentId}#${step}#${pad(bucket, 6)}`,
   outbox: (shard: number) => `OBX#${shard}`,
   timers: (shard: number) => `TIM#${shard}`,
 };

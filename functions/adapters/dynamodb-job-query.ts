@@ -1,7 +1,7 @@
 import type { JobRecord, JobStatus } from '../../engine/job/types.js';
 import type { JobPage, JobQuery } from '../../engine/ports/store.js';
 import { InvalidCursorError } from '../../engine/ports/store.js';
-import { gsi, S, SHARDS, str } from './dynamodb-items.js';
+import { gsi, keys, num, pad, S, SHARDS, str } from './dynamodb-items.js';
 import { workflowsWithJobs } from './dynamodb-job-counts.js';
 import type { JobReader } from './dynamodb-job-reader.js';
 import { type Candidate, MergeSource, mergePage, pageSizeFor } from './dynamodb-merge.js';
@@ -14,7 +14,8 @@ const CURSOR = /^\d{15}#.+$/;
  * Jobs newest first. Top-level jobs are listed by gsi1 partitions `L#<workflow>#<status>#<shard>`
  * (sort key `<createdAt>#<id>`), so a status filter reads only that status; the index holds keys
  * only, so the jobs are read from the table and vhost and endedSince filtered there. Children are
- * listed by their index entries in `CL#<workflow>#<shard>` and read from the table, then filtered. Every partition is read newest first and the results merged;
+ * listed by their buckets' listing entries in `CL#<workflow>#<shard>` (childSource), read from the
+ * table, then filtered. Every partition is read newest first and the results merged;
  * the cursor is the sort key of the last job returned. Without a workflow, the workflows come from
  * the job counters.
  */
@@ -40,11 +41,7 @@ export async function queryJobs(table: DynamoDbTable, reader: JobReader, query: 
     }
     if (query.includeChildren) {
       for (let shard = 0; shard < SHARDS.childListing; shard++) {
-        sources.push(
-          new MergeSource((start) =>
-            childPage(table, reader, gsi.childListing(workflow, shard), query, pageSize, start),
-          ),
-        );
+        sources.push(childSource(table, reader, gsi.childListing(workflow, shard), query, pageSize));
       }
     }
   }
@@ -105,26 +102,83 @@ async function topLevelPage(
   return { candidates, next };
 }
 
-async function childPage(
+/**
+ * Children of one workflow, newest first, from one gsi1 partition of bucket listings
+ * (`childListing` in dynamodb-commit-items.ts): each listing entry is expanded into its bucket's
+ * children, highest index first, read as needed, each sorted as `<listing sort>#<index>`. A cursor
+ * inside a bucket resumes there. An entry of a single child (written before listings were) is
+ * listed as that child, by its own sort.
+ */
+function childSource(
   table: DynamoDbTable,
   reader: JobReader,
   partition: string,
   query: JobQuery,
   pageSize: number,
-  start: Item | undefined,
-): Promise<{ candidates: Candidate<JobRecord>[]; next?: Item }> {
-  const { items, next } = await newestFirst(table, partition, query.cursor, pageSize, start);
-  // Keys only: the child's id is the part of the entry's sort key `<index>#<id>` after the index.
-  const childId = (item: Item): string => (str(item, 'sk') ?? '').replace(/^\d+#/, '');
-  const jobs = await reader.getJobs(items.map(childId));
-  const candidates: Candidate<JobRecord>[] = [];
-  for (const item of items) {
-    const job = jobs.get(childId(item));
-    const sort = str(item, 'gsi1sk');
-    if (!job || sort === undefined || !matches(job, query)) continue;
-    candidates.push({ sort, value: job });
-  }
-  return { candidates, next };
+): MergeSource<JobRecord> {
+  const listings: Item[] = [];
+  let listingStart: Item | undefined;
+  let listingsRead = false;
+  let bucket: { listing: Item; sort: string; below?: number; start?: Item } | undefined;
+  const more = (): boolean => !(listingsRead && !listings.length && !bucket);
+  return new MergeSource<JobRecord>(async () => {
+    const candidates: Candidate<JobRecord>[] = [];
+    if (!bucket && !listings.length && !listingsRead) {
+      const { items, next } = await newestFirst(table, partition, query.cursor, pageSize, listingStart);
+      listings.push(...items);
+      listingStart = next;
+      listingsRead = next === undefined;
+    } else if (!bucket) {
+      const listing = listings.shift() as Item;
+      const sort = str(listing, 'gsi1sk') ?? '';
+      if (str(listing, 'sk') !== keys.childListing()) {
+        // A single child's entry: the child's id follows its index in the entry's sort key.
+        const id = (str(listing, 'sk') ?? '').replace(/^\d+#/, '');
+        const job = (await reader.getJobs([id])).get(id);
+        if (job && matches(job, query)) candidates.push({ sort, value: job });
+      } else {
+        const cursor = query.cursor;
+        const below =
+          cursor?.startsWith(`${sort}#`) === true ? Number(cursor.slice(sort.length + 1)) : undefined;
+        bucket = { listing, sort, below };
+      }
+    } else {
+      const { listing, sort, below, start } = bucket;
+      const page = await table.queryPage({
+        KeyConditionExpression: 'pk = :pk AND sk < :below',
+        ExpressionAttributeValues: {
+          ':pk': listing.pk as Item[string],
+          ':below': S(below === undefined ? keys.childListing() : pad(below, 9)),
+        },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: pageSize,
+        ExclusiveStartKey: start,
+      });
+      const jobs = await reader.getJobs(page.items.map((item) => str(item, 'id') ?? ''));
+      // Keys only: the parent and step are in the listing's sort `<createdAt>#<parent>#<step>#<bucket>`.
+      const named = sort.slice(16, sort.lastIndexOf('#'));
+      const parentId = named.slice(0, named.indexOf('#'));
+      const step = named.slice(named.indexOf('#') + 1);
+      for (const item of page.items) {
+        const job = jobs.get(str(item, 'id') ?? '');
+        const index = num(item, 'ix');
+        const link = job?.parent;
+        if (
+          !job ||
+          !link ||
+          index === undefined ||
+          link.id !== parentId ||
+          link.step !== step ||
+          link.index !== index
+        )
+          continue;
+        if (matches(job, query)) candidates.push({ sort: `${sort}#${pad(index, 9)}`, value: job });
+      }
+      bucket = page.next ? { ...bucket, start: page.next } : undefined;
+    }
+    return more() ? { candidates, next: {} } : { candidates };
+  });
 }
 
 function matches(job: JobRecord, query: JobQuery): boolean {

@@ -10,7 +10,8 @@ const OUTBOX_CURSOR = /^\d{15}#\d{6}#(.+)$/s;
 
 /**
  * Outbox entries not yet acknowledged, oldest first: gsi2 partitions `OBX#<shard>` sorted by
- * `<createdAt>#<seq>#<id>`, merged; the cursor is the last entry's sort key. The index is eventually
+ * `<createdAt>#<seq>#<id>`, merged with the heads' inline entries (gsi3) and the caller's further
+ * sources; the cursor is the last entry's sort key. The index is eventually
  * consistent, which recovery tolerates (an entry written a moment ago is being sent by its writer).
  */
 export async function pendingOutbox(
@@ -18,6 +19,8 @@ export async function pendingOutbox(
   pending: PendingWrites,
   page: { limit: number; cursor?: string; createdBefore?: number },
   onInline: (jobId: string, shorts: readonly string[]) => void = () => {},
+  /** Further sources merged in (groups of children's requests, fan-out watchers), given the cursor checked. */
+  more: (cursor: string | undefined) => MergeSource<OutboxEntry>[] = () => [],
 ): Promise<OutboxPage> {
   const limit = Math.max(1, page.limit);
   const after = page.cursor === undefined ? undefined : OUTBOX_CURSOR.exec(page.cursor);
@@ -60,9 +63,10 @@ export async function pendingOutbox(
     sources.push(
       inlineSource(table, inlinePartition(shard), limit, after ? page.cursor : undefined, page, onInline),
     );
-  const { page: entries, more } = await mergePage(sources, limit, 'ascending');
+  sources.push(...more(after ? page.cursor : undefined));
+  const { page: entries, more: rest } = await mergePage(sources, limit, 'ascending');
   const last = entries.at(-1);
-  return more && last
+  return rest && last
     ? { entries: entries.map((e) => e.value), cursor: last.sort }
     : { entries: entries.map((e) => e.value) };
 }

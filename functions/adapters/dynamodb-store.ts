@@ -13,15 +13,17 @@ import type {
   StoredWorkflow,
   WorkflowSummary,
 } from '../../engine/ports/store.js';
-import { applyCommit, type CommitDeps } from './dynamodb-commit.js';
+import { applyBatch, applyCommit, type CommitDeps } from './dynamodb-commit.js';
 import { defaultCounterShards, FanCounters } from './dynamodb-fan-counters.js';
+import { isFanInId, watchPartition, watchSource } from './dynamodb-fan-watch.js';
 import { ackInline, InlineRequests } from './dynamodb-inline-outbox.js';
-import { keys } from './dynamodb-items.js';
+import { keys, SHARDS } from './dynamodb-items.js';
 import { readCounts } from './dynamodb-job-counts.js';
 import { HeadCache } from './dynamodb-job-items.js';
 import { queryJobs } from './dynamodb-job-query.js';
 import { JobReader } from './dynamodb-job-reader.js';
 import { listTimers, pendingOutbox } from './dynamodb-outbox.js';
+import { deleteSpentGroups, GroupRequests, groupPartition, groupSource } from './dynamodb-outbox-groups.js';
 import { PendingWrites } from './dynamodb-pending.js';
 import { deleteFinishedJobs } from './dynamodb-retention.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './dynamodb-retry.js';
@@ -41,9 +43,11 @@ import { DynamoDbWorkflows } from './dynamodb-workflows.js';
  * | commit marker       | JOB#<id>                 | K#<token>          |                                                        |
  * | fan-out step marker | JOB#<id>                 | S#<step>           |                                                        |
  * | timer               | JOB#<job>                | T#<step or ''>     | gsi2 TIM#<0-15> / <at>#<job>#<step>                    |
- * | child index entry   | KIDS#<parent>#<step>#<b> | <index>#<child id> | gsi1 CL#<wf>#<0-15> / <createdAt>#<id>                 |
- * | fan-out counters    | FAN#<parent>#<step>      | <shard>            |                                                        |
+ * | child index entry   | KIDS#<parent>#<step>#<b> | <index>#<child id> |                                                        |
+ * | children listing    | KIDS#<parent>#<step>#<b> | L                  | gsi1 CL#<wf>#<0-15> / <createdAt>#<parent>#<step>#<b>  |
+ * | fan-out counters    | FAN#<parent>#<step>      | <shard>            | shard 0 while watched: gsi3 FWT#<0-15> / <parent>#<step> |
  * | outbox entry        | OUT#<id>                 | O                  | gsi2 OBX#<0-15> / <createdAt>#<seq>#<id>               |
+ * | outbox group        | OUT#<first entry id>     | G                  | gsi2 OBG#<0-15> / <createdAt>#<last seq>#<id>          |
  * | job counts          | CNT#<0-7>                | <workflow>         |                                                        |
  * | workflow registry   | WFS                      | <name>             |                                                        |
  * | workflow version    | WF#<name>                | <version>          |                                                        |
@@ -57,6 +61,11 @@ import { DynamoDbWorkflows } from './dynamodb-workflows.js';
  * counters, created children) is one TransactWriteItems, whose condition on the head makes all of it
  * happen or none: a refused commit writes nothing. Chunks are written first, named by a token of their commit, and become part of
  * the job only when the head points at them: a refused commit's chunks are never read.
+ *
+ * The requests a commit sends to the children it creates are not outbox items of their own: they go
+ * in groups of up to 100, one item and one index entry each (dynamodb-outbox-groups.ts), deleted
+ * when every request of the group is acknowledged; recovery sends those of their requests whose
+ * child still waits for that attempt.
  *
  * Big commits. A fan-out creates up to 100,000 children with as many outbox entries: far more than
  * a transaction's 100 items. Such a commit first writes everything that is not the job's own as
@@ -78,16 +87,22 @@ import { DynamoDbWorkflows } from './dynamodb-workflows.js';
  * counter shard of its parent's step (`index % shards`), so it counts exactly once; the shards are
  * items of one partition `FAN#<parent>#<step>` (DynamoDB's adaptive capacity can split them), read
  * with one strongly consistent query after the transaction: the last committer always sees the
- * final count. Child results stay in the children's own items and are read back in pages:
+ * final count. The final commits of several children of one step in one call (a reply batch) are
+ * one transaction with one ADD of them all (applyBatch in dynamodb-commit.ts). A finished child's
+ * follow-up that only the last child needs (`onlyIfLast`) is left out of the write and written
+ * after it only when the counters read then are complete; the fan-out's watcher (shard 0 in gsi3,
+ * dynamodb-fan-watch.ts) lets recovery fan in when a crash came between the two. Child results
+ * stay in the children's own items and are read back in pages:
  * `listChildren` queries the index entries (strongly consistent; entries are spread over
  * partitions of 1,000 indexes so that a fan-out's creation is not limited by one partition's
  * 1,000 writes a second) and reads the children with strongly consistent BatchGetItem.
  *
  * Listings. Top-level jobs are in gsi1 by workflow and status, sharded 4 ways by id so one busy
  * workflow spreads its index writes (each shard partition takes ~1,000 writes a second); a query
- * reads the shards newest first and merges them. Children are listed through their index entries
- * (16 shards per workflow) and read from the table (status changes of children then cost no index
- * write); retention finds finished top-level jobs in that listing too. The outbox (16 shards) and
+ * reads the shards newest first and merges them. Children are listed through one listing entry per
+ * bucket of 1,000 (16 shards per workflow), expanded into the bucket's index entries, and read from
+ * the table (status changes of children then cost no index write, and a child no index entry of
+ * its own); retention finds finished top-level jobs in that listing too. The outbox (16 shards) and
  * timers (16 shards) are in gsi2 by time, heads holding inline entries in gsi3 (16 shards). The
  * indexes hold keys only (an update that keeps an item's index keys writes nothing to them), so
  * their readers fetch the items from the table. Indexes are eventually consistent; only listings,
@@ -134,6 +149,8 @@ export class DynamoDbStore implements Store {
   private readonly commitDeps: CommitDeps;
   /** Which job's head holds each inline request this store committed or recovered. */
   private readonly inline = new InlineRequests();
+  /** Which group item holds each request for a created child this store committed or recovered. */
+  private readonly groups = new GroupRequests();
   private closed = false;
 
   constructor(options: DynamoDbStoreOptions) {
@@ -150,6 +167,7 @@ export class DynamoDbStore implements Store {
       retentionSeconds: options.retentionSeconds,
       newToken: newCommitToken,
       onInline: (jobId, ids) => this.inline.note(jobId, ids),
+      onGroup: (key, ids) => this.groups.note(key, ids),
     };
   }
 
@@ -187,9 +205,44 @@ export class DynamoDbStore implements Store {
       if (list) list.push(n);
       else byJob.set(commit.job.id, [n]);
     });
-    await forEachLimit([...byJob.values()], PARALLEL_COMMITS, async (positions) => {
-      for (const n of positions) results[n] = await applyCommit(this.commitDeps, commits[n] as Commit);
-    });
+    // Children finishing in this call with a sibling of the same fan-out step, and top-level jobs
+    // changing status with another of the same workflow (each job once): together, one counter
+    // update for all (applyBatch).
+    const finishing = new Map<string, number[]>();
+    for (const [n, commit] of commits.entries()) {
+      const outcome = commit.childOutcome;
+      const { job } = commit;
+      if (byJob.get(job.id)?.length !== 1) continue;
+      let key: string;
+      if (outcome) key = `FAN\u0000${outcome.parentId}\u0000${outcome.step}`;
+      else if (job.parent === null && commit.expectedRev > 0) {
+        const before = this.heads.get(job.id, commit.expectedRev);
+        if (!before || before.status === job.status) continue;
+        key = `CNT\u0000${job.workflow}`;
+      } else continue;
+      const list = finishing.get(key);
+      if (list) list.push(n);
+      else finishing.set(key, [n]);
+    }
+    const together = [...finishing.values()].filter((list) => list.length > 1).flat();
+    const batch = together.length
+      ? applyBatch(
+          this.commitDeps,
+          together.map((n) => commits[n] as Commit),
+        ).then((out) => {
+          together.forEach((n, k) => {
+            results[n] = out[k] as CommitResult;
+          });
+        })
+      : Promise.resolve();
+    const batched = new Set(together);
+    const single = [...byJob.values()].filter((positions) => !batched.has(positions[0] as number));
+    await Promise.all([
+      batch,
+      forEachLimit(single, PARALLEL_COMMITS, async (positions) => {
+        for (const n of positions) results[n] = await applyCommit(this.commitDeps, commits[n] as Commit);
+      }),
+    ]);
     return results;
   }
 
@@ -218,13 +271,40 @@ export class DynamoDbStore implements Store {
   }
 
   pendingOutbox(page: { limit: number; cursor?: string; createdBefore?: number }): Promise<OutboxPage> {
-    return pendingOutbox(this.table, this.pending, page, (jobId, ids) => this.inline.note(jobId, ids));
+    const readJobs = (ids: readonly string[]) => this.reader.getJobs(ids);
+    const groupDeps = {
+      table: this.table,
+      pending: this.pending,
+      readJobs,
+      onGroup: (key: Parameters<GroupRequests['note']>[0], ids: readonly string[]) =>
+        this.groups.note(key, ids),
+    };
+    const watchDeps = { table: this.table, pending: this.pending, fans: this.fans, readJobs };
+    const limit = Math.max(1, page.limit);
+    return pendingOutbox(
+      this.table,
+      this.pending,
+      page,
+      (jobId, ids) => this.inline.note(jobId, ids),
+      (cursor) => [
+        ...Array.from({ length: SHARDS.outbox }, (_, shard) =>
+          groupSource(groupDeps, groupPartition(shard), limit, cursor, page.createdBefore),
+        ),
+        ...Array.from({ length: SHARDS.outbox }, (_, shard) =>
+          watchSource(watchDeps, watchPartition(shard), cursor, page.createdBefore),
+        ),
+      ],
+    );
   }
 
   async ackOutbox(ids: readonly string[]): Promise<void> {
-    const { byJob, items } = this.inline.take(ids);
+    const grouped = this.groups.take(ids.filter((id) => !isFanInId(id)));
+    const { byJob, items } = this.inline.take(grouped.rest);
     await Promise.all([
-      this.table.batchWrite(items.map((id) => ({ delete: keys.outbox(id) }))),
+      this.table.batchWrite([
+        ...items.map((id) => ({ delete: keys.outbox(id) })),
+        ...grouped.done.map((key) => ({ delete: key })),
+      ]),
       forEachLimit([...byJob], PARALLEL_COMMITS, async ([jobId, sent]) => {
         await ackInline(this.table, jobId, sent);
         this.heads.forgetInline(jobId, sent);
@@ -236,8 +316,15 @@ export class DynamoDbStore implements Store {
     return listTimers(this.table, this.pending, page);
   }
 
-  deleteFinishedJobs(endedBefore: number): Promise<number> {
-    return deleteFinishedJobs(this.table, endedBefore);
+  /** Also deletes the groups of requests left for the deleted children (dynamodb-outbox-groups.ts). */
+  async deleteFinishedJobs(endedBefore: number): Promise<number> {
+    const deleted = await deleteFinishedJobs(this.table, endedBefore);
+    await deleteSpentGroups({
+      table: this.table,
+      pending: this.pending,
+      readJobs: (ids) => this.reader.getJobs(ids),
+    });
+    return deleted;
   }
 
   /** One read of a fixed key: half a read unit, and it proves the table, the network and the credentials. */

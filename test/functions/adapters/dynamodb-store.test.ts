@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { type AttributeValue, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  DeleteItemCommand,
+  GetItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Commit, JobRecord, OutboxEntry, StepRequest } from '../../../engine/index.js';
@@ -538,5 +544,314 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
     const ids = (await store.pendingOutbox({ limit: 100_000 })).entries.map((entry) => entry.id);
     expect(ids).not.toContain('created-for-child');
     expect(ids).not.toContain('own-request');
+  });
+});
+
+describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TIMEOUT }, () => {
+  let store: DynamoDbStore;
+  let tableName: string;
+  beforeAll(async () => {
+    ({ store, tableName } = await freshStore());
+  });
+
+  const fanOut = (parent: JobRecord, total: number, createdAt: number) => {
+    const children = Array.from({ length: total }, (_, index) =>
+      aChild(parent, 'fan', index, { workflow: parent.workflow, createdAt, updatedAt: createdAt }),
+    );
+    const outbox: OutboxEntry[] = children.map((child, n) => ({
+      id: `${parent.id}:2:r${n}`,
+      kind: 'request',
+      jobId: child.id,
+      createdAt,
+      request: aRequest(child),
+    }));
+    return { children, outbox };
+  };
+
+  const pendingOf = async (from: DynamoDbStore, prefix: string, limit = 100): Promise<OutboxEntry[]> => {
+    const all: OutboxEntry[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await from.pendingOutbox({ limit, cursor });
+      all.push(...page.entries.filter((entry) => entry.id.startsWith(prefix)));
+      cursor = page.cursor;
+    } while (cursor);
+    return all;
+  };
+
+  it('lists a fan-out of 2,100 children with the top-level jobs, newest first, in pages, from one index entry per 1,000 children', async () => {
+    // Prepare
+    const workflow = `listing-${randomBytes(4).toString('hex')}`;
+    const parent = aJob({ workflow, createdAt: 1_000 });
+    const older = aJob({ workflow, createdAt: 500 });
+    const newer = aJob({ workflow, createdAt: 3_000 });
+    const { children } = fanOut(parent, 2_100, 2_000);
+    for (const job of [older, newer]) await store.commit([creating(job)]);
+    await store.commit([creating(parent)]);
+
+    // Act
+    await store.commit([updating(parent, { ...parent, rev: 2 }, { creates: children })]);
+    const listed: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.queryJobs({ workflow, includeChildren: true, limit: 250, cursor });
+      expect(page.jobs.length).toBeLessThanOrEqual(250);
+      listed.push(...page.jobs.map((job) => job.id));
+      cursor = page.cursor;
+    } while (cursor);
+
+    // Assess
+    expect(listed).toEqual([
+      newer.id,
+      ...[...children].reverse().map((child) => child.id),
+      parent.id,
+      older.id,
+    ]);
+    const bucket = (n: number) => `KIDS#${parent.id}#fan#${String(n).padStart(6, '0')}`;
+    for (const n of [0, 1, 2]) expect((await rawItem(tableName, bucket(n), 'L'))?.gsi1pk).toBeDefined();
+    expect(await rawItem(tableName, bucket(3), 'L')).toBeUndefined();
+    const entry = await rawItem(tableName, bucket(1), `000001234#${(children[1_234] as JobRecord).id}`);
+    expect(entry?.id).toEqual({ S: (children[1_234] as JobRecord).id });
+    expect(entry?.gsi1pk).toBeUndefined();
+    const waiting = await store.queryJobs({ workflow, includeChildren: true, status: 'waiting' });
+    expect(waiting.jobs).toEqual([]);
+  });
+
+  it('keeps the requests of created children in groups that a restarted store sends, leaving out stopped children, and deletes a group once acknowledged', async () => {
+    // Prepare: a fan-out of 300 (a big commit) and a small one of 3 (one transaction).
+    for (const total of [300, 3]) {
+      const parent = aJob();
+      const { children, outbox } = fanOut(parent, total, 4_000);
+      await store.commit([creating(parent)]);
+      await store.commit([updating(parent, { ...parent, rev: 2 }, { creates: children, outbox })]);
+      const prefix = `${parent.id}:2:`;
+
+      // Act: a crash before sending: another store recovers them.
+      const restarted = new DynamoDbStore({ client: (await emulator()).client, tableName });
+      const recovered = await pendingOf(restarted, prefix, 100);
+      const [first, second] = children as [JobRecord, JobRecord];
+      await store.commit([
+        updating(first, { ...first, rev: 2, status: 'cancelled' }, { dropUnsent: true }),
+        updating(
+          second,
+          {
+            ...second,
+            rev: 2,
+            status: 'completed',
+            steps: second.steps.map((step) => ({ ...step, status: 'completed' as const })),
+          },
+          { childOutcome: { parentId: parent.id, step: 'fan', index: 1, status: 'completed' } },
+        ),
+      ]);
+      const again = new DynamoDbStore({ client: (await emulator()).client, tableName });
+      const open = await pendingOf(again, prefix, 1_000);
+      await again.ackOutbox(open.slice(0, -1).map((entry) => entry.id));
+      const groupsBeforeLast = (await itemSizes(tableName)).filter((item) =>
+        item.key.startsWith(`OUT#${prefix}`),
+      );
+      await again.ackOutbox(open.slice(-1).map((entry) => entry.id));
+
+      // Assess
+      expect(recovered).toEqual(outbox);
+      expect(open).toEqual(outbox.slice(2));
+      expect(groupsBeforeLast.length).toBeGreaterThan(0);
+      expect(groupsBeforeLast.length).toBeLessThanOrEqual(Math.ceil(total / 100));
+      expect((await itemSizes(tableName)).filter((item) => item.key.startsWith(`OUT#${prefix}`))).toEqual([]);
+      expect(await pendingOf(store, prefix)).toEqual([]);
+    }
+  });
+
+  it('counts a reply batch of children in one write each time, and a stale or repeated child not at all', async () => {
+    // Prepare
+    const parent = aJob();
+    const children = Array.from({ length: 12 }, (_, index) => aChild(parent, 'fan', index));
+    await store.commit([
+      creating(parent, {
+        creates: children,
+        fanInits: [{ parentId: parent.id, step: 'fan', total: 12, done: 0, failed: 0 }],
+      }),
+    ]);
+    const finish = (child: JobRecord, from = child) => {
+      const index = child.parent?.index ?? 0;
+      const status = index === 3 ? ('failed' as const) : ('completed' as const);
+      return updating(
+        from,
+        { ...from, rev: from.rev + 1, status, result: { n: index } },
+        { childOutcome: { parentId: parent.id, step: 'fan', index, status } },
+      );
+    };
+    const stale = finish(children[5] as JobRecord, { ...(children[5] as JobRecord), rev: 7 });
+
+    // Act
+    const first = await store.commit([...children.slice(0, 5).map((child) => finish(child)), stale]);
+    const repeated = await store.commit(children.slice(0, 5).map((child) => finish(child)));
+    const rest = await store.commit(children.slice(5).map((child) => finish(child)));
+
+    // Assess
+    expect(first.slice(0, 5).every((result) => result.ok)).toBe(true);
+    expect(first[5]).toEqual({ ok: false, conflict: true });
+    expect(repeated.every((result) => !result.ok)).toBe(true);
+    expect(rest.every((result) => result.ok)).toBe(true);
+    expect(rest.at(-1)).toEqual({ ok: true, fanCounts: { total: 12, done: 11, failed: 1 } });
+    expect(await store.getFanCounts(parent.id, 'fan')).toEqual({ total: 12, done: 11, failed: 1 });
+    expect((await store.getJob((children[4] as JobRecord).id))?.status).toBe('completed');
+    expect((await store.getJob((children[5] as JobRecord).id))?.status).toBe('completed');
+  });
+
+  it('counts top-level jobs of one workflow changing status in one call together, exactly once', async () => {
+    // Prepare
+    const workflow = `batch-${randomBytes(4).toString('hex')}`;
+    const jobs = Array.from({ length: 6 }, () => aJob({ workflow }));
+    for (const job of jobs) await store.commit([creating(job)]);
+    // The store knows their revisions (the manager reads a job before committing it).
+    await store.getJobs(jobs.map((job) => job.id));
+    const end = (job: JobRecord, status: 'completed' | 'waiting') =>
+      updating(job, { ...job, rev: 2, status, endedAt: status === 'completed' ? 2_000 : undefined });
+    const stale = updating({ ...(jobs[5] as JobRecord), rev: 4 }, { ...(jobs[5] as JobRecord), rev: 5 });
+
+    // Act
+    const results = await store.commit([
+      ...jobs.slice(0, 4).map((job) => end(job, 'completed')),
+      end(jobs[4] as JobRecord, 'waiting'),
+      { ...stale, job: { ...stale.job, status: 'completed' } },
+    ]);
+    const repeated = await store.commit(jobs.slice(0, 4).map((job) => end(job, 'completed')));
+
+    // Assess
+    expect(results).toEqual([...Array(5).fill({ ok: true }), { ok: false, conflict: true }]);
+    expect(repeated.every((result) => !result.ok)).toBe(true);
+    expect(await store.countJobs(workflow)).toEqual({
+      waiting: 1,
+      running: 1,
+      completed: 4,
+      failed: 0,
+      cancelled: 0,
+    });
+    const completed = await store.queryJobs({ workflow, status: 'completed' });
+    expect(completed.jobs.map((job) => job.id).sort()).toEqual(
+      jobs
+        .slice(0, 4)
+        .map((job) => job.id)
+        .sort(),
+    );
+  });
+
+  it("writes only the last child's fan-in follow-up, and a watcher fans in when a crash lost it", async () => {
+    // Prepare: a parent whose fan-out step runs, with 3 children.
+    const running = { name: 'fan', status: 'running' as const, attempts: 1, firstAttempt: 1 };
+    const parent = aJob({ steps: [running] });
+    const children = [0, 1, 2].map((index) => aChild(parent, 'fan', index));
+    await store.commit([
+      creating(parent, {
+        creates: children,
+        fanInits: [{ parentId: parent.id, step: 'fan', total: 3, done: 0, failed: 0 }],
+      }),
+    ]);
+    const finish = (child: JobRecord): Commit => {
+      const index = child.parent?.index ?? 0;
+      const outcome = { parentId: parent.id, step: 'fan', index, status: 'completed' as const };
+      return updating(
+        child,
+        { ...child, rev: 2, status: 'completed' },
+        {
+          childOutcome: outcome,
+          outbox: [
+            {
+              id: `${child.id}:2:f0`,
+              kind: 'followUp',
+              jobId: child.id,
+              createdAt: 5_000,
+              followUp: { kind: 'childFinished', ...outcome, onlyIfLast: true },
+            },
+          ],
+        },
+      );
+    };
+
+    // Act
+    const results = [];
+    for (const child of children) results.push(...(await store.commit([finish(child)])));
+    const last = `${(children[2] as JobRecord).id}:2:f0`;
+    const kept = await pendingOf(store, (children[2] as JobRecord).id);
+    // The crash: the last child's follow-up is lost before it is stored (here: taken away).
+    await (await emulator()).client.send(
+      new DeleteItemCommand({ TableName: tableName, Key: { pk: { S: `OUT#${last}` }, sk: { S: 'O' } } }),
+    );
+    const restarted = new DynamoDbStore({ client: (await emulator()).client, tableName });
+    const watched = await pendingOf(restarted, `FAN#${parent.id}`);
+    await restarted.ackOutbox(watched.map((entry) => entry.id));
+    const afterAck = await pendingOf(restarted, `FAN#${parent.id}`);
+    await store.commit([
+      updating(parent, { ...parent, rev: 2, steps: [{ ...running, status: 'completed' }] }),
+    ]);
+    const afterFanIn = await pendingOf(restarted, `FAN#${parent.id}`);
+
+    // Assess
+    expect(results.map((result) => result.ok && result.leftOut)).toEqual([
+      [`${(children[0] as JobRecord).id}:2:f0`],
+      [`${(children[1] as JobRecord).id}:2:f0`],
+      undefined,
+    ]);
+    expect(kept.map((entry) => entry.id)).toEqual([last]);
+    expect(watched).toEqual([
+      {
+        id: `FAN#${parent.id}#fan`,
+        kind: 'followUp',
+        jobId: parent.id,
+        createdAt: expect.any(Number),
+        followUp: { kind: 'childFinished', parentId: parent.id, step: 'fan', index: 2, status: 'completed' },
+      },
+    ]);
+    expect(afterAck).toHaveLength(1);
+    expect(afterFanIn).toEqual([]);
+    const shard = await rawItem(tableName, `FAN#${parent.id}#fan`, '000');
+    expect(shard?.gsi3pk).toBeUndefined();
+    expect(shard?.dn).toEqual({ N: '3' });
+  });
+
+  it('leaves out no follow-up of a fan-out without a watcher (one created before watchers were)', async () => {
+    // Prepare
+    const parent = aJob({ steps: [{ name: 'fan', status: 'running', attempts: 1, firstAttempt: 1 }] });
+    const child = aChild(parent, 'fan', 0);
+    await store.commit([
+      creating(parent, {
+        creates: [child, aChild(parent, 'fan', 1)],
+        fanInits: [{ parentId: parent.id, step: 'fan', total: 2, done: 0, failed: 0 }],
+      }),
+    ]);
+    await (await emulator()).client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `FAN#${parent.id}#fan` }, sk: { S: '000' } },
+        UpdateExpression: 'REMOVE wa, gsi3pk, gsi3sk',
+      }),
+    );
+    const older = new DynamoDbStore({ client: (await emulator()).client, tableName });
+    const outcome = { parentId: parent.id, step: 'fan', index: 0, status: 'completed' as const };
+    const id = `${child.id}:2:f0`;
+
+    // Act
+    const [result] = await older.commit([
+      updating(
+        child,
+        { ...child, rev: 2, status: 'completed' },
+        {
+          childOutcome: outcome,
+          outbox: [
+            {
+              id,
+              kind: 'followUp',
+              jobId: child.id,
+              createdAt: 6_000,
+              followUp: { kind: 'childFinished', ...outcome, onlyIfLast: true },
+            },
+          ],
+        },
+      ),
+    ]);
+
+    // Assess
+    expect(result).toEqual({ ok: true, fanCounts: { total: 2, done: 1, failed: 0 } });
+    expect((await pendingOf(older, child.id)).map((entry) => entry.id)).toEqual([id]);
   });
 });
