@@ -6,8 +6,7 @@ export type SqliteSynchronous = 'FULL' | 'NORMAL';
 export interface SqliteOpenOptions {
   /**
    * `FULL` syncs the WAL at every commit (durable across power loss); `NORMAL` only at checkpoints
-   * (durable across a crash of the process, not of the machine). `SqliteStore` opens a file at
-   * `NORMAL` and gives `FULL` by syncing the WAL itself, off the event loop (`WalSync`).
+   * (durable across a crash of the process, not of the machine).
    * @default 'FULL'
    */
   synchronous?: SqliteSynchronous;

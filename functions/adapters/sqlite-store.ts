@@ -34,7 +34,6 @@ import {
   type SqliteStatements,
   type WorkflowVersionRow,
 } from './sqlite-statements.js';
-import { type SyncFile, WalSync } from './sqlite-wal-sync.js';
 import { WriteGroups } from './sqlite-write-groups.js';
 
 export interface SqliteStoreOptions extends SqliteOpenOptions {
@@ -44,8 +43,6 @@ export interface SqliteStoreOptions extends SqliteOpenOptions {
    * @default 20000
    */
   jobCacheSize?: number;
-  /** How the WAL is synced at `FULL` (tests put a failing or slow one here). @default fs.fdatasync */
-  syncFile?: SyncFile;
 }
 
 /** Retention takes this many top-level jobs at a time, and deletes at most this many jobs per transaction. */
@@ -89,7 +86,6 @@ export class SqliteStore implements Store {
   ) => { version: number; created: boolean };
   private readonly deleteJobs: (ids: readonly string[]) => number;
   private closed = false;
-  private readonly walSync?: WalSync;
 
   private constructor(
     private readonly db: Database.Database,
@@ -99,18 +95,13 @@ export class SqliteStore implements Store {
     /** No other connection writes the file (it is opened `exclusive`): what this store wrote stays so. */
     soleWriter: boolean,
     jobCacheSize: number,
-    walSync: WalSync | undefined,
   ) {
     this.statements = prepareStatements(db);
     this.cache = new JobCache(soleWriter ? jobCacheSize : 0);
     if (soleWriter) this.workflowCache = new Map();
     // IMMEDIATE: take the write lock at BEGIN, so a transaction never fails half-way on a lock.
     const transaction = db.transaction((body: () => unknown) => body());
-    this.walSync = walSync;
-    this.writes = new WriteGroups(
-      <T>(body: () => T) => transaction.immediate(body) as T,
-      walSync && ((done) => walSync.after(done)),
-    );
+    this.writes = new WriteGroups(<T>(body: () => T) => transaction.immediate(body) as T);
     const saveWorkflowVersion = db.transaction((definition: WorkflowDefinition, now: number) =>
       this.saveWorkflowNow(definition, now),
     );
@@ -131,37 +122,22 @@ export class SqliteStore implements Store {
    * when another process holds it (`exclusive`, the default) or a newer switchyard wrote it.
    */
   static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
-    const synchronous = options.synchronous ?? 'FULL';
-    const db = openSqliteDatabase(path, options);
-    let walSync: WalSync | undefined;
-    try {
-      // FULL: SQLite at NORMAL, and the WAL synced by WalSync before a commit is reported stored.
-      if (synchronous === 'FULL' && !db.memory) {
-        walSync = new WalSync(`${db.name}-wal`, options.syncFile);
-        db.pragma('synchronous = NORMAL');
-      }
-    } catch (error) {
-      db.close();
-      throw error;
-    }
     return new SqliteStore(
-      db,
+      openSqliteDatabase(path, options),
       path,
-      synchronous,
+      options.synchronous ?? 'FULL',
       options.exclusive ?? true,
       options.jobCacheSize ?? DEFAULT_JOB_CACHE_SIZE,
-      walSync,
     );
   }
 
-  /** What the connection runs with, as SQLite reports it, FULL meaning every commit synced before it is reported (for diagnostics and tests). */
+  /** What the connection runs with, as SQLite reports it (for diagnostics and tests). */
   settings(): { journalMode: string; synchronous: SqliteSynchronous; lockingMode: string } {
     this.ready();
     const synchronous = this.db.pragma('synchronous', { simple: true }) as number;
     return {
       journalMode: String(this.db.pragma('journal_mode', { simple: true })),
-      // FULL on a file is SQLite's NORMAL with every commit's WAL sync done by WalSync.
-      synchronous: synchronous === 2 || this.walSync ? 'FULL' : 'NORMAL',
+      synchronous: synchronous === 2 ? 'FULL' : 'NORMAL',
       lockingMode: String(this.db.pragma('locking_mode', { simple: true })),
     };
   }
@@ -479,7 +455,6 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.writes.flush();
     this.closed = true;
-    await this.walSync?.close();
     this.db.close();
   }
 

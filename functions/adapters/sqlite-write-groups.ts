@@ -33,15 +33,8 @@ export class WriteGroups {
   private scheduled = false;
   private deferred?: ReturnType<typeof setTimeout>;
 
-  /**
-   * `transaction` runs its callback inside one transaction and returns what the callback returns.
-   * `durable`, when given, calls back once what the transactions so far wrote is on the disk: the
-   * callers are told only then (their `committed` callbacks run at once, as the data is readable).
-   */
-  constructor(
-    private readonly transaction: <T>(body: () => T) => T,
-    private readonly durable?: (done: (error: Error | null) => void) => void,
-  ) {}
+  /** `transaction` runs its callback inside one transaction and returns what the callback returns. */
+  constructor(private readonly transaction: <T>(body: () => T) => T) {}
 
   add<T>(write: () => T, committed?: (result: T) => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -91,9 +84,7 @@ export class WriteGroups {
       return;
     }
     for (const [n, call] of group.entries()) call.committed?.(results[n] as never);
-    this.whenDurable(() => {
-      for (const [n, call] of group.entries()) call.resolve(results[n] as never);
-    }, group);
+    for (const [n, call] of group.entries()) call.resolve(results[n] as never);
   }
 
   private runAlone(call: Waiting): void {
@@ -105,14 +96,6 @@ export class WriteGroups {
       return;
     }
     call.committed?.(result);
-    this.whenDurable(() => call.resolve(result), [call]);
-  }
-
-  private whenDurable(resolve: () => void, calls: readonly Waiting[]): void {
-    if (!this.durable) return resolve();
-    this.durable((error) => {
-      if (!error) return resolve();
-      for (const call of calls) call.reject(error);
-    });
+    call.resolve(result);
   }
 }

@@ -119,49 +119,6 @@ describe('SqliteStore', () => {
       expect(store.settings()).toEqual({ journalMode: 'wal', synchronous: 'FULL', lockingMode: 'exclusive' });
     });
 
-    it('at FULL, reports a commit stored only once the WAL is synced, one sync covering the commits made meanwhile', async () => {
-      // Prepare
-      const syncs: { fd: number; done: (error: Error | null) => void }[] = [];
-      const path = join(freshDirectory(), 'synced.db');
-      const store = open(path, { syncFile: (fd, done) => syncs.push({ fd, done }) });
-      const [first, second, third] = [aJob(), aJob(), aJob()] as JobRecord[];
-      const settled: string[] = [];
-      const commitOf = (job: JobRecord, name: string) =>
-        store.commit([creating(job)]).then((result) => {
-          settled.push(name);
-          return result;
-        });
-
-      // Act
-      const firstDone = commitOf(first as JobRecord, 'first');
-      await new Promise((resolve) => setImmediate(resolve));
-      const secondDone = commitOf(second as JobRecord, 'second');
-      await new Promise((resolve) => setImmediate(resolve));
-      const thirdDone = commitOf(third as JobRecord, 'third');
-      await new Promise((resolve) => setImmediate(resolve));
-
-      // Assess: written and readable, but not reported until the sync that covers it completes.
-      expect(await store.getJob((first as JobRecord).id)).toEqual(first);
-      expect(syncs).toHaveLength(1);
-      expect(settled).toEqual([]);
-      syncs[0]?.done(null);
-      expect(await firstDone).toEqual([{ ok: true }]);
-      expect(settled).toEqual(['first']);
-      // The second and third commits waited for the next sync, together.
-      expect(syncs).toHaveLength(2);
-      syncs[1]?.done(null);
-      expect(await Promise.all([secondDone, thirdDone])).toEqual([[{ ok: true }], [{ ok: true }]]);
-      expect(syncs).toHaveLength(2);
-    });
-
-    it('at FULL, fails the commit whose WAL sync fails, and every commit after it', async () => {
-      const store = open(join(freshDirectory(), 'failing.db'), {
-        syncFile: (_fd, done) => setImmediate(() => done(new Error('EIO: i/o error, fdatasync'))),
-      });
-      await expect(store.commit([creating(aJob())])).rejects.toThrow('syncing the SQLite WAL failed: EIO');
-      await expect(store.commit([creating(aJob())])).rejects.toThrow('syncing the SQLite WAL failed: EIO');
-    });
-
     it('takes synchronous NORMAL and a shared lock when asked', async () => {
       const store = open(join(freshDirectory(), 'normal.db'), { synchronous: 'NORMAL', exclusive: false });
       expect(store.settings()).toEqual({ journalMode: 'wal', synchronous: 'NORMAL', lockingMode: 'normal' });
