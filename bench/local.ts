@@ -157,7 +157,7 @@ interface RunResult {
 }
 
 /** Jobs run on a fresh serve before measuring, so that V8 has compiled the hot paths. */
-export const WARM_UP = { diamonds: 50, fanOutItems: 50 };
+export const WARM_UP = { diamonds: 500, fanOutItems: 1000 };
 
 async function warmUp(url: string): Promise<void> {
   await submitJobs(url, DIAMOND, WARM_UP.diamonds, SUBMIT_CONCURRENCY);
