@@ -1,4 +1,4 @@
-import type { Item } from './dynamodb-table.js';
+import type { DynamoDbTable, Item } from './dynamodb-table.js';
 
 /** One candidate of a merged listing: `sort` orders it, `value` is what the listing returns. */
 export interface Candidate<T> {
@@ -62,4 +62,36 @@ export async function mergePage<T>(
   }
   const rest = await Promise.all(sources.map((source) => source.peek()));
   return { page, more: rest.some(Boolean) };
+}
+
+/**
+ * One page of an index query whose sort keys start with a time, cut at a whole time: reads on
+ * while the page ends inside the time it started with, then leaves the last time's items for the
+ * next page, so that a merge across sources never splits the entries of one millisecond.
+ */
+export async function queryWholeTimes(
+  table: DynamoDbTable,
+  query: {
+    IndexName: string;
+    KeyConditionExpression: string;
+    ExpressionAttributeValues: Item;
+    Limit: number;
+  },
+  start: Item | undefined,
+  timeOf: (item: Item) => string,
+): Promise<{ items: Item[]; next?: Item }> {
+  const found: Item[] = [];
+  let next = start;
+  do {
+    const result = await table.queryPage({ ...query, ExclusiveStartKey: next });
+    found.push(...result.items);
+    next = result.next;
+  } while (next && found.length && timeOf(found[0] as Item) === timeOf(found.at(-1) as Item));
+  if (!next) return { items: found };
+  const lastTime = timeOf(found.at(-1) as Item);
+  const whole = found.slice(
+    0,
+    found.findIndex((item) => timeOf(item) === lastTime),
+  );
+  return { items: whole, next: whole.at(-1) };
 }

@@ -3,7 +3,7 @@ import { isFinished } from '../../engine/job/types.js';
 import type { OutboxEntry } from '../../engine/ports/store.js';
 import { entrySort } from './dynamodb-inline-outbox.js';
 import { decodeJson, keys, pad, S, SHARDS, shardOf, str, time } from './dynamodb-items.js';
-import { type Candidate, MergeSource, pageSizeFor } from './dynamodb-merge.js';
+import { type Candidate, MergeSource, pageSizeFor, queryWholeTimes } from './dynamodb-merge.js';
 import type { PendingWrites } from './dynamodb-pending.js';
 import type { DynamoDbTable, Item, Key } from './dynamodb-table.js';
 
@@ -177,29 +177,17 @@ export function groupSource(
   else if (createdBefore !== undefined) condition += ' AND gsi2sk < :before';
   const timeOf = (item: Item): string => (str(item, 'gsi2sk') ?? '').slice(0, 15);
   return new MergeSource<OutboxEntry>(async (start) => {
-    const found: Item[] = [];
-    let next = start;
-    // Whole times only: read on while the page ends inside the time it started with.
-    do {
-      const result = await table.queryPage({
+    const { items: whole, next } = await queryWholeTimes(
+      table,
+      {
         IndexName: 'gsi2',
         KeyConditionExpression: condition,
         ExpressionAttributeValues: values,
         Limit: pageSizeFor(limit, SHARDS.outbox),
-        ExclusiveStartKey: next,
-      });
-      found.push(...result.items);
-      next = result.next;
-    } while (next && found.length && timeOf(found[0] as Item) === timeOf(found.at(-1) as Item));
-    let whole = found;
-    if (next) {
-      const lastTime = timeOf(found.at(-1) as Item);
-      whole = found.slice(
-        0,
-        found.findIndex((item) => timeOf(item) === lastTime),
-      );
-      next = whole.at(-1);
-    }
+      },
+      start,
+      timeOf,
+    );
     const candidates = await groupCandidates(deps, whole, cursor, createdBefore);
     return next ? { candidates, next } : { candidates };
   });

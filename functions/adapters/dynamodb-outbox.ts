@@ -2,7 +2,7 @@ import type { Timer } from '../../engine/job/types.js';
 import type { OutboxEntry, OutboxPage } from '../../engine/ports/store.js';
 import { INLINE_INDEX, inlineEntries, inlinePartition } from './dynamodb-inline-outbox.js';
 import { decodeJson, gsi, keys, S, SHARDS, str, time } from './dynamodb-items.js';
-import { type Candidate, MergeSource, mergePage, pageSizeFor } from './dynamodb-merge.js';
+import { type Candidate, MergeSource, mergePage, pageSizeFor, queryWholeTimes } from './dynamodb-merge.js';
 import type { PendingWrites } from './dynamodb-pending.js';
 import type { DynamoDbTable, Item, Key } from './dynamodb-table.js';
 
@@ -101,29 +101,17 @@ function inlineSource(
   else if (page.createdBefore !== undefined) condition += ` AND ${sortKey} < :before`;
   const timeOf = (item: Item): string => (str(item, sortKey) ?? '').slice(0, 15);
   return new MergeSource<OutboxEntry>(async (start) => {
-    const heads: Item[] = [];
-    let next = start;
-    // Whole times only: read on while the page ends inside the time it started with.
-    do {
-      const result = await table.queryPage({
+    const { items: whole, next } = await queryWholeTimes(
+      table,
+      {
         IndexName: name,
         KeyConditionExpression: condition,
         ExpressionAttributeValues: values,
         Limit: pageSizeFor(limit, SHARDS.outbox),
-        ExclusiveStartKey: next,
-      });
-      heads.push(...result.items);
-      next = result.next;
-    } while (next && heads.length && timeOf(heads[0] as Item) === timeOf(heads.at(-1) as Item));
-    let whole = heads;
-    if (next) {
-      const lastTime = timeOf(heads.at(-1) as Item);
-      whole = heads.slice(
-        0,
-        heads.findIndex((item) => timeOf(item) === lastTime),
-      );
-      next = whole.at(-1);
-    }
+      },
+      start,
+      timeOf,
+    );
     const found = await itemsOf(table, whole);
     const candidates: Candidate<OutboxEntry>[] = [];
     for (const entry of whole) {
