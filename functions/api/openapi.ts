@@ -320,7 +320,7 @@ export function openApiDocument(): Record<string, unknown> {
           parameters: [
             query(
               'wait',
-              'Answer when the status or progress changes, or after this many seconds (at most 25).',
+              'Answer when the status or progress changes, or after this many seconds (at most 25); a job that has ended answers at once.',
               { type: 'integer', minimum: 0 },
             ),
           ],

@@ -41,12 +41,16 @@ async function listJobs(request: ApiRequest, deps: ApiDeps) {
   return json(200, page.cursor ? { jobs, cursor: page.cursor } : { jobs });
 }
 
-/** The job document; with `?wait=S`, answers when its status or progress changes, or after S seconds. */
+/**
+ * The job document; with `?wait=S`, answers when its status or progress changes, or after S
+ * seconds. A job that has ended answers at once: it will not change again, and a follower whose
+ * previous answer was just before the end would otherwise wait out the whole S for it.
+ */
 async function getJob(request: ApiRequest, deps: ApiDeps) {
   const id = jobId(request);
   let job = await requireJob(deps, id);
   const wait = intParam(request, 'wait', { min: 0, max: 3600 });
-  if (wait) {
+  if (wait && (job.status === 'running' || job.status === 'waiting')) {
     const store = deps.manager.store;
     const fingerprint = async (current: JobRecord) =>
       `${current.rev}|${JSON.stringify(await jobProgress(store, current))}`;
