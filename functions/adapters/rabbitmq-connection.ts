@@ -159,6 +159,10 @@ export class RabbitMqConnection {
       try {
         model = await connect(this.url, {
           timeout: this.options.connectTimeoutMs ?? 10_000,
+          // amqplib leaves Nagle's algorithm on (Go, Java, .NET and pika clients switch it off): a
+          // write that follows one not yet acknowledged then waits for the broker's delayed ACK, up
+          // to 40 ms. Writes are corked per I/O turn (coalesceWrites), so this adds no packets.
+          noDelay: true,
           clientProperties: this.options.connectionName
             ? { connection_name: this.options.connectionName }
             : {},
