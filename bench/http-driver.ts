@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { waitFor } from './child.js';
+import { type MetricsReading, parseMetrics } from './metrics-window.js';
 
 /*
  * The driver's side of the local benchmark: it talks to serve over HTTP only, as a user would, on
@@ -147,26 +148,7 @@ export async function getJob(
   return body;
 }
 
-export interface ServeMetrics {
-  /** The manager's overhead per step, seconds, by quantile ("0.5", "0.9", "0.99"). */
-  overhead: Record<string, number>;
-  overheadCount: number;
-  /** Mean replies per store transaction. */
-  meanReplyBatch: number;
-}
-
-/** Reads the figures the report uses from serve's /metrics (Prometheus text). */
-export async function readMetrics(baseUrl: string): Promise<ServeMetrics> {
-  const text = await callText(`${baseUrl}/metrics`);
-  const value = (pattern: RegExp): number => Number(text.match(pattern)?.[1] ?? Number.NaN);
-  const overhead: Record<string, number> = {};
-  for (const match of text.matchAll(/^switchyard_step_overhead_seconds\{quantile="([\d.]+)"\} (\S+)$/gm))
-    overhead[match[1] as string] = Number(match[2]);
-  const batchSum = value(/^switchyard_reply_batch_size_sum (\S+)$/m);
-  const batchCount = value(/^switchyard_reply_batch_size_count (\S+)$/m);
-  return {
-    overhead,
-    overheadCount: value(/^switchyard_step_overhead_seconds_count (\S+)$/m),
-    meanReplyBatch: batchSum / batchCount,
-  };
+/** serve's /metrics, parsed for the report (see metrics-window.ts). */
+export async function readMetrics(baseUrl: string): Promise<MetricsReading> {
+  return parseMetrics(await callText(`${baseUrl}/metrics`));
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { connect } from 'amqplib';
 import { type BenchChild, spawnChild, waitFor } from './child.js';
 import { getJob, listJobs, readMetrics, submitJobs, waitUntilIdle } from './http-driver.js';
+import { windowFigures } from './metrics-window.js';
 import { CpuWindow, loadAverage, peakRssMb, pidsNamed } from './proc.js';
 import {
   type HeapSummary,
@@ -234,6 +235,7 @@ async function runOnce(
     });
     await replyQueueConsumed(replyQueue);
     await warmUp(serve.url);
+    const metricsBefore = await readMetrics(serve.url);
     const before = loadAverage();
     const cpu = new CpuWindow({
       serve: [serve.pid],
@@ -253,7 +255,7 @@ async function runOnce(
         100,
       );
     }
-    const metrics = await readMetrics(serve.url);
+    const metrics = windowFigures(metricsBefore, await readMetrics(serve.url));
     const steps = workload === 'diamond' ? size * DIAMOND_STEPS : fanOutSteps(size);
     const wallSeconds = (ended - started) / 1000;
     const overheadMs: Record<string, number> = {};
