@@ -162,7 +162,12 @@ export class Manager {
     const id = (params.id ?? this.newId()).toLowerCase();
     if (!isUuid(id)) throw new ManagerError('invalid', `job id "${params.id}" is not a UUID`);
     const input = params.input ?? {};
-    const stored = await this.store.getWorkflow(params.workflow, params.version);
+    // A job id the caller chose may name a job already started; one made here cannot (and were it
+    // ever to, the commit's condition would find it): no read of the job for it.
+    const [stored, existing] = await Promise.all([
+      this.store.getWorkflow(params.workflow, params.version),
+      params.id === undefined ? undefined : this.store.getJob(id),
+    ]);
     if (!stored) {
       throw new ManagerError(
         'not_found',
@@ -171,7 +176,6 @@ export class Manager {
           : `workflow "${params.workflow}" has no version ${params.version}`,
       );
     }
-    const existing = await this.store.getJob(id);
     if (existing) return { created: false, job: this.sameJob(existing, params.workflow, input) };
     if (!stored.enabled)
       throw new ManagerError('conflict', `workflow "${params.workflow}" is disabled: new jobs are refused`);

@@ -42,6 +42,8 @@ export class SimulatedWorld {
   constructor(
     readonly store: Store = new MemoryStore(),
     telemetry?: Telemetry,
+    /** The ids of jobs started without one. @default crypto.randomUUID */
+    newId?: () => string,
   ) {
     const bus: Bus = {
       send: async (requests) => {
@@ -59,7 +61,14 @@ export class SimulatedWorld {
         for (const key of keys) this.timers.delete(timerId(key));
       },
     };
-    this.manager = new Manager({ store, bus, timers: scheduler, clock: () => this.now, telemetry });
+    this.manager = new Manager({
+      store,
+      bus,
+      timers: scheduler,
+      clock: () => this.now,
+      telemetry,
+      ...(newId ? { newId } : {}),
+    });
   }
 
   async register(yaml: string): Promise<void> {
