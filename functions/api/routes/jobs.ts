@@ -1,4 +1,4 @@
-import { isUuid, type JobRecord, type JobStatus } from '../../../engine/index.js';
+import { isFinished, isUuid, type JobRecord, type JobStatus } from '../../../engine/index.js';
 import { ApiError, type ApiRequest, json } from '../http.js';
 import { jobDocument, jobProgress, jobSummary } from '../job-document.js';
 import { flagParam, intParam, readJsonObject } from '../read-body.js';
@@ -50,7 +50,7 @@ async function getJob(request: ApiRequest, deps: ApiDeps) {
   const id = jobId(request);
   let job = await requireJob(deps, id);
   const wait = intParam(request, 'wait', { min: 0, max: 3600 });
-  if (wait && (job.status === 'running' || job.status === 'waiting')) {
+  if (wait && !isFinished(job.status)) {
     const store = deps.manager.store;
     const fingerprint = async (current: JobRecord) =>
       `${current.rev}|${JSON.stringify(await jobProgress(store, current))}`;
