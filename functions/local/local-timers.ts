@@ -50,7 +50,9 @@ export class LocalTimers implements TimerScheduler {
     const handle = setTimeout(
       () => {
         this.handles.delete(id);
-        if (delay > MAX_DELAY) return this.schedule(timer);
+        // setTimeout runs on a monotonic millisecond clock and may wake a millisecond before `at` by
+        // this clock (Date.now); the engine would ignore such a timer as stale, so wait the rest.
+        if (timer.at > this.clock()) return this.schedule(timer);
         this.due.push(timer);
         this.scheduleFlush();
       },
