@@ -7,6 +7,7 @@ import type { EngineContext, JobEvent } from './events.js';
 import {
   cancelJob,
   completeStep,
+  createMoreChildren,
   failAttempt,
   failJob,
   failStep,
@@ -136,6 +137,11 @@ export function applyEvent(
       case 'fanIn': {
         const node = awaitingStep(d, event.step, 'fanout');
         if (node) completeStep(d, node, event.output);
+        return;
+      }
+      case 'createChildren': {
+        const node = awaitingStep(d, event.step, 'fanout');
+        if (node) createMoreChildren(d, node, event.from);
         return;
       }
     }

@@ -24,7 +24,9 @@ export type JobEvent =
   /** A child of a fan-out step failed (after its own retries). */
   | { type: 'childFailed'; step: string; index: number; childId: string; message: string }
   /** Every child of a fan-out step completed; `output` is what `gatherChildren` made of their results. */
-  | { type: 'fanIn'; step: string; output: JsonObject };
+  | { type: 'fanIn'; step: string; output: JsonObject }
+  /** The next slice of a large fan-out's children, from child `from` on (a `createChildren` follow-up). */
+  | { type: 'createChildren'; step: string; from: number };
 
 /** What a transition needs from outside: the time, and ids that fan-out children must not take. */
 export interface EngineContext {
@@ -34,6 +36,12 @@ export interface EngineContext {
   takenIds?: ReadonlySet<string>;
   /** The longest list a fan-out step accepts; a longer one fails the step. @default 100000 */
   maxFanOut?: number;
+  /**
+   * Children a fan-out creates in one transition; a longer list creates the rest in further
+   * transitions of the parent, one slice each, so that no transition holds them all. @default 10000
+   */
+  fanOutSlice?: number;
 }
 
 export const DEFAULT_MAX_FAN_OUT = 100_000;
+export const DEFAULT_FAN_OUT_SLICE = 10_000;

@@ -43,34 +43,48 @@ export function emptyFanOutOutput(input: JsonObject, task: FanOutTask): JsonObje
   return output;
 }
 
+/** What every child's input shares: the step's input without `itemListKey`. */
+export function childInputBase(input: JsonObject, task: FanOutTask): JsonObject {
+  return copyWithout(input, task.itemListKey);
+}
+
 /** Child i receives a copy of the step's input without `itemListKey`, plus `<itemKey>: element i`. */
-export function childInputs(input: JsonObject, task: FanOutTask, items: readonly Json[]): JsonObject[] {
-  const base = copyWithout(input, task.itemListKey);
-  return items.map((item) => {
-    const childInput = copyWithout(base);
-    setOwn(childInput, task.itemKey, item);
-    return childInput;
-  });
+export function childInput(base: JsonObject, task: FanOutTask, item: Json): JsonObject {
+  const childInput = copyWithout(base);
+  setOwn(childInput, task.itemKey, item);
+  return childInput;
 }
 
 /**
- * Child job ids: the element's `id` when it is an object whose `id` is a UUID that no other job uses;
- * otherwise a UUID derived from the parent job id, the step name and the index, so that re-running a
- * transition never creates different children.
+ * Child job ids of the elements `from` to `to` (excluded): the element's `id` when it is an object
+ * whose `id` is a UUID that no other job uses; otherwise a UUID derived from the parent job id, the
+ * step name and the index, so that re-running a transition never creates different children.
+ *
+ * Ids of earlier elements count only through the element ids they claimed, which are all an element
+ * can clash with here; an element id equal to an earlier child's derived id is found taken in the
+ * store instead (`takenIds`), with the same result.
  */
 export function childIds(
   parentId: string,
   step: string,
   items: readonly Json[],
   takenIds: ReadonlySet<string> = new Set(),
+  from = 0,
+  to = items.length,
 ): string[] {
   const used = new Set<string>([parentId]);
-  return items.map((item, index) => {
+  const ids: string[] = [];
+  for (let index = 0; index < to; index++) {
+    const item = items[index];
     const own = isJsonObject(item) && isUuid(item.id) ? item.id.toLowerCase() : undefined;
-    const id = own && !used.has(own) && !takenIds.has(own) ? own : derivedChildId(parentId, step, index);
+    const claims = own !== undefined && !used.has(own) && !takenIds.has(own);
+    if (claims) used.add(own);
+    if (index < from) continue;
+    const id = claims ? own : derivedChildId(parentId, step, index);
     used.add(id);
-    return id;
-  });
+    ids.push(id);
+  }
+  return ids;
 }
 
 /** Whether a child's id came from its element rather than being derived. */

@@ -1,11 +1,11 @@
 import type { StepNode } from '../definition/compile.js';
 import { formatDuration } from '../definition/duration.js';
-import type { JsonObject } from '../json.js';
+import type { Json, JsonObject } from '../json.js';
 import { Draft } from './draft.js';
-import { DEFAULT_MAX_FAN_OUT } from './events.js';
-import { childIds, childInputs, emptyFanOutOutput, fanOutList } from './fan-out.js';
+import { DEFAULT_FAN_OUT_SLICE, DEFAULT_MAX_FAN_OUT, type EngineContext } from './events.js';
+import { childIds, childInput, childInputBase, emptyFanOutOutput, fanOutList } from './fan-out.js';
 import { jobResult, stepInput } from './inputs.js';
-import type { FanInit } from './transition.js';
+import type { ChildOutcome, Effects, FanInit } from './transition.js';
 import { correlationIdOf, type JobError, type JobRecord, type ParentLink, type StepState } from './types.js';
 
 /** Dispatches, in declaration order, the candidates that are waiting and whose ancestors all completed. */
@@ -38,6 +38,9 @@ export function dispatchStep(d: Draft, node: StepNode): void {
     // A retried fan-out keeps its children: the completed ones keep their results.
     d.updateStep(node.name, started);
     d.effects.followUps.push({ kind: 'resumeChildren', jobId: d.job.id, step: node.name });
+    const { created } = state.children;
+    if (created !== undefined)
+      d.effects.followUps.push({ kind: 'createChildren', jobId: d.job.id, step: node.name, from: created });
     return;
   }
   fanOut(d, node, started);
@@ -61,48 +64,125 @@ function fanOut(d: Draft, node: StepNode, started: Partial<StepState>): void {
 
   const total = list.items.length;
   const concurrency = Math.min(total, task.concurrency);
-  d.updateStep(node.name, { children: { total, concurrency } });
+  // A limited fan-out's slots look up each next child in the store: its children are created at once.
+  const created = concurrency === total ? Math.min(total, fanOutSlice(d.context)) : total;
+  d.updateStep(node.name, { children: childrenState(total, concurrency, created) });
   const counts: FanInit = { parentId: d.job.id, step: node.name, total, done: 0, failed: 0 };
   d.effects.fanInits.push(counts);
-
-  const inputs = childInputs(input, task, list.items);
-  const ids = childIds(d.job.id, node.name, list.items, d.context.takenIds);
-  const childGraph = task.name;
-  const allAtOnce = concurrency === total ? (true as const) : undefined;
-  for (let index = 0; index < total; index++) {
-    const child = newJobRecord({
-      id: ids[index] as string,
-      workflow: d.workflow.name,
-      version: d.workflow.version,
-      task: childGraph,
-      parent: allAtOnce
-        ? { id: d.job.id, step: node.name, index, allAtOnce }
-        : { id: d.job.id, step: node.name, index },
-      root: d.job.root,
-      vhost: d.job.vhost,
-      input: inputs[index] as JsonObject,
-      stepNames: d.workflow.tasks.get(childGraph)?.steps.map((step) => step.name) ?? [],
-      now: d.now,
-    });
-    if (index >= concurrency) {
-      d.effects.creates.push(child);
-      continue;
-    }
-    // Children started here are created in their started state; one that finishes at once (an empty
-    // nested fan-out) is counted in the counters set here rather than counted again when stored.
-    const childDraft = new Draft(child, d.workflow, d.context, d.effects, (outcome) => {
-      if (outcome.status === 'completed') counts.done++;
-      else counts.failed++;
-    });
-    startJob(childDraft);
-    d.effects.creates.push(childDraft.job);
-  }
+  // Children started here that finish at once (an empty nested fan-out) are counted in the counters
+  // set here rather than counted again when stored.
+  createChildren(d, node, list.items, childInputBase(input, task), 0, created, (outcome) => {
+    if (outcome.status === 'completed') counts.done++;
+    else counts.failed++;
+  });
   d.effects.notes.push({
     kind: 'dispatched',
     jobId: d.job.id,
     step: node.name,
     attempt: d.step(node.name).attempts,
   });
+}
+
+/** The next slice of a large fan-out's children, from child `from` on. */
+export function createMoreChildren(d: Draft, node: StepNode, from: number): void {
+  const children = d.step(node.name).children;
+  if (children?.created !== from) return d.ignore('these children were created already');
+  const task = node.task as NonNullable<StepNode['task']>;
+  const input = stepInput(d.job, node, d.graph);
+  const list = fanOutList(input, task);
+  // The step's input is made of completed steps' outputs, which cannot change while it runs.
+  if (!list.ok || list.items.length !== children.total) return d.ignore('the fan-out list is not the same');
+  const to = Math.min(children.total, from + fanOutSlice(d.context));
+  d.updateStep(node.name, { children: childrenState(children.total, children.concurrency, to) });
+  createChildren(d, node, list.items, childInputBase(input, task), from, to);
+}
+
+const fanOutSlice = (context: EngineContext): number =>
+  Math.max(1, Math.floor(context.fanOutSlice ?? DEFAULT_FAN_OUT_SLICE));
+
+function childrenState(total: number, concurrency: number, created: number): StepState['children'] {
+  return created < total ? { total, concurrency, created } : { total, concurrency };
+}
+
+/**
+ * Creates the children `from` to `to` (excluded) of a fan-out step; those within its concurrency
+ * start at once, and a `createChildren` follow-up asks for the next slice. `countFinished` counts a
+ * child that finishes as it starts, in the counters this transition sets. A later slice has no such
+ * counters to add to (the stored ones may have moved since): a child of it that would finish as it
+ * starts is created waiting instead, and a `startChildren` follow-up starts it, so that its own
+ * write counts it.
+ */
+function createChildren(
+  d: Draft,
+  node: StepNode,
+  items: readonly Json[],
+  base: JsonObject,
+  from: number,
+  to: number,
+  countFinished?: (outcome: ChildOutcome) => void,
+): void {
+  const task = node.task as NonNullable<StepNode['task']>;
+  const { total, concurrency } = d.step(node.name).children as NonNullable<StepState['children']>;
+  const ids = childIds(d.job.id, node.name, items, d.context.takenIds, from, to);
+  const allAtOnce = concurrency === total ? (true as const) : undefined;
+  const stepNames = d.workflow.tasks.get(task.name)?.steps.map((step) => step.name) ?? [];
+  const startLater: string[] = [];
+  for (let index = from; index < to; index++) {
+    const child = newJobRecord({
+      id: ids[index - from] as string,
+      workflow: d.workflow.name,
+      version: d.workflow.version,
+      task: task.name,
+      parent: allAtOnce
+        ? { id: d.job.id, step: node.name, index, allAtOnce }
+        : { id: d.job.id, step: node.name, index },
+      root: d.job.root,
+      vhost: d.job.vhost,
+      input: childInput(base, task, items[index] as Json),
+      stepNames,
+      now: d.now,
+    });
+    if (index >= concurrency) {
+      d.effects.creates.push(child);
+      continue;
+    }
+    const mark = effectsMark(d.effects);
+    let finished = false;
+    const childDraft = new Draft(child, d.workflow, d.context, d.effects, (outcome) => {
+      finished = true;
+      countFinished?.(outcome);
+    });
+    startJob(childDraft);
+    if (finished && !countFinished) {
+      rollBack(d.effects, mark);
+      d.effects.creates.push(child);
+      startLater.push(child.id);
+      continue;
+    }
+    d.effects.creates.push(childDraft.job);
+  }
+  if (to < total)
+    d.effects.followUps.push({ kind: 'createChildren', jobId: d.job.id, step: node.name, from: to });
+  if (startLater.length)
+    d.effects.followUps.push({ kind: 'startChildren', jobId: d.job.id, step: node.name, ids: startLater });
+}
+
+type EffectsMark = { [K in keyof Effects]: number };
+
+function effectsMark(effects: Effects): EffectsMark {
+  return {
+    requests: effects.requests.length,
+    timers: effects.timers.length,
+    creates: effects.creates.length,
+    followUps: effects.followUps.length,
+    fanInits: effects.fanInits.length,
+    notes: effects.notes.length,
+  };
+}
+
+/** Takes back what was added to `effects` since `mark`. */
+function rollBack(effects: Effects, mark: EffectsMark): void {
+  for (const key of Object.keys(mark) as (keyof Effects)[]) effects[key].length = mark[key];
 }
 
 /** Sends the step's next attempt to its queue. */

@@ -28,8 +28,11 @@ export interface StepState {
   output?: JsonObject;
   /** The last error of this step. */
   error?: string;
-  /** Fan-out steps: how many children, and how many may run at once. */
-  children?: { total: number; concurrency: number };
+  /**
+   * Fan-out steps: how many children, and how many may run at once. `created`: while a large
+   * fan-out's children are still being created, slice by slice, how many exist (absent once all do).
+   */
+  children?: { total: number; concurrency: number; created?: number };
   /** Completion order within the job (1, 2, …). */
   seq?: number;
 }
@@ -139,7 +142,14 @@ export type FollowUp =
   /** Cancel the children of a fan-out step that stopped (cancelled job, failed job). */
   | { kind: 'cancelChildren'; jobId: string; step: string }
   /** A retried fan-out step: rerun its unfinished children, keep the completed ones. */
-  | { kind: 'resumeChildren'; jobId: string; step: string };
+  | { kind: 'resumeChildren'; jobId: string; step: string }
+  /** A large fan-out creates its children slice by slice: the next slice starts at child `from`. */
+  | { kind: 'createChildren'; jobId: string; step: string; from: number }
+  /**
+   * Children of a later slice that would finish as they start (a nested fan-out over an empty
+   * list) were created waiting: start them, so that each is counted by its own write.
+   */
+  | { kind: 'startChildren'; jobId: string; step: string; ids: string[] };
 
 /** Fan-out counters a store keeps beside the parent job (O(1) writes per child). */
 export interface FanCounts {

@@ -80,6 +80,14 @@ export async function createContainer(
         timers: lost.length,
       }),
   });
-  const manager = new Manager({ store, bus, timers, telemetry, clock, maxFanOut: env.maxFanOut });
+  const manager = new Manager({
+    store,
+    bus,
+    timers,
+    telemetry,
+    clock,
+    maxFanOut: env.maxFanOut,
+    fanOutSlice: env.fanOutSlice,
+  });
   return { env, manager, store, bus, timers, telemetry };
 }

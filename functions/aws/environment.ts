@@ -32,6 +32,8 @@ export interface HandlerEnvironment {
   logLevel: LogLevel;
   maxBodyBytes: number;
   maxFanOut: number;
+  /** Children a fan-out creates per transition (FAN_OUT_SLICE): the memory a transition holds. */
+  fanOutSlice: number;
   /** Finished jobs older than this many days are deleted (0: kept for good). */
   retentionDays: number;
 }
@@ -39,6 +41,7 @@ export interface HandlerEnvironment {
 export const DEFAULT_REPLY_QUEUE = 'workflow-manager';
 const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 const DEFAULT_MAX_FAN_OUT = 100_000;
+const DEFAULT_FAN_OUT_SLICE = 10_000;
 const DEFAULT_STEP_VISIBILITY_TIMEOUT_SECONDS = 300;
 const MAX_VISIBILITY_TIMEOUT_SECONDS = 12 * 60 * 60;
 const LOG_LEVELS: Record<string, LogLevel> = {
@@ -74,6 +77,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
   const logLevel = reader.logLevel('LOG_LEVEL');
   const maxBodyBytes = reader.integer('MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, 1, 10 * 1024 * 1024);
   const maxFanOut = reader.integer('MAX_FAN_OUT', DEFAULT_MAX_FAN_OUT, 1, 10_000_000);
+  const fanOutSlice = reader.integer('FAN_OUT_SLICE', DEFAULT_FAN_OUT_SLICE, 1, 1_000_000);
   const retentionDays = reader.integer('RETENTION_DAYS', 0, 0, 3650);
 
   let bus: HandlerEnvironment['bus'] | undefined;
@@ -99,7 +103,17 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
     };
   }
   if (reader.problems.length > 0 || !bus) throw new EnvironmentError(reader.problems);
-  return { tableName, replyQueue, timerQueueUrl, bus, logLevel, maxBodyBytes, maxFanOut, retentionDays };
+  return {
+    tableName,
+    replyQueue,
+    timerQueueUrl,
+    bus,
+    logLevel,
+    maxBodyBytes,
+    maxFanOut,
+    fanOutSlice,
+    retentionDays,
+  };
 }
 
 /** Collects problems instead of throwing at the first one. */

@@ -15,7 +15,8 @@ const PAGE = 1000;
 /**
  * The work a transition leaves for after its commit, where it needs more than one job: counting a
  * finished child and fanning in, starting the next child of a limited fan-out, cancelling or resuming
- * a fan-out step's children. Each is idempotent, so running one twice (after a crash) is harmless.
+ * a fan-out step's children, creating a large fan-out's next slice of children. Each is idempotent,
+ * so running one twice (after a crash) is harmless.
  */
 export class FollowUpRunner {
   constructor(private readonly manager: Manager) {}
@@ -30,8 +31,17 @@ export class FollowUpRunner {
         else finishedBySteps.set(key, [followUp]);
       } else if (followUp.kind === 'cancelChildren') {
         await this.cancelChildren(followUp.jobId, followUp.step);
-      } else {
+      } else if (followUp.kind === 'resumeChildren') {
         await this.resumeChildren(followUp.jobId, followUp.step);
+      } else if (followUp.kind === 'createChildren') {
+        await this.manager.apply([
+          {
+            jobId: followUp.jobId,
+            event: { type: 'createChildren', step: followUp.step, from: followUp.from },
+          },
+        ]);
+      } else {
+        await this.startChildren(followUp.jobId, followUp.step, followUp.ids);
       }
     }
     for (const finished of finishedBySteps.values()) await this.childrenFinished(finished);
@@ -89,6 +99,12 @@ export class FollowUpRunner {
       }
       await this.manager.apply(starts);
     }
+  }
+
+  /** Children created waiting in a later slice of a fan-out start, while their step still runs. */
+  private async startChildren(parentId: string, step: string, ids: readonly string[]): Promise<void> {
+    if (!(await this.runningFanOut(parentId, step))) return;
+    await this.manager.apply(ids.map((id): JobEventInput => ({ jobId: id, event: { type: 'start' } })));
   }
 
   /**

@@ -41,6 +41,8 @@ export interface ManagerOptions {
   newId?: () => string;
   /** @default 100000 */
   maxFanOut?: number;
+  /** Children a fan-out creates per transition (the engine's `fanOutSlice`). @default 10000 */
+  fanOutSlice?: number;
   /** @default 1 MiB */
   maxReplyBytes?: number;
   /** Called after a definition is registered (the local host starts consuming new vhosts). */
@@ -86,6 +88,7 @@ export class Manager {
   private readonly clock: () => number;
   private readonly newId: () => string;
   private readonly maxFanOut: number;
+  private readonly fanOutSlice?: number;
   private readonly maxReplyBytes: number;
   private readonly pump: OutboxPump;
   private readonly followUps: FollowUpRunner;
@@ -100,6 +103,7 @@ export class Manager {
     this.clock = options.clock ?? Date.now;
     this.newId = options.newId ?? randomUUID;
     this.maxFanOut = options.maxFanOut ?? DEFAULT_MAX_FAN_OUT;
+    this.fanOutSlice = options.fanOutSlice;
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.workflows = new WorkflowCache(this.store);
     this.followUps = new FollowUpRunner(this);
@@ -367,7 +371,12 @@ export class Manager {
   private async resolveChildIds(run: (context: EngineContext) => Transition): Promise<Transition> {
     const taken = new Set<string>();
     for (;;) {
-      const transition = run({ now: this.now(), takenIds: taken, maxFanOut: this.maxFanOut });
+      const transition = run({
+        now: this.now(),
+        takenIds: taken,
+        maxFanOut: this.maxFanOut,
+        fanOutSlice: this.fanOutSlice,
+      });
       const claimed = transition.creates.filter(
         (child) =>
           child.parent && isElementId(child.id, child.parent.id, child.parent.step, child.parent.index),

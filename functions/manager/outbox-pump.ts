@@ -101,7 +101,9 @@ export class OutboxPump {
     while (this.pending && !this.stopped) {
       try {
         if (this.requests.length) await this.sendSome();
-        if (this.followUps.length) await this.runSomeFollowUps();
+        // Follow-ups wait while a send batch's worth of requests does: a large fan-out creates its next
+        // slice of children in one, so its requests are sent before more are made.
+        if (this.followUps.length && this.requests.length < this.sendBatch) await this.runSomeFollowUps();
         this.failures = 0;
       } catch (error) {
         this.failures++;
@@ -112,8 +114,12 @@ export class OutboxPump {
     }
   }
 
+  private get sendBatch(): number {
+    return this.options.sendBatch ?? 2000;
+  }
+
   private async sendSome(): Promise<void> {
-    const batch = this.requests.slice(0, this.options.sendBatch ?? 2000);
+    const batch = this.requests.slice(0, this.sendBatch);
     this.sending = batch.length;
     try {
       await this.deliver(batch);

@@ -170,6 +170,8 @@ beforeAll(async () => {
     STEP_QUEUE_DLQ_ARN: stepDlq.arn,
     STEP_QUEUE_VISIBILITY_TIMEOUT: '30',
     LOG_LEVEL: 'INFO',
+    // The 10,000-child fan-out then creates its children in four slices, each its own big commit.
+    FAN_OUT_SLICE: '3000',
   });
 
   // Deploy: the custom resource registers the example's workflows and creates their step queues.

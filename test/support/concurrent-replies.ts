@@ -64,7 +64,7 @@ class Cluster {
   conflicts = 0;
   private cursor = 0;
 
-  constructor(stores: readonly Store[]) {
+  constructor(stores: readonly Store[], fanOutSlice?: number) {
     const bus: Bus = {
       send: async (requests) => {
         for (const request of requests) {
@@ -88,7 +88,7 @@ class Cluster {
       metrics: noMetrics,
     };
     this.managers = stores.map(
-      (store) => new Manager({ store: this.counting(store), bus, timers, telemetry }),
+      (store) => new Manager({ store: this.counting(store), bus, timers, telemetry, fanOutSlice }),
     );
   }
 
@@ -130,8 +130,10 @@ export async function runConcurrently(
     workflow: 'random',
     jobId: '00000000-0000-4000-8000-000000000001',
   },
+  /** Children a fan-out creates per transition. @default the engine's */
+  fanOutSlice?: number,
 ): Promise<RunOutcome> {
-  const cluster = new Cluster(stores);
+  const cluster = new Cluster(stores, fanOutSlice);
   const yaml = toYaml(shape).replace('  - name: random\n', `  - name: ${names.workflow}\n`);
   const { workflows, errors } = loadWorkflows(yaml);
   if (errors.length) throw new Error(`invalid generated workflow: ${JSON.stringify(errors)}`);

@@ -109,9 +109,14 @@ function countingTelemetry() {
   return { telemetry, counts };
 }
 
-export async function runJob(shape: Shape, delivery: Delivery | null, store: Store = new MemoryStore()) {
+export async function runJob(
+  shape: Shape,
+  delivery: Delivery | null,
+  store: Store = new MemoryStore(),
+  fanOutSlice?: number,
+) {
   const { telemetry, counts } = countingTelemetry();
-  const world = new SimulatedWorld(store, telemetry);
+  const world = new SimulatedWorld(store, telemetry, undefined, fanOutSlice);
   await world.register(toYaml(shape));
   const id = await world.start('random', { items: ['a', 'b'] }, '00000000-0000-4000-8000-000000000001');
   const pool: StepRequest[] = [];

@@ -44,6 +44,8 @@ export class SimulatedWorld {
     telemetry?: Telemetry,
     /** The ids of jobs started without one. @default crypto.randomUUID */
     newId?: () => string,
+    /** Children a fan-out creates per transition. @default the engine's */
+    fanOutSlice?: number,
   ) {
     const bus: Bus = {
       send: async (requests) => {
@@ -67,6 +69,7 @@ export class SimulatedWorld {
       timers: scheduler,
       clock: () => this.now,
       telemetry,
+      fanOutSlice,
       ...(newId ? { newId } : {}),
     });
   }

@@ -169,3 +169,117 @@ ${concurrency}        steps:
     expect(limited.map((f) => f.kind === 'childFinished' && f.onlyIfLast)).toEqual([undefined, undefined]);
   });
 });
+
+describe('Fan-out children: a large fan-out creates them slice by slice', () => {
+  const workflow = compiled(`workflows:
+  - name: fan
+    steps:
+      - name: each
+        task: per-item
+    tasks:
+      - name: per-item
+        itemListKey: items
+        steps:
+          - name: work
+`);
+  const context = { now: T0, fanOutSlice: 2 };
+  const start = () => createJob(workflow, { id: ID, input: { items: [10, 11, 12, 13, 14] } }, context);
+  const next = (job: JobRecord, from: number) =>
+    applyEvent(workflow, job, { type: 'createChildren', step: 'each', from }, context);
+
+  it('creates the first slice with the counters for every child, then one slice per createChildren event', () => {
+    const first = start();
+    expect(first.creates.map((child) => [child.parent?.index, child.status, child.input])).toEqual([
+      [0, 'running', { item: 10 }],
+      [1, 'running', { item: 11 }],
+    ]);
+    expect(first.requests.map((request) => request.jobId)).toEqual(first.creates.map((child) => child.id));
+    expect(first.fanInits).toEqual([{ parentId: ID, step: 'each', total: 5, done: 0, failed: 0 }]);
+    expect(first.followUps).toEqual([{ kind: 'createChildren', jobId: ID, step: 'each', from: 2 }]);
+    expect(stepsOf(first.job).each?.children).toEqual({ total: 5, concurrency: 5, created: 2 });
+
+    const second = next(first.job, 2);
+    expect(second.creates.map((child) => [child.parent?.index, child.status])).toEqual([
+      [2, 'running'],
+      [3, 'running'],
+    ]);
+    expect(second.fanInits).toEqual([]);
+    expect(second.followUps).toEqual([{ kind: 'createChildren', jobId: ID, step: 'each', from: 4 }]);
+    expect(second.patch.steps.each?.children).toEqual({ total: 5, concurrency: 5, created: 4 });
+
+    const last = next(second.job, 4);
+    expect(last.creates.map((child) => child.parent?.index)).toEqual([4]);
+    expect(last.followUps).toEqual([]);
+    expect(stepsOf(last.job).each?.children).toEqual({ total: 5, concurrency: 5 });
+  });
+
+  it('creates the same children, with the same ids, as one transition would', () => {
+    const whole = createJob(workflow, { id: ID, input: { items: [10, 11, 12, 13, 14] } }, { now: T0 });
+    const first = start();
+    const second = next(first.job, 2);
+    const last = next(second.job, 4);
+    const sliced = [...first.creates, ...second.creates, ...last.creates];
+    expect(sliced).toEqual(whole.creates);
+    expect([...first.requests, ...second.requests, ...last.requests]).toEqual(whole.requests);
+  });
+
+  it('ignores a slice asked for again, or for a fan-out that no longer runs', () => {
+    const first = start();
+    const second = next(first.job, 2);
+    expect(next(second.job, 2)).toMatchObject({ changed: false, creates: [], ignored: expect.any(String) });
+    const cancelled = applyEvent(workflow, second.job, { type: 'cancel' }, context);
+    expect(next(cancelled.job, 4)).toMatchObject({
+      changed: false,
+      creates: [],
+      ignored: 'job is cancelled',
+    });
+  });
+
+  it('goes on creating the missing slices when a fan-out stopped half-created is retried', () => {
+    const first = start();
+    const cancelled = applyEvent(workflow, first.job, { type: 'cancel' }, context);
+    const retried = applyEvent(workflow, cancelled.job, { type: 'retry' }, context);
+    expect(retried.creates).toEqual([]);
+    expect(retried.followUps).toEqual([
+      { kind: 'resumeChildren', jobId: ID, step: 'each' },
+      { kind: 'createChildren', jobId: ID, step: 'each', from: 2 },
+    ]);
+    expect(next(retried.job, 2).creates.map((child) => child.parent?.index)).toEqual([2, 3]);
+  });
+
+  it('creates a later slice child that would finish as it starts waiting, for a follow-up to start', () => {
+    const nested = compiled(`workflows:
+  - name: nested
+    steps:
+      - name: outer
+        task: per-group
+    tasks:
+      - name: per-group
+        itemListKey: groups
+        steps:
+          - name: inner
+            task: per-item
+      - name: per-item
+        itemListKey: group
+        itemKey: item
+        steps: [ { name: leaf } ]
+`);
+    const first = createJob(nested, { id: ID, input: { groups: [[], [1], [], [2]] } }, context);
+    // In the first slice, the empty group's child completes at once and is counted in the counters.
+    expect(first.creates.filter((job) => job.parent?.id === ID).map((child) => child.status)).toEqual([
+      'completed',
+      'running',
+    ]);
+    expect(first.fanInits.find((init) => init.parentId === ID)).toMatchObject({ total: 4, done: 1 });
+    const second = applyEvent(nested, first.job, { type: 'createChildren', step: 'outer', from: 2 }, context);
+    const children = second.creates.filter((job) => job.parent?.id === ID);
+    expect(children.map((child) => child.status)).toEqual(['waiting', 'running']);
+    expect(second.fanInits.map((init) => init.parentId)).toEqual([children[1]?.id]);
+    expect(second.followUps).toEqual([
+      { kind: 'startChildren', jobId: ID, step: 'outer', ids: [children[0]?.id] },
+    ]);
+    const started = applyEvent(nested, children[0] as JobRecord, { type: 'start' }, context);
+    expect(started.job.status).toBe('completed');
+    expect(started.childOutcome).toEqual({ parentId: ID, step: 'outer', index: 2, status: 'completed' });
+  });
+});

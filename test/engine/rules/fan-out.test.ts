@@ -271,3 +271,55 @@ describe('Rules: fan-out steps', () => {
     );
   });
 });
+
+describe('Rules: a large fan-out, its children created slice by slice', () => {
+  it('sends every child its request and gathers the same result as a fan-out created at once', async () => {
+    const elements = [0, 1, 2, 3, 4, 5, 6];
+    const results = [];
+    for (const slice of [undefined, 3]) {
+      const world = new SimulatedWorld(undefined, undefined, undefined, slice);
+      await world.register(fanOutWorkflow('per-element'));
+      const id = await world.start('fan');
+      await world.reply(world.take()[0]!, { elements });
+      const children = world.take();
+      expect(children.map((request) => request.body.element)).toEqual(elements);
+      for (const child of children.reverse())
+        await world.reply(child, { element: (child.body.element as number) * 2 });
+      const [after] = world.take();
+      expect(after?.body).toEqual({ elements: [0, 2, 4, 6, 8, 10, 12] });
+      const job = await world.job(id);
+      expect(stepsOf(job).each?.children).toEqual({ total: 7, concurrency: 7 });
+      results.push(job.steps);
+    }
+    expect(results[1]).toEqual(results[0]);
+  });
+
+  it('starts the children of later slices that finish as they start, and counts each once', async () => {
+    const world = new SimulatedWorld(undefined, undefined, undefined, 1);
+    await world.register(`workflows:
+  - name: nested
+    steps:
+      - name: outer
+        task: per-group
+      - name: after
+        depends: [ outer ]
+    tasks:
+      - name: per-group
+        itemListKey: groups
+        steps:
+          - name: inner
+            task: per-item
+      - name: per-item
+        itemListKey: group
+        itemKey: item
+        steps: [ { name: leaf } ]
+`);
+    const id = await world.start('nested', { groups: [[], [1], [], [], [2]] });
+    const leaves = world.take();
+    expect(leaves.map((request) => request.body)).toEqual([{ item: 1 }, { item: 2 }]);
+    for (const leaf of leaves) await world.reply(leaf, { item: (leaf.body.item as number) * 10 });
+    const [after] = world.take();
+    expect(after?.body).toEqual({ groups: [[], [10], [], [], [20]] });
+    expect(await world.store.getFanCounts(id, 'outer')).toEqual({ total: 5, done: 5, failed: 0 });
+  });
+});

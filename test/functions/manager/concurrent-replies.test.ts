@@ -18,6 +18,8 @@ import { reportFigures, scaled } from '../../support/soak.js';
 
 const SQLITE_RUNS = scaled(150, 2000, 'CONCURRENCY_RUNS');
 const DYNAMODB_RUNS = scaled(40, 400, 'CONCURRENCY_RUNS');
+/** Runs with every fan-out created one child per transition, on each store. */
+const SLICED_RUNS = scaled(20, 200, 'CONCURRENCY_RUNS');
 /** Manager instances on the one DynamoDB table, as Lambda runs several replies functions at once. */
 const DYNAMODB_MANAGERS = 3;
 
@@ -64,6 +66,22 @@ describe('Concurrent replies with duplicates, in any order: the same as one at a
     );
   }, 300_000);
 
+  it('SQLite, with fan-outs created one child per transition', async () => {
+    await fc.assert(
+      fc.asyncProperty(shapeArbitrary, concurrentDeliveryArbitrary, async (shape, delivery) => {
+        const reference = await runConcurrently(shape, null);
+        const store = SqliteStore.open(':memory:');
+        try {
+          const names = { workflow: 'random', jobId: '00000000-0000-4000-8000-000000000001' };
+          expectSameAsSerial(reference, await runConcurrently(shape, delivery, [store], names, 1));
+        } finally {
+          await store.close();
+        }
+      }),
+      { numRuns: SLICED_RUNS },
+    );
+  }, 300_000);
+
   describe('DynamoDB Local', () => {
     let dynamo: DynamoDbLocal | undefined;
     afterAll(async () => {
@@ -96,6 +114,27 @@ describe('Concurrent replies with duplicates, in any order: the same as one at a
           figures.dynamodb.lostRaces += concurrent.conflicts;
         }),
         { numRuns: DYNAMODB_RUNS },
+      );
+    }, 600_000);
+
+    it(`${DYNAMODB_MANAGERS} Manager instances on one table, with fan-outs created one child per transition`, async () => {
+      dynamo ??= await startDynamoDbLocal();
+      const tableName = uniqueTableName('concurrent-sliced');
+      await createSwitchyardTable(dynamo.client, tableName);
+      const local = dynamo;
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(shapeArbitrary, concurrentDeliveryArbitrary, async (shape, delivery) => {
+          run++;
+          const reference = await runConcurrently(shape, null);
+          const stores = Array.from(
+            { length: DYNAMODB_MANAGERS },
+            () => new DynamoDbStore({ client: local.newClient(), tableName }),
+          );
+          const names = { workflow: `sliced-${run}`, jobId: crypto.randomUUID() };
+          expectSameAsSerial(reference, await runConcurrently(shape, delivery, stores, names, 1));
+        }),
+        { numRuns: SLICED_RUNS },
       );
     }, 600_000);
   });

@@ -94,3 +94,35 @@ describe('OutboxPump', () => {
     expect(pump.pending).toBe(0);
   });
 });
+
+describe('Outbox pump: follow-ups and a backlog of requests', () => {
+  it('runs follow-ups once fewer than a send batch of requests wait, so that a fan-out slice is sent before the next is made', async () => {
+    const events: string[] = [];
+    const bus = {
+      async send(requests: readonly StepRequest[]) {
+        events.push(`send ${requests.map((request) => request.jobId).join(',')}`);
+      },
+    } as unknown as Bus;
+    const store = { async ackOutbox() {} } as unknown as Store;
+    const pump = new OutboxPump({
+      store,
+      bus,
+      logger: silentLogger,
+      sendBatch: 2,
+      runFollowUps: async (entries) => {
+        events.push(`follow-up ${entries.map((entry) => entry.id).join(',')}`);
+      },
+      onUndeliverable: async () => {},
+    });
+    const followUp: OutboxEntry = {
+      id: 'f1',
+      kind: 'followUp',
+      jobId: 'p',
+      createdAt: 0,
+      followUp: { kind: 'createChildren', jobId: 'p', step: 'each', from: 5 },
+    };
+    pump.enqueue([...['a', 'b', 'c', 'd', 'e'].map((job) => requestEntry(job, 's')), followUp]);
+    await pump.drain();
+    expect(events).toEqual(['send a,b', 'send c,d', 'follow-up f1', 'send e']);
+  });
+});

@@ -19,3 +19,20 @@ describe('Property: any valid DAG with tasks, replies in any order with duplicat
     );
   }, 120_000);
 });
+
+describe('Property: a fan-out created slice by slice', () => {
+  it('completes every job and step exactly once, with the result of a fan-out created at once', async () => {
+    await fc.assert(
+      fc.asyncProperty(shapeArbitrary, deliveryArbitrary, async (shape, delivery) => {
+        const reference = await runJob(shape, null);
+        const sliced = await runJob(shape, delivery, undefined, 1);
+        expect(sliced.job.status).toBe('completed');
+        expect(sliced.job.result).toEqual(reference.job.result);
+        for (const [key, count] of sliced.counts) expect(count, key).toBe(1);
+        expect(sliced.counts.size).toBe(reference.counts.size);
+        for (const [correlationId, count] of sliced.dispatches) expect(count, correlationId).toBe(1);
+      }),
+      { numRuns: 100 },
+    );
+  }, 120_000);
+});
