@@ -51,21 +51,31 @@ const timeoutMs = (workload: Workload, size: number): number =>
   workload === 'diamond' ? Math.max(120_000, size * 30) : Math.max(120_000, size * 6);
 
 /** The same warm-up as serve's (local.ts WARM_UP): fresh workers compile their hot paths first. */
-async function warmUp(queues: BenchQueues, connection: ConnectionOptions): Promise<void> {
+async function warmUp(queues: BenchQueues, connection: ConnectionOptions, workload: Workload): Promise<void> {
   const open = (name: string) => new Queue(name, { connection });
   const [s1, list, s4, sum] = [open(queues.s1), open(queues.list), open(queues.s4), open(queues.sum)];
-  try {
-    await s1.addBulk(Array.from({ length: WARM_UP.diamonds }, () => ({ name: 's1', data: {} })));
-    await list.add('list', { count: WARM_UP.fanOutItems });
-    await waitFor(
+  const completed = async (diamonds: number, fanOuts: number) =>
+    waitFor(
       'the BullMQ warm-up jobs to complete',
       async () =>
-        (await s4.getCompletedCount()) >= WARM_UP.diamonds && (await sum.getCompletedCount()) >= 1
+        (await s4.getCompletedCount()) >= diamonds && (await sum.getCompletedCount()) >= fanOuts
           ? true
           : undefined,
       60_000,
       20,
     );
+  try {
+    await s1.addBulk(Array.from({ length: WARM_UP.diamonds }, () => ({ name: 's1', data: {} })));
+    await list.add('list', { count: WARM_UP.fanOutItems });
+    await completed(WARM_UP.diamonds, 1);
+    if (workload === 'diamond') {
+      const { diamonds } = WARM_UP.last;
+      await s1.addBulk(Array.from({ length: diamonds }, () => ({ name: 's1', data: {} })));
+      await completed(WARM_UP.diamonds + diamonds, 1);
+    } else {
+      await list.add('list', { count: WARM_UP.last.fanOutItems });
+      await completed(WARM_UP.diamonds, 2);
+    }
   } finally {
     await Promise.all([s1, list, s4, sum].map((queue) => queue.close().catch(() => {})));
   }
@@ -93,7 +103,7 @@ async function runOnce(workload: Workload, size: number, persistence: RedisPersi
       readyLine: 'ready',
     });
     await Promise.all([first.waitUntilReady(), last.waitUntilReady()]);
-    await warmUp(queues, connection);
+    await warmUp(queues, connection, workload);
     const baseline = await last.getCompletedCount();
     const before = loadAverage();
     const cpu = new CpuWindow({ redis: [redis.pid], workers: [workers.pid] });
