@@ -34,6 +34,10 @@ program
   .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d')
   .option('--token <token>', 'require "Authorization: Bearer <token>" (default: $SWITCHYARD_TOKEN)')
   .option('--max-fan-out <n>', 'the longest list a fan-out step accepts (default 100000)')
+  .option(
+    '--fan-out-slice <n>',
+    'children a fan-out creates per transition: the most a transition holds in memory (default 10000)',
+  )
   .option('--max-body <bytes>', 'the largest request body the API accepts (default 262144)')
   .option(
     '--synchronous <level>',

@@ -44,6 +44,8 @@ export interface ServeOptions {
   token?: string;
   maxBodyBytes?: number;
   maxFanOut?: number;
+  /** Children a fan-out creates per transition. @default 10000 */
+  fanOutSlice?: number;
   /** Static dashboard files served at `/`. */
   dashboard?: ApiDeps['dashboard'];
   logger?: Logger;
@@ -142,6 +144,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     timers,
     telemetry: { logger, metrics },
     maxFanOut: options.maxFanOut,
+    fanOutSlice: options.fanOutSlice,
     onRegistered: async (definition) => {
       for (const vhost of definition.vhosts ?? []) consumeVhost(vhost);
     },

@@ -167,6 +167,9 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
     join(dir, 'switchyard.db'),
     '--reply-queue',
     q('replies'),
+    // Fan-outs of 10 to 24 items create their children in 3 to 6 slices, so kills land between them.
+    '--fan-out-slice',
+    '4',
   ];
   const workers = await startScriptedWorkers(scripts(q), {
     prefetch: 20,

@@ -14,6 +14,7 @@ export interface ServeCommandOptions {
   retain?: string;
   token?: string;
   maxFanOut?: string;
+  fanOutSlice?: string;
   maxBody?: string;
   replyQueue?: string;
   synchronous: string;
@@ -37,6 +38,8 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
   const retainMs = options.retain === undefined ? undefined : parseDuration(options.retain);
   if (options.retain !== undefined && !retainMs)
     throw new CliError(`--retain must be a duration such as 7d or 12h, got "${options.retain}"`);
+  const fanOutSlice = positiveInt(options.fanOutSlice, '--fan-out-slice');
+  if (fanOutSlice === 0) throw new CliError('--fan-out-slice must be at least 1, got "0"');
   const logger = createJsonLogger({});
   let handle: Awaited<ReturnType<typeof startServe>>;
   try {
@@ -52,6 +55,7 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       retainMs,
       token: options.token ?? process.env.SWITCHYARD_TOKEN,
       maxFanOut: positiveInt(options.maxFanOut, '--max-fan-out'),
+      fanOutSlice,
       maxBodyBytes: positiveInt(options.maxBody, '--max-body'),
       dashboard: await loadDashboard(),
       logger,
