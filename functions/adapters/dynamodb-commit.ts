@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { FanCounts, JobRecord } from '../../engine/job/types.js';
+import { type FanCounts, isFinished, type JobRecord } from '../../engine/job/types.js';
 import {
   type Commit,
   type CommitResult,
@@ -378,9 +378,7 @@ class CommitPlan {
         }
       : {
           drop: this.commit.dropUnsent ? requestsAmong(this.before?.oi ?? []) : [],
-          keep: this.commit.dropUnsent
-            ? (this.before?.oi ?? []).length - requestsAmong(this.before?.oi ?? []).length
-            : 0,
+          leaveIndex: isFinished(this.job.status) && this.inlineHeldAfter()?.length === 0,
         };
     return headUpdate(
       this.job,
@@ -390,6 +388,17 @@ class CommitPlan {
       this.deps.retentionSeconds,
       inline,
     );
+  }
+
+  /**
+   * The inline entries the head holds after this commit, when known: a running job stays in gsi3
+   * between its rounds of requests, and only an ended one that holds none leaves it here.
+   */
+  private inlineHeldAfter(): readonly string[] | undefined {
+    if (this.commit.expectedRev === 0) return [];
+    if (!this.before) return undefined;
+    const held = this.before.oi;
+    return this.commit.dropUnsent ? held.filter((short) => !requestsAmong([short]).length) : held;
   }
 
   /** The writes every path puts in the job's own transaction: counters, its own timers and inits. */

@@ -1,5 +1,5 @@
 import type { OutboxEntry } from '../../engine/ports/store.js';
-import { keys, N, pad, S, SHARDS, shardOf, time } from './dynamodb-items.js';
+import { keys, pad, S, SHARDS, shardOf, time } from './dynamodb-items.js';
 import { isConditionFailure } from './dynamodb-retry.js';
 import type { DynamoDbTable, Item } from './dynamodb-table.js';
 import { SWITCHYARD_TABLE } from './dynamodb-table-schema.js';
@@ -14,12 +14,18 @@ import { SWITCHYARD_TABLE } from './dynamodb-table-schema.js';
  * reads beside the outbox items. A crash between the commit and the send loses nothing: the entries
  * are in the head, the head in gsi3, until they are marked sent.
  *
+ * The head stays in gsi3 when its entries are marked sent, with the key of the commit that put it
+ * there: a job's later rounds of requests then write no index entry, and a job that ends within a
+ * minute enters and leaves gsi3 once (its end takes it out when it holds nothing). The key's time
+ * is then that of the head's first entries since it entered, no later than any entry it holds, so
+ * recovery reads each entry's own time (dynamodb-outbox.ts); and the minute's recovery sweep takes
+ * out a head it finds holding nothing (leaveInlineIndex), a read and a write at most once per round
+ * of a job that runs longer.
+ *
  * Only entries of the committing job itself, all created at the same moment (one commit's), small,
- * and only while the head holds no others: a head's inline entries are then one commit's and share
- * the time at the start of its index sort key, which keeps recovery's order and paging exact.
- * Requests for other jobs (created children's), large ones and those of a stopping job
- * (`dropUnsent`) stay outbox items. A stopping job's inline requests are removed with its commit,
- * its inline follow-ups kept.
+ * and only while the head holds no others. Requests for other jobs (created children's), large
+ * ones and those of a stopping job (`dropUnsent`) stay outbox items. A stopping job's inline
+ * requests are removed with its commit, its inline follow-ups kept.
  */
 
 /** An inline entry above this many bytes of JSON would make every write of its head dearer than an item of its own. */
@@ -186,8 +192,10 @@ export function inlineAttributes(plan: InlinePlan): Item {
 }
 
 /**
- * Marks a job's inline requests sent: removes them, and the head from gsi3 when they were all it
- * held (one conditional update); otherwise only them. A head that is gone is left gone.
+ * Marks a job's inline entries sent: removes them (one update). The head stays in gsi3: a running
+ * job's next round of requests then costs no index write; its end, or the minute's recovery sweep
+ * when it finds the head holding nothing (leaveInlineIndex), takes it out. A head that is gone is
+ * left gone.
  */
 export async function ackInline(
   table: DynamoDbTable,
@@ -197,26 +205,10 @@ export async function ackInline(
   const ids = [...new Set(shorts)];
   const names: Record<string, string> = { '#oi': 'oi' };
   const removes: string[] = [];
-  const values: Item = {};
-  const contains: string[] = [];
   ids.forEach((id, n) => {
     names[`#o${n}`] = inlineAttribute(id);
     removes.push(`#o${n}`);
-    values[`:i${n}`] = S(id);
-    contains.push(`contains(#oi, :i${n})`);
   });
-  try {
-    await table.update({
-      Key: keys.head(jobId),
-      UpdateExpression: `REMOVE ${[...removes, '#oi', '#ipk', '#isk'].join(', ')}`,
-      ConditionExpression: `size(#oi) = :n AND ${contains.join(' AND ')}`,
-      ExpressionAttributeNames: { ...names, '#ipk': INLINE_INDEX.partitionKey, '#isk': INLINE_INDEX.sortKey },
-      ExpressionAttributeValues: { ...values, ':n': N(ids.length) },
-    });
-    return;
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
   try {
     await table.update({
       Key: keys.head(jobId),
@@ -224,6 +216,30 @@ export async function ackInline(
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: { ':ids': { SS: ids } },
+    });
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
+/**
+ * Takes a head that holds no inline entry out of gsi3, unless a commit gave it entries since it
+ * was read (then it keeps its key, which is still as read) or it left and came back (another key).
+ */
+export async function leaveInlineIndex(table: DynamoDbTable, head: Item): Promise<void> {
+  const sortKey = head[INLINE_INDEX.sortKey];
+  if (!sortKey || !head.pk) return;
+  try {
+    await table.update({
+      Key: { pk: head.pk, sk: S('J') },
+      UpdateExpression: 'REMOVE #ipk, #isk',
+      ConditionExpression: 'attribute_not_exists(#oi) AND #isk = :isk',
+      ExpressionAttributeNames: {
+        '#oi': 'oi',
+        '#ipk': INLINE_INDEX.partitionKey,
+        '#isk': INLINE_INDEX.sortKey,
+      },
+      ExpressionAttributeValues: { ':isk': sortKey },
     });
   } catch (error) {
     if (!isConditionFailure(error)) throw error;

@@ -71,14 +71,17 @@ export interface HeadObx {
   add?: readonly string[];
 }
 
-/** Inline requests (dynamodb-inline-outbox.ts) a head update adds, or removes all of. */
+/** Inline entries (dynamodb-inline-outbox.ts) a head update adds or removes, and whether the head leaves gsi3. */
 export interface HeadInline {
-  /** `o_<short id>` attributes to set, their short ids, and the head's gsi3 key. */
+  /**
+   * `o_<short id>` attributes to set, their short ids, and the head's gsi3 key, which a head
+   * already in gsi3 keeps (its time is then earlier than these entries').
+   */
   add?: { attrs: Item; ids: readonly string[]; index: { pk: string; sk: string } };
   /** Short ids of the inline requests the replaced revision may hold, to remove. */
   drop?: readonly string[];
-  /** How many inline follow-ups it holds besides: none, and the head leaves gsi3 too. */
-  keep?: number;
+  /** The head holds no inline entry after this write: it leaves gsi3. */
+  leaveIndex?: boolean;
 }
 
 export interface HeadUpdate {
@@ -143,22 +146,23 @@ export function headUpdate(
     values[':oi'] = { SS: [...new Set(ids)] };
     values[':ipk'] = S(index.pk);
     values[':isk'] = S(index.sk);
-    sets.push('#ipk = :ipk', '#isk = :isk');
+    sets.push('#ipk = if_not_exists(#ipk, :ipk)', '#isk = if_not_exists(#isk, :isk)');
     add = add ? `${add}, #oi :oi` : ' ADD #oi :oi';
-  } else if (inline.drop?.length) {
-    names['#oi'] = 'oi';
-    names['#ipk'] = INLINE_INDEX.partitionKey;
-    names['#isk'] = INLINE_INDEX.sortKey;
-    inline.drop.forEach((id, n) => {
+  } else {
+    const drop = inline.drop ?? [];
+    drop.forEach((id, n) => {
       names[`#d${n}`] = inlineAttribute(id);
       removes.push(`#d${n}`);
     });
-    if (inline.keep) {
-      delete names['#ipk'];
-      delete names['#isk'];
-      values[':dropped'] = { SS: [...new Set(inline.drop)] };
+    if (drop.length || inline.leaveIndex) names['#oi'] = 'oi';
+    if (inline.leaveIndex) {
+      names['#ipk'] = INLINE_INDEX.partitionKey;
+      names['#isk'] = INLINE_INDEX.sortKey;
+      removes.push('#oi', '#ipk', '#isk');
+    } else if (drop.length) {
+      values[':dropped'] = { SS: [...new Set(drop)] };
       add = `${add} DELETE #oi :dropped`;
-    } else removes.push('#oi', '#ipk', '#isk');
+    }
   }
   let condition = 'attribute_not_exists(pk)';
   if (expectedRev > 0) {

@@ -1,10 +1,10 @@
 import type { Timer } from '../../engine/job/types.js';
 import type { OutboxEntry, OutboxPage } from '../../engine/ports/store.js';
-import { INLINE_INDEX, inlineEntries, inlinePartition } from './dynamodb-inline-outbox.js';
+import { INLINE_INDEX, inlineEntries, inlinePartition, leaveInlineIndex } from './dynamodb-inline-outbox.js';
 import { decodeJson, gsi, keys, S, SHARDS, str, time } from './dynamodb-items.js';
-import { type Candidate, MergeSource, mergePage, pageSizeFor, queryWholeTimes } from './dynamodb-merge.js';
+import { type Candidate, MergeSource, mergePage, pageSizeFor } from './dynamodb-merge.js';
 import type { PendingWrites } from './dynamodb-pending.js';
-import type { DynamoDbTable, Item, Key } from './dynamodb-table.js';
+import { type DynamoDbTable, forEachLimit, type Item, type Key } from './dynamodb-table.js';
 
 const OUTBOX_CURSOR = /^\d{15}#\d{6}#(.+)$/s;
 
@@ -60,9 +60,7 @@ export async function pendingOutbox(
     });
   });
   for (let shard = 0; shard < SHARDS.outbox; shard++)
-    sources.push(
-      inlineSource(table, inlinePartition(shard), limit, after ? page.cursor : undefined, page, onInline),
-    );
+    sources.push(inlineSource(table, inlinePartition(shard), limit, page.cursor, page, onInline));
   sources.push(...more(after ? page.cursor : undefined));
   const { page: entries, more: rest } = await mergePage(sources, limit, 'ascending');
   const last = entries.at(-1);
@@ -72,9 +70,12 @@ export async function pendingOutbox(
 }
 
 /**
- * The requests job heads hold inline (dynamodb-inline-outbox.ts) in one gsi3 partition, in order.
- * A head's requests are one commit's and share its time, the start of the head's sort key: the
- * heads of one time are read together and their requests sorted, and a cursor resumes at its time.
+ * The entries job heads hold inline (dynamodb-inline-outbox.ts) in one gsi3 partition, oldest
+ * first. A head keeps the index key of the commit that put it in gsi3, so its key's time is no
+ * later than any entry it holds, but may be earlier: heads are read in index order from the start
+ * of the partition (a cursor cannot skip any), and an entry is handed on once no head still to read
+ * can hold an earlier one, that is once its time is before the key of the last head read. A head
+ * found holding nothing is taken out of gsi3.
  */
 function inlineSource(
   table: DynamoDbTable,
@@ -86,53 +87,65 @@ function inlineSource(
 ): MergeSource<OutboxEntry> {
   const { name, partitionKey, sortKey } = INLINE_INDEX;
   const values: Item = { ':p': S(partition) };
-  if (cursor !== undefined) values[':from'] = S(cursor.slice(0, 15));
-  if (page.createdBefore !== undefined) values[':before'] = S(time(page.createdBefore));
-  if (
-    cursor !== undefined &&
-    page.createdBefore !== undefined &&
-    cursor.slice(0, 15) > time(page.createdBefore)
-  )
-    return new MergeSource<OutboxEntry>(async () => ({ candidates: [] }));
   let condition = `${partitionKey} = :p`;
-  if (cursor !== undefined && page.createdBefore !== undefined)
-    condition += ` AND ${sortKey} BETWEEN :from AND :before`;
-  else if (cursor !== undefined) condition += ` AND ${sortKey} >= :from`;
-  else if (page.createdBefore !== undefined) condition += ` AND ${sortKey} < :before`;
-  const timeOf = (item: Item): string => (str(item, sortKey) ?? '').slice(0, 15);
-  return new MergeSource<OutboxEntry>(async (start) => {
-    const { items: whole, next } = await queryWholeTimes(
-      table,
-      {
+  if (page.createdBefore !== undefined) {
+    condition += ` AND ${sortKey} < :before`;
+    values[':before'] = S(time(page.createdBefore));
+  }
+  const held: Candidate<OutboxEntry>[] = [];
+  let start: Item | undefined;
+  let allRead = false;
+  /** Every head still to read has a key from this time on. */
+  let readUpTo = '';
+  return new MergeSource<OutboxEntry>(async () => {
+    if (!allRead) {
+      const { items, next } = await table.queryPage({
         IndexName: name,
         KeyConditionExpression: condition,
         ExpressionAttributeValues: values,
         Limit: pageSizeFor(limit, SHARDS.outbox),
-      },
-      start,
-      timeOf,
-    );
-    const found = await itemsOf(table, whole);
-    const candidates: Candidate<OutboxEntry>[] = [];
-    for (const entry of whole) {
-      const head = found.get(keyString(entry));
-      if (!head) continue;
-      const held = inlineEntries(head).filter(
-        ({ sort, entry }) =>
-          (cursor === undefined || sort > cursor) &&
-          (page.createdBefore === undefined || entry.createdAt < page.createdBefore),
-      );
-      if (held.length)
-        onInline(
-          held[0]?.entry.jobId as string,
-          held.map(({ short }) => short),
+        ExclusiveStartKey: start,
+      });
+      start = next;
+      allRead = next === undefined;
+      readUpTo = (str(items.at(-1), sortKey) ?? readUpTo).slice(0, 15);
+      const found = await itemsOf(table, items);
+      const empty: Item[] = [];
+      for (const entry of items) {
+        const head = found.get(keyString(entry));
+        if (!head) continue;
+        const holds = inlineEntries(head);
+        if (!holds.length) {
+          empty.push(head);
+          continue;
+        }
+        const wanted = holds.filter(
+          ({ sort, entry }) =>
+            (cursor === undefined || sort > cursor) &&
+            (page.createdBefore === undefined || entry.createdAt < page.createdBefore),
         );
-      for (const { sort, entry } of held) candidates.push({ sort, value: entry });
+        if (wanted.length)
+          onInline(
+            wanted[0]?.entry.jobId as string,
+            wanted.map(({ short }) => short),
+          );
+        for (const { sort, entry } of wanted) held.push({ sort, value: entry });
+      }
+      await forEachLimit(empty, PARALLEL_LEAVES, (head) => leaveInlineIndex(table, head));
+      held.sort((a, b) => (a.sort < b.sort ? -1 : 1));
     }
-    candidates.sort((a, b) => (a.sort < b.sort ? -1 : 1));
-    return next ? { candidates, next } : { candidates };
+    let ready = held.length;
+    if (!allRead) {
+      const later = held.findIndex(({ sort }) => sort.slice(0, 15) >= readUpTo);
+      if (later >= 0) ready = later;
+    }
+    const candidates = held.splice(0, ready);
+    return allRead && !held.length ? { candidates } : { candidates, next: {} };
   });
 }
+
+/** Heads taken out of gsi3 at once by one page of recovery. */
+const PARALLEL_LEAVES = 16;
 
 /** Armed timers, earliest first: gsi2 partitions `TIM#<shard>` sorted by `<at>#<job>#<step>`, merged. */
 export async function listTimers(

@@ -38,7 +38,7 @@ import { DynamoDbWorkflows } from './dynamodb-workflows.js';
  * | item                | pk                       | sk                 | index (gsi: pk / sk)                                   |
  * | ------------------- | ------------------------ | ------------------ | ------------------------------------------------------ |
  * | job head            | JOB#<id>                 | J                  | top-level: gsi1 L#<wf>#<status>#<0-3> / <createdAt>#<id> |
- * |                     |                          |                    | holding inline entries: gsi3 OBX#<0-15> / <createdAt>#<seq>#<id> |
+ * |                     |                          |                    | from its first inline entries to its end: gsi3 OBX#<0-15> / <createdAt>#<seq>#<id> |
  * | job chunk           | JOB#<id>                 | C#<token>#<n>      |                                                        |
  * | commit marker       | JOB#<id>                 | K#<token>          |                                                        |
  * | fan-out step marker | JOB#<id>                 | S#<step>           |                                                        |
@@ -52,15 +52,17 @@ import { DynamoDbWorkflows } from './dynamodb-workflows.js';
  * | workflow registry   | WFS                      | <name>             |                                                        |
  * | workflow version    | WF#<name>                | <version>          |                                                        |
  *
- * A job head holds the whole record as JSON (gzip above 400 bytes, to keep heads under the 1 KB of a
- * write unit; chunk items above 300 KB compressed, so no item nears 400 KB), its revision `rev`, and
- * plain attributes for filters. Every commit is conditional on `rev` (or on the head being absent).
- * The job's own requests and follow-ups usually stay in its head until sent (inline entries,
- * dynamodb-inline-outbox.ts), so a commit that sends its job's next steps writes only the head. A
- * commit whose only write is the head is one UpdateItem; one with more (outbox items, timers,
- * counters, created children) is one TransactWriteItems, whose condition on the head makes all of it
- * happen or none: a refused commit writes nothing. Chunks are written first, named by a token of their commit, and become part of
- * the job only when the head points at them: a refused commit's chunks are never read.
+ * A job head holds the whole record as JSON (gzip above 400 bytes, to keep heads under the 1 KB of
+ * a write unit; chunk items above 300 KB compressed, so no item nears 400 KB), its revision `rev`,
+ * and plain attributes for filters. Every commit is conditional on `rev` (or on the head being
+ * absent). The job's own requests and follow-ups usually stay in its head until sent (inline
+ * entries, dynamodb-inline-outbox.ts), so a commit that sends its job's next steps writes only the
+ * head (the head enters gsi3 with its first entries and stays there until its job ends, or until
+ * recovery finds it holding none). A commit whose only write is the head is one UpdateItem; one
+ * with more (outbox items, timers, counters, created children) is one TransactWriteItems, whose
+ * condition on the head makes all of it happen or none: a refused commit writes nothing. Chunks are
+ * written first, named by a token of their commit, and become part of the job only when the head
+ * points at them: a refused commit's chunks are never read.
  *
  * The requests a commit sends to the children it creates are not outbox items of their own: they go
  * in groups of up to 100, one item and one index entry each (dynamodb-outbox-groups.ts), deleted
@@ -103,7 +105,7 @@ import { DynamoDbWorkflows } from './dynamodb-workflows.js';
  * bucket of 1,000 (16 shards per workflow), expanded into the bucket's index entries, and read from
  * the table (status changes of children then cost no index write, and a child no index entry of
  * its own); retention finds finished top-level jobs in that listing too. The outbox (16 shards) and
- * timers (16 shards) are in gsi2 by time, heads holding inline entries in gsi3 (16 shards). The
+ * timers (16 shards) are in gsi2 by time, heads that may hold inline entries in gsi3 (16 shards). The
  * indexes hold keys only (an update that keeps an item's index keys writes nothing to them), so
  * their readers fetch the items from the table. Indexes are eventually consistent; only listings,
  * recovery, timers and retention read them, never the commit path.

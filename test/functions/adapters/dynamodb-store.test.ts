@@ -9,7 +9,9 @@ import {
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Commit, JobRecord, OutboxEntry, StepRequest } from '../../../engine/index.js';
+import { leaveInlineIndex } from '../../../functions/adapters/dynamodb-inline-outbox.js';
 import { DynamoDbStore } from '../../../functions/adapters/dynamodb-store.js';
+import { DynamoDbTable } from '../../../functions/adapters/dynamodb-table.js';
 import {
   createSwitchyardTable,
   type DynamoDbLocal,
@@ -511,6 +513,103 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
     const head = await rawItem(tableName, `JOB#${job.id}`, 'J');
     expect(Object.keys(head ?? {}).filter((name) => /^(oi|o_|gsi3)/.test(name))).toEqual([]);
     expect(await store.getJob(job.id)).toEqual({ ...job, rev: 2 });
+  });
+
+  it('keeps a head in gsi3 between its rounds of requests, under the key of its first, and recovers a later round by its own time, in order, in pages', async () => {
+    // Prepare
+    const { store, tableName } = await freshStore();
+    const job = aJob();
+    const second = { ...job, rev: 2 };
+    const first = requestEntry(job, `${job.id}:1:r0`, 5);
+    const later = requestEntry(second, `${job.id}:2:r0`, 100);
+    const other = aJob();
+    // Too large to stay in its head: an outbox item, recovered between the two rounds.
+    const between: OutboxEntry = {
+      id: `${other.id}:1:r0`,
+      kind: 'request',
+      jobId: other.id,
+      createdAt: 50,
+      request: { ...aRequest(other), body: { pad: 'x'.repeat(3_000) } },
+    };
+    const recover = async (createdBefore: number) => {
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.pendingOutbox({ limit: 1, cursor, createdBefore });
+        ids.push(...page.entries.map((entry) => entry.id));
+        cursor = page.cursor;
+      } while (cursor);
+      return ids;
+    };
+
+    // Act
+    await store.commit([creating(job, { outbox: [first] }), creating(other, { outbox: [between] })]);
+    await store.ackOutbox([first.id]);
+    const afterAck = await rawItem(tableName, `JOB#${job.id}`, 'J');
+    await store.commit([updating(job, second, { outbox: [later] })]);
+    const afterSecond = await rawItem(tableName, `JOB#${job.id}`, 'J');
+    const early = await recover(80);
+    const all = await recover(1_000);
+
+    // Assess
+    expect(afterAck?.oi).toBeUndefined();
+    expect(afterAck?.gsi3sk?.S).toMatch(/^000000000000005#/);
+    expect(afterSecond?.gsi3sk).toEqual(afterAck?.gsi3sk);
+    expect(early).toEqual([between.id]);
+    expect(all).toEqual([between.id, later.id]);
+  });
+
+  it('takes a head out of gsi3 when its job ends holding nothing, or when recovery finds it holding nothing, never while it holds an entry', async () => {
+    // Prepare
+    const { store, tableName } = await freshStore();
+    const [ended, idle, unsent] = [aJob(), aJob(), aJob()] as [JobRecord, JobRecord, JobRecord];
+    const entry = (job: JobRecord) => requestEntry(job, `${job.id}:1:r0`, 5);
+    const end = (job: JobRecord) => updating(job, { ...job, rev: 2, status: 'completed', endedAt: 10 });
+    const indexed = async (job: JobRecord) =>
+      (await rawItem(tableName, `JOB#${job.id}`, 'J'))?.gsi3sk !== undefined;
+    const state = async () => ({
+      ended: await indexed(ended),
+      idle: await indexed(idle),
+      unsent: await indexed(unsent),
+    });
+    await store.commit([ended, idle, unsent].map((job) => creating(job, { outbox: [entry(job)] })));
+    await store.ackOutbox([entry(ended).id, entry(idle).id]);
+
+    // Act
+    await store.commit([end(ended), end(unsent)]);
+    const afterEnd = await state();
+    const recovered = await store.pendingOutbox({ limit: 100, createdBefore: 1_000 });
+    const afterRecovery = await state();
+    await store.ackOutbox([entry(unsent).id]);
+    await store.pendingOutbox({ limit: 100, createdBefore: 1_000 });
+
+    // Assess
+    expect(afterEnd).toEqual({ ended: false, idle: true, unsent: true });
+    expect(recovered.entries).toEqual([entry(unsent)]);
+    expect(afterRecovery).toEqual({ ended: false, idle: false, unsent: true });
+    expect(await state()).toEqual({ ended: false, idle: false, unsent: false });
+  });
+
+  it('leaves a head in gsi3 when a commit gave it entries after recovery found it holding none', async () => {
+    // Prepare
+    const local = await emulator();
+    const { store, tableName } = await freshStore();
+    const job = aJob();
+    const second = { ...job, rev: 2 };
+    const first = requestEntry(job, `${job.id}:1:r0`, 5);
+    const next = requestEntry(second, `${job.id}:2:r0`, 7);
+    await store.commit([creating(job, { outbox: [first] })]);
+    await store.ackOutbox([first.id]);
+    const found = (await rawItem(tableName, `JOB#${job.id}`, 'J')) ?? {};
+
+    // Act
+    await store.commit([updating(job, second, { outbox: [next] })]);
+    await leaveInlineIndex(new DynamoDbTable(local.client, tableName), found);
+
+    // Assess
+    expect((await rawItem(tableName, `JOB#${job.id}`, 'J'))?.gsi3sk).toEqual(found.gsi3sk);
+    const pending = await store.pendingOutbox({ limit: 100, createdBefore: 1_000 });
+    expect(pending.entries).toEqual([next]);
   });
 
   it('drops unsent requests of a job that stops, also those its parent created for it', async () => {
