@@ -22,18 +22,8 @@ import {
 import type { FanCounters } from './dynamodb-fan-counters.js';
 import { fanWatch } from './dynamodb-fan-watch.js';
 import { type InlinePlan, inlineAttributes, planInline, requestsAmong } from './dynamodb-inline-outbox.js';
-import {
-  chunkKeys,
-  chunkRefOf,
-  encodeJson,
-  itemBytes,
-  keys,
-  N,
-  S,
-  SHARDS,
-  shardOf,
-} from './dynamodb-items.js';
-import { countsChange } from './dynamodb-job-counts.js';
+import { chunkKeys, chunkRefOf, encodeJson, itemBytes, keys, N, S } from './dynamodb-items.js';
+import { countsChange, countsKey, finishedCountsChange } from './dynamodb-job-counts.js';
 import {
   HEAD_INLINE_LIMIT,
   type HeadCache,
@@ -415,15 +405,11 @@ class CommitPlan {
     }
     if (job.parent === null) {
       const from = commit.expectedRev === 0 ? undefined : this.before?.status;
-      if (from !== job.status) {
-        this.core.push({ ...update(countsChange(job.workflow, job.id, from, job.status)), counts: true });
-        const adds: Record<string, number> = { [job.status]: 1 };
-        if (from) adds[from] = -1;
-        this.tally = {
-          group: `CNT#${job.workflow}`,
-          key: keys.counts(shardOf(job.id, SHARDS.counts), job.workflow),
-          adds,
-        };
+      const counter = countsChange(job.workflow, job.id, from, job.status);
+      const adds = finishedCountsChange(from, job.status);
+      if (counter && adds) {
+        this.core.push({ ...update(counter), counts: true });
+        this.tally = { group: `CNT#${job.workflow}`, key: countsKey(job.workflow, job.id), adds };
       }
     }
     if (commit.childOutcome && this.shards !== undefined) {
@@ -486,11 +472,9 @@ class CommitPlan {
         ...put(headItem(child, json.attrs, obx, this.deps.retentionSeconds), 'attribute_not_exists(pk)'),
         createOf: child.id,
       });
-      if (child.parent === null)
-        items.push({
-          ...update(countsChange(child.workflow, child.id, undefined, child.status)),
-          createOf: child.id,
-        });
+      const counter =
+        child.parent === null && countsChange(child.workflow, child.id, undefined, child.status);
+      if (counter) items.push({ ...update(counter), createOf: child.id });
       const entry = childEntry(child);
       if (entry && child.parent) {
         items.push({ ...put(entry), createOf: child.id });
@@ -628,10 +612,8 @@ class CommitPlan {
         // A top-level job created by another's commit (never done by the engine): in the transaction.
         const item = headItem(child, json.attrs, obx, deps.retentionSeconds);
         topLevelCreates.push({ ...put(item, 'attribute_not_exists(pk)'), createOf: child.id });
-        topLevelCreates.push({
-          ...update(countsChange(child.workflow, child.id, undefined, child.status)),
-          createOf: child.id,
-        });
+        const counter = countsChange(child.workflow, child.id, undefined, child.status);
+        if (counter) topLevelCreates.push({ ...update(counter), createOf: child.id });
         continue;
       }
       plain.push(childEntry(child) as Item);

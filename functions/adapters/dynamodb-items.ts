@@ -61,6 +61,7 @@ export const keys = {
   outboxGroup: (id: string): Key => keyOf(`OUT#${id}`, 'G'),
   counts: (shard: number, workflow: string): Key => keyOf(`CNT#${pad(shard, 2)}`, workflow),
   countsPk: (shard: number) => `CNT#${pad(shard, 2)}`,
+  workflowRegistryPk: () => 'WFS',
   workflowRegistry: (name: string): Key => keyOf('WFS', name),
   workflowVersion: (name: string, version: number): Key => keyOf(`WF#${name}`, pad(version, 9)),
   ping: (): Key => keyOf('PING', 'PING'),

@@ -96,6 +96,7 @@ async function deleteTree(table: DynamoDbTable, root: Item, endedBefore: number)
       deleted += heads;
     });
   }
+  const counter = countsChange(workflow, rootId, status, undefined);
   try {
     await table.transact([
       {
@@ -106,7 +107,7 @@ async function deleteTree(table: DynamoDbTable, root: Item, endedBefore: number)
           ExpressionAttributeValues: { ':rev': { N: String(rev) } },
         },
       },
-      countsChange(workflow, rootId, status, undefined),
+      ...(counter ? [counter] : []),
     ]);
     deleted++;
   } catch (error) {

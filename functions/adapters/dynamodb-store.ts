@@ -18,7 +18,7 @@ import { defaultCounterShards, FanCounters } from './dynamodb-fan-counters.js';
 import { isFanInId, watchPartition, watchSource } from './dynamodb-fan-watch.js';
 import { ackInline, InlineRequests } from './dynamodb-inline-outbox.js';
 import { keys, SHARDS } from './dynamodb-items.js';
-import { readCounts } from './dynamodb-job-counts.js';
+import { finishedCountsChange, readCounts } from './dynamodb-job-counts.js';
 import { HeadCache } from './dynamodb-job-items.js';
 import { queryJobs } from './dynamodb-job-query.js';
 import { JobReader } from './dynamodb-job-reader.js';
@@ -48,7 +48,7 @@ import { DynamoDbWorkflows } from './dynamodb-workflows.js';
  * | fan-out counters    | FAN#<parent>#<step>      | <shard>            | shard 0 while watched: gsi3 FWT#<0-15> / <parent>#<step> |
  * | outbox entry        | OUT#<id>                 | O                  | gsi2 OBX#<0-15> / <createdAt>#<seq>#<id>               |
  * | outbox group        | OUT#<first entry id>     | G                  | gsi2 OBG#<0-15> / <createdAt>#<last seq>#<id>          |
- * | job counts          | CNT#<0-7>                | <workflow>         |                                                        |
+ * | finished job counts | CNT#<0-7>                | <workflow>         |                                                        |
  * | workflow registry   | WFS                      | <name>             |                                                        |
  * | workflow version    | WF#<name>                | <version>          |                                                        |
  *
@@ -110,9 +110,11 @@ import { DynamoDbWorkflows } from './dynamodb-workflows.js';
  * their readers fetch the items from the table. Indexes are eventually consistent; only listings,
  * recovery, timers and retention read them, never the commit path.
  *
- * Counts. Per workflow and status, in `CNT#<shard>`/`<workflow>` items moved in the same
- * transaction as a top-level job's status. The old status comes from the revision the commit
- * replaces, remembered from the read that preceded it (read again only when not remembered).
+ * Counts (dynamodb-job-counts.ts). Finished top-level jobs per workflow and status in
+ * `CNT#<shard>`/`<workflow>` items moved in the same transaction as the job's status; waiting and
+ * running ones counted in their listing partitions of gsi1, so a job's creation is one write. The
+ * old status comes from the revision the commit replaces, remembered from the read that preceded it
+ * (read again only when not remembered).
  *
  * Retention. `deleteFinishedJobs` deletes whole trees (dynamodb-retention.ts). With
  * `retentionSeconds`, finished jobs' heads and chunks also carry `expiresAt` (TTL, deleted by
@@ -219,7 +221,7 @@ export class DynamoDbStore implements Store {
       if (outcome) key = `FAN\u0000${outcome.parentId}\u0000${outcome.step}`;
       else if (job.parent === null && commit.expectedRev > 0) {
         const before = this.heads.get(job.id, commit.expectedRev);
-        if (!before || before.status === job.status) continue;
+        if (!before || !finishedCountsChange(before.status, job.status)) continue;
         key = `CNT\u0000${job.workflow}`;
       } else continue;
       const list = finishing.get(key);

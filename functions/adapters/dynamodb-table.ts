@@ -113,6 +113,25 @@ export class DynamoDbTable {
     return items;
   }
 
+  /** How many items a query matches (all pages), reading none of them back. */
+  async count(input: Tableless<QueryCommandInput>): Promise<number> {
+    let total = 0;
+    let start: Item | undefined;
+    do {
+      const output = await withRetries(
+        'Query',
+        () =>
+          this.client.send(
+            new QueryCommand({ ...input, Select: 'COUNT', TableName: this.name, ExclusiveStartKey: start }),
+          ),
+        this.retry,
+      );
+      total += output.Count ?? 0;
+      start = output.LastEvaluatedKey;
+    } while (start);
+    return total;
+  }
+
   /** The items that exist among `keys`, in no particular order. */
   async batchGet(keys: readonly Key[], consistent = true): Promise<Item[]> {
     const unique = [...new Map(keys.map((key) => [keyString(key), key])).values()];

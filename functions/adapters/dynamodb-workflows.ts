@@ -90,7 +90,7 @@ export class DynamoDbWorkflows {
   async list(): Promise<WorkflowSummary[]> {
     const items = await this.table.queryAll({
       KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': S('WFS') },
+      ExpressionAttributeValues: { ':pk': S(keys.workflowRegistryPk()) },
       ConsistentRead: true,
     });
     return items

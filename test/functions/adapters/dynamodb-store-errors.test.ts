@@ -6,6 +6,7 @@ import {
   GetItemCommand,
   InternalServerError,
   ProvisionedThroughputExceededException,
+  QueryCommand,
   ThrottlingException,
   TransactionCanceledException,
   TransactWriteItemsCommand,
@@ -258,6 +259,43 @@ describe('Class: DynamoDbStore (error paths, mocked DynamoDB)', () => {
         'DynamoDB BatchWriteItem still failed after 3 attempts (Error: 2 item(s) still unprocessed (throttled))',
       );
       expect(mock.commandCalls(BatchWriteItemCommand)).toHaveLength(3);
+    });
+  });
+
+  describe('Method: countJobs', () => {
+    it('counts waiting and running jobs across pages of their listing partitions, retrying a throttled page', async () => {
+      // Prepare
+      const { store, mock } = mockedStore();
+      const pages = new Map<string, number>();
+      let throttledOnce = false;
+      mock.on(QueryCommand).callsFake((input) => {
+        const partition = input.ExpressionAttributeValues[':p'].S as string;
+        if (partition === 'L#wf#running#2' && !throttledOnce) {
+          throttledOnce = true;
+          throw throttled();
+        }
+        const page = pages.get(partition) ?? 0;
+        pages.set(partition, page + 1);
+        return page < 2
+          ? { Count: 2, LastEvaluatedKey: { pk: { S: `page-${page}` } } }
+          : { Count: partition.includes('#waiting#') ? 0 : 1 };
+      });
+      mock.on(BatchGetItemCommand).resolves({
+        Responses: {
+          mocked: [
+            { pk: { S: 'CNT#01' }, sk: { S: 'wf' }, completed: { N: '7' }, running: { N: '40' } },
+            { pk: { S: 'CNT#05' }, sk: { S: 'wf' }, completed: { N: '1' }, failed: { N: '2' } },
+          ],
+        },
+      });
+
+      // Act
+      const counts = await store.countJobs('wf');
+
+      // Assess
+      expect(counts).toEqual({ waiting: 16, running: 20, completed: 8, failed: 2, cancelled: 0 });
+      const selects = mock.commandCalls(QueryCommand).map((call) => call.args[0].input.Select);
+      expect(new Set(selects)).toEqual(new Set(['COUNT']));
     });
   });
 

@@ -18,7 +18,15 @@ import {
   startDynamoDbLocal,
   uniqueTableName,
 } from '../../support/dynamodb-local.js';
-import { aChild, aJob, aRequest, creating, requestEntry, updating } from '../../support/factories.js';
+import {
+  aChild,
+  aJob,
+  aRequest,
+  aWorkflow,
+  creating,
+  requestEntry,
+  updating,
+} from '../../support/factories.js';
 import { deliveryArbitrary, runJob, shapeArbitrary } from '../../support/random-workflows.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 import { describeStoreContract } from '../store-contract.js';
@@ -643,6 +651,120 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
     const ids = (await store.pendingOutbox({ limit: 100_000 })).entries.map((entry) => entry.id);
     expect(ids).not.toContain('created-for-child');
     expect(ids).not.toContain('own-request');
+  });
+});
+
+describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: TIMEOUT }, () => {
+  /** A store on a fresh table whose client records the commands it sends. */
+  async function recordingStore(): Promise<{ store: DynamoDbStore; tableName: string; commands: string[] }> {
+    const local = await emulator();
+    const tableName = uniqueTableName('dynamodb-counts');
+    await createSwitchyardTable(local.client, tableName);
+    const client = local.newClient();
+    const commands: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        commands.push(context.commandName ?? '');
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordCommands' },
+    );
+    return { store: new DynamoDbStore({ client, tableName }), tableName, commands };
+  }
+
+  const counterItems = async (tableName: string, workflow: string) => {
+    const items = [];
+    for (let shard = 0; shard < 8; shard++) {
+      const item = await rawItem(tableName, `CNT#${String(shard).padStart(2, '0')}`, workflow);
+      if (item) items.push(item);
+    }
+    return items;
+  };
+
+  it('creates a job with its first request in one write, counting it from the listing index until it ends', async () => {
+    // Prepare
+    const { store, tableName, commands } = await recordingStore();
+    const workflow = `counts-${randomBytes(4).toString('hex')}`;
+    const job = aJob({ workflow });
+
+    // Act
+    await store.commit([creating(job, { outbox: [requestEntry(job, `${job.id}:1:r0`, 5)] })]);
+    const written = [...commands];
+    const whileRunning = await store.countJobs(workflow);
+    const countersWhileRunning = await counterItems(tableName, workflow);
+    await store.commit([updating(job, { ...job, rev: 2, status: 'completed', endedAt: 10 })]);
+
+    // Assess
+    expect(written).toEqual(['UpdateItemCommand']);
+    expect(countersWhileRunning).toEqual([]);
+    expect(whileRunning).toEqual({ waiting: 0, running: 1, completed: 0, failed: 0, cancelled: 0 });
+    expect(await store.countJobs(workflow)).toEqual({
+      waiting: 0,
+      running: 0,
+      completed: 1,
+      failed: 0,
+      cancelled: 0,
+    });
+  });
+
+  it('counts a job that fails, runs again and waits exactly once in each status, ignoring waiting and running numbers that counters held before', async () => {
+    // Prepare
+    const { store, tableName } = await recordingStore();
+    const workflow = `counts-${randomBytes(4).toString('hex')}`;
+    const [job, other] = [aJob({ workflow }), aJob({ workflow })] as [JobRecord, JobRecord];
+    const local = await emulator();
+    await local.client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: 'CNT#00' }, sk: { S: workflow } },
+        UpdateExpression: 'ADD running :n, waiting :n',
+        ExpressionAttributeValues: { ':n': { N: '5' } },
+      }),
+    );
+    const failed = { ...job, rev: 2, status: 'failed' as const, endedAt: 10 };
+    const again = { ...failed, rev: 3, status: 'running' as const, endedAt: undefined };
+    const waiting = { ...again, rev: 4, status: 'waiting' as const };
+
+    // Act
+    await store.commit([creating(job), creating(other)]);
+    await store.commit([updating(job, failed)]);
+    const afterFailing = await store.countJobs(workflow);
+    await store.commit([updating(failed, again)]);
+    await store.commit([updating(again, waiting)]);
+
+    // Assess
+    expect(afterFailing).toEqual({ waiting: 0, running: 1, completed: 0, failed: 1, cancelled: 0 });
+    expect(await store.countJobs(workflow)).toEqual({
+      waiting: 1,
+      running: 1,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+    });
+  });
+
+  it('lists jobs that have not ended of a registered workflow, and ended ones, without a workflow named', async () => {
+    // Prepare
+    const { store } = await recordingStore();
+    const definition = aWorkflow(`listed-${randomBytes(4).toString('hex')}`);
+    await store.saveWorkflow(definition, 1_000);
+    const running = aJob({ workflow: definition.name });
+    const unregistered = aJob({ workflow: `ended-${randomBytes(4).toString('hex')}` });
+
+    // Act
+    await store.commit([creating(running), creating(unregistered)]);
+    await store.commit([
+      updating(unregistered, { ...unregistered, rev: 2, status: 'completed', endedAt: 10 }),
+    ]);
+
+    // Assess
+    expect((await store.queryJobs({ status: 'running' })).jobs.map((job) => job.id)).toEqual([running.id]);
+    expect((await store.queryJobs({ status: 'completed' })).jobs.map((job) => job.id)).toEqual([
+      unregistered.id,
+    ]);
+    expect((await store.queryJobs({})).jobs.map((job) => job.id).sort()).toEqual(
+      [running.id, unregistered.id].sort(),
+    );
   });
 });
 
