@@ -21,7 +21,13 @@ import {
 } from './dynamodb-commit-items.js';
 import type { FanCounters } from './dynamodb-fan-counters.js';
 import { fanWatch } from './dynamodb-fan-watch.js';
-import { type InlinePlan, inlineAttributes, planInline, requestsAmong } from './dynamodb-inline-outbox.js';
+import {
+  type InlinePlan,
+  inlineAttributes,
+  inlineIndexKey,
+  planInline,
+  requestsAmong,
+} from './dynamodb-inline-outbox.js';
 import { chunkKeys, chunkRefOf, encodeJson, itemBytes, keys, N, S } from './dynamodb-items.js';
 import { countsChange, countsKey, finishedCountsChange } from './dynamodb-job-counts.js';
 import {
@@ -39,6 +45,7 @@ import { type GroupPlan, planGroups } from './dynamodb-outbox-groups.js';
 import { keyId, type PendingPut, type PendingWrites } from './dynamodb-pending.js';
 import { cancellationReasons, isConditionFailure } from './dynamodb-retry.js';
 import type { DynamoDbTable, Item, Key } from './dynamodb-table.js';
+import { youngRuleCovers } from './dynamodb-young-heads.js';
 
 export interface CommitDeps {
   table: DynamoDbTable;
@@ -51,6 +58,8 @@ export interface CommitDeps {
   onInline?: (jobId: string, shorts: readonly string[]) => void;
   /** Told which requests a commit wrote into a group item (dynamodb-outbox-groups.ts). */
   onGroup?: (key: Key, ids: readonly string[]) => void;
+  /** Whether the workflow is known to be registered (dynamodb-young-heads.ts); unknown: as if not. */
+  isRegistered?: (workflow: string) => boolean;
 }
 
 const MAX_TRANSACTION_ITEMS = 100;
@@ -358,18 +367,14 @@ class CommitPlan {
 
   private headOp(): HeadUpdate {
     const obx = this.commit.dropUnsent ? { set: this.ownRequests } : { add: this.ownRequests };
-    const inline: HeadInline = this.inline
-      ? {
-          add: {
-            attrs: inlineAttributes(this.inline),
-            ids: this.inline.entries.map(({ short }) => short),
-            index: this.inline.index,
-          },
-        }
-      : {
-          drop: this.commit.dropUnsent ? requestsAmong(this.before?.oi ?? []) : [],
-          leaveIndex: isFinished(this.job.status) && this.inlineHeldAfter()?.length === 0,
-        };
+    const inline: HeadInline = {
+      add: this.inline && {
+        attrs: inlineAttributes(this.inline),
+        ids: this.inline.entries.map(({ short }) => short),
+      },
+      drop: this.commit.dropUnsent ? requestsAmong(this.before?.oi ?? []) : [],
+      index: this.indexChange(),
+    };
     return headUpdate(
       this.job,
       this.headJson.attrs,
@@ -381,14 +386,29 @@ class CommitPlan {
   }
 
   /**
-   * The inline entries the head holds after this commit, when known: a running job stays in gsi3
-   * between its rounds of requests, and only an ended one that holds none leaves it here.
+   * The head's place in gsi3 (dynamodb-inline-outbox.ts): a running job stays there between its
+   * rounds of requests, and only an ended one that holds nothing leaves it here; a young top-level
+   * job keeps its entries out of it (dynamodb-young-heads.ts).
    */
+  private indexChange(): HeadInline['index'] {
+    const held = this.inlineHeldAfter();
+    if (held?.length === 0) return isFinished(this.job.status) ? 'leave' : undefined;
+    const statusBefore = this.commit.expectedRev === 0 ? this.job.status : this.before?.status;
+    if (youngRuleCovers(this.job, statusBefore, this.deps.isRegistered?.(this.job.workflow) === true))
+      return undefined;
+    if (this.inline) return { enter: this.inline.index };
+    // Entries of earlier commits: from the job's creation on, no later than any of them.
+    return held === undefined ? undefined : { enter: inlineIndexKey(this.job.id, this.job.createdAt) };
+  }
+
+  /** The inline entries the head holds after this commit, when known. */
   private inlineHeldAfter(): readonly string[] | undefined {
-    if (this.commit.expectedRev === 0) return [];
+    const added = this.inline?.entries.map(({ short }) => short) ?? [];
+    if (this.commit.expectedRev === 0) return added;
     if (!this.before) return undefined;
     const held = this.before.oi;
-    return this.commit.dropUnsent ? held.filter((short) => !requestsAmong([short]).length) : held;
+    const kept = this.commit.dropUnsent ? held.filter((short) => !requestsAmong([short]).length) : held;
+    return [...kept, ...added];
   }
 
   /** The writes every path puts in the job's own transaction: counters, its own timers and inits. */

@@ -12,7 +12,8 @@ import { SWITCHYARD_TABLE } from './dynamodb-table-schema.js';
  * `o_<short id>` (its position in the commit and what the head does not already say of it), and
  * while it has any it is in gsi3 (`OBX#<shard>` / `<createdAt>#<seq>#<job id>`), which recovery
  * reads beside the outbox items. A crash between the commit and the send loses nothing: the entries
- * are in the head, the head in gsi3, until they are marked sent.
+ * are in the head, the head in gsi3, until they are marked sent. (A top-level job in its first
+ * minute is found through the job listing instead: dynamodb-young-heads.ts.)
  *
  * The head stays in gsi3 when its entries are marked sent, with the key of the commit that put it
  * there: a job's later rounds of requests then write no index entry, and a job that ends within a
@@ -158,14 +159,14 @@ export function planInline(
   });
   const first = entries[0];
   if (!first) return undefined;
-  return {
-    entries,
-    index: {
-      pk: inlinePartition(shardOf(jobId, SHARDS.outbox)),
-      sk: `${first.sort.slice(0, first.sort.lastIndexOf('#'))}#${jobId}`,
-    },
-  };
+  return { entries, index: inlineIndexKey(jobId, first.entry.createdAt, outbox.indexOf(first.entry)) };
 }
+
+/** A head's gsi3 key for inline entries from time `at` on (the first at position `seq` of its commit). */
+export const inlineIndexKey = (jobId: string, at: number, seq = 0): { pk: string; sk: string } => ({
+  pk: inlinePartition(shardOf(jobId, SHARDS.outbox)),
+  sk: `${time(at)}#${pad(seq, 6)}#${jobId}`,
+});
 
 /** The inline requests a head item holds, oldest first, each with its sort. */
 export function inlineEntries(head: Item): { sort: string; short: string; entry: OutboxEntry }[] {

@@ -2,6 +2,7 @@ import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { FINISHED_JOB_STATUSES, isFinished, type JobStatus } from '../../engine/job/types.js';
 import { gsi, keys, N, num, S, SHARDS, shardOf } from './dynamodb-items.js';
 import type { DynamoDbTable } from './dynamodb-table.js';
+import { registeredWorkflows } from './dynamodb-workflows.js';
 
 /*
  * Top-level jobs per workflow and status, counted two ways.
@@ -111,12 +112,7 @@ export async function workflowsWithJobs(table: DynamoDbTable, status?: JobStatus
     }
   }
   if (status === undefined || !isFinished(status)) {
-    const registered = await table.queryAll({
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': S(keys.workflowRegistryPk()) },
-      ProjectionExpression: 'sk',
-    });
-    for (const item of registered) if (item.sk?.S !== undefined) names.add(item.sk.S);
+    for (const name of await registeredWorkflows(table)) names.add(name);
   }
   return [...names];
 }

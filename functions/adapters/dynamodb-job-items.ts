@@ -71,17 +71,17 @@ export interface HeadObx {
   add?: readonly string[];
 }
 
-/** Inline entries (dynamodb-inline-outbox.ts) a head update adds or removes, and whether the head leaves gsi3. */
+/** What a head update does to its inline entries (dynamodb-inline-outbox.ts) and to its place in gsi3. */
 export interface HeadInline {
-  /**
-   * `o_<short id>` attributes to set, their short ids, and the head's gsi3 key, which a head
-   * already in gsi3 keeps (its time is then earlier than these entries').
-   */
-  add?: { attrs: Item; ids: readonly string[]; index: { pk: string; sk: string } };
-  /** Short ids of the inline requests the replaced revision may hold, to remove. */
+  /** `o_<short id>` attributes to set, with their short ids. */
+  add?: { attrs: Item; ids: readonly string[] };
+  /** Short ids of the inline requests the replaced revision may hold, to remove (never with `add`). */
   drop?: readonly string[];
-  /** The head holds no inline entry after this write: it leaves gsi3. */
-  leaveIndex?: boolean;
+  /**
+   * gsi3: enter it under this key (a head already in it keeps its own, which is no later than its
+   * entries), or leave it (the head holds no inline entry after this write); unset: stay as it is.
+   */
+  index?: { enter: { pk: string; sk: string } } | 'leave';
 }
 
 export interface HeadUpdate {
@@ -134,34 +134,37 @@ export function headUpdate(
     add = ' ADD #obx :obx';
   }
   if (inline.add) {
-    const { attrs, ids, index } = inline.add;
-    Object.entries(attrs).forEach(([name, value], n) => {
+    Object.entries(inline.add.attrs).forEach(([name, value], n) => {
       names[`#i${n}`] = name;
       values[`:i${n}`] = value;
       sets.push(`#i${n} = :i${n}`);
     });
     names['#oi'] = 'oi';
+    values[':oi'] = { SS: [...new Set(inline.add.ids)] };
+    add = add ? `${add}, #oi :oi` : ' ADD #oi :oi';
+  }
+  const drop = inline.drop ?? [];
+  drop.forEach((id, n) => {
+    names[`#d${n}`] = inlineAttribute(id);
+    removes.push(`#d${n}`);
+  });
+  if (inline.index) {
     names['#ipk'] = INLINE_INDEX.partitionKey;
     names['#isk'] = INLINE_INDEX.sortKey;
-    values[':oi'] = { SS: [...new Set(ids)] };
-    values[':ipk'] = S(index.pk);
-    values[':isk'] = S(index.sk);
-    sets.push('#ipk = if_not_exists(#ipk, :ipk)', '#isk = if_not_exists(#isk, :isk)');
-    add = add ? `${add}, #oi :oi` : ' ADD #oi :oi';
+  }
+  if (inline.index === 'leave') {
+    names['#oi'] = 'oi';
+    removes.push('#oi', '#ipk', '#isk');
   } else {
-    const drop = inline.drop ?? [];
-    drop.forEach((id, n) => {
-      names[`#d${n}`] = inlineAttribute(id);
-      removes.push(`#d${n}`);
-    });
-    if (drop.length || inline.leaveIndex) names['#oi'] = 'oi';
-    if (inline.leaveIndex) {
-      names['#ipk'] = INLINE_INDEX.partitionKey;
-      names['#isk'] = INLINE_INDEX.sortKey;
-      removes.push('#oi', '#ipk', '#isk');
-    } else if (drop.length) {
+    if (drop.length) {
+      names['#oi'] = 'oi';
       values[':dropped'] = { SS: [...new Set(drop)] };
       add = `${add} DELETE #oi :dropped`;
+    }
+    if (inline.index) {
+      values[':ipk'] = S(inline.index.enter.pk);
+      values[':isk'] = S(inline.index.enter.sk);
+      sets.push('#ipk = if_not_exists(#ipk, :ipk)', '#isk = if_not_exists(#isk, :isk)');
     }
   }
   let condition = 'attribute_not_exists(pk)';

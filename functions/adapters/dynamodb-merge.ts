@@ -57,8 +57,10 @@ export async function mergePage<T>(
       if (head && (best < 0 || before(head.sort, (heads[best] as Candidate<T>).sort))) best = n;
     });
     if (best < 0) return { page, more: false };
-    page.push(heads[best] as Candidate<T>);
+    const next = heads[best] as Candidate<T>;
     (sources[best] as MergeSource<T>).shift();
+    // The same value from two sources (a head that entered gsi3 while recovery read it) is taken once.
+    if (page.at(-1)?.sort !== next.sort) page.push(next);
   }
   const rest = await Promise.all(sources.map((source) => source.peek()));
   return { page, more: rest.some(Boolean) };

@@ -28,7 +28,8 @@ import { PendingWrites } from './dynamodb-pending.js';
 import { deleteFinishedJobs } from './dynamodb-retention.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './dynamodb-retry.js';
 import { DynamoDbTable, forEachLimit } from './dynamodb-table.js';
-import { DynamoDbWorkflows } from './dynamodb-workflows.js';
+import { DynamoDbWorkflows, registeredWorkflows } from './dynamodb-workflows.js';
+import { advanceWatermark, readWatermark, YoungHeads, youngSources } from './dynamodb-young-heads.js';
 
 /*
  * The Store port on DynamoDB: the deployed runtime's state, shared by many Lambda instances at once.
@@ -38,7 +39,7 @@ import { DynamoDbWorkflows } from './dynamodb-workflows.js';
  * | item                | pk                       | sk                 | index (gsi: pk / sk)                                   |
  * | ------------------- | ------------------------ | ------------------ | ------------------------------------------------------ |
  * | job head            | JOB#<id>                 | J                  | top-level: gsi1 L#<wf>#<status>#<0-3> / <createdAt>#<id> |
- * |                     |                          |                    | from its first inline entries to its end: gsi3 OBX#<0-15> / <createdAt>#<seq>#<id> |
+ * |                     |                          |                    | may hold inline entries, not young: gsi3 OBX#<0-15> / <createdAt>#<seq>#<id> |
  * | job chunk           | JOB#<id>                 | C#<token>#<n>      |                                                        |
  * | commit marker       | JOB#<id>                 | K#<token>          |                                                        |
  * | fan-out step marker | JOB#<id>                 | S#<step>           |                                                        |
@@ -51,6 +52,7 @@ import { DynamoDbWorkflows } from './dynamodb-workflows.js';
  * | finished job counts | CNT#<0-7>                | <workflow>         |                                                        |
  * | workflow registry   | WFS                      | <name>             |                                                        |
  * | workflow version    | WF#<name>                | <version>          |                                                        |
+ * | recovery watermark  | RCV                      | young              |                                                        |
  *
  * A job head holds the whole record as JSON (gzip above 400 bytes, to keep heads under the 1 KB of
  * a write unit; chunk items above 300 KB compressed, so no item nears 400 KB), its revision `rev`,
@@ -58,7 +60,8 @@ import { DynamoDbWorkflows } from './dynamodb-workflows.js';
  * absent). The job's own requests and follow-ups usually stay in its head until sent (inline
  * entries, dynamodb-inline-outbox.ts), so a commit that sends its job's next steps writes only the
  * head (the head enters gsi3 with its first entries and stays there until its job ends, or until
- * recovery finds it holding none). A commit whose only write is the head is one UpdateItem; one
+ * recovery finds it holding none; a top-level job in its first minute stays out of gsi3, recovery
+ * finding it through the job listing: dynamodb-young-heads.ts). A commit whose only write is the head is one UpdateItem; one
  * with more (outbox items, timers, counters, created children) is one TransactWriteItems, whose
  * condition on the head makes all of it happen or none: a refused commit writes nothing. Chunks are
  * written first, named by a token of their commit, and become part of the job only when the head
@@ -172,6 +175,7 @@ export class DynamoDbStore implements Store {
       newToken: newCommitToken,
       onInline: (jobId, ids) => this.inline.note(jobId, ids),
       onGroup: (key, ids) => this.groups.note(key, ids),
+      isRegistered: (workflow) => this.workflows.isRegistered(workflow),
     };
   }
 
@@ -274,7 +278,11 @@ export class DynamoDbStore implements Store {
     return readCounts(this.table, workflow);
   }
 
-  pendingOutbox(page: { limit: number; cursor?: string; createdBefore?: number }): Promise<OutboxPage> {
+  /**
+   * A whole pass with `createdBefore` (its last page) moves the young heads' watermark on
+   * (dynamodb-young-heads.ts).
+   */
+  async pendingOutbox(page: { limit: number; cursor?: string; createdBefore?: number }): Promise<OutboxPage> {
     const readJobs = (ids: readonly string[]) => this.reader.getJobs(ids);
     const groupDeps = {
       table: this.table,
@@ -285,20 +293,25 @@ export class DynamoDbStore implements Store {
     };
     const watchDeps = { table: this.table, pending: this.pending, fans: this.fans, readJobs };
     const limit = Math.max(1, page.limit);
-    return pendingOutbox(
-      this.table,
-      this.pending,
-      page,
-      (jobId, ids) => this.inline.note(jobId, ids),
-      (cursor) => [
-        ...Array.from({ length: SHARDS.outbox }, (_, shard) =>
-          groupSource(groupDeps, groupPartition(shard), limit, cursor, page.createdBefore),
-        ),
-        ...Array.from({ length: SHARDS.outbox }, (_, shard) =>
-          watchSource(watchDeps, watchPartition(shard), cursor, page.createdBefore),
-        ),
-      ],
-    );
+    const onInline = (jobId: string, ids: readonly string[]) => this.inline.note(jobId, ids);
+    const [watermark, workflows] = await Promise.all([
+      readWatermark(this.table),
+      registeredWorkflows(this.table),
+    ]);
+    const young = new YoungHeads(this.table);
+    const result = await pendingOutbox(this.table, this.pending, page, onInline, (cursor) => [
+      ...Array.from({ length: SHARDS.outbox }, (_, shard) =>
+        groupSource(groupDeps, groupPartition(shard), limit, cursor, page.createdBefore),
+      ),
+      ...Array.from({ length: SHARDS.outbox }, (_, shard) =>
+        watchSource(watchDeps, watchPartition(shard), cursor, page.createdBefore),
+      ),
+      ...youngSources(this.table, workflows, watermark, limit, cursor, page.createdBefore, young, onInline),
+    ]);
+    await young.promote();
+    if (result.cursor === undefined && page.createdBefore !== undefined)
+      await advanceWatermark(this.table, page.createdBefore);
+    return result;
   }
 
   async ackOutbox(ids: readonly string[]): Promise<void> {

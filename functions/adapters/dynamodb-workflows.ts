@@ -12,7 +12,15 @@ import type { DynamoDbTable, Item } from './dynamodb-table.js';
  * latest version it read: two registrations at once cannot take the same number.
  */
 export class DynamoDbWorkflows {
+  /** Names this process has seen in the registry (a workflow, once registered, stays there). */
+  private readonly seen = new Set<string>();
+
   constructor(private readonly table: DynamoDbTable) {}
+
+  /** Whether this process has seen `name` in the registry (false: not registered, or not seen yet). */
+  isRegistered(name: string): boolean {
+    return this.seen.has(name);
+  }
 
   async save(definition: WorkflowDefinition, now: number): Promise<{ version: number; created: boolean }> {
     const text = JSON.stringify(definition);
@@ -25,6 +33,7 @@ export class DynamoDbWorkflows {
           UpdateExpression: 'SET en = :on',
           ExpressionAttributeValues: { ':on': { BOOL: true } },
         });
+        this.seen.add(definition.name);
         return { version: latest, created: false };
       }
       const version = latest + 1;
@@ -53,6 +62,7 @@ export class DynamoDbWorkflows {
             },
           },
         ]);
+        this.seen.add(definition.name);
         return { version, created: true };
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
@@ -64,6 +74,7 @@ export class DynamoDbWorkflows {
   async get(name: string, version?: number): Promise<StoredWorkflow | undefined> {
     const registry = await this.table.get(keys.workflowRegistry(name));
     if (!registry) return undefined;
+    this.seen.add(name);
     const enabled = registry.en?.BOOL ?? true;
     if (version === undefined || version === num(registry, 'latest')) {
       const latest = num(registry, 'latest') ?? 1;
@@ -103,6 +114,7 @@ export class DynamoDbWorkflows {
           vhosts: definition.vhosts ?? [],
           versions: versionsOf(item),
         };
+        this.seen.add(summary.name);
         if (definition.description) summary.description = definition.description;
         return summary;
       })
@@ -128,4 +140,14 @@ export class DynamoDbWorkflows {
 function versionsOf(registry: Item | undefined): { version: number; createdAt: number }[] {
   const text = str(registry, 'versions');
   return text ? (JSON.parse(text) as { version: number; createdAt: number }[]) : [];
+}
+
+/** The names of every registered workflow (one query of the registry, reading no definition back). */
+export async function registeredWorkflows(table: DynamoDbTable): Promise<string[]> {
+  const items = await table.queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': S(keys.workflowRegistryPk()) },
+    ProjectionExpression: 'sk',
+  });
+  return items.flatMap((item) => (item.sk?.S === undefined ? [] : [item.sk.S]));
 }

@@ -654,6 +654,107 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
   });
 });
 
+describe('DynamoDbStore on DynamoDB Local: young top-level jobs outside gsi3', { timeout: TIMEOUT }, () => {
+  /** A fresh table and a store that has seen a workflow registered. */
+  async function withWorkflow(): Promise<{ store: DynamoDbStore; tableName: string; workflow: string }> {
+    const { store, tableName } = await freshStore();
+    const workflow = `young-${randomBytes(4).toString('hex')}`;
+    await store.saveWorkflow(aWorkflow(workflow), 1);
+    return { store, tableName, workflow };
+  }
+
+  const inGsi3 = async (tableName: string, job: JobRecord) =>
+    (await rawItem(tableName, `JOB#${job.id}`, 'J'))?.gsi3sk?.S;
+
+  it("keeps a young job's requests out of gsi3, and recovers those a crash left unsent through the job listing, then from gsi3", async () => {
+    // Prepare
+    const { store, tableName, workflow } = await withWorkflow();
+    const job = aJob({ workflow, createdAt: 1_000, updatedAt: 1_000 });
+    const first = requestEntry(job, `${job.id}:1:r0`, 1_000);
+    const second = { ...job, rev: 2, updatedAt: 30_000 };
+    const next = requestEntry(second, `${job.id}:2:r0`, 30_000);
+    await store.commit([creating(job, { outbox: [first] })]);
+    const afterCreation = await inGsi3(tableName, job);
+    await store.ackOutbox([first.id]);
+
+    // Act: the handler that committed the second round crashed before sending it.
+    await store.commit([updating(job, second, { outbox: [next] })]);
+    const afterSecond = await inGsi3(tableName, job);
+    const early = await store.pendingOutbox({ limit: 100, createdBefore: 30_000 });
+    const recovered = await store.pendingOutbox({ limit: 100, createdBefore: 100_000 });
+    const afterRecovery = await inGsi3(tableName, job);
+    const again = await new DynamoDbStore({ client: (await emulator()).client, tableName }).pendingOutbox({
+      limit: 1,
+      createdBefore: 100_000,
+    });
+
+    // Assess
+    expect(afterCreation).toBeUndefined();
+    expect(afterSecond).toBeUndefined();
+    expect(early.entries).toEqual([]);
+    expect(recovered.entries).toEqual([next]);
+    expect(afterRecovery).toMatch(/^000000000001000#/);
+    expect(again).toEqual({ entries: [next] });
+  });
+
+  it('puts a head holding entries into gsi3 when its job is a minute old, changes status, ends, or its workflow was not seen registered', async () => {
+    // Prepare
+    const { store, tableName, workflow } = await withWorkflow();
+    const job = (overrides: Partial<JobRecord> = {}) => aJob({ workflow, ...overrides });
+    const [old, waiting, ended, unknown, empty] = [
+      job(),
+      job(),
+      job(),
+      job({ workflow: `unseen-${randomBytes(4).toString('hex')}` }),
+      job(),
+    ] as [JobRecord, JobRecord, JobRecord, JobRecord, JobRecord];
+    const entry = (of: JobRecord, rev = 1, at = 1_000) => requestEntry(of, `${of.id}:${rev}:r0`, at);
+    await store.commit(
+      [old, waiting, ended, unknown, empty].map((of) => creating(of, { outbox: [entry(of)] })),
+    );
+    await store.ackOutbox([entry(old).id, entry(empty).id]);
+
+    // Act
+    await store.commit([
+      updating(old, { ...old, rev: 2, updatedAt: 61_000 }, { outbox: [entry(old, 2, 61_000)] }),
+      updating(waiting, { ...waiting, rev: 2, status: 'waiting', updatedAt: 2_000 }),
+      updating(ended, { ...ended, rev: 2, status: 'completed', updatedAt: 2_000, endedAt: 2_000 }),
+      updating(empty, { ...empty, rev: 2, status: 'waiting', updatedAt: 2_000 }),
+    ]);
+
+    // Assess
+    expect(await inGsi3(tableName, old)).toMatch(/^000000000061000#/);
+    expect(await inGsi3(tableName, waiting)).toMatch(/^000000000001000#000000#/);
+    expect(await inGsi3(tableName, ended)).toMatch(/^000000000001000#000000#/);
+    expect(await inGsi3(tableName, unknown)).toMatch(/^000000000001000#/);
+    expect(await inGsi3(tableName, empty)).toBeUndefined();
+  });
+
+  it('moves the watermark after a whole pass with createdBefore, past the jobs no young commit can reach any more', async () => {
+    // Prepare
+    const { store, tableName, workflow } = await withWorkflow();
+    const mark = async () => (await rawItem(tableName, 'RCV', 'young'))?.w?.N;
+    const late = aJob({ workflow, createdAt: 700_000, updatedAt: 700_000 });
+    const unsent = requestEntry(late, `${late.id}:1:r0`, 700_000);
+
+    // Act
+    await store.pendingOutbox({ limit: 100 });
+    const withoutCreatedBefore = await mark();
+    await store.pendingOutbox({ limit: 100, createdBefore: 1_000_000 });
+    const afterPass = await mark();
+    await store.pendingOutbox({ limit: 100, createdBefore: 900_000 });
+    const afterEarlierPass = await mark();
+    await store.commit([creating(late, { outbox: [unsent] })]);
+    const recovered = await store.pendingOutbox({ limit: 100, createdBefore: 1_000_000 });
+
+    // Assess
+    expect(withoutCreatedBefore).toBeUndefined();
+    expect(afterPass).toBe(String(1_000_000 - 60_000 - 300_000));
+    expect(afterEarlierPass).toBe(afterPass);
+    expect(recovered.entries).toEqual([unsent]);
+  });
+});
+
 describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: TIMEOUT }, () => {
   /** A store on a fresh table whose client records the commands it sends. */
   async function recordingStore(): Promise<{ store: DynamoDbStore; tableName: string; commands: string[] }> {
