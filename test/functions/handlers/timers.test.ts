@@ -2,9 +2,11 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import type { Timer } from '../../../engine/index.js';
+import { DynamoDbStore } from '../../../functions/adapters/dynamodb-store.js';
 import { encodeTimer, SqsTimers } from '../../../functions/adapters/sqs-timers.js';
 import { createTimersHandler } from '../../../functions/handlers/timers.js';
 import { anSqsEvent, anSqsRecord, aScheduledEvent } from '../../support/aws-events.js';
+import { createSwitchyardTable, startDynamoDbLocal, uniqueTableName } from '../../support/dynamodb-local.js';
 import { failingStore, type MemoryManager, memoryManager } from '../../support/memory-manager.js';
 
 const workflow = {
@@ -183,6 +185,38 @@ describe('Handler: timers', () => {
       expect(tooYoung).toBe(0);
       expect(sweeper.bus.sent.map((request) => request.correlationId)).toEqual([`${job.id}:wait`]);
       expect((await crashed.store.pendingOutbox({ limit: 10 })).entries).toEqual([]);
+    });
+
+    it('on DynamoDB, sends again the first request of a job whose creation a crashed handler stored but never sent, once', async () => {
+      // Prepare: the job's head is young, so it is found through the job listing, not gsi3.
+      const dynamo = await startDynamoDbLocal();
+      try {
+        const tableName = uniqueTableName('timers-sweep');
+        await createSwitchyardTable(dynamo.client, tableName);
+        const crashed = memoryManager({ store: new DynamoDbStore({ client: dynamo.client, tableName }) });
+        await crashed.manager.registerWorkflow({ name: 'plain', steps: [{ name: 'wait' }] });
+        crashed.manager.stop();
+        const { job } = await crashed.manager.startJob({ workflow: 'plain' });
+        const sweeper = memoryManager({
+          store: new DynamoDbStore({ client: dynamo.client, tableName }),
+          start: crashed.now.value + 30_000,
+        });
+        const handler = timersHandler(sweeper);
+
+        // Act
+        await handler(aScheduledEvent());
+        const tooYoung = sweeper.bus.sent.length;
+        sweeper.now.value = crashed.now.value + 61_000;
+        await handler(aScheduledEvent());
+        sweeper.now.value = crashed.now.value + 121_000;
+        await handler(aScheduledEvent());
+
+        // Assess
+        expect(tooYoung).toBe(0);
+        expect(sweeper.bus.sent.map((request) => request.correlationId)).toEqual([`${job.id}:wait`]);
+      } finally {
+        await dynamo.stop();
+      }
     });
 
     it('stops when the store keeps listing the same stale timers', async () => {
