@@ -22,11 +22,15 @@ import {
 import type { FanCounters } from './dynamodb-fan-counters.js';
 import { fanWatch } from './dynamodb-fan-watch.js';
 import {
+  type HeldEntry,
+  heldEntries,
+  heldOf,
   type InlinePlan,
   inlineAttributes,
   inlineIndexKey,
+  MAX_HELD_BYTES,
   planInline,
-  requestsAmong,
+  requestAnswered,
 } from './dynamodb-inline-outbox.js';
 import { chunkKeys, chunkRefOf, encodeJson, itemBytes, keys, N, S } from './dynamodb-items.js';
 import { countsChange, countsKey, finishedCountsChange } from './dynamodb-job-counts.js';
@@ -54,8 +58,8 @@ export interface CommitDeps {
   heads: HeadCache;
   retentionSeconds?: number;
   newToken: () => string;
-  /** Told which entries (short ids) a commit kept in its job's head, for marking them sent later. */
-  onInline?: (jobId: string, shorts: readonly string[]) => void;
+  /** Told which entries (short ids, with their times) a commit kept in its job's head, for marking them sent later. */
+  onInline?: (jobId: string, entries: readonly { short: string; createdAt: number }[]) => void;
   /** Told which requests a commit wrote into a group item (dynamodb-outbox-groups.ts). */
   onGroup?: (key: Key, ids: readonly string[]) => void;
   /** Whether the workflow is known to be registered (dynamodb-young-heads.ts); unknown: as if not. */
@@ -298,7 +302,11 @@ class CommitPlan {
   /** What the replaced revision held, when only the write could tell (single conditional write). */
   private oldChunk?: { pk: string; token: string; count: number };
   private oldObx?: string[];
-  private oldOi?: string[];
+  private oldHeld?: Record<string, HeldEntry>;
+  /** Inline entries the replaced revision holds that this commit removes. */
+  private readonly dropped: string[] = [];
+  /** The inline entries the head holds after this commit, when known. */
+  private readonly heldAfter?: Record<string, HeldEntry>;
   private readonly overwrites: Item[] = [];
   /** The job's own requests kept in its head (dynamodb-inline-outbox.ts) instead of outbox items. */
   readonly inline?: InlinePlan;
@@ -337,8 +345,27 @@ class CommitPlan {
         parts = { ...normalized, outbox: normalized.outbox.filter((entry) => !left.has(entry.id)) };
       }
     }
-    const headHoldsNone = commit.expectedRev === 0 || before?.oi.length === 0;
-    this.inline = planInline(this.job.id, parts.outbox, headHoldsNone, commit.dropUnsent);
+    const heldBefore = commit.expectedRev === 0 ? {} : before?.held;
+    const kept = heldBefore && { ...heldBefore };
+    if (kept) {
+      // A stopping job's requests, and those a reply (or a timeout) answered: no longer to send.
+      for (const [short, { request }] of Object.entries(kept))
+        if (request && (commit.dropUnsent || requestAnswered(this.job, request))) {
+          this.dropped.push(short);
+          delete kept[short];
+        }
+    }
+    const keptBytes = Object.values(kept ?? {}).reduce((sum, { bytes }) => sum + bytes, 0);
+    this.inline = planInline(
+      this.job.id,
+      parts.outbox,
+      kept && MAX_HELD_BYTES - keptBytes,
+      commit.dropUnsent,
+    );
+    this.heldAfter = kept && {
+      ...kept,
+      ...Object.fromEntries(this.inline?.entries.map((entry) => [entry.short, heldOf(entry)]) ?? []),
+    };
     const inlined = new Set(this.inline?.entries.map(({ entry }) => entry.id));
     this.parts = inlined.size
       ? { ...parts, outbox: parts.outbox.filter((entry) => !inlined.has(entry.id)) }
@@ -367,12 +394,11 @@ class CommitPlan {
 
   private headOp(): HeadUpdate {
     const obx = this.commit.dropUnsent ? { set: this.ownRequests } : { add: this.ownRequests };
+    const changed = this.inline !== undefined || this.dropped.length > 0;
     const inline: HeadInline = {
-      add: this.inline && {
-        attrs: inlineAttributes(this.inline),
-        ids: this.inline.entries.map(({ short }) => short),
-      },
-      drop: this.commit.dropUnsent ? requestsAmong(this.before?.oi ?? []) : [],
+      add: this.inline && inlineAttributes(this.inline),
+      drop: this.dropped,
+      ids: changed ? Object.keys(this.heldAfter ?? {}) : undefined,
       index: this.indexChange(),
     };
     return headUpdate(
@@ -391,7 +417,7 @@ class CommitPlan {
    * job keeps its entries out of it (dynamodb-young-heads.ts).
    */
   private indexChange(): HeadInline['index'] {
-    const held = this.inlineHeldAfter();
+    const held = this.heldAfter && Object.keys(this.heldAfter);
     if (held?.length === 0) return isFinished(this.job.status) ? 'leave' : undefined;
     const statusBefore = this.commit.expectedRev === 0 ? this.job.status : this.before?.status;
     if (youngRuleCovers(this.job, statusBefore, this.deps.isRegistered?.(this.job.workflow) === true))
@@ -399,16 +425,6 @@ class CommitPlan {
     if (this.inline) return { enter: this.inline.index };
     // Entries of earlier commits: from the job's creation on, no later than any of them.
     return held === undefined ? undefined : { enter: inlineIndexKey(this.job.id, this.job.createdAt) };
-  }
-
-  /** The inline entries the head holds after this commit, when known. */
-  private inlineHeldAfter(): readonly string[] | undefined {
-    const added = this.inline?.entries.map(({ short }) => short) ?? [];
-    if (this.commit.expectedRev === 0) return added;
-    if (!this.before) return undefined;
-    const held = this.before.oi;
-    const kept = this.commit.dropUnsent ? held.filter((short) => !requestsAmong([short]).length) : held;
-    return [...kept, ...added];
   }
 
   /** The writes every path puts in the job's own transaction: counters, its own timers and inits. */
@@ -599,7 +615,7 @@ class CommitPlan {
       const { Attributes } = await this.deps.table.update({ ...this.headOp(), ReturnValues: 'ALL_OLD' });
       this.oldChunk = chunkRefOf(Attributes);
       this.oldObx = Attributes?.obx?.SS ?? (Attributes ? [] : undefined);
-      this.oldOi = Attributes?.oi?.SS ?? (Attributes ? [] : undefined);
+      this.oldHeld = Attributes && heldEntries(Attributes);
       return this.success();
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
@@ -786,16 +802,13 @@ class CommitPlan {
       obx: commit.dropUnsent
         ? this.ownRequests
         : [...new Set([...(this.before?.obx ?? this.oldObx ?? []), ...this.ownRequests])],
-      oi: commit.dropUnsent
-        ? (this.before?.oi ?? []).filter((short) => !requestsAmong([short]).length)
-        : [
-            ...new Set([
-              ...(this.before?.oi ?? this.oldOi ?? []),
-              ...(this.inline?.entries.map(({ short }) => short) ?? []),
-            ]),
-          ],
+      held: this.heldAfter ?? this.oldHeld ?? {},
     };
-    if (this.inline) deps.onInline?.(job.id, meta.oi);
+    if (this.inline)
+      deps.onInline?.(
+        job.id,
+        this.inline.entries.map(({ short, entry }) => ({ short, createdAt: entry.createdAt })),
+      );
     if (commit.expectedRev === 0 || this.before || this.oldObx || commit.dropUnsent)
       deps.heads.set(job.id, meta);
     else deps.heads.delete(job.id);

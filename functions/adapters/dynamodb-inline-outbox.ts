@@ -1,5 +1,6 @@
+import { isFinished, type JobRecord } from '../../engine/job/types.js';
 import type { OutboxEntry } from '../../engine/ports/store.js';
-import { keys, pad, S, SHARDS, shardOf, time } from './dynamodb-items.js';
+import { keys, N, pad, S, SHARDS, shardOf, time } from './dynamodb-items.js';
 import { isConditionFailure } from './dynamodb-retry.js';
 import type { DynamoDbTable, Item } from './dynamodb-table.js';
 import { SWITCHYARD_TABLE } from './dynamodb-table-schema.js';
@@ -7,26 +8,34 @@ import { SWITCHYARD_TABLE } from './dynamodb-table-schema.js';
 /*
  * Outbox entries kept in their job's head instead of outbox items of their own. A commit that only
  * updates a job and sends that job's next requests (or its follow-ups) then writes one item (a plain
- * conditional UpdateItem when nothing else changes, no transaction), and marking them sent is one
- * update of that item. The head names them in `oi` (a string set of short ids), holds each as
+ * conditional UpdateItem when nothing else changes, no transaction). The head names them in `oi` (a
+ * string set of short ids, written whole by each commit that changes it), holds each as
  * `o_<short id>` (its position in the commit and what the head does not already say of it), and
  * while it has any it is in gsi3 (`OBX#<shard>` / `<createdAt>#<seq>#<job id>`), which recovery
  * reads beside the outbox items. A crash between the commit and the send loses nothing: the entries
- * are in the head, the head in gsi3, until they are marked sent. (A top-level job in its first
- * minute is found through the job listing instead: dynamodb-young-heads.ts.)
+ * are in the head, the head in gsi3, until they are done. (A top-level job in its first minute is
+ * found through the job listing instead: dynamodb-young-heads.ts.)
  *
- * The head stays in gsi3 when its entries are marked sent, with the key of the commit that put it
- * there: a job's later rounds of requests then write no index entry, and a job that ends within a
- * minute enters and leaves gsi3 once (its end takes it out when it holds nothing). The key's time
- * is then that of the head's first entries since it entered, no later than any entry it holds, so
- * recovery reads each entry's own time (dynamodb-outbox.ts); and the minute's recovery sweep takes
- * out a head it finds holding nothing (leaveInlineIndex), a read and a write at most once per round
- * of a job that runs longer.
+ * A request stays in its head once sent: the sent log says it was (dynamodb-sent-log.ts, one item
+ * for all the requests a call sent), and the job's next commit drops every request whose attempt
+ * its state shows answered, timed out or superseded (requestAnswered), which is no write of its own.
+ * Recovery leaves out, and clears from their heads, the requests the log names. A follow-up, which
+ * nothing answers, is removed from its head once done (ackInline), as is a request that recovery
+ * sent again.
+ *
+ * The head stays in gsi3 between its rounds of requests, with the key of the commit that put it
+ * there: a job's later rounds then write no index entry, and a job that ends within a minute enters
+ * and leaves gsi3 once (its end takes it out when it holds nothing). The key's time is then that of
+ * the head's first entries since it entered, no later than any entry it holds, so recovery reads
+ * each entry's own time (dynamodb-outbox.ts); and the minute's recovery sweep takes out a head it
+ * finds holding nothing but sent requests (leaveInlineIndex), a read and a write at most once per
+ * round of a job that runs longer.
  *
  * Only entries of the committing job itself, all created at the same moment (one commit's), small,
- * and only while the head holds no others. Requests for other jobs (created children's), large
- * ones and those of a stopping job (`dropUnsent`) stay outbox items. A stopping job's inline
- * requests are removed with its commit, its inline follow-ups kept.
+ * and while the head holds at most MAX_HELD_BYTES of them with those it keeps (requests still
+ * awaiting their replies). Requests for other jobs (created children's), large ones and those of a
+ * stopping job (`dropUnsent`) stay outbox items. A stopping job's inline requests are removed with
+ * its commit, its inline follow-ups kept.
  */
 
 /** An inline entry above this many bytes of JSON would make every write of its head dearer than an item of its own. */
@@ -133,18 +142,24 @@ export interface InlinePlan {
 /** The short ids among `shorts` that are requests (a stopping job drops those, not its follow-ups). */
 export const requestsAmong = (shorts: readonly string[]): string[] => shorts.filter(isRequest);
 
+/** What a head holds of one inline entry: its bytes, and a request's step and attempt. */
+export interface HeldEntry {
+  bytes: number;
+  request?: { step: string; attempt: number };
+}
+
 /**
  * Which of a commit's outbox entries go in the job's head (see above), with their positions in the
- * commit (`seq`, as outbox items number them). `headHoldsNone`: the revision replaced is known to
- * hold no inline requests (or the commit creates the job).
+ * commit (`seq`, as outbox items number them). `room`: how many bytes of inline entries the head
+ * may take on besides those it keeps (undefined: unknown, none).
  */
 export function planInline(
   jobId: string,
   outbox: readonly OutboxEntry[],
-  headHoldsNone: boolean,
+  room: number | undefined,
   dropUnsent: boolean,
 ): InlinePlan | undefined {
-  if (!headHoldsNone || dropUnsent || !outbox.length) return undefined;
+  if (room === undefined || dropUnsent || !outbox.length) return undefined;
   const entries: InlineEntry[] = [];
   let total = 0;
   const at = outbox[0]?.createdAt;
@@ -153,7 +168,7 @@ export function planInline(
     if (entry.kind === 'request' && entry.request.jobId !== jobId) return;
     const text = JSON.stringify(compact(entry));
     const bytes = Buffer.byteLength(text);
-    if (bytes > MAX_INLINE_BYTES || total + bytes > MAX_INLINE_TOTAL) return;
+    if (bytes > MAX_INLINE_BYTES || total + bytes > Math.min(MAX_INLINE_TOTAL, room)) return;
     total += bytes;
     entries.push({ entry, short: shortId(jobId, entry), text, sort: entrySort(entry, seq) });
   });
@@ -161,6 +176,47 @@ export function planInline(
   if (!first) return undefined;
   return { entries, index: inlineIndexKey(jobId, first.entry.createdAt, outbox.indexOf(first.entry)) };
 }
+
+/** What the head holds of a planned entry once written. */
+export const heldOf = ({ entry, short, text }: InlineEntry): HeldEntry => ({
+  bytes: heldBytes(short, SEQ_WIDTH + Buffer.byteLength(text)),
+  ...(entry.kind === 'request'
+    ? { request: { step: entry.request.step, attempt: entry.request.attempt } }
+    : {}),
+});
+
+const heldBytes = (short: string, valueBytes: number): number =>
+  inlineAttribute(short).length + valueBytes + short.length;
+
+/** The inline entries a head item holds (an id in `oi` without its attribute holds none). */
+export function heldEntries(head: Item | undefined): Record<string, HeldEntry> {
+  const held: Record<string, HeldEntry> = {};
+  for (const short of head?.oi?.SS ?? []) {
+    const value = head?.[inlineAttribute(short)]?.S;
+    if (value === undefined) continue;
+    const entry: HeldEntry = { bytes: heldBytes(short, Buffer.byteLength(value)) };
+    if (isRequest(short)) {
+      const { s, a } = JSON.parse(value.slice(SEQ_WIDTH)) as Compact;
+      entry.request = { step: s as string, attempt: a as number };
+    }
+    held[short] = entry;
+  }
+  return held;
+}
+
+/**
+ * Whether a job's state shows that a request of its own needs no sending any more: the job ended,
+ * or the request's attempt ended (answered, timed out or cancelled) or a later one started.
+ */
+export function requestAnswered(job: JobRecord, request: { step: string; attempt: number }): boolean {
+  if (isFinished(job.status)) return true;
+  const step = job.steps.find((state) => state.name === request.step);
+  if (!step) return false;
+  return step.attempts > request.attempt || (step.attempts === request.attempt && step.status !== 'running');
+}
+
+/** Inline entries a head holds, in bytes at most (besides the job itself): its writes stay near a write unit. */
+export const MAX_HELD_BYTES = 3_000;
 
 /** A head's gsi3 key for inline entries from time `at` on (the first at position `seq` of its commit). */
 export const inlineIndexKey = (jobId: string, at: number, seq = 0): { pk: string; sk: string } => ({
@@ -193,10 +249,10 @@ export function inlineAttributes(plan: InlinePlan): Item {
 }
 
 /**
- * Marks a job's inline entries sent: removes them (one update). The head stays in gsi3: a running
- * job's next round of requests then costs no index write; its end, or the minute's recovery sweep
- * when it finds the head holding nothing (leaveInlineIndex), takes it out. A head that is gone is
- * left gone.
+ * Removes done inline entries from a job's head (one update): follow-ups done, requests recovery
+ * sent again or found in the sent log. The head stays in gsi3: its end, or the minute's recovery
+ * sweep when it finds the head holding nothing (leaveInlineIndex), takes it out. A head that is
+ * gone is left gone.
  */
 export async function ackInline(
   table: DynamoDbTable,
@@ -224,23 +280,37 @@ export async function ackInline(
 }
 
 /**
- * Takes a head that holds no inline entry out of gsi3, unless a commit gave it entries since it
- * was read (then it keeps its key, which is still as read) or it left and came back (another key).
+ * Takes a head whose inline entries are all sent (recovery found them in the sent log) out of gsi3,
+ * with them, unless a commit changed them since it was read (then it keeps its key, which is still as
+ * read) or it left and came back (another key). `oi` may name ids whose attributes are gone (a
+ * commit that did not know another process had removed them): they go too.
  */
 export async function leaveInlineIndex(table: DynamoDbTable, head: Item): Promise<void> {
   const sortKey = head[INLINE_INDEX.sortKey];
   if (!sortKey || !head.pk) return;
+  const named = head.oi?.SS ?? [];
+  const names: Record<string, string> = {
+    '#oi': 'oi',
+    '#ipk': INLINE_INDEX.partitionKey,
+    '#isk': INLINE_INDEX.sortKey,
+  };
+  const values: Item = { ':isk': sortKey };
+  const removes = named.map((short, n) => {
+    names[`#s${n}`] = inlineAttribute(short);
+    values[`:s${n}`] = S(short);
+    return `#s${n}`;
+  });
+  if (named.length) values[':n'] = N(named.length);
+  const unchanged = named.length
+    ? `size(#oi) = :n AND ${named.map((_, n) => `contains(#oi, :s${n})`).join(' AND ')}`
+    : 'attribute_not_exists(#oi)';
   try {
     await table.update({
       Key: { pk: head.pk, sk: S('J') },
-      UpdateExpression: 'REMOVE #ipk, #isk',
-      ConditionExpression: 'attribute_not_exists(#oi) AND #isk = :isk',
-      ExpressionAttributeNames: {
-        '#oi': 'oi',
-        '#ipk': INLINE_INDEX.partitionKey,
-        '#isk': INLINE_INDEX.sortKey,
-      },
-      ExpressionAttributeValues: { ':isk': sortKey },
+      UpdateExpression: `REMOVE ${[...removes, '#oi', '#ipk', '#isk'].join(', ')}`,
+      ConditionExpression: `${unchanged} AND #isk = :isk`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
     });
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
@@ -250,21 +320,34 @@ export async function leaveInlineIndex(table: DynamoDbTable, head: Item): Promis
 const MAX_REMEMBERED = 100_000;
 
 /**
- * Where the inline requests this process committed or recovered live (the port acknowledges entries
- * by id only). An id it does not know is taken for an outbox item: at worst a request kept inline
- * is sent again by a later recovery, which then knows it.
+ * Where the inline entries this process committed or recovered live (the port acknowledges entries
+ * by id only), and when the requests it committed were created (dynamodb-sent-log.ts logs those
+ * sent). An id it does not know is taken for an outbox item: at worst a request kept inline is sent
+ * again by a later recovery, which then knows it.
  */
 export class InlineRequests {
-  private readonly entries = new Map<string, { jobId: string; short: string }>();
+  private readonly entries = new Map<string, { jobId: string; short: string; createdAt?: number }>();
 
-  /** `shorts`: ids as the job's head names them. */
-  note(jobId: string, shorts: readonly string[]): void {
-    if (this.entries.size + shorts.length > MAX_REMEMBERED) this.entries.clear();
-    for (const short of shorts) this.entries.set(fullId(jobId, short), { jobId, short });
+  /** `entries`: ids as the job's head names them; `createdAt` for the requests this process committed. */
+  note(jobId: string, entries: readonly { short: string; createdAt?: number }[]): void {
+    if (this.entries.size + entries.length > MAX_REMEMBERED) this.entries.clear();
+    for (const { short, createdAt } of entries)
+      this.entries.set(
+        fullId(jobId, short),
+        createdAt === undefined ? { jobId, short } : { jobId, short, createdAt },
+      );
   }
 
-  /** Splits acknowledged ids into inline entries (short ids by job) and outbox items, forgetting the former. */
-  take(ids: readonly string[]): { byJob: Map<string, string[]>; items: string[] } {
+  /**
+   * Splits acknowledged ids into requests this process committed (to log as sent), other inline
+   * entries (short ids by job, to remove from their heads) and outbox items, forgetting the first two.
+   */
+  take(ids: readonly string[]): {
+    logged: { id: string; createdAt: number }[];
+    byJob: Map<string, string[]>;
+    items: string[];
+  } {
+    const logged: { id: string; createdAt: number }[] = [];
     const byJob = new Map<string, string[]>();
     const items: string[] = [];
     for (const id of ids) {
@@ -274,10 +357,14 @@ export class InlineRequests {
         continue;
       }
       this.entries.delete(id);
+      if (known.createdAt !== undefined && isRequest(known.short)) {
+        logged.push({ id, createdAt: known.createdAt });
+        continue;
+      }
       const list = byJob.get(known.jobId);
       if (list) list.push(known.short);
       else byJob.set(known.jobId, [known.short]);
     }
-    return { byJob, items };
+    return { logged, byJob, items };
   }
 }

@@ -1,5 +1,5 @@
 import { isFinished, type JobRecord, type JobStatus } from '../../engine/job/types.js';
-import { INLINE_INDEX, inlineAttribute } from './dynamodb-inline-outbox.js';
+import { type HeldEntry, heldEntries, INLINE_INDEX, inlineAttribute } from './dynamodb-inline-outbox.js';
 import {
   type ChunkRef,
   chunkRefOf,
@@ -73,10 +73,12 @@ export interface HeadObx {
 
 /** What a head update does to its inline entries (dynamodb-inline-outbox.ts) and to its place in gsi3. */
 export interface HeadInline {
-  /** `o_<short id>` attributes to set, with their short ids. */
-  add?: { attrs: Item; ids: readonly string[] };
-  /** Short ids of the inline requests the replaced revision may hold, to remove (never with `add`). */
+  /** `o_<short id>` attributes to set. */
+  add?: Item;
+  /** Short ids of inline entries to remove. */
   drop?: readonly string[];
+  /** The short ids the head names in `oi` after this write, when it changes them. */
+  ids?: readonly string[];
   /**
    * gsi3: enter it under this key (a head already in it keeps its own, which is no later than its
    * entries), or leave it (the head holds no inline entry after this write); unset: stay as it is.
@@ -133,35 +135,26 @@ export function headUpdate(
     values[':obx'] = { SS: [...new Set(obx.add)] };
     add = ' ADD #obx :obx';
   }
-  if (inline.add) {
-    Object.entries(inline.add.attrs).forEach(([name, value], n) => {
-      names[`#i${n}`] = name;
-      values[`:i${n}`] = value;
-      sets.push(`#i${n} = :i${n}`);
-    });
-    names['#oi'] = 'oi';
-    values[':oi'] = { SS: [...new Set(inline.add.ids)] };
-    add = add ? `${add}, #oi :oi` : ' ADD #oi :oi';
-  }
-  const drop = inline.drop ?? [];
-  drop.forEach((id, n) => {
+  Object.entries(inline.add ?? {}).forEach(([name, value], n) => {
+    names[`#i${n}`] = name;
+    values[`:i${n}`] = value;
+    sets.push(`#i${n} = :i${n}`);
+  });
+  (inline.drop ?? []).forEach((id, n) => {
     names[`#d${n}`] = inlineAttribute(id);
     removes.push(`#d${n}`);
   });
+  if (inline.index === 'leave' || inline.ids !== undefined) names['#oi'] = 'oi';
+  if (inline.index === 'leave' || inline.ids?.length === 0) removes.push('#oi');
+  else if (inline.ids !== undefined) {
+    values[':oi'] = { SS: [...new Set(inline.ids)] };
+    sets.push('#oi = :oi');
+  }
   if (inline.index) {
     names['#ipk'] = INLINE_INDEX.partitionKey;
     names['#isk'] = INLINE_INDEX.sortKey;
-  }
-  if (inline.index === 'leave') {
-    names['#oi'] = 'oi';
-    removes.push('#oi', '#ipk', '#isk');
-  } else {
-    if (drop.length) {
-      names['#oi'] = 'oi';
-      values[':dropped'] = { SS: [...new Set(drop)] };
-      add = `${add} DELETE #oi :dropped`;
-    }
-    if (inline.index) {
+    if (inline.index === 'leave') removes.push('#ipk', '#isk');
+    else {
       values[':ipk'] = S(inline.index.enter.pk);
       values[':isk'] = S(inline.index.enter.sk);
       sets.push('#ipk = if_not_exists(#ipk, :ipk)', '#isk = if_not_exists(#isk, :isk)');
@@ -201,8 +194,8 @@ export interface HeadMeta {
   chunk?: ChunkRef;
   /** Ids of request entries this job may still have in the outbox. */
   obx: string[];
-  /** Short ids of the requests its head may still hold inline (dynamodb-inline-outbox.ts). */
-  oi: string[];
+  /** The entries its head may still hold inline, by short id (dynamodb-inline-outbox.ts). */
+  held: Record<string, HeldEntry>;
 }
 
 export function headMeta(item: Item): HeadMeta {
@@ -211,7 +204,7 @@ export function headMeta(item: Item): HeadMeta {
     status: (str(item, 'st') ?? 'waiting') as JobStatus,
     chunk: chunkRefOf(item),
     obx: item.obx?.SS ?? [],
-    oi: item.oi?.SS ?? [],
+    held: heldEntries(item),
   };
 }
 
@@ -244,9 +237,9 @@ export class HeadCache {
     this.heads.delete(id);
   }
 
-  /** Inline requests marked sent leave the head without changing its revision. */
-  forgetInline(id: string, sent: readonly string[]): void {
+  /** Inline entries removed as done leave the head without changing its revision. */
+  forgetInline(id: string, done: readonly string[]): void {
     const meta = this.heads.get(id);
-    if (meta) meta.oi = meta.oi.filter((entry) => !sent.includes(entry));
+    if (meta) for (const short of done) delete meta.held[short];
   }
 }

@@ -1,6 +1,7 @@
 import type { Timer } from '../../engine/job/types.js';
 import type { OutboxEntry, OutboxPage } from '../../engine/ports/store.js';
-import { INLINE_INDEX, inlineEntries, inlinePartition, leaveInlineIndex } from './dynamodb-inline-outbox.js';
+import { INLINE_INDEX, inlinePartition, leaveInlineIndex } from './dynamodb-inline-outbox.js';
+import { type InlineRecovery, recoverable } from './dynamodb-inline-recovery.js';
 import { decodeJson, gsi, keys, S, SHARDS, str, time } from './dynamodb-items.js';
 import { type Candidate, MergeSource, mergePage, pageSizeFor } from './dynamodb-merge.js';
 import type { PendingWrites } from './dynamodb-pending.js';
@@ -18,7 +19,7 @@ export async function pendingOutbox(
   table: DynamoDbTable,
   pending: PendingWrites,
   page: { limit: number; cursor?: string; createdBefore?: number },
-  onInline: (jobId: string, shorts: readonly string[]) => void = () => {},
+  inline: Omit<InlineRecovery, 'cursor' | 'createdBefore'>,
   /** Further sources merged in (groups of children's requests, fan-out watchers), given the cursor checked. */
   more: (cursor: string | undefined) => MergeSource<OutboxEntry>[] = () => [],
 ): Promise<OutboxPage> {
@@ -59,8 +60,9 @@ export async function pendingOutbox(
       return { candidates, next };
     });
   });
+  const recovery = { ...inline, cursor: page.cursor, createdBefore: page.createdBefore };
   for (let shard = 0; shard < SHARDS.outbox; shard++)
-    sources.push(inlineSource(table, inlinePartition(shard), limit, page.cursor, page, onInline));
+    sources.push(inlineSource(table, inlinePartition(shard), limit, recovery));
   sources.push(...more(after ? page.cursor : undefined));
   const { page: entries, more: rest } = await mergePage(sources, limit, 'ascending');
   const last = entries.at(-1);
@@ -81,16 +83,14 @@ function inlineSource(
   table: DynamoDbTable,
   partition: string,
   limit: number,
-  cursor: string | undefined,
-  page: { createdBefore?: number },
-  onInline: (jobId: string, shorts: readonly string[]) => void,
+  recovery: InlineRecovery,
 ): MergeSource<OutboxEntry> {
   const { name, partitionKey, sortKey } = INLINE_INDEX;
   const values: Item = { ':p': S(partition) };
   let condition = `${partitionKey} = :p`;
-  if (page.createdBefore !== undefined) {
+  if (recovery.createdBefore !== undefined) {
     condition += ` AND ${sortKey} < :before`;
-    values[':before'] = S(time(page.createdBefore));
+    values[':before'] = S(time(recovery.createdBefore));
   }
   const held: Candidate<OutboxEntry>[] = [];
   let start: Item | undefined;
@@ -110,28 +110,17 @@ function inlineSource(
       allRead = next === undefined;
       readUpTo = (str(items.at(-1), sortKey) ?? readUpTo).slice(0, 15);
       const found = await itemsOf(table, items);
-      const empty: Item[] = [];
+      const done: Item[] = [];
       for (const entry of items) {
         const head = found.get(keyString(entry));
         if (!head) continue;
-        const holds = inlineEntries(head);
-        if (!holds.length) {
-          empty.push(head);
-          continue;
-        }
-        const wanted = holds.filter(
-          ({ sort, entry }) =>
-            (cursor === undefined || sort > cursor) &&
-            (page.createdBefore === undefined || entry.createdAt < page.createdBefore),
-        );
-        if (wanted.length)
-          onInline(
-            wanted[0]?.entry.jobId as string,
-            wanted.map(({ short }) => short),
-          );
-        for (const { sort, entry } of wanted) held.push({ sort, value: entry });
+        const { candidates, sent, holds } = await recoverable(head, recovery);
+        const jobId = (str(head, 'pk') ?? '').slice('JOB#'.length);
+        if (!holds) done.push(head);
+        else for (const short of sent) recovery.sent.noteSent(jobId, short);
+        held.push(...candidates);
       }
-      await forEachLimit(empty, PARALLEL_LEAVES, (head) => leaveInlineIndex(table, head));
+      await forEachLimit(done, PARALLEL_LEAVES, (head) => leaveInlineIndex(table, head));
       held.sort((a, b) => (a.sort < b.sort ? -1 : 1));
     }
     let ready = held.length;

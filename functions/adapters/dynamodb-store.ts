@@ -27,6 +27,7 @@ import { deleteSpentGroups, GroupRequests, groupPartition, groupSource } from '.
 import { PendingWrites } from './dynamodb-pending.js';
 import { deleteFinishedJobs } from './dynamodb-retention.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './dynamodb-retry.js';
+import { logSent, SentRequests } from './dynamodb-sent-log.js';
 import { DynamoDbTable, forEachLimit } from './dynamodb-table.js';
 import { DynamoDbWorkflows, registeredWorkflows } from './dynamodb-workflows.js';
 import { advanceWatermark, readWatermark, YoungHeads, youngSources } from './dynamodb-young-heads.js';
@@ -53,19 +54,22 @@ import { advanceWatermark, readWatermark, YoungHeads, youngSources } from './dyn
  * | workflow registry   | WFS                      | <name>             |                                                        |
  * | workflow version    | WF#<name>                | <version>          |                                                        |
  * | recovery watermark  | RCV                      | young              |                                                        |
+ * | sent requests log   | SNT#<minute>#<0-15>      | <token>            | (TTL: a day)                                           |
  *
  * A job head holds the whole record as JSON (gzip above 400 bytes, to keep heads under the 1 KB of
  * a write unit; chunk items above 300 KB compressed, so no item nears 400 KB), its revision `rev`,
  * and plain attributes for filters. Every commit is conditional on `rev` (or on the head being
- * absent). The job's own requests and follow-ups usually stay in its head until sent (inline
- * entries, dynamodb-inline-outbox.ts), so a commit that sends its job's next steps writes only the
- * head (the head enters gsi3 with its first entries and stays there until its job ends, or until
- * recovery finds it holding none; a top-level job in its first minute stays out of gsi3, recovery
- * finding it through the job listing: dynamodb-young-heads.ts). A commit whose only write is the head is one UpdateItem; one
- * with more (outbox items, timers, counters, created children) is one TransactWriteItems, whose
- * condition on the head makes all of it happen or none: a refused commit writes nothing. Chunks are
- * written first, named by a token of their commit, and become part of the job only when the head
- * points at them: a refused commit's chunks are never read.
+ * absent). The job's own requests and follow-ups usually stay in its head until done (inline
+ * entries, dynamodb-inline-outbox.ts: a request until the commit that records its reply, marked
+ * sent meanwhile in a log shared by every request one call sent), so a commit that sends its job's
+ * next steps writes only the head (the head enters gsi3 with its first entries and stays there
+ * until its job ends, or until recovery finds it holding none; a top-level job in its first minute
+ * stays out of gsi3, recovery finding it through the job listing: dynamodb-young-heads.ts). A
+ * commit whose only write is the head is one UpdateItem; one with more (outbox items, timers,
+ * counters, created children) is one TransactWriteItems, whose condition on the head makes all of
+ * it happen or none: a refused commit writes nothing. Chunks are written first, named by a token of
+ * their commit, and become part of the job only when the head points at them: a refused commit's
+ * chunks are never read.
  *
  * The requests a commit sends to the children it creates are not outbox items of their own: they go
  * in groups of up to 100, one item and one index entry each (dynamodb-outbox-groups.ts), deleted
@@ -173,7 +177,7 @@ export class DynamoDbStore implements Store {
       heads: this.heads,
       retentionSeconds: options.retentionSeconds,
       newToken: newCommitToken,
-      onInline: (jobId, ids) => this.inline.note(jobId, ids),
+      onInline: (jobId, entries) => this.inline.note(jobId, entries),
       onGroup: (key, ids) => this.groups.note(key, ids),
       isRegistered: (workflow) => this.workflows.isRegistered(workflow),
     };
@@ -293,38 +297,57 @@ export class DynamoDbStore implements Store {
     };
     const watchDeps = { table: this.table, pending: this.pending, fans: this.fans, readJobs };
     const limit = Math.max(1, page.limit);
-    const onInline = (jobId: string, ids: readonly string[]) => this.inline.note(jobId, ids);
+    const inline = {
+      sent: new SentRequests(this.table, this.heads),
+      onInline: (jobId: string, shorts: readonly string[]) =>
+        this.inline.note(
+          jobId,
+          shorts.map((short) => ({ short })),
+        ),
+    };
     const [watermark, workflows] = await Promise.all([
       readWatermark(this.table),
       registeredWorkflows(this.table),
     ]);
     const young = new YoungHeads(this.table);
-    const result = await pendingOutbox(this.table, this.pending, page, onInline, (cursor) => [
+    const result = await pendingOutbox(this.table, this.pending, page, inline, (cursor) => [
       ...Array.from({ length: SHARDS.outbox }, (_, shard) =>
         groupSource(groupDeps, groupPartition(shard), limit, cursor, page.createdBefore),
       ),
       ...Array.from({ length: SHARDS.outbox }, (_, shard) =>
         watchSource(watchDeps, watchPartition(shard), cursor, page.createdBefore),
       ),
-      ...youngSources(this.table, workflows, watermark, limit, cursor, page.createdBefore, young, onInline),
+      ...youngSources(
+        this.table,
+        workflows,
+        watermark,
+        limit,
+        { ...inline, cursor, createdBefore: page.createdBefore },
+        young,
+      ),
     ]);
-    await young.promote();
+    await Promise.all([young.promote(), inline.sent.removeFromHeads()]);
     if (result.cursor === undefined && page.createdBefore !== undefined)
       await advanceWatermark(this.table, page.createdBefore);
     return result;
   }
 
+  /**
+   * Outbox items and spent groups are deleted; inline requests this store committed are logged as
+   * sent, in one item (dynamodb-sent-log.ts); other inline entries are removed from their heads.
+   */
   async ackOutbox(ids: readonly string[]): Promise<void> {
     const grouped = this.groups.take(ids.filter((id) => !isFanInId(id)));
-    const { byJob, items } = this.inline.take(grouped.rest);
+    const { logged, byJob, items } = this.inline.take(grouped.rest);
     await Promise.all([
       this.table.batchWrite([
         ...items.map((id) => ({ delete: keys.outbox(id) })),
         ...grouped.done.map((key) => ({ delete: key })),
       ]),
-      forEachLimit([...byJob], PARALLEL_COMMITS, async ([jobId, sent]) => {
-        await ackInline(this.table, jobId, sent);
-        this.heads.forgetInline(jobId, sent);
+      logSent(this.table, logged),
+      forEachLimit([...byJob], PARALLEL_COMMITS, async ([jobId, done]) => {
+        await ackInline(this.table, jobId, done);
+        this.heads.forgetInline(jobId, done);
       }),
     ]);
   }

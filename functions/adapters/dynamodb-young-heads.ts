@@ -1,6 +1,7 @@
 import { isFinished, type JobRecord, type JobStatus } from '../../engine/job/types.js';
 import type { OutboxEntry } from '../../engine/ports/store.js';
-import { INLINE_INDEX, inlineEntries, inlineIndexKey } from './dynamodb-inline-outbox.js';
+import { INLINE_INDEX, inlineIndexKey } from './dynamodb-inline-outbox.js';
+import { type InlineRecovery, recoverable } from './dynamodb-inline-recovery.js';
 import { gsi, N, num, S, SHARDS, str, time } from './dynamodb-items.js';
 import { type Candidate, MergeSource, pageSizeFor } from './dynamodb-merge.js';
 import { isConditionFailure } from './dynamodb-retry.js';
@@ -119,10 +120,8 @@ export function youngSources(
   workflows: readonly string[],
   from: number,
   limit: number,
-  cursor: string | undefined,
-  createdBefore: number | undefined,
+  recovery: InlineRecovery,
   heads: YoungHeads,
-  onInline: (jobId: string, shorts: readonly string[]) => void,
 ): MergeSource<OutboxEntry>[] {
   const partitions = workflows.flatMap((workflow) =>
     ACTIVE.flatMap((status) =>
@@ -130,9 +129,7 @@ export function youngSources(
     ),
   );
   const pageSize = pageSizeFor(limit, Math.max(1, partitions.length));
-  return partitions.map((partition) =>
-    listingSource(table, partition, from, pageSize, cursor, createdBefore, heads, onInline),
-  );
+  return partitions.map((partition) => listingSource(table, partition, from, pageSize, recovery, heads));
 }
 
 function listingSource(
@@ -140,16 +137,14 @@ function listingSource(
   partition: string,
   from: number,
   pageSize: number,
-  cursor: string | undefined,
-  createdBefore: number | undefined,
+  recovery: InlineRecovery,
   heads: YoungHeads,
-  onInline: (jobId: string, shorts: readonly string[]) => void,
 ): MergeSource<OutboxEntry> {
   const values: Item = { ':p': S(partition), ':from': S(time(from)) };
   let condition = 'gsi1pk = :p AND gsi1sk >= :from';
-  if (createdBefore !== undefined) {
+  if (recovery.createdBefore !== undefined) {
     condition = 'gsi1pk = :p AND gsi1sk BETWEEN :from AND :before';
-    values[':before'] = S(time(createdBefore));
+    values[':before'] = S(time(recovery.createdBefore));
   }
   const held: Candidate<OutboxEntry>[] = [];
   let start: Item | undefined;
@@ -174,21 +169,10 @@ function listingSource(
       for (const head of found) {
         // A head in gsi3 is recovery's there.
         if (head[INLINE_INDEX.partitionKey]) continue;
-        const holds = inlineEntries(head);
-        if (!holds.length) continue;
-        const wanted = holds.filter(
-          ({ sort, entry }) =>
-            (cursor === undefined || sort > cursor) &&
-            (createdBefore === undefined || entry.createdAt < createdBefore),
-        );
-        if (holds.some(({ entry }) => createdBefore === undefined || entry.createdAt < createdBefore))
-          heads.note(head);
-        if (wanted.length)
-          onInline(
-            wanted[0]?.entry.jobId as string,
-            wanted.map(({ short }) => short),
-          );
-        for (const { sort, entry } of wanted) held.push({ sort, value: entry });
+        const { candidates, sent, unsent } = await recoverable(head, recovery);
+        if (unsent) heads.note(head);
+        for (const short of sent) recovery.sent.noteSent((str(head, 'pk') ?? '').slice('JOB#'.length), short);
+        held.push(...candidates);
       }
       held.sort((a, b) => (a.sort < b.sort ? -1 : 1));
     }

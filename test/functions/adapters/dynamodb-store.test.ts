@@ -100,6 +100,35 @@ async function itemSizes(tableName: string): Promise<{ key: string; bytes: numbe
   return sizes;
 }
 
+/** The job's next round: step a answered, step b's first attempt running and requested. */
+const nextRound = (job: JobRecord, at: number) => {
+  const next: JobRecord = {
+    ...job,
+    rev: job.rev + 1,
+    updatedAt: at,
+    steps: [
+      { name: 'a', status: 'completed', attempts: 1, firstAttempt: 1, startedAt: 1_000, endedAt: at },
+      { name: 'b', status: 'running', attempts: 1, firstAttempt: 1, startedAt: at },
+    ],
+  };
+  const request: OutboxEntry = {
+    id: `${job.id}:${next.rev}:r0`,
+    kind: 'request',
+    jobId: job.id,
+    createdAt: at,
+    request: aRequest(next, 'b'),
+  };
+  return { next, request };
+};
+
+const followUpOf = (job: JobRecord, createdAt: number): OutboxEntry => ({
+  id: `${job.id}:1:f0`,
+  kind: 'followUp',
+  jobId: job.id,
+  createdAt,
+  followUp: { kind: 'cancelChildren', jobId: job.id, step: 'a' },
+});
+
 describe('A manager on a DynamoDbStore', { timeout: TIMEOUT }, () => {
   it('runs random workflows with fan-outs and reordered, duplicated replies to the same end as on the memory store', async () => {
     await fc.assert(
@@ -527,9 +556,8 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
     // Prepare
     const { store, tableName } = await freshStore();
     const job = aJob();
-    const second = { ...job, rev: 2 };
     const first = requestEntry(job, `${job.id}:1:r0`, 5);
-    const later = requestEntry(second, `${job.id}:2:r0`, 100);
+    const { next: second, request: later } = nextRound(job, 100);
     const other = aJob();
     // Too large to stay in its head: an outbox item, recovered between the two rounds.
     const between: OutboxEntry = {
@@ -560,18 +588,19 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
     const all = await recover(1_000);
 
     // Assess
-    expect(afterAck?.oi).toBeUndefined();
     expect(afterAck?.gsi3sk?.S).toMatch(/^000000000000005#/);
     expect(afterSecond?.gsi3sk).toEqual(afterAck?.gsi3sk);
+    // The first request, answered, left the head with the commit that recorded its answer.
+    expect(afterSecond?.oi).toEqual({ SS: ['r~2:r0'] });
     expect(early).toEqual([between.id]);
     expect(all).toEqual([between.id, later.id]);
   });
 
-  it('takes a head out of gsi3 when its job ends holding nothing, or when recovery finds it holding nothing, never while it holds an entry', async () => {
+  it('takes a head out of gsi3 when its job ends holding nothing, or when recovery finds it holding nothing unsent, never while it holds an entry', async () => {
     // Prepare
     const { store, tableName } = await freshStore();
     const [ended, idle, unsent] = [aJob(), aJob(), aJob()] as [JobRecord, JobRecord, JobRecord];
-    const entry = (job: JobRecord) => requestEntry(job, `${job.id}:1:r0`, 5);
+    const request = (job: JobRecord) => requestEntry(job, `${job.id}:1:r0`, 5);
     const end = (job: JobRecord) => updating(job, { ...job, rev: 2, status: 'completed', endedAt: 10 });
     const indexed = async (job: JobRecord) =>
       (await rawItem(tableName, `JOB#${job.id}`, 'J'))?.gsi3sk !== undefined;
@@ -580,22 +609,53 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
       idle: await indexed(idle),
       unsent: await indexed(unsent),
     });
-    await store.commit([ended, idle, unsent].map((job) => creating(job, { outbox: [entry(job)] })));
-    await store.ackOutbox([entry(ended).id, entry(idle).id]);
+    await store.commit([
+      creating(ended, { outbox: [request(ended)] }),
+      creating(idle, { outbox: [request(idle)] }),
+      creating(unsent, { outbox: [followUpOf(unsent, 5)] }),
+    ]);
+    await store.ackOutbox([request(ended).id, request(idle).id]);
 
     // Act
     await store.commit([end(ended), end(unsent)]);
     const afterEnd = await state();
     const recovered = await store.pendingOutbox({ limit: 100, createdBefore: 1_000 });
     const afterRecovery = await state();
-    await store.ackOutbox([entry(unsent).id]);
+    await store.ackOutbox([followUpOf(unsent, 5).id]);
     await store.pendingOutbox({ limit: 100, createdBefore: 1_000 });
 
     // Assess
     expect(afterEnd).toEqual({ ended: false, idle: true, unsent: true });
-    expect(recovered.entries).toEqual([entry(unsent)]);
+    expect(recovered.entries).toEqual([followUpOf(unsent, 5)]);
     expect(afterRecovery).toEqual({ ended: false, idle: false, unsent: true });
     expect(await state()).toEqual({ ended: false, idle: false, unsent: false });
+    const idleHead = await rawItem(tableName, `JOB#${idle.id}`, 'J');
+    expect(Object.keys(idleHead ?? {}).filter((name) => /^(oi|o_|gsi3)/.test(name))).toEqual([]);
+  });
+
+  it('takes a head out of gsi3 whose `oi` names only an entry no longer held', async () => {
+    // Prepare: a commit that did not know another process had removed the entry named it again.
+    const local = await emulator();
+    const { store, tableName } = await freshStore();
+    const job = aJob();
+    const first = requestEntry(job, `${job.id}:1:r0`, 5);
+    await store.commit([creating(job, { outbox: [first] })]);
+    await local.client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `JOB#${job.id}` }, sk: { S: 'J' } },
+        UpdateExpression: 'REMOVE #o',
+        ExpressionAttributeNames: { '#o': 'o_r~1:r0' },
+      }),
+    );
+
+    // Act
+    const recovered = await store.pendingOutbox({ limit: 100, createdBefore: 1_000 });
+
+    // Assess
+    expect(recovered.entries).toEqual([]);
+    const head = await rawItem(tableName, `JOB#${job.id}`, 'J');
+    expect(Object.keys(head ?? {}).filter((name) => /^(oi|o_|gsi3)/.test(name))).toEqual([]);
   });
 
   it('leaves a head in gsi3 when a commit gave it entries after recovery found it holding none', async () => {
@@ -603,21 +663,115 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
     const local = await emulator();
     const { store, tableName } = await freshStore();
     const job = aJob();
-    const second = { ...job, rev: 2 };
     const first = requestEntry(job, `${job.id}:1:r0`, 5);
-    const next = requestEntry(second, `${job.id}:2:r0`, 7);
+    const { next: third, request: next } = nextRound({ ...job, rev: 2 }, 7);
+    // Step a answered, step b not started yet: the head holds nothing, and stays in gsi3.
+    const second = { ...third, rev: 2, steps: [third.steps[0], job.steps[1]] as JobRecord['steps'] };
     await store.commit([creating(job, { outbox: [first] })]);
     await store.ackOutbox([first.id]);
+    await store.commit([updating(job, second)]);
     const found = (await rawItem(tableName, `JOB#${job.id}`, 'J')) ?? {};
 
     // Act
-    await store.commit([updating(job, second, { outbox: [next] })]);
+    await store.commit([updating(second, third, { outbox: [next] })]);
     await leaveInlineIndex(new DynamoDbTable(local.client, tableName), found);
 
     // Assess
+    expect(found.oi).toBeUndefined();
+    expect(found.gsi3sk).toBeDefined();
     expect((await rawItem(tableName, `JOB#${job.id}`, 'J'))?.gsi3sk).toEqual(found.gsi3sk);
     const pending = await store.pendingOutbox({ limit: 100, createdBefore: 1_000 });
     expect(pending.entries).toEqual([next]);
+  });
+
+  it('marks the requests of one call sent in one log item, which recovery reads to leave them out and clear them from their heads', async () => {
+    // Prepare
+    const local = await emulator();
+    const { tableName } = await freshStore();
+    const client = local.newClient();
+    const commands: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        commands.push(context.commandName ?? '');
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordCommands' },
+    );
+    const store = new DynamoDbStore({ client, tableName });
+    const jobs = [aJob(), aJob(), aJob()];
+    const requests = jobs.map((job) => requestEntry(job, `${job.id}:1:r0`, 5));
+    await store.commit(jobs.map((job, n) => creating(job, { outbox: [requests[n] as OutboxEntry] })));
+    commands.length = 0;
+
+    // Act
+    await store.ackOutbox(requests.map((request) => request.id));
+    const acknowledging = [...commands];
+    const heldAfterAck = await rawItem(tableName, `JOB#${jobs[0]?.id}`, 'J');
+    const restarted = new DynamoDbStore({ client: local.client, tableName });
+    const recovered = await restarted.pendingOutbox({ limit: 100, createdBefore: 70_000 });
+
+    // Assess
+    expect(acknowledging).toEqual(['BatchWriteItemCommand']);
+    expect(heldAfterAck?.oi).toEqual({ SS: ['r~1:r0'] });
+    const { Items: logged = [] } = await local.client.send(
+      new ScanCommand({
+        TableName: tableName,
+        FilterExpression: 'begins_with(pk, :log)',
+        ExpressionAttributeValues: { ':log': { S: 'SNT#0#' } },
+      }),
+    );
+    expect(logged.map((item) => item.ids?.SS?.sort())).toEqual([
+      requests.map((request) => request.id).sort(),
+    ]);
+    expect(Number(logged[0]?.expiresAt?.N)).toBe(60 + 86_400);
+    expect(recovered.entries).toEqual([]);
+    for (const job of jobs) {
+      const head = await rawItem(tableName, `JOB#${job.id}`, 'J');
+      expect(Object.keys(head ?? {}).filter((name) => /^(oi|o_|gsi3)/.test(name))).toEqual([]);
+    }
+  });
+
+  it("keeps a new round's requests in the head beside those still awaiting replies, up to 3,000 bytes of them", async () => {
+    // Prepare
+    const { store, tableName } = await freshStore();
+    const job = aJob({
+      steps: ['a', 'b', 'c'].map((name) => ({
+        name,
+        status: 'waiting' as const,
+        attempts: 0,
+        firstAttempt: 1,
+      })),
+    });
+    const running = (of: JobRecord, names: string[], rev: number): JobRecord => ({
+      ...of,
+      rev,
+      steps: of.steps.map((step) =>
+        names.includes(step.name) ? { ...step, status: 'running' as const, attempts: 1 } : step,
+      ),
+    });
+    const request = (of: JobRecord, step: string, pad: number): OutboxEntry => ({
+      id: `${of.id}:${of.rev}:r0`,
+      kind: 'request',
+      jobId: of.id,
+      createdAt: 5,
+      request: { ...aRequest(of, step), body: { pad: 'x'.repeat(pad) } },
+    });
+    const first = running(job, ['a'], 1);
+    const second = running(first, ['b'], 2);
+    const third = running(second, ['c'], 3);
+
+    // Act
+    await store.commit([creating(first, { outbox: [request(first, 'a', 10)] })]);
+    await store.ackOutbox([`${job.id}:1:r0`]);
+    await store.commit([updating(first, second, { outbox: [request(second, 'b', 1_800)] })]);
+    const afterSecond = await rawItem(tableName, `JOB#${job.id}`, 'J');
+    await store.commit([updating(second, third, { outbox: [request(third, 'c', 1_800)] })]);
+
+    // Assess
+    expect(afterSecond?.oi?.SS?.sort()).toEqual(['r~1:r0', 'r~2:r0']);
+    expect(await rawItem(tableName, `OUT#${job.id}:2:r0`, 'O')).toBeUndefined();
+    expect(await rawItem(tableName, `OUT#${job.id}:3:r0`, 'O')).toBeDefined();
+    expect((await rawItem(tableName, `JOB#${job.id}`, 'J'))?.oi?.SS?.sort()).toEqual(['r~1:r0', 'r~2:r0']);
   });
 
   it('drops unsent requests of a job that stops, also those its parent created for it', async () => {
@@ -708,18 +862,21 @@ describe('DynamoDbStore on DynamoDB Local: young top-level jobs outside gsi3', {
       job({ workflow: `unseen-${randomBytes(4).toString('hex')}` }),
       job(),
     ] as [JobRecord, JobRecord, JobRecord, JobRecord, JobRecord];
-    const entry = (of: JobRecord, rev = 1, at = 1_000) => requestEntry(of, `${of.id}:${rev}:r0`, at);
-    await store.commit(
-      [old, waiting, ended, unknown, empty].map((of) => creating(of, { outbox: [entry(of)] })),
-    );
-    await store.ackOutbox([entry(old).id, entry(empty).id]);
+    const request = (of: JobRecord) => requestEntry(of, `${of.id}:1:r0`, 1_000);
+    await store.commit([
+      ...[old, waiting, unknown, empty].map((of) => creating(of, { outbox: [request(of)] })),
+      creating(ended, { outbox: [followUpOf(ended, 1_000)] }),
+    ]);
+    await store.ackOutbox([request(old).id, request(empty).id]);
+    const { next: older, request: later } = nextRound(old, 61_000);
+    const answered = nextRound(empty, 2_000).next;
 
     // Act
     await store.commit([
-      updating(old, { ...old, rev: 2, updatedAt: 61_000 }, { outbox: [entry(old, 2, 61_000)] }),
+      updating(old, older, { outbox: [later] }),
       updating(waiting, { ...waiting, rev: 2, status: 'waiting', updatedAt: 2_000 }),
       updating(ended, { ...ended, rev: 2, status: 'completed', updatedAt: 2_000, endedAt: 2_000 }),
-      updating(empty, { ...empty, rev: 2, status: 'waiting', updatedAt: 2_000 }),
+      updating(empty, { ...answered, status: 'waiting' }),
     ]);
 
     // Assess
@@ -728,6 +885,23 @@ describe('DynamoDbStore on DynamoDB Local: young top-level jobs outside gsi3', {
     expect(await inGsi3(tableName, ended)).toMatch(/^000000000001000#000000#/);
     expect(await inGsi3(tableName, unknown)).toMatch(/^000000000001000#/);
     expect(await inGsi3(tableName, empty)).toBeUndefined();
+  });
+
+  it('clears the requests of a young head that the log names sent, without putting the head into gsi3', async () => {
+    // Prepare
+    const { store, tableName, workflow } = await withWorkflow();
+    const job = aJob({ workflow, createdAt: 1_000, updatedAt: 1_000 });
+    const first = requestEntry(job, `${job.id}:1:r0`, 1_000);
+    await store.commit([creating(job, { outbox: [first] })]);
+    await store.ackOutbox([first.id]);
+
+    // Act: the worker takes longer than a minute to answer.
+    const recovered = await store.pendingOutbox({ limit: 100, createdBefore: 100_000 });
+
+    // Assess
+    expect(recovered.entries).toEqual([]);
+    const head = await rawItem(tableName, `JOB#${job.id}`, 'J');
+    expect(Object.keys(head ?? {}).filter((name) => /^(oi|o_|gsi3)/.test(name))).toEqual([]);
   });
 
   it('moves the watermark after a whole pass with createdBefore, past the jobs no young commit can reach any more', async () => {
