@@ -11,9 +11,10 @@ const OUTBOX_CURSOR = /^\d{15}#\d{6}#(.+)$/s;
 
 /**
  * Outbox entries not yet acknowledged, oldest first: gsi2 partitions `OBX#<shard>` sorted by
- * `<createdAt>#<seq>#<id>`, merged with the heads' inline entries (gsi3) and the caller's further
- * sources; the cursor is the last entry's sort key. The index is eventually
- * consistent, which recovery tolerates (an entry written a moment ago is being sent by its writer).
+ * `<createdAt>#<seq>#<id>`, merged with the inline entries of the heads in gsi3 (less the requests
+ * the sent log names: dynamodb-inline-recovery.ts) and the caller's further sources (young heads,
+ * groups, watchers); the cursor is the last entry's sort key. The index is eventually consistent,
+ * which recovery tolerates (an entry written a moment ago is being sent by its writer).
  */
 export async function pendingOutbox(
   table: DynamoDbTable,

@@ -17,7 +17,8 @@ import { type DynamoDbTable, forEachLimit, type Item, type Key } from './dynamod
  *
  * Recovery reads the listing of every registered workflow from a watermark on (an item of its own,
  * `RCV` / `young`): each pass reads the heads of the jobs created since, hands on the entries they
- * hold that are old enough, and puts those heads into gsi3 (where later passes find them). A pass
+ * hold that are old enough and not logged as sent (dynamodb-sent-log.ts), and puts the heads it
+ * hands entries on from into gsi3 (where later passes find them). A pass
  * that read everything moves the watermark to `createdBefore - YOUNG_FOR_MS - LATE_COMMIT_MS`: a
  * job created before that is older than YOUNG_FOR_MS at any commit computed since, and any commit
  * computed earlier has landed (a function runs at most a few minutes), so every entry it may hold
