@@ -146,14 +146,15 @@ function createChildren(
       d.effects.creates.push(child);
       continue;
     }
-    const mark = effectsMark(d.effects);
+    // Only a later slice takes back what a child that finished as it started added.
+    const mark = countFinished ? undefined : effectsMark(d.effects);
     let finished = false;
     const childDraft = new Draft(child, d.workflow, d.context, d.effects, (outcome) => {
       finished = true;
       countFinished?.(outcome);
     });
     startJob(childDraft);
-    if (finished && !countFinished) {
+    if (finished && mark) {
       rollBack(d.effects, mark);
       d.effects.creates.push(child);
       startLater.push(child.id);
