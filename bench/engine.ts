@@ -76,23 +76,36 @@ function fanOut(children: number): { seconds: number; heapMb: number; peakRssMb:
   resetPeakRss();
   const heapBefore = process.memoryUsage().heapUsed;
   const started = process.hrtime.bigint();
-  const start = createJob(workflow, { id: uuid(1), input: { items } }, { now });
-  const task = workflow.tasks.get('per-item');
-  if (!task || start.creates.length !== children) throw new Error('fan-out did not create its children');
   const node = workflow.main.byName.get('each');
   const gatherer = new ChildGatherer(node?.task as NonNullable<typeof node>['task'] & object, children);
-  for (const child of start.creates) {
-    const done = applyEvent(
+  // The parent's first transition creates the first slice of children; each createChildren
+  // follow-up, applied to the parent, the next. Each slice's children complete before the next.
+  let slice = createJob(workflow, { id: uuid(1), input: { items } }, { now });
+  let created = 0;
+  for (;;) {
+    created += slice.creates.length;
+    for (const child of slice.creates) {
+      const done = applyEvent(
+        workflow,
+        child,
+        { type: 'reply', step: 'work', output: { item: (child.input.item as number) * 2 } },
+        { now },
+      );
+      gatherer.add([{ index: child.parent?.index ?? -1, input: child.input, result: done.job.result }]);
+    }
+    const next = slice.followUps.find((followUp) => followUp.kind === 'createChildren');
+    if (!next) break;
+    slice = applyEvent(
       workflow,
-      child,
-      { type: 'reply', step: 'work', output: { item: (child.input.item as number) * 2 } },
+      slice.job,
+      { type: 'createChildren', step: 'each', from: next.from },
       { now },
     );
-    gatherer.add([{ index: child.parent?.index ?? -1, input: child.input, result: done.job.result }]);
   }
+  if (created !== children || !gatherer.complete) throw new Error('fan-out did not create its children');
   const fanIn = applyEvent(
     workflow,
-    start.job,
+    slice.job,
     { type: 'fanIn', step: 'each', output: gatherer.output() },
     { now },
   );
