@@ -86,6 +86,35 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX timers_by_at ON timers (at);
   `,
+  // Top-level jobs per workflow and status, kept by triggers in the transaction that changes them:
+  // counting the index instead read every job a workflow ever had, at each GET /api/workflows.
+  `
+  CREATE TABLE job_counts (
+    workflow TEXT NOT NULL,
+    status TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (workflow, status)
+  ) WITHOUT ROWID;
+
+  INSERT INTO job_counts (workflow, status, count)
+    SELECT workflow, status, count(*) FROM jobs WHERE parent_id IS NULL GROUP BY workflow, status;
+
+  CREATE TRIGGER job_counts_insert AFTER INSERT ON jobs WHEN NEW.parent_id IS NULL BEGIN
+    INSERT INTO job_counts (workflow, status, count) VALUES (NEW.workflow, NEW.status, 1)
+      ON CONFLICT (workflow, status) DO UPDATE SET count = count + 1;
+  END;
+
+  CREATE TRIGGER job_counts_update AFTER UPDATE OF status ON jobs
+    WHEN NEW.parent_id IS NULL AND OLD.status <> NEW.status BEGIN
+    UPDATE job_counts SET count = count - 1 WHERE workflow = OLD.workflow AND status = OLD.status;
+    INSERT INTO job_counts (workflow, status, count) VALUES (NEW.workflow, NEW.status, 1)
+      ON CONFLICT (workflow, status) DO UPDATE SET count = count + 1;
+  END;
+
+  CREATE TRIGGER job_counts_delete AFTER DELETE ON jobs WHEN OLD.parent_id IS NULL BEGIN
+    UPDATE job_counts SET count = count - 1 WHERE workflow = OLD.workflow AND status = OLD.status;
+  END;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -88,9 +88,7 @@ export function prepareStatements(db: Database.Database) {
       )
       .raw(),
     countJobs: db
-      .prepare<[string], [string, number]>(
-        'SELECT status, count(*) FROM jobs WHERE parent_id IS NULL AND workflow = ? GROUP BY status',
-      )
+      .prepare<[string], [string, number]>('SELECT status, count FROM job_counts WHERE workflow = ?')
       .raw(),
 
     getFanCounts: db.prepare<[string, string], FanCountsRow>(

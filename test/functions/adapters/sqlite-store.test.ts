@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Commit, JobRecord, OutboxEntry, StepState } from '../../../engine/index.js';
 import { InvalidCursorError } from '../../../engine/index.js';
-import { SCHEMA_VERSION } from '../../../functions/adapters/sqlite-schema.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../../functions/adapters/sqlite-schema.js';
 import { SqliteStore } from '../../../functions/adapters/sqlite-store.js';
 import { aChild, aJob, aWorkflow, creating, requestEntry, updating, uuid } from '../../support/factories.js';
 import { describeStoreContract } from '../store-contract.js';
@@ -170,6 +170,46 @@ describe('SqliteStore', () => {
       after.close();
       expect(tables).toEqual(['jobs']);
       expect(userVersionOf(path)).toBe(0);
+    });
+
+    it('counts the jobs a database at version 1 already holds when it adds the job counts', async () => {
+      // Prepare: a version-1 database with top-level jobs in two statuses and a child.
+      const path = join(freshDirectory(), 'version-1.db');
+      const workflow = `counted-${uuid()}`;
+      const running = [aJob({ workflow }), aJob({ workflow })];
+      const done = aJob({ workflow, status: 'completed', endedAt: 1_000 });
+      const child = aChild(running[0] as JobRecord, 'fan', 0, { workflow });
+      const db = new Database(path);
+      db.exec(MIGRATIONS[0] as string);
+      db.pragma('user_version = 1');
+      const insert = db.prepare(
+        `INSERT INTO jobs (id, rev, workflow, status, root, parent_id, parent_step, parent_index, vhost, created_at, ended_at, record)
+         VALUES (?, 1, ?, ?, ?, ?, ?, ?, NULL, 0, ?, ?)`,
+      );
+      for (const job of [...running, done, child]) {
+        insert.run(
+          job.id,
+          job.workflow,
+          job.status,
+          job.root,
+          job.parent?.id ?? null,
+          job.parent?.step ?? null,
+          job.parent?.index ?? null,
+          job.endedAt ?? null,
+          JSON.stringify(job),
+        );
+      }
+      db.close();
+
+      // Act
+      const store = SqliteStore.open(path);
+
+      // Assess: the counts start from what is there, and follow what happens next.
+      expect(await store.countJobs(workflow)).toMatchObject({ running: 2, completed: 1 });
+      await store.commit([creating(aJob({ workflow }))]);
+      expect(await store.countJobs(workflow)).toMatchObject({ running: 3, completed: 1 });
+      await store.close();
+      expect(userVersionOf(path)).toBe(SCHEMA_VERSION);
     });
 
     it('refuses a database written by a newer version, and leaves it as it was', async () => {
@@ -434,6 +474,7 @@ describe('SqliteStore', () => {
       expect((await store.queryJobs({ workflow, status: 'completed' })).jobs).toEqual([done]);
       expect(await store.deleteFinishedJobs(6_000)).toBe(1);
       expect(await store.getJob(job.id)).toBeUndefined();
+      expect(await store.countJobs(workflow)).toMatchObject({ running: 0, completed: 0 });
     });
 
     it('does not cache when another connection may write the file', async () => {
