@@ -66,6 +66,47 @@ export async function mergePage<T>(
   return { page, more: rest.some(Boolean) };
 }
 
+/** One page of a `heldUntilRead` source: what its items hold, and the time of the last item's key. */
+export interface HeldPage<T> {
+  candidates: Candidate<T>[];
+  /** The time (15 digits) at the start of the last item's sort key; absent when the page was empty. */
+  lastTime?: string;
+  next?: Item;
+}
+
+/**
+ * A source read in key order whose items hold candidates no earlier than their keys' times, but
+ * maybe later (a head holds entries made after it entered its index): it keeps what it has read and
+ * hands a candidate on once no item still to read can hold an earlier one, that is once the
+ * candidate's time is before the key of the last item read.
+ */
+export function heldUntilRead<T>(
+  readPage: (start: Item | undefined) => Promise<HeldPage<T>>,
+): MergeSource<T> {
+  const held: Candidate<T>[] = [];
+  let start: Item | undefined;
+  let allRead = false;
+  /** Every item still to read has a key from this time on. */
+  let readUpTo = '';
+  return new MergeSource<T>(async () => {
+    if (!allRead) {
+      const page = await readPage(start);
+      start = page.next;
+      allRead = page.next === undefined;
+      readUpTo = page.lastTime ?? readUpTo;
+      held.push(...page.candidates);
+      held.sort((a, b) => (a.sort < b.sort ? -1 : 1));
+    }
+    let ready = held.length;
+    if (!allRead) {
+      const later = held.findIndex(({ sort }) => sort.slice(0, 15) >= readUpTo);
+      if (later >= 0) ready = later;
+    }
+    const candidates = held.splice(0, ready);
+    return allRead && !held.length ? { candidates } : { candidates, next: {} };
+  });
+}
+
 /**
  * One page of an index query whose sort keys start with a time, cut at a whole time: reads on
  * while the page ends inside the time it started with, then leaves the last time's items for the

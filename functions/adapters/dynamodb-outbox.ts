@@ -3,7 +3,7 @@ import type { OutboxEntry, OutboxPage } from '../../engine/ports/store.js';
 import { INLINE_INDEX, inlinePartition, leaveInlineIndex } from './dynamodb-inline-outbox.js';
 import { type InlineRecovery, recoverable } from './dynamodb-inline-recovery.js';
 import { decodeJson, gsi, keys, S, SHARDS, str, time } from './dynamodb-items.js';
-import { type Candidate, MergeSource, mergePage, pageSizeFor } from './dynamodb-merge.js';
+import { type Candidate, heldUntilRead, MergeSource, mergePage, pageSizeFor } from './dynamodb-merge.js';
 import type { PendingWrites } from './dynamodb-pending.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './dynamodb-table.js';
 
@@ -93,44 +93,28 @@ function inlineSource(
     condition += ` AND ${sortKey} < :before`;
     values[':before'] = S(time(recovery.createdBefore));
   }
-  const held: Candidate<OutboxEntry>[] = [];
-  let start: Item | undefined;
-  let allRead = false;
-  /** Every head still to read has a key from this time on. */
-  let readUpTo = '';
-  return new MergeSource<OutboxEntry>(async () => {
-    if (!allRead) {
-      const { items, next } = await table.queryPage({
-        IndexName: name,
-        KeyConditionExpression: condition,
-        ExpressionAttributeValues: values,
-        Limit: pageSizeFor(limit, SHARDS.outbox),
-        ExclusiveStartKey: start,
-      });
-      start = next;
-      allRead = next === undefined;
-      readUpTo = (str(items.at(-1), sortKey) ?? readUpTo).slice(0, 15);
-      const found = await itemsOf(table, items);
-      const done: Item[] = [];
-      for (const entry of items) {
-        const head = found.get(keyString(entry));
-        if (!head) continue;
-        const { candidates, sent, holds } = await recoverable(head, recovery);
-        const jobId = (str(head, 'pk') ?? '').slice('JOB#'.length);
-        if (!holds) done.push(head);
-        else for (const short of sent) recovery.sent.noteSent(jobId, short);
-        held.push(...candidates);
-      }
-      await forEachLimit(done, PARALLEL_LEAVES, (head) => leaveInlineIndex(table, head));
-      held.sort((a, b) => (a.sort < b.sort ? -1 : 1));
+  return heldUntilRead<OutboxEntry>(async (start) => {
+    const { items, next } = await table.queryPage({
+      IndexName: name,
+      KeyConditionExpression: condition,
+      ExpressionAttributeValues: values,
+      Limit: pageSizeFor(limit, SHARDS.outbox),
+      ExclusiveStartKey: start,
+    });
+    const found = await itemsOf(table, items);
+    const candidates: Candidate<OutboxEntry>[] = [];
+    const done: Item[] = [];
+    for (const entry of items) {
+      const head = found.get(keyString(entry));
+      if (!head) continue;
+      const recovered = await recoverable(head, recovery);
+      const jobId = (str(head, 'pk') ?? '').slice('JOB#'.length);
+      if (!recovered.holds) done.push(head);
+      else for (const short of recovered.sent) recovery.sent.noteSent(jobId, short);
+      candidates.push(...recovered.candidates);
     }
-    let ready = held.length;
-    if (!allRead) {
-      const later = held.findIndex(({ sort }) => sort.slice(0, 15) >= readUpTo);
-      if (later >= 0) ready = later;
-    }
-    const candidates = held.splice(0, ready);
-    return allRead && !held.length ? { candidates } : { candidates, next: {} };
+    await forEachLimit(done, PARALLEL_LEAVES, (head) => leaveInlineIndex(table, head));
+    return { candidates, lastTime: str(items.at(-1), sortKey)?.slice(0, 15), next };
   });
 }
 

@@ -3,7 +3,7 @@ import type { OutboxEntry } from '../../engine/ports/store.js';
 import { INLINE_INDEX, inlineIndexKey } from './dynamodb-inline-outbox.js';
 import { type InlineRecovery, recoverable } from './dynamodb-inline-recovery.js';
 import { gsi, N, num, S, SHARDS, str, time } from './dynamodb-items.js';
-import { type Candidate, MergeSource, pageSizeFor } from './dynamodb-merge.js';
+import { type Candidate, heldUntilRead, type MergeSource, pageSizeFor } from './dynamodb-merge.js';
 import { isConditionFailure } from './dynamodb-retry.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './dynamodb-table.js';
 
@@ -147,42 +147,27 @@ function listingSource(
     condition = 'gsi1pk = :p AND gsi1sk BETWEEN :from AND :before';
     values[':before'] = S(time(recovery.createdBefore));
   }
-  const held: Candidate<OutboxEntry>[] = [];
-  let start: Item | undefined;
-  let allRead = false;
-  /** Every job still to read was created from this time on. */
-  let readUpTo = '';
-  return new MergeSource<OutboxEntry>(async () => {
-    if (!allRead) {
-      const page = await table.queryPage({
-        IndexName: 'gsi1',
-        KeyConditionExpression: condition,
-        ExpressionAttributeValues: values,
-        Limit: pageSize,
-        ExclusiveStartKey: start,
-      });
-      start = page.next;
-      allRead = page.next === undefined;
-      readUpTo = (str(page.items.at(-1), 'gsi1sk') ?? readUpTo).slice(0, 15);
-      const found = page.items.length
-        ? await table.batchGet(page.items.map((entry) => ({ pk: entry.pk, sk: entry.sk }) as Key))
-        : [];
-      for (const head of found) {
-        // A head in gsi3 is recovery's there.
-        if (head[INLINE_INDEX.partitionKey]) continue;
-        const { candidates, sent, unsent } = await recoverable(head, recovery);
-        if (unsent) heads.note(head);
-        for (const short of sent) recovery.sent.noteSent((str(head, 'pk') ?? '').slice('JOB#'.length), short);
-        held.push(...candidates);
-      }
-      held.sort((a, b) => (a.sort < b.sort ? -1 : 1));
+  return heldUntilRead<OutboxEntry>(async (start) => {
+    const page = await table.queryPage({
+      IndexName: 'gsi1',
+      KeyConditionExpression: condition,
+      ExpressionAttributeValues: values,
+      Limit: pageSize,
+      ExclusiveStartKey: start,
+    });
+    const found = page.items.length
+      ? await table.batchGet(page.items.map((entry) => ({ pk: entry.pk, sk: entry.sk }) as Key))
+      : [];
+    const candidates: Candidate<OutboxEntry>[] = [];
+    for (const head of found) {
+      // A head in gsi3 is recovery's there.
+      if (head[INLINE_INDEX.partitionKey]) continue;
+      const recovered = await recoverable(head, recovery);
+      if (recovered.unsent) heads.note(head);
+      for (const short of recovered.sent)
+        recovery.sent.noteSent((str(head, 'pk') ?? '').slice('JOB#'.length), short);
+      candidates.push(...recovered.candidates);
     }
-    let ready = held.length;
-    if (!allRead) {
-      const later = held.findIndex(({ sort }) => sort.slice(0, 15) >= readUpTo);
-      if (later >= 0) ready = later;
-    }
-    const candidates = held.splice(0, ready);
-    return allRead && !held.length ? { candidates } : { candidates, next: {} };
+    return { candidates, lastTime: str(page.items.at(-1), 'gsi1sk')?.slice(0, 15), next: page.next };
   });
 }
