@@ -60,9 +60,9 @@ export function childInput(base: JsonObject, task: FanOutTask, item: Json): Json
  * whose `id` is a UUID that no other job uses; otherwise a UUID derived from the parent job id, the
  * step name and the index, so that re-running a transition never creates different children.
  *
- * Ids of earlier elements count only through the element ids they claimed, which are all an element
- * can clash with here; an element id equal to an earlier child's derived id is found taken in the
- * store instead (`takenIds`), with the same result.
+ * Elements before `from` (children of earlier slices) count only through the element ids they
+ * claimed, so their derived ids are not computed again; an element id equal to one of those derived
+ * ids is found taken in the store instead (`takenIds`), with the same result.
  */
 export function childIds(
   parentId: string,
