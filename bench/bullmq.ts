@@ -4,8 +4,9 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type ConnectionOptions, Queue } from 'bullmq';
 import { type BenchChild, spawnChild, waitFor } from './child.js';
-import { SUBMIT_CONCURRENCY, WARM_UP, WORKER_PREFETCH, type Workload } from './local.js';
+import { SUBMIT_CONCURRENCY, WARM_UP, type Workload } from './local.js';
 import { CpuWindow, loadAverage, peakRssMb } from './proc.js';
+import { WORKER_PREFETCH } from './rabbitmq-side.js';
 import { type RedisPersistence, startBenchRedis } from './redis.js';
 import { type BenchQueues, benchQueues, DIAMOND_STEPS, fanOutSteps } from './workloads.js';
 

@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from 'amqplib';
-import { type BenchChild, spawnChild, waitFor } from './child.js';
+import { type FloorRun, runFloorOnce } from './broker-floor.js';
+import { type BenchChild, waitFor } from './child.js';
 import { getJob, listJobs, readMetrics, submitJobs, waitUntilIdle } from './http-driver.js';
 import { windowFigures } from './metrics-window.js';
 import { CpuWindow, loadAverage, peakRssMb, pidsNamed } from './proc.js';
@@ -15,6 +15,7 @@ import {
   summariseHeapProfile,
   summariseProfile,
 } from './profile-summary.js';
+import { deleteQueues, replyQueueConsumed, startWorkers } from './rabbitmq-side.js';
 import { type BenchServe, type Synchronous, startBenchServe } from './serve.js';
 import {
   benchQueues,
@@ -23,7 +24,6 @@ import {
   DIAMOND_STEPS,
   FAN_OUT,
   fanOutSteps,
-  noOpQueues,
 } from './workloads.js';
 
 /*
@@ -33,11 +33,8 @@ import {
  * submitting over HTTP. Every run gets fresh processes and queue names, and deletes its queues.
  */
 
-export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const ROOT = join(import.meta.dirname, '..');
 /** HTTP requests in flight while submitting diamonds. */
 export const SUBMIT_CONCURRENCY = 20;
-export const WORKER_PREFETCH = 200;
 
 export type Workload = 'diamond' | 'fan-out';
 
@@ -76,73 +73,12 @@ export interface LocalOptions {
 export interface LocalFigures {
   serveCommand: string;
   runs: LocalRun[];
+  /** The broker's floor beside each diamond case (bench/broker-floor.ts), alternating with serve's runs. */
+  floorRuns?: FloorRun[];
   /** serve's CPU profiles over the workload (an extra run of each case), when asked for. */
   profiles?: ProfileSummary[];
   /** serve's heap in the largest fan-out (live at the fullest, and all allocations), when asked for. */
   heapProfiles?: HeapSummary[];
-}
-
-async function startWorkers(prefix: string): Promise<BenchChild> {
-  const queues = benchQueues(prefix);
-  return spawnChild({
-    name: 'echo-workers',
-    command: process.execPath,
-    args: ['--import', 'tsx', join(ROOT, 'bench/echo-workers.ts')],
-    cwd: ROOT,
-    env: {
-      AMQP_URL,
-      BENCH_NOOP_QUEUES: noOpQueues(queues).join(','),
-      BENCH_LIST_QUEUE: queues.list,
-      BENCH_PREFETCH: String(WORKER_PREFETCH),
-    },
-    readyLine: 'ready',
-  });
-}
-
-/**
- * Waits until serve consumes its reply queue. serve answers HTTP before its reply consumer has
- * declared the queue, and a reply sent to a queue that does not exist yet is dropped by RabbitMQ,
- * so the driver starts only once the queue has its consumer.
- */
-async function replyQueueConsumed(queue: string): Promise<void> {
-  const model = await connect(AMQP_URL, { clientProperties: { connection_name: 'switchyard-bench-probe' } });
-  model.on('error', () => {});
-  try {
-    await waitFor(
-      `serve to consume ${queue}`,
-      async () => {
-        const channel = await model.createChannel();
-        channel.on('error', () => {});
-        try {
-          const { consumerCount } = await channel.checkQueue(queue);
-          return consumerCount > 0 ? true : undefined;
-        } finally {
-          await channel.close().catch(() => {});
-        }
-      },
-      30_000,
-      50,
-    );
-  } finally {
-    await model.close().catch(() => {});
-  }
-}
-
-async function deleteQueues(names: string[]): Promise<void> {
-  const model = await connect(AMQP_URL, {
-    clientProperties: { connection_name: 'switchyard-bench-cleanup' },
-  });
-  model.on('error', () => {});
-  try {
-    for (const name of names) {
-      const channel = await model.createChannel();
-      channel.on('error', () => {});
-      await channel.deleteQueue(name).catch(() => {});
-      await channel.close().catch(() => {});
-    }
-  } finally {
-    await model.close().catch(() => {});
-  }
 }
 
 /** Generous: a run that takes longer than this is reported as failed, not waited for. */
@@ -308,6 +244,7 @@ async function runOnce(
 export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
   const log = options.log ?? (() => {});
   const runs: LocalRun[] = [];
+  const floorRuns: FloorRun[] = [];
   const profiles: ProfileSummary[] = [];
   let serveCommand = '';
   const cases: [Workload, number][] = [
@@ -330,9 +267,15 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
           `local ${workload} ${size} ${synchronous} run ${r + 1}: ${run.wallSeconds.toFixed(2)} s, ` +
             `${Math.round(run.stepsPerSecond)} steps/s, overhead p50 ${run.overheadMs['0.5']?.toFixed(1)} ms ` +
             `p99 ${run.overheadMs['0.99']?.toFixed(1)} ms, serve ${Math.round(run.servePeakRssMb)} MB, ` +
-            `cpu ${Object.entries(run.cpuSeconds)
-              .map(([k, v]) => `${k} ${v.toFixed(1)}`)
-              .join(' ')}, load ${run.loadAverage.before}`,
+            `cpu ${cpuLine(run.cpuSeconds)}, load ${run.loadAverage.before}`,
+        );
+      }
+      if (workload === 'diamond') {
+        const floor = await runFloorOnce(size, WARM_UP.diamonds + WARM_UP.last.diamonds);
+        floorRuns.push(floor);
+        log(
+          `broker floor diamond ${size} run ${r + 1}: ${floor.wallSeconds.toFixed(2)} s, ` +
+            `${Math.round(floor.stepsPerSecond)} steps/s, cpu ${cpuLine(floor.cpuSeconds)}, load ${floor.loadAverage.before}`,
         );
       }
     }
@@ -342,8 +285,19 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
     options.heapProfileDir && Number.isFinite(largest)
       ? await profileHeap(largest, options.heapProfileDir, log)
       : undefined;
-  return { serveCommand, runs, profiles: profiles.length ? profiles : undefined, heapProfiles };
+  return {
+    serveCommand,
+    runs,
+    floorRuns: floorRuns.length ? floorRuns : undefined,
+    profiles: profiles.length ? profiles : undefined,
+    heapProfiles,
+  };
 }
+
+const cpuLine = (cpuSeconds: Record<string, number>): string =>
+  Object.entries(cpuSeconds)
+    .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+    .join(' ');
 
 /** One uncounted run under `--cpu-prof`: serve's main thread summarised over the measured window. */
 async function profileCpu(

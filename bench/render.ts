@@ -1,4 +1,5 @@
 import type { AwsCase, AwsFigures } from './aws-cost.js';
+import { FLOOR_IN_FLIGHT, type FloorRun } from './broker-floor.js';
 import type { BullmqFigures, BullmqRun } from './bullmq.js';
 import { reportEngine } from './engine.js';
 import type { LocalFigures, LocalRun } from './local.js';
@@ -215,6 +216,69 @@ function comparisonTable(local: LocalFigures, bullmq: BullmqFigures): string {
         ...persistences.map((p) => `${n(ours(base) / theirs(p), 2)}×`),
         n(cpuPerStep(ourRuns(base)), 2),
         ...persistences.map((p) => n(cpuPerStep(theirRuns(p)), 2)),
+      ]),
+    );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * The broker's floor beside serve (and BullMQ, when measured): what a manager that does nothing
+ * but speak the protocol reaches over the same RabbitMQ, and what RabbitMQ spends a step there.
+ */
+function floorTable(local: LocalFigures, bullmq: BullmqFigures | undefined): string {
+  const floorRuns = local.floorRuns ?? [];
+  const base = local.runs[0]?.synchronous ?? 'FULL';
+  const persistences = [...new Set((bullmq?.runs ?? []).map((r) => r.persistence))];
+  const header = [
+    'workload',
+    'wall s',
+    'step messages/s',
+    `Switchyard ${base} ÷ floor`,
+    ...persistences.map((p) => `BullMQ (${p}) ÷ floor`),
+    'RabbitMQ CPU µs a step',
+    'CPU s: floor manager',
+    'workers',
+    'RabbitMQ',
+    'driver',
+    'other processes',
+  ];
+  const lines = [row(header), `|${' --- |'.repeat(header.length)}`];
+  for (const runs of groups(floorRuns, () => '')) {
+    const first = runs[0] as FloorRun;
+    const floor = median(runs.map((r) => r.stepsPerSecond));
+    const serve = median(
+      local.runs
+        .filter((r) => r.workload === first.workload && r.size === first.size && r.synchronous === base)
+        .map((r) => r.stepsPerSecond),
+    );
+    const bull = (p: string) =>
+      median(
+        (bullmq?.runs ?? [])
+          .filter((r) => r.workload === first.workload && r.size === first.size && r.persistence === p)
+          .map((r) => r.stepsPerSecond),
+      );
+    const cpu = (role: string) =>
+      cell(
+        of(runs, (r) => r.cpuSeconds[role]),
+        1,
+      );
+    lines.push(
+      row([
+        sizeLabel(first.workload, first.size),
+        cell(
+          of(runs, (r) => r.wallSeconds),
+          2,
+        ),
+        cell(of(runs, (r) => r.stepsPerSecond)),
+        `${n(serve / floor, 2)}×`,
+        ...persistences.map((p) => `${n(bull(p) / floor, 2)}×`),
+        cell(of(runs, (r) => ((r.cpuSeconds.rabbitmq ?? Number.NaN) * 1e6) / r.steps)),
+        cpu('manager'),
+        cpu('workers'),
+        cpu('rabbitmq'),
+        cpu('driver'),
+        cpu('others'),
       ]),
     );
   }
@@ -490,6 +554,11 @@ export function renderFigures(results: BenchResults): string {
       `${sectionHeader(results.local)} serve ran as \`${results.local.figures.serveCommand}\`.`,
       localTable(results.local.figures),
     );
+    if (results.local.figures.floorRuns?.length)
+      parts.push(
+        `**The broker's floor**: the same diamonds, echo workers and messages (serve's RabbitMQ bus and reply consumer) driven by a manager with no store, no engine and no HTTP, ${FLOOR_IN_FLIGHT} diamonds at a time, in the same run, alternating with serve's runs (\`bench/floor-manager.ts\`). No manager that speaks the protocol over this broker on this machine can go faster.`,
+        floorTable(results.local.figures, results.bullmq?.figures),
+      );
   }
   if (results.bullmq) {
     parts.push(

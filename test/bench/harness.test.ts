@@ -71,6 +71,11 @@ describe('Benchmark harness (toy sizes)', () => {
       }
       expect(run.cpuSeconds.driver).toBeGreaterThan(0);
     }
+    // The broker's floor ran beside the diamond case: the same diamonds, with no store behind them.
+    expect(figures.floorRuns).toEqual([
+      expect.objectContaining({ workload: 'diamond', size: 10, steps: 40, wallSeconds: expect.any(Number) }),
+    ]);
+    expect(figures.floorRuns?.[0]?.cpuSeconds.manager).toBeGreaterThan(0);
     results.local = { ...section(), figures };
   }, 60_000);
 
@@ -125,7 +130,13 @@ describe('Benchmark harness (toy sizes)', () => {
     const targets = judgeTargets(results);
 
     // Assess
-    for (const heading of ['The engine alone', 'Local and durable', 'BullMQ flows', 'On AWS, modelled'])
+    for (const heading of [
+      'The engine alone',
+      'Local and durable',
+      "The broker's floor",
+      'BullMQ flows',
+      'On AWS, modelled',
+    ])
       expect(text).toContain(heading);
     expect(targets.length).toBeGreaterThanOrEqual(6);
     for (const row of targets) expect(typeof row.met).toBe('boolean');
