@@ -27,6 +27,19 @@ const cell = (s: Spread, digits = 0): string =>
 const of = <T>(runs: T[], pick: (run: T) => number | undefined): Spread =>
   spread(runs.map(pick).filter((v): v is number => v !== undefined && !Number.isNaN(v)));
 
+/** A process's CPU seconds over a case's runs. */
+const cpuCell = (runs: { cpuSeconds: Record<string, number> }[], role: string): string =>
+  cell(
+    of(runs, (r) => r.cpuSeconds[role]),
+    1,
+  );
+
+const wallCell = (runs: { wallSeconds: number }[]): string =>
+  cell(
+    of(runs, (r) => r.wallSeconds),
+    2,
+  );
+
 const sizeLabel = (workload: string, size: number): string =>
   workload === 'diamond' ? `diamond × ${n(size)} jobs` : `fan-out × ${n(size)} items`;
 
@@ -90,19 +103,12 @@ function localTable(figures: LocalFigures): string {
   ];
   for (const runs of groups(figures.runs, (run) => run.synchronous)) {
     const first = runs[0] as LocalRun;
-    const cpu = (role: string) =>
-      cell(
-        of(runs, (r) => r.cpuSeconds[role]),
-        1,
-      );
+    const cpu = (role: string) => cpuCell(runs, role);
     lines.push(
       row([
         sizeLabel(first.workload, first.size),
         first.synchronous,
-        cell(
-          of(runs, (r) => r.wallSeconds),
-          2,
-        ),
+        wallCell(runs),
         cell(of(runs, (r) => r.stepsPerSecond)),
         cell(of(runs, (r) => r.itemsPerSecond)),
         cell(
@@ -148,19 +154,12 @@ function bullmqTable(figures: BullmqFigures): string {
   ];
   for (const runs of groups(figures.runs, (run) => run.persistence)) {
     const first = runs[0] as BullmqRun;
-    const cpu = (role: string) =>
-      cell(
-        of(runs, (r) => r.cpuSeconds[role]),
-        1,
-      );
+    const cpu = (role: string) => cpuCell(runs, role);
     lines.push(
       row([
         sizeLabel(first.workload, first.size),
         first.persistence,
-        cell(
-          of(runs, (r) => r.wallSeconds),
-          2,
-        ),
+        wallCell(runs),
         cell(of(runs, (r) => r.stepsPerSecond)),
         cell(of(runs, (r) => r.itemsPerSecond)),
         cell(of(runs, (r) => r.redisPeakRssMb)),
@@ -258,18 +257,11 @@ function floorTable(local: LocalFigures, bullmq: BullmqFigures | undefined): str
           .filter((r) => r.workload === first.workload && r.size === first.size && r.persistence === p)
           .map((r) => r.stepsPerSecond),
       );
-    const cpu = (role: string) =>
-      cell(
-        of(runs, (r) => r.cpuSeconds[role]),
-        1,
-      );
+    const cpu = (role: string) => cpuCell(runs, role);
     lines.push(
       row([
         sizeLabel(first.workload, first.size),
-        cell(
-          of(runs, (r) => r.wallSeconds),
-          2,
-        ),
+        wallCell(runs),
         cell(of(runs, (r) => r.stepsPerSecond)),
         `${n(serve / floor, 2)}×`,
         ...persistences.map((p) => `${n(bull(p) / floor, 2)}×`),
