@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { type BenchChild, spawnChild, waitFor } from './child.js';
+import { type BenchChild, spawnBenchScript, waitFor } from './child.js';
 import { CpuWindow, loadAverage, pidsNamed } from './proc.js';
 import { AMQP_URL, deleteQueues, startWorkers } from './rabbitmq-side.js';
 import { benchQueues, DIAMOND_STEPS } from './workloads.js';
@@ -11,8 +10,6 @@ import { benchQueues, DIAMOND_STEPS } from './workloads.js';
  * protocol over this broker on this machine can beat it, so it says how much of a diamond's cost is
  * the broker's and how much serve's.
  */
-
-const ROOT = join(import.meta.dirname, '..');
 
 /** Diamonds the floor manager keeps running: its rate is flat from 100 to 1,000 (20 waits on round trips). */
 export const FLOOR_IN_FLIGHT = 100;
@@ -35,11 +32,8 @@ export async function runFloorOnce(jobs: number, warmJobs: number): Promise<Floo
   let manager: BenchChild | undefined;
   try {
     workers = await startWorkers(prefix);
-    manager = await spawnChild({
+    manager = await spawnBenchScript('floor-manager.ts', {
       name: 'floor-manager',
-      command: process.execPath,
-      args: ['--import', 'tsx', join(ROOT, 'bench/floor-manager.ts')],
-      cwd: ROOT,
       env: {
         AMQP_URL,
         BENCH_PREFIX: prefix,

@@ -1,11 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { type ConnectionOptions, Queue } from 'bullmq';
-import { type BenchChild, spawnChild, waitFor } from './child.js';
+import { type BenchChild, spawnBenchScript, waitFor } from './child.js';
 import { SUBMIT_CONCURRENCY, WARM_UP, type Workload } from './local.js';
-import { CpuWindow, loadAverage, peakRssMb } from './proc.js';
+import { CpuWindow, cpuLine, loadAverage, peakRssMb } from './proc.js';
 import { WORKER_PREFETCH } from './rabbitmq-side.js';
 import { type RedisPersistence, startBenchRedis } from './redis.js';
 import { type BenchQueues, benchQueues, DIAMOND_STEPS, fanOutSteps } from './workloads.js';
@@ -15,8 +14,6 @@ import { type BenchQueues, benchQueues, DIAMOND_STEPS, fanOutSteps } from './wor
  * workers in their own process with the echo workers' concurrency, this process as the driver
  * adding the first job of each workflow 20 at a time, as the local driver posts to serve.
  */
-
-const ROOT = join(import.meta.dirname, '..');
 
 export interface BullmqRun {
   workload: Workload;
@@ -91,11 +88,8 @@ async function runOnce(workload: Workload, size: number, persistence: RedisPersi
   const first = new Queue(workload === 'diamond' ? queues.s1 : queues.list, { connection });
   const last = new Queue(workload === 'diamond' ? queues.s4 : queues.sum, { connection });
   try {
-    workers = await spawnChild({
+    workers = await spawnBenchScript('bullmq-workers.ts', {
       name: 'bullmq-workers',
-      command: process.execPath,
-      args: ['--import', 'tsx', join(ROOT, 'bench/bullmq-workers.ts')],
-      cwd: ROOT,
       env: {
         REDIS_PORT: String(redis.port),
         BENCH_PREFIX: prefix,
@@ -173,9 +167,7 @@ export async function benchBullmq(options: BullmqOptions): Promise<BullmqFigures
         log(
           `bullmq ${workload} ${size} redis ${persistence} run ${r + 1}: ${run.wallSeconds.toFixed(2)} s, ` +
             `${Math.round(run.stepsPerSecond)} steps/s, redis ${Math.round(run.redisPeakRssMb)} MB, ` +
-            `cpu ${Object.entries(run.cpuSeconds)
-              .map(([k, v]) => `${k} ${v.toFixed(1)}`)
-              .join(' ')}, load ${run.loadAverage.before}`,
+            `cpu ${cpuLine(run.cpuSeconds)}, load ${run.loadAverage.before}`,
         );
       }
     }

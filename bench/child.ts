@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 /** A process the benchmark started: its pid, what it wrote, and a clean stop. */
 export interface BenchChild {
@@ -77,6 +78,21 @@ export async function spawnChild(options: SpawnOptions): Promise<BenchChild> {
       clearTimeout(timer);
     },
   };
+}
+
+const ROOT = join(import.meta.dirname, '..');
+
+/** One of the benchmark's own scripts (`bench/<script>`) in a process of its own, run by tsx from the repo root. */
+export function spawnBenchScript(
+  script: string,
+  options: Omit<SpawnOptions, 'command' | 'args' | 'cwd'>,
+): Promise<BenchChild> {
+  return spawnChild({
+    ...options,
+    command: process.execPath,
+    args: ['--import', 'tsx', join(ROOT, 'bench', script)],
+    cwd: ROOT,
+  });
 }
 
 /** A TCP port the OS says is free now. */

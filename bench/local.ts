@@ -7,7 +7,7 @@ import { type FloorRun, runFloorOnce } from './broker-floor.js';
 import { type BenchChild, waitFor } from './child.js';
 import { getJob, listJobs, readMetrics, submitJobs, waitUntilIdle } from './http-driver.js';
 import { windowFigures } from './metrics-window.js';
-import { CpuWindow, loadAverage, peakRssMb, pidsNamed } from './proc.js';
+import { CpuWindow, cpuLine, loadAverage, peakRssMb, pidsNamed } from './proc.js';
 import {
   type HeapSummary,
   monotonicUs,
@@ -293,11 +293,6 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
     heapProfiles,
   };
 }
-
-const cpuLine = (cpuSeconds: Record<string, number>): string =>
-  Object.entries(cpuSeconds)
-    .map(([k, v]) => `${k} ${v.toFixed(1)}`)
-    .join(' ');
 
 /** One uncounted run under `--cpu-prof`: serve's main thread summarised over the measured window. */
 async function profileCpu(

@@ -124,6 +124,12 @@ export class CpuWindow {
   }
 }
 
+/** CPU seconds by process for a progress line: `serve 4.8 workers 1.3 …`. */
+export const cpuLine = (cpuSeconds: CpuByRole): string =>
+  Object.entries(cpuSeconds)
+    .map(([role, seconds]) => `${role} ${seconds.toFixed(1)}`)
+    .join(' ');
+
 /** The 1-minute load average, for the report to say how busy the machine was. */
 export function loadAverage(): number {
   return Math.round((loadavg()[0] ?? 0) * 100) / 100;

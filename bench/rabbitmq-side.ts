@@ -1,21 +1,16 @@
-import { join } from 'node:path';
 import { connect } from 'amqplib';
-import { type BenchChild, spawnChild, waitFor } from './child.js';
+import { type BenchChild, spawnBenchScript, waitFor } from './child.js';
 import { benchQueues, noOpQueues } from './workloads.js';
 
 /* The RabbitMQ side every local run shares: the broker's address, the echo workers, the queues. */
 
 export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 export const WORKER_PREFETCH = 200;
-const ROOT = join(import.meta.dirname, '..');
 
 export async function startWorkers(prefix: string): Promise<BenchChild> {
   const queues = benchQueues(prefix);
-  return spawnChild({
+  return spawnBenchScript('echo-workers.ts', {
     name: 'echo-workers',
-    command: process.execPath,
-    args: ['--import', 'tsx', join(ROOT, 'bench/echo-workers.ts')],
-    cwd: ROOT,
     env: {
       AMQP_URL,
       BENCH_NOOP_QUEUES: noOpQueues(queues).join(','),
