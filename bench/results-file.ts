@@ -36,12 +36,22 @@ export async function readResults(file = LATEST): Promise<BenchResults> {
   return JSON.parse(await readFile(file, 'utf8')) as BenchResults;
 }
 
-/** Writes `latest.json` (merged with the sections this run did not measure) and a dated copy. */
-export async function writeResults(results: BenchResults): Promise<BenchResults> {
+/**
+ * Writes the run's figures: as the latest (merged into `latest.json` with the sections this run did
+ * not measure, and a dated copy of that), or, for a trial run, to a dated file of their own only, so
+ * that a partial or diagnostic run never replaces what BENCHMARKS.md is rendered from. Returns the
+ * figures written and the files they went to.
+ */
+export async function writeResults(
+  results: BenchResults,
+  options: { asLatest: boolean },
+): Promise<{ written: BenchResults; files: string[] }> {
   await mkdir(RESULTS_DIR, { recursive: true });
-  const merged = { ...(await readResults()), ...results };
-  const text = `${JSON.stringify(merged, null, 2)}\n`;
-  await writeFile(LATEST, text);
-  await writeFile(join(RESULTS_DIR, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`), text);
-  return merged;
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const written = options.asLatest ? { ...(await readResults()), ...results } : results;
+  const text = `${JSON.stringify(written, null, 2)}\n`;
+  const dated = join(RESULTS_DIR, options.asLatest ? `${stamp}.json` : `${stamp}-trial.json`);
+  const files = options.asLatest ? [LATEST, dated] : [dated];
+  for (const file of files) await writeFile(file, text);
+  return { written, files };
 }

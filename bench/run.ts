@@ -28,7 +28,8 @@ import type { Synchronous } from './serve.js';
  *   BENCH_AWS_FANOUTS=100,1000       fan-out children through the AWS simulation
  *   BENCH_PROFILE=0                  skip the extra, uncounted runs under the profilers (each local
  *                                    case under the CPU profiler; the largest fan-out sampling the heap)
- *   BENCH_REPORT=0                   do not rewrite BENCHMARKS.md
+ *   BENCH_REPORT=0                   a trial: leave BENCHMARKS.md and latest.json alone (the figures
+ *                                    go to a dated `-trial.json` file only)
  */
 
 const flags = Object.fromEntries(
@@ -103,12 +104,13 @@ results.aws = await section('aws', () =>
 );
 
 for (const key of Object.keys(results) as (keyof BenchResults)[]) if (!results[key]) delete results[key];
-const merged = await writeResults(results);
-process.stdout.write(`${renderFigures(merged)}\n`);
-if (env.BENCH_REPORT !== '0') {
-  await updateReport(merged);
+const asLatest = env.BENCH_REPORT !== '0';
+const { written, files } = await writeResults(results, { asLatest });
+process.stdout.write(`${renderFigures(written)}\n`);
+if (asLatest) {
+  await updateReport(written);
   log('BENCHMARKS.md figures updated');
 }
-log(`raw figures: ${join(RESULTS_DIR, 'latest.json')}`);
+log(`raw figures: ${files.join(', ')}`);
 // Emulators and clients may keep handles open; everything this run started has been stopped.
 process.exit(0);
