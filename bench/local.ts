@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { type FloorRun, runFloorOnce } from './broker-floor.js';
 import { type BenchChild, waitFor } from './child.js';
 import { getJob, listJobs, readMetrics, submitJobs, waitUntilIdle } from './http-driver.js';
+import { type CoreRun, runCoreOnce } from './manager-core-run.js';
 import { windowFigures } from './metrics-window.js';
 import { CpuWindow, cpuLine, loadAverage, peakRssMb, pidsNamed } from './proc.js';
 import {
@@ -75,6 +76,8 @@ export interface LocalFigures {
   runs: LocalRun[];
   /** The broker's floor beside each diamond case (bench/broker-floor.ts), alternating with serve's runs. */
   floorRuns?: FloorRun[];
+  /** serve's engine and store alone beside each diamond case and level (bench/manager-core-run.ts). */
+  coreRuns?: CoreRun[];
   /** serve's CPU profiles over the workload (an extra run of each case), when asked for. */
   profiles?: ProfileSummary[];
   /** serve's heap in the largest fan-out (live at the fullest, and all allocations), when asked for. */
@@ -245,6 +248,7 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
   const log = options.log ?? (() => {});
   const runs: LocalRun[] = [];
   const floorRuns: FloorRun[] = [];
+  const coreRuns: CoreRun[] = [];
   const profiles: ProfileSummary[] = [];
   let serveCommand = '';
   const cases: [Workload, number][] = [
@@ -277,6 +281,15 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
           `broker floor diamond ${size} run ${r + 1}: ${floor.wallSeconds.toFixed(2)} s, ` +
             `${Math.round(floor.stepsPerSecond)} steps/s, cpu ${cpuLine(floor.cpuSeconds)}, load ${floor.loadAverage.before}`,
         );
+        for (const synchronous of options.synchronous) {
+          const core = await runCoreOnce(size, WARM_UP.diamonds + WARM_UP.last.diamonds, synchronous);
+          coreRuns.push(core);
+          log(
+            `manager core diamond ${size} ${synchronous} run ${r + 1}: ${core.wallSeconds.toFixed(2)} s, ` +
+              `${Math.round(core.stepsPerSecond)} steps/s, cpu ${core.cpuSeconds.toFixed(1)} s ` +
+              `(${Math.round(core.cpuUsPerStep)} µs a step)`,
+          );
+        }
       }
     }
   }
@@ -289,6 +302,7 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
     serveCommand,
     runs,
     floorRuns: floorRuns.length ? floorRuns : undefined,
+    coreRuns: coreRuns.length ? coreRuns : undefined,
     profiles: profiles.length ? profiles : undefined,
     heapProfiles,
   };

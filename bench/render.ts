@@ -3,6 +3,7 @@ import { FLOOR_IN_FLIGHT, type FloorRun } from './broker-floor.js';
 import type { BullmqFigures, BullmqRun } from './bullmq.js';
 import { reportEngine } from './engine.js';
 import type { LocalFigures, LocalRun } from './local.js';
+import { CORE_IN_FLIGHT, CORE_REPLY_BATCH, type CoreRun } from './manager-core-run.js';
 import type { RedisPersistence } from './redis.js';
 import type { BenchResults, SectionRun } from './results-file.js';
 import { type Spread, spread } from './stats.js';
@@ -271,6 +272,56 @@ function floorTable(local: LocalFigures, bullmq: BullmqFigures | undefined): str
         cpu('rabbitmq'),
         cpu('driver'),
         cpu('others'),
+      ]),
+    );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * serve's engine and store alone beside serve itself: the step rate of its own durable work with
+ * the machine to itself, and its CPU a step there and in serve's runs (which add the broker's
+ * sockets and the HTTP API).
+ */
+function coreTable(local: LocalFigures): string {
+  const header = [
+    'workload',
+    'SQLite synchronous',
+    'wall s',
+    'step messages/s',
+    'CPU s',
+    'CPU µs a step',
+    "serve's CPU µs a step in its runs",
+    'floor + core: CPU µs a step, all processes',
+    'two busy cores ÷ that: steps/s',
+    'peak RSS MB',
+  ];
+  const lines = [row(header), `|${' --- |'.repeat(header.length)}`];
+  for (const runs of groups(local.coreRuns ?? [], (r) => r.synchronous)) {
+    const first = runs[0] as CoreRun;
+    const serveRuns = local.runs.filter(
+      (r) => r.workload === first.workload && r.size === first.size && r.synchronous === first.synchronous,
+    );
+    const floorRuns = (local.floorRuns ?? []).filter((r) => r.size === first.size);
+    const floorUs = median(
+      floorRuns.map((r) => (Object.values(r.cpuSeconds).reduce((a, b) => a + b, 0) * 1e6) / r.steps),
+    );
+    const bothUs = floorUs + median(runs.map((r) => r.cpuUsPerStep));
+    lines.push(
+      row([
+        sizeLabel(first.workload, first.size),
+        first.synchronous,
+        wallCell(runs),
+        cell(of(runs, (r) => r.stepsPerSecond)),
+        cell(
+          of(runs, (r) => r.cpuSeconds),
+          1,
+        ),
+        cell(of(runs, (r) => r.cpuUsPerStep)),
+        cell(of(serveRuns, (r) => ((r.cpuSeconds.serve ?? Number.NaN) * 1e6) / r.steps)),
+        n(bothUs),
+        n(2e6 / bothUs),
+        cell(of(runs, (r) => r.peakRssMb)),
       ]),
     );
   }
@@ -554,6 +605,11 @@ export function renderFigures(results: BenchResults): string {
       parts.push(
         `**The broker's floor**: the same diamonds, echo workers and messages (serve's RabbitMQ bus and reply consumer) driven by a manager with no store, no engine and no HTTP, ${FLOOR_IN_FLIGHT} diamonds at a time, in the same run, alternating with serve's runs (\`bench/floor-manager.ts\`). No manager that speaks the protocol over this broker on this machine can go faster.`,
         floorTable(results.local.figures, results.bullmq?.figures),
+      );
+    if (results.local.figures.coreRuns?.length)
+      parts.push(
+        `**The manager's core alone**: serve's engine and SQLite store (a fresh file, group commits, the outbox) running the same diamonds in one process with no broker and no HTTP: requests kept in memory and answered \`{}\` ${CORE_REPLY_BATCH} at a time, jobs started 20 at a time, ${CORE_IN_FLIGHT} running, in the same run, after each floor run (\`bench/manager-core.ts\`). The other half of the floor: what serve's own durable work costs a step with the machine to itself.`,
+        coreTable(results.local.figures),
       );
   }
   if (results.bullmq) {

@@ -82,6 +82,14 @@ describe('Benchmark harness (toy sizes)', () => {
       rabbitmq: expect.any(Number),
     });
     expect(figures.floorRuns?.[0]?.stepsPerSecond).toBeGreaterThan(0);
+    // And serve's engine and store alone, with the diamonds stored in a SQLite file of their own.
+    expect(figures.coreRuns).toEqual([
+      expect.objectContaining({ workload: 'diamond', size: 10, synchronous: 'FULL', steps: 40 }),
+    ]);
+    const [core] = figures.coreRuns ?? [];
+    expect(core?.stepsPerSecond).toBeGreaterThan(0);
+    expect(core?.cpuUsPerStep).toBeGreaterThan(0);
+    expect(core?.peakRssMb).toBeGreaterThan(10);
     results.local = { ...section(), figures };
   }, 60_000);
 
@@ -140,6 +148,7 @@ describe('Benchmark harness (toy sizes)', () => {
       'The engine alone',
       'Local and durable',
       "The broker's floor",
+      "The manager's core alone",
       'BullMQ flows',
       'On AWS, modelled',
     ])

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadWorkflows } from '../engine/definition/load.js';
+import type { StepRequest } from '../engine/job/types.js';
+import type { Bus } from '../engine/ports/bus.js';
+import type { TimerScheduler } from '../engine/ports/timers.js';
+import { SqliteStore } from '../functions/adapters/sqlite-store.js';
+import { Manager } from '../functions/manager/manager.js';
+import { benchQueues, benchWorkflowsYaml, DIAMOND, DIAMOND_STEPS } from './workloads.js';
+
+/*
+ * The manager's core alone: serve's engine and SQLite store (a fresh file, group commits, the
+ * outbox) running diamonds in one process, with no broker and no HTTP. Requests are kept in memory
+ * and answered `{}` in batches, as serve's reply consumer hands them over; jobs are started 20 at a
+ * time, as the driver submits them. The other half of the broker's floor: what serve's own work
+ * costs a step, durably, when nothing else shares the machine.
+ *
+ * Environment: BENCH_JOBS (measured diamonds), BENCH_WARM_JOBS, BENCH_SYNCHRONOUS (FULL or NORMAL),
+ * BENCH_IN_FLIGHT (diamonds running at once), BENCH_REPLY_BATCH (replies per batch). Prints
+ * `done <JSON>` (wall seconds, CPU seconds, peak RSS) once every measured diamond has completed.
+ */
+
+const env = process.env;
+const measuredJobs = Number(env.BENCH_JOBS ?? 10_000);
+const warmJobs = Number(env.BENCH_WARM_JOBS ?? 3_000);
+const synchronous = env.BENCH_SYNCHRONOUS === 'NORMAL' ? 'NORMAL' : 'FULL';
+const inFlight = Number(env.BENCH_IN_FLIGHT ?? 200);
+const replyBatch = Number(env.BENCH_REPLY_BATCH ?? 50);
+/** Job starts in one group commit: the driver's HTTP requests in flight. */
+const STARTS_AT_ONCE = 20;
+
+export interface CoreFigures {
+  wallSeconds: number;
+  cpuSeconds: number;
+  peakRssMb: number;
+}
+
+/** Requests the manager sent, in order; answered from the front. */
+const sent: StepRequest[] = [];
+const bus: Bus = {
+  async send(requests) {
+    for (const request of requests) sent.push(request);
+  },
+  async ensureQueues() {},
+  async ping() {},
+  async close() {},
+};
+const timers: TimerScheduler = { async arm() {}, async disarm() {} };
+
+const dir = await mkdtemp(join(tmpdir(), 'switchyard-core-'));
+const store = SqliteStore.open(join(dir, 'core.db'), { synchronous });
+const manager = new Manager({ store, bus, timers });
+for (const workflow of loadWorkflows(benchWorkflowsYaml(benchQueues('core-'))).workflows) {
+  await manager.registerWorkflow(workflow);
+}
+
+/** Runs `jobs` diamonds to completion, at most `inFlight` at a time. */
+async function runDiamonds(jobs: number): Promise<void> {
+  let started = 0;
+  let repliedSteps = 0;
+  while (repliedSteps < jobs * DIAMOND_STEPS) {
+    const running = started - Math.floor(repliedSteps / DIAMOND_STEPS);
+    const starts: Promise<unknown>[] = [];
+    while (started < jobs && running + starts.length < inFlight && starts.length < STARTS_AT_ONCE) {
+      starts.push(manager.startJob({ workflow: DIAMOND, id: randomUUID() }));
+      started++;
+    }
+    await Promise.all(starts);
+    await manager.drain();
+    const batch = sent.splice(0, replyBatch);
+    if (!batch.length && started >= jobs)
+      throw new Error('no request to answer, yet diamonds are unfinished');
+    await manager.handleReplies(
+      batch.map((request) => ({
+        correlationId: request.correlationId,
+        body: '{}',
+        attempt: request.attempt,
+      })),
+    );
+    await manager.drain();
+    repliedSteps += batch.length;
+  }
+}
+
+try {
+  await runDiamonds(warmJobs);
+  const cpuBefore = process.cpuUsage();
+  const startedAt = process.hrtime.bigint();
+  await runDiamonds(measuredJobs);
+  const wallSeconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+  const cpu = process.cpuUsage(cpuBefore);
+  const counts = await store.countJobs(DIAMOND);
+  if (counts.completed !== warmJobs + measuredJobs) {
+    throw new Error(`${counts.completed} of ${warmJobs + measuredJobs} diamonds completed`);
+  }
+  const figures: CoreFigures = {
+    wallSeconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+  };
+  process.stdout.write(`done ${JSON.stringify(figures)}\n`);
+} finally {
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+}
