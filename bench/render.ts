@@ -2,7 +2,7 @@ import type { AwsCase, AwsFigures } from './aws-cost.js';
 import { FLOOR_IN_FLIGHT, type FloorRun } from './broker-floor.js';
 import type { BullmqFigures, BullmqRun } from './bullmq.js';
 import { reportEngine } from './engine.js';
-import type { LocalFigures, LocalRun } from './local.js';
+import type { LocalFigures } from './local.js';
 import { CORE_IN_FLIGHT, CORE_REPLY_BATCH, type CoreRun } from './manager-core-run.js';
 import type { RedisPersistence } from './redis.js';
 import type { BenchResults, SectionRun } from './results-file.js';
@@ -43,6 +43,26 @@ const wallCell = (runs: { wallSeconds: number }[]): string =>
 
 const sizeLabel = (workload: string, size: number): string =>
   workload === 'diamond' ? `diamond × ${n(size)} jobs` : `fan-out × ${n(size)} items`;
+
+/** The first cells of a serve-side case's row: workload, SQLite level, wall time, step rate. */
+const caseCells = (
+  runs: {
+    workload: string;
+    size: number;
+    synchronous: string;
+    wallSeconds: number;
+    stepsPerSecond: number;
+  }[],
+): string[] => {
+  const first = runs[0];
+  if (!first) return [];
+  return [
+    sizeLabel(first.workload, first.size),
+    first.synchronous,
+    wallCell(runs),
+    cell(of(runs, (r) => r.stepsPerSecond)),
+  ];
+};
 
 function groups<T extends { workload: string; size: number }>(runs: T[], variant: (run: T) => string) {
   const map = new Map<string, T[]>();
@@ -103,14 +123,10 @@ function localTable(figures: LocalFigures): string {
     `|${' --- |'.repeat(14)}`,
   ];
   for (const runs of groups(figures.runs, (run) => run.synchronous)) {
-    const first = runs[0] as LocalRun;
     const cpu = (role: string) => cpuCell(runs, role);
     lines.push(
       row([
-        sizeLabel(first.workload, first.size),
-        first.synchronous,
-        wallCell(runs),
-        cell(of(runs, (r) => r.stepsPerSecond)),
+        ...caseCells(runs),
         cell(of(runs, (r) => r.itemsPerSecond)),
         cell(
           of(runs, (r) => r.overheadMs['0.5']),
@@ -309,10 +325,7 @@ function coreTable(local: LocalFigures): string {
     const bothUs = floorUs + median(runs.map((r) => r.cpuUsPerStep));
     lines.push(
       row([
-        sizeLabel(first.workload, first.size),
-        first.synchronous,
-        wallCell(runs),
-        cell(of(runs, (r) => r.stepsPerSecond)),
+        ...caseCells(runs),
         cell(
           of(runs, (r) => r.cpuSeconds),
           1,
