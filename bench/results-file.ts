@@ -44,14 +44,16 @@ export async function readResults(file = LATEST): Promise<BenchResults> {
  */
 export async function writeResults(
   results: BenchResults,
-  options: { asLatest: boolean },
+  options: { asLatest: boolean; dir?: string },
 ): Promise<{ written: BenchResults; files: string[] }> {
-  await mkdir(RESULTS_DIR, { recursive: true });
+  const dir = options.dir ?? RESULTS_DIR;
+  const latest = join(dir, 'latest.json');
+  await mkdir(dir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const written = options.asLatest ? { ...(await readResults()), ...results } : results;
+  const written = options.asLatest ? { ...(await readResults(latest)), ...results } : results;
   const text = `${JSON.stringify(written, null, 2)}\n`;
-  const dated = join(RESULTS_DIR, options.asLatest ? `${stamp}.json` : `${stamp}-trial.json`);
-  const files = options.asLatest ? [LATEST, dated] : [dated];
+  const dated = join(dir, options.asLatest ? `${stamp}.json` : `${stamp}-trial.json`);
+  const files = options.asLatest ? [latest, dated] : [dated];
   for (const file of files) await writeFile(file, text);
   return { written, files };
 }
