@@ -3,11 +3,17 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { type ConnectionOptions, Queue } from 'bullmq';
 import { type BenchChild, spawnBenchScript, waitFor } from './child.js';
-import { SUBMIT_CONCURRENCY, WARM_UP, type Workload } from './local.js';
+import { WARM_UP, type Workload } from './local.js';
 import { CpuWindow, cpuLine, loadAverage, peakRssMb } from './proc.js';
 import { WORKER_PREFETCH } from './rabbitmq-side.js';
 import { type RedisPersistence, startBenchRedis } from './redis.js';
-import { type BenchQueues, benchQueues, DIAMOND_STEPS, fanOutSteps } from './workloads.js';
+import {
+  type BenchQueues,
+  benchQueues,
+  DIAMOND_STEPS,
+  fanOutSteps,
+  SUBMIT_CONCURRENCY,
+} from './workloads.js';
 
 /*
  * The peer: BullMQ flows on Debian's redis-server, the same workloads (bullmq-flows.ts), the

@@ -25,6 +25,7 @@ import {
   DIAMOND_STEPS,
   FAN_OUT,
   fanOutSteps,
+  SUBMIT_CONCURRENCY,
 } from './workloads.js';
 
 /*
@@ -33,9 +34,6 @@ import {
  * persistent replies, ack after replying), RabbitMQ as installed, and this process as the driver,
  * submitting over HTTP. Every run gets fresh processes and queue names, and deletes its queues.
  */
-
-/** HTTP requests in flight while submitting diamonds. */
-export const SUBMIT_CONCURRENCY = 20;
 
 export type Workload = 'diamond' | 'fan-out';
 

@@ -8,7 +8,7 @@ import type { Bus } from '../engine/ports/bus.js';
 import type { TimerScheduler } from '../engine/ports/timers.js';
 import { SqliteStore } from '../functions/adapters/sqlite-store.js';
 import { Manager } from '../functions/manager/manager.js';
-import { benchQueues, benchWorkflowsYaml, DIAMOND, DIAMOND_STEPS } from './workloads.js';
+import { benchQueues, benchWorkflowsYaml, DIAMOND, DIAMOND_STEPS, SUBMIT_CONCURRENCY } from './workloads.js';
 
 /*
  * The manager's core alone: serve's engine and SQLite store (a fresh file, group commits, the
@@ -28,8 +28,6 @@ const warmJobs = Number(env.BENCH_WARM_JOBS ?? 3_000);
 const synchronous = env.BENCH_SYNCHRONOUS === 'NORMAL' ? 'NORMAL' : 'FULL';
 const inFlight = Number(env.BENCH_IN_FLIGHT ?? 200);
 const replyBatch = Number(env.BENCH_REPLY_BATCH ?? 50);
-/** Job starts in one group commit: the driver's HTTP requests in flight. */
-const STARTS_AT_ONCE = 20;
 
 export interface CoreFigures {
   wallSeconds: number;
@@ -63,7 +61,7 @@ async function runDiamonds(jobs: number): Promise<void> {
   while (repliedSteps < jobs * DIAMOND_STEPS) {
     const running = started - Math.floor(repliedSteps / DIAMOND_STEPS);
     const starts: Promise<unknown>[] = [];
-    while (started < jobs && running + starts.length < inFlight && starts.length < STARTS_AT_ONCE) {
+    while (started < jobs && running + starts.length < inFlight && starts.length < SUBMIT_CONCURRENCY) {
       starts.push(manager.startJob({ workflow: DIAMOND, id: randomUUID() }));
       started++;
     }

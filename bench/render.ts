@@ -7,6 +7,7 @@ import { CORE_IN_FLIGHT, CORE_REPLY_BATCH, type CoreRun } from './manager-core-r
 import type { RedisPersistence } from './redis.js';
 import type { BenchResults, SectionRun } from './results-file.js';
 import { type Spread, spread } from './stats.js';
+import { SUBMIT_CONCURRENCY } from './workloads.js';
 
 /*
  * The figures section of BENCHMARKS.md, rendered from bench/results/latest.json: every figure as
@@ -621,7 +622,7 @@ export function renderFigures(results: BenchResults): string {
       );
     if (results.local.figures.coreRuns?.length)
       parts.push(
-        `**The manager's core alone**: serve's engine and SQLite store (a fresh file, group commits, the outbox) running the same diamonds in one process with no broker and no HTTP: requests kept in memory and answered \`{}\` ${CORE_REPLY_BATCH} at a time, jobs started 20 at a time, ${CORE_IN_FLIGHT} running, in the same run, after each floor run (\`bench/manager-core.ts\`). The other half of the floor: what serve's own durable work costs a step with the machine to itself.`,
+        `**The manager's core alone**: serve's engine and SQLite store (a fresh file, group commits, the outbox) running the same diamonds in one process with no broker and no HTTP: requests kept in memory and answered \`{}\` ${CORE_REPLY_BATCH} at a time, jobs started ${SUBMIT_CONCURRENCY} at a time, ${CORE_IN_FLIGHT} running, in the same run, after each floor run (\`bench/manager-core.ts\`). The other half of the floor: what serve's own durable work costs a step with the machine to itself.`,
         coreTable(results.local.figures),
       );
   }

@@ -11,6 +11,8 @@ export const DIAMOND = 'bench-diamond';
 export const FAN_OUT = 'bench-fan-out';
 export const DIAMOND_STEPS = 4;
 export const fanOutSteps = (items: number): number => items + 2;
+/** Diamond jobs started at once: the driver's HTTP requests in flight, BullMQ's adds, the core's starts. */
+export const SUBMIT_CONCURRENCY = 20;
 
 /** Step queues of one run, all under a prefix no other run uses, so that leftovers never mix in. */
 export interface BenchQueues {
