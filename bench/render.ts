@@ -42,6 +42,20 @@ const wallCell = (runs: { wallSeconds: number }[]): string =>
     2,
   );
 
+/** A process's CPU microseconds a step over a case's runs. */
+const usPerStepCell = (runs: { steps: number; cpuSeconds: Record<string, number> }[], role: string): string =>
+  cell(of(runs, (r) => ((r.cpuSeconds[role] ?? Number.NaN) * 1e6) / r.steps));
+
+/** CPU seconds of the manager (serve, or the floor's), the workers, RabbitMQ, the driver and the rest. */
+const processCpuCells = (runs: { cpuSeconds: Record<string, number> }[], manager: string): string[] =>
+  [manager, 'workers', 'rabbitmq', 'driver', 'others'].map((role) => cpuCell(runs, role));
+
+/** The runs of `runs` of the same workload and size as `like`. */
+const sameCase = <T extends { workload: string; size: number }>(
+  runs: readonly T[],
+  like: { workload: string; size: number },
+): T[] => runs.filter((r) => r.workload === like.workload && r.size === like.size);
+
 const sizeLabel = (workload: string, size: number): string =>
   workload === 'diamond' ? `diamond × ${n(size)} jobs` : `fan-out × ${n(size)} items`;
 
@@ -124,7 +138,6 @@ function localTable(figures: LocalFigures): string {
     `|${' --- |'.repeat(14)}`,
   ];
   for (const runs of groups(figures.runs, (run) => run.synchronous)) {
-    const cpu = (role: string) => cpuCell(runs, role);
     lines.push(
       row([
         ...caseCells(runs),
@@ -142,11 +155,7 @@ function localTable(figures: LocalFigures): string {
           1,
         ),
         cell(of(runs, (r) => r.servePeakRssMb)),
-        cpu('serve'),
-        cpu('workers'),
-        cpu('rabbitmq'),
-        cpu('driver'),
-        cpu('others'),
+        ...processCpuCells(runs, 'serve'),
       ]),
     );
   }
@@ -265,17 +274,16 @@ function floorTable(local: LocalFigures, bullmq: BullmqFigures | undefined): str
     const first = runs[0] as FloorRun;
     const floor = median(runs.map((r) => r.stepsPerSecond));
     const serve = median(
-      local.runs
-        .filter((r) => r.workload === first.workload && r.size === first.size && r.synchronous === base)
+      sameCase(local.runs, first)
+        .filter((r) => r.synchronous === base)
         .map((r) => r.stepsPerSecond),
     );
     const bull = (p: string) =>
       median(
-        (bullmq?.runs ?? [])
-          .filter((r) => r.workload === first.workload && r.size === first.size && r.persistence === p)
+        sameCase(bullmq?.runs ?? [], first)
+          .filter((r) => r.persistence === p)
           .map((r) => r.stepsPerSecond),
       );
-    const cpu = (role: string) => cpuCell(runs, role);
     lines.push(
       row([
         sizeLabel(first.workload, first.size),
@@ -283,12 +291,8 @@ function floorTable(local: LocalFigures, bullmq: BullmqFigures | undefined): str
         cell(of(runs, (r) => r.stepsPerSecond)),
         `${n(serve / floor, 2)}×`,
         ...persistences.map((p) => `${n(bull(p) / floor, 2)}×`),
-        cell(of(runs, (r) => ((r.cpuSeconds.rabbitmq ?? Number.NaN) * 1e6) / r.steps)),
-        cpu('manager'),
-        cpu('workers'),
-        cpu('rabbitmq'),
-        cpu('driver'),
-        cpu('others'),
+        usPerStepCell(runs, 'rabbitmq'),
+        ...processCpuCells(runs, 'manager'),
       ]),
     );
   }
@@ -316,10 +320,8 @@ function coreTable(local: LocalFigures): string {
   const lines = [row(header), `|${' --- |'.repeat(header.length)}`];
   for (const runs of groups(local.coreRuns ?? [], (r) => r.synchronous)) {
     const first = runs[0] as CoreRun;
-    const serveRuns = local.runs.filter(
-      (r) => r.workload === first.workload && r.size === first.size && r.synchronous === first.synchronous,
-    );
-    const floorRuns = (local.floorRuns ?? []).filter((r) => r.size === first.size);
+    const serveRuns = sameCase(local.runs, first).filter((r) => r.synchronous === first.synchronous);
+    const floorRuns = sameCase(local.floorRuns ?? [], first);
     const floorUs = median(
       floorRuns.map((r) => (Object.values(r.cpuSeconds).reduce((a, b) => a + b, 0) * 1e6) / r.steps),
     );
@@ -332,7 +334,7 @@ function coreTable(local: LocalFigures): string {
           1,
         ),
         cell(of(runs, (r) => r.cpuUsPerStep)),
-        cell(of(serveRuns, (r) => ((r.cpuSeconds.serve ?? Number.NaN) * 1e6) / r.steps)),
+        usPerStepCell(serveRuns, 'serve'),
         n(bothUs),
         n(2e6 / bothUs),
         cell(of(runs, (r) => r.peakRssMb)),
