@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { waitFor } from './child.js';
+import { HttpLane } from './http-lane.js';
 import { type MetricsReading, parseMetrics } from './metrics-window.js';
 
 /*
@@ -69,7 +70,11 @@ function callText(url: string): Promise<string> {
   });
 }
 
-/** Starts `jobs` jobs of `workflow`, `concurrency` requests at a time; returns their ids. */
+/**
+ * Starts `jobs` jobs of `workflow`, `concurrency` requests at a time, each lane on its own kept-alive
+ * connection; returns their ids. A connection serve closed meanwhile is reopened and the start sent
+ * again, which is safe as every start carries its id.
+ */
 export async function submitJobs(
   baseUrl: string,
   workflow: string,
@@ -79,22 +84,34 @@ export async function submitJobs(
 ): Promise<string[]> {
   const ids: string[] = new Array(jobs);
   let next = 0;
-  const lane = async () => {
-    for (;;) {
-      const n = next++;
-      if (n >= jobs) return;
-      const id = randomUUID();
-      const { status, body } = await call<{ id: string }>(
-        'POST',
-        `${baseUrl}/api/workflow/${workflow}?id=${id}`,
-        input(n),
-      );
-      if (status !== 201 && status !== 200)
-        throw new Error(`starting a ${workflow} job answered ${status}: ${JSON.stringify(body)}`);
-      ids[n] = body.id;
+  const start = async (lane: HttpLane, path: string, body: string) => {
+    try {
+      return { lane, response: await lane.request('POST', path, body) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ECONNRESET') throw error;
+      const reopened = await HttpLane.open(baseUrl);
+      return { lane: reopened, response: await reopened.request('POST', path, body) };
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, jobs) }, lane));
+  const runLane = async () => {
+    let lane = await HttpLane.open(baseUrl);
+    try {
+      for (;;) {
+        const n = next++;
+        if (n >= jobs) return;
+        const id = randomUUID();
+        const sent = await start(lane, `/api/workflow/${workflow}?id=${id}`, JSON.stringify(input(n)));
+        lane = sent.lane;
+        const { status, body } = sent.response;
+        if (status !== 201 && status !== 200)
+          throw new Error(`starting a ${workflow} job answered ${status}: ${body}`);
+        ids[n] = (JSON.parse(body) as { id: string }).id;
+      }
+    } finally {
+      lane.close();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, jobs) }, runLane));
   return ids;
 }
 
