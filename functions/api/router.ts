@@ -36,13 +36,25 @@ export function matchRoute(routes: readonly Route[], method: string, path: strin
   const segments = splitPath(path);
   let pathMatched = false;
   for (const route of routes) {
-    const params = matchSegments(splitPath(route.path), segments);
+    const params = matchSegments(templateOf(route), segments);
     if (!params) continue;
     pathMatched = true;
     if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { route, params };
   }
   if (pathMatched) throw new ApiError('method_not_allowed', `${method} is not allowed on ${path}`);
   throw new ApiError('not_found', `no route ${method} ${path}`);
+}
+
+/** Each route's template, split once: every request is matched against all of them. */
+const templates = new WeakMap<Route, string[]>();
+
+function templateOf(route: Route): string[] {
+  let template = templates.get(route);
+  if (!template) {
+    template = splitPath(route.path);
+    templates.set(route, template);
+  }
+  return template;
 }
 
 function splitPath(path: string): string[] {
