@@ -166,12 +166,26 @@ export class Manager {
     const id = (params.id ?? this.newId()).toLowerCase();
     if (!isUuid(id)) throw new ManagerError('invalid', `job id "${params.id}" is not a UUID`);
     const input = params.input ?? {};
-    // A job id the caller chose may name a job already started; one made here cannot (and were it
-    // ever to, the commit's condition would find it): no read of the job for it.
-    const [stored, existing] = await Promise.all([
-      this.store.getWorkflow(params.workflow, params.version),
-      params.id === undefined ? undefined : this.store.getJob(id),
-    ]);
+    try {
+      return await this.startNew(id, params, input);
+    } catch (error) {
+      // A job id the caller chose may name a job already started: a start sent again answers from
+      // that job (or as a conflict) even where a new start would now be refused. One made here
+      // cannot, so only then, and only on a refusal, is the job read.
+      if (params.id === undefined || !(error instanceof ManagerError) || error.code === 'not_found')
+        throw error;
+      const existing = await this.store.getJob(id);
+      if (!existing) throw error;
+      return { created: false, job: this.sameJob(existing, params.workflow, input) };
+    }
+  }
+
+  private async startNew(
+    id: string,
+    params: StartJobParams,
+    input: JsonObject,
+  ): Promise<{ created: boolean; job: JobRecord }> {
+    const stored = await this.store.getWorkflow(params.workflow, params.version);
     if (!stored) {
       throw new ManagerError(
         'not_found',
@@ -180,7 +194,6 @@ export class Manager {
           : `workflow "${params.workflow}" has no version ${params.version}`,
       );
     }
-    if (existing) return { created: false, job: this.sameJob(existing, params.workflow, input) };
     if (!stored.enabled)
       throw new ManagerError('conflict', `workflow "${params.workflow}" is disabled: new jobs are refused`);
     const workflow = (await this.workflows.get(stored.name, stored.version)) as CompiledWorkflow;

@@ -49,6 +49,23 @@ describe('Starting a job', () => {
     expect(simulated.take()).toHaveLength(1);
   });
 
+  it('with an id already started, once its workflow is disabled: still that job; a new id is refused', async () => {
+    const simulated = await world();
+    await simulated.manager.startJob({ workflow: 'one', input: { n: 1 }, id: ID });
+    await simulated.manager.store.setWorkflowEnabled('one', false);
+    const again = await simulated.manager.startJob({ workflow: 'one', input: { n: 1 }, id: ID });
+    expect(again).toMatchObject({ created: false, job: { id: ID } });
+    expect(await refusal(simulated.manager.startJob({ workflow: 'one', input: { n: 2 }, id: ID }))).toBe(
+      'conflict',
+    );
+    const other = '1c8f8e2d-6b54-4e1f-8e1a-2a6e3b4c5d6e';
+    expect(await refusal(simulated.manager.startJob({ workflow: 'one', input: { n: 1 }, id: other }))).toBe(
+      'conflict',
+    );
+    expect(await simulated.manager.store.getJob(other)).toBeUndefined();
+    expect(simulated.take()).toHaveLength(1);
+  });
+
   it('without an id: a new job under a new id, one request sent', async () => {
     const simulated = await world();
     const { created, job } = await simulated.manager.startJob({ workflow: 'one', input: {} });
