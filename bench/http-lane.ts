@@ -19,6 +19,10 @@ interface Waiting {
 
 const HEADER_END = Buffer.from('\r\n\r\n');
 
+function connectionGone(message: string, cause?: Error): Error {
+  return Object.assign(new Error(message, { cause }), { code: 'ECONNRESET' });
+}
+
 export class HttpLane {
   private buffer: Buffer = Buffer.alloc(0);
   private waiting: Waiting | undefined;
@@ -30,10 +34,11 @@ export class HttpLane {
   ) {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    socket.on('error', (error) => this.fail(error));
-    socket.on('close', () =>
-      this.fail(Object.assign(new Error('serve closed the connection'), { code: 'ECONNRESET' })),
-    );
+    // However the connection ends (reset, closed by serve, a write after serve's FIN), it is gone:
+    // one code for all, so that a caller knows to open another and send the request again.
+    socket.on('error', (error) => this.fail(connectionGone(error.message, error)));
+    socket.on('end', () => this.fail(connectionGone('serve closed the connection')));
+    socket.on('close', () => this.fail(connectionGone('serve closed the connection')));
   }
 
   static open(baseUrl: string): Promise<HttpLane> {
