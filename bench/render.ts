@@ -322,10 +322,8 @@ function coreTable(local: LocalFigures): string {
     const first = runs[0] as CoreRun;
     const serveRuns = sameCase(local.runs, first).filter((r) => r.synchronous === first.synchronous);
     const floorRuns = sameCase(local.floorRuns ?? [], first);
-    const floorUs = median(
-      floorRuns.map((r) => (Object.values(r.cpuSeconds).reduce((a, b) => a + b, 0) * 1e6) / r.steps),
-    );
-    const bothUs = floorUs + median(runs.map((r) => r.cpuUsPerStep));
+    // The floor's processes as the comparison counts them: the system's, not the machine's others.
+    const bothUs = cpuPerStep(floorRuns) * 1000 + median(runs.map((r) => r.cpuUsPerStep));
     lines.push(
       row([
         ...caseCells(runs),
