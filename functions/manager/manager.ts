@@ -166,8 +166,9 @@ export class Manager {
     const id = (params.id ?? this.newId()).toLowerCase();
     if (!isUuid(id)) throw new ManagerError('invalid', `job id "${params.id}" is not a UUID`);
     const input = params.input ?? {};
+    let planned: { workflow: CompiledWorkflow; transition: Transition };
     try {
-      return await this.startNew(id, params, input);
+      planned = await this.planNewJob(id, params, input);
     } catch (error) {
       // A job id the caller chose may name a job already started: a start sent again answers from
       // that job (or as a conflict) even where a new start would now be refused. One made here
@@ -178,13 +179,30 @@ export class Manager {
       if (!existing) throw error;
       return { created: false, job: this.sameJob(existing, params.workflow, input) };
     }
+    const { workflow, transition } = planned;
+    const commit = this.toCommit(transition);
+    const [result] = await this.store.commit([commit]);
+    if (!result?.ok) {
+      const winner = await this.store.getJob(id);
+      if (!winner) throw new ManagerError('unavailable', `job ${id} could not be stored`);
+      return { created: false, job: this.sameJob(winner, params.workflow, input) };
+    }
+    this.telemetry.metrics.count('jobs_started_total', { workflow: workflow.name });
+    this.telemetry.logger.info('job started', {
+      jobId: id,
+      workflow: workflow.name,
+      version: workflow.version,
+    });
+    await this.afterCommit(transition, commit, result.leftOut);
+    return { created: true, job: transition.job };
   }
 
-  private async startNew(
+  /** A new job's first transition, or the refusal of a new start (unknown or disabled workflow, vhost). */
+  private async planNewJob(
     id: string,
     params: StartJobParams,
     input: JsonObject,
-  ): Promise<{ created: boolean; job: JobRecord }> {
+  ): Promise<{ workflow: CompiledWorkflow; transition: Transition }> {
     const stored = await this.store.getWorkflow(params.workflow, params.version);
     if (!stored) {
       throw new ManagerError(
@@ -207,21 +225,7 @@ export class Manager {
     const transition = await this.resolveChildIds((context) =>
       createJob(workflow, { id, input, vhost }, context),
     );
-    const commit = this.toCommit(transition);
-    const [result] = await this.store.commit([commit]);
-    if (!result?.ok) {
-      const winner = await this.store.getJob(id);
-      if (!winner) throw new ManagerError('unavailable', `job ${id} could not be stored`);
-      return { created: false, job: this.sameJob(winner, params.workflow, input) };
-    }
-    this.telemetry.metrics.count('jobs_started_total', { workflow: workflow.name });
-    this.telemetry.logger.info('job started', {
-      jobId: id,
-      workflow: workflow.name,
-      version: workflow.version,
-    });
-    await this.afterCommit(transition, commit, result.leftOut);
-    return { created: true, job: transition.job };
+    return { workflow, transition };
   }
 
   private sameJob(existing: JobRecord, workflow: string, input: JsonObject): JobRecord {
