@@ -66,6 +66,22 @@ export function json(status: number, value: unknown, headers: Record<string, str
   };
 }
 
+/** 304 Not Modified: the caller's copy, tagged `etag`, is current. */
+export function notModified(etag: string): ApiResponse {
+  return { status: 304, headers: { etag }, body: '' };
+}
+
+/**
+ * Whether `If-None-Match` fails for a resource tagged `etag` (RFC 9110 §13.1.2): the header is `*`
+ * or names the tag, compared weakly (`W/"1"` matches `"1"`).
+ */
+export function ifNoneMatchFails(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  const wanted = opaque(etag);
+  return header.split(',').some((tag) => opaque(tag) === wanted);
+}
+
 export function errorResponse(error: unknown): ApiResponse {
   const apiError = toApiError(error);
   return json(apiError.status, { error: { code: apiError.code, message: apiError.message } });

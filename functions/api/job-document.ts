@@ -139,7 +139,24 @@ async function fanCounts(store: Store, job: JobRecord, state: StepState): Promis
   );
 }
 
-/** Progress for summaries and `?wait`: steps and children done out of total. */
+/**
+ * The job's version as a weak entity tag (`ETag`): its revision and its fan-outs' finished children,
+ * which count in their own counters without changing the job's revision. Two documents with the same
+ * tag may still differ in what no reply changed (a child that started, say): hence weak.
+ */
+export async function jobVersion(store: Store, job: JobRecord): Promise<string> {
+  let done = 0;
+  let failed = 0;
+  for (const state of job.steps) {
+    if (!state.children) continue;
+    const counts = await fanCounts(store, job, state);
+    done += counts.done;
+    failed += counts.failed;
+  }
+  return `W/"${job.rev}.${done}.${failed}"`;
+}
+
+/** Progress for summaries and `watch`: steps and children done out of total. */
 export interface Progress {
   steps: number;
   stepsDone: number;

@@ -320,11 +320,32 @@ export function openApiDocument(): Record<string, unknown> {
           parameters: [
             query(
               'wait',
-              'Answer when the status or progress changes, or after this many seconds (at most 25); a job that has ended answers at once.',
+              'Answer when the job moves on from the version named in `If-None-Match` (without it, from the version it has now), or after this many seconds (at most 25); a job that has ended answers at once.',
               { type: 'integer', minimum: 0 },
             ),
+            {
+              name: 'If-None-Match',
+              in: 'header',
+              required: false,
+              description:
+                'The `ETag` of the copy the caller holds: 304 while the job is still at that version.',
+              schema: { type: 'string' },
+            },
           ],
-          responses: { 200: jobResponse('The job.'), 400: error('Not a UUID.'), 404: error('No such job.') },
+          responses: {
+            200: {
+              ...jobResponse('The job.'),
+              headers: {
+                ETag: {
+                  description: "The job's version (weak): its revision and its fan-outs' finished children.",
+                  schema: { type: 'string' },
+                },
+              },
+            },
+            304: { description: 'The job is still at the version named in `If-None-Match`.' },
+            400: error('Not a UUID.'),
+            404: error('No such job.'),
+          },
         },
         delete: {
           summary: 'Cancel the job (a child id cancels its top-level job)',

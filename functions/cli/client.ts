@@ -35,8 +35,9 @@ export class ApiClient {
     path: string,
     body?: string,
     contentType = 'application/json',
-  ): Promise<{ status: number; body: T }> {
-    const headers: Record<string, string> = {};
+    extraHeaders: Record<string, string> = {},
+  ): Promise<{ status: number; body: T; etag?: string }> {
+    const headers: Record<string, string> = { ...extraHeaders };
     if (body !== undefined) headers['content-type'] = contentType;
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (this.apiKey) headers['x-api-key'] = this.apiKey;
@@ -51,6 +52,8 @@ export class ApiClient {
           : `cannot reach ${this.baseUrl}: ${(error as Error).message}${cause ? ` (${cause})` : ''}`,
       );
     }
+    const etag = response.headers.get('etag') ?? undefined;
+    if (response.status === 304) return { status: 304, body: undefined as T, etag };
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -67,10 +70,25 @@ export class ApiClient {
           : '';
       throw new CliError(`${method} ${path}: ${response.status} ${message}${hint}`);
     }
-    return { status: response.status, body: parsed as T };
+    return { status: response.status, body: parsed as T, etag };
   }
 
   get<T>(path: string): Promise<T> {
     return this.request<T>('GET', path).then((response) => response.body);
+  }
+
+  /** GET with `If-None-Match: etag`: the new body and its tag, or undefined while it is unchanged (304). */
+  async getIfChanged<T>(
+    path: string,
+    etag: string | undefined,
+  ): Promise<{ body: T; etag?: string } | undefined> {
+    const response = await this.request<T>(
+      'GET',
+      path,
+      undefined,
+      undefined,
+      etag ? { 'if-none-match': etag } : {},
+    );
+    return response.status === 304 ? undefined : { body: response.body, etag: response.etag };
   }
 }

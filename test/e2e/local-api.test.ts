@@ -295,6 +295,19 @@ describe('The HTTP API, route by route (serve on RabbitMQ and SQLite)', () => {
       expect(waited.body.status).toBe('running');
       expect(Date.now() - started).toBeGreaterThanOrEqual(900);
       expect(waited.body.running).toEqual([expect.objectContaining({ name: 'never', attempt: 1 })]);
+      const version = waited.headers.get('etag') as string;
+      expect(version).toMatch(/^W\/".+"$/);
+      const unchanged = await serve.api('GET', `/api/job/${held}?wait=1`, undefined, {
+        'if-none-match': version,
+      });
+      expect(unchanged.status).toBe(304);
+      expect(unchanged.body).toBeUndefined();
+      expect(unchanged.headers.get('etag')).toBe(version);
+      const moved = await serve.api<JobDocument>('GET', `/api/job/${id}?wait=20`, undefined, {
+        'if-none-match': version,
+      });
+      expect(moved.status).toBe(200);
+      expect(moved.body.status).toBe('completed');
       expect((await serve.api('GET', '/api/job/not-a-uuid')).status).toBe(400);
       expect((await serve.api('GET', `/api/job/${crypto.randomUUID()}`)).status).toBe(404);
     });

@@ -1,6 +1,6 @@
 import { isFinished, isUuid, type JobRecord, type JobStatus } from '../../../engine/index.js';
-import { ApiError, type ApiRequest, json } from '../http.js';
-import { jobDocument, jobProgress, jobSummary } from '../job-document.js';
+import { ApiError, type ApiRequest, type ApiResponse, ifNoneMatchFails, json, notModified } from '../http.js';
+import { jobDocument, jobSummary, jobVersion } from '../job-document.js';
 import { flagParam, intParam, readJsonObject } from '../read-body.js';
 import type { ApiDeps, Route } from '../router.js';
 
@@ -42,28 +42,35 @@ async function listJobs(request: ApiRequest, deps: ApiDeps) {
 }
 
 /**
- * The job document; with `?wait=S`, answers when its status or progress changes, or after S
- * seconds. A job that has ended answers at once: it will not change again, and a follower whose
- * previous answer was just before the end would otherwise wait out the whole S for it.
+ * The job document, tagged with the job's version (`ETag`). With `If-None-Match` naming the version
+ * the caller holds, it answers 304 Not Modified while the job is still at that version. With
+ * `?wait=S`, it answers when the job moves on from the version the caller holds (or, without
+ * `If-None-Match`, from the version it has now), or after S seconds: a change that lands between one
+ * answer and the caller's next request is then answered at once rather than missed. A job that has
+ * ended answers at once: it will not change again.
  */
-async function getJob(request: ApiRequest, deps: ApiDeps) {
+async function getJob(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse> {
   const id = jobId(request);
+  const store = deps.manager.store;
   let job = await requireJob(deps, id);
+  let version = await jobVersion(store, job);
+  const held = request.headers['if-none-match'];
+  const initial = version;
+  const unchanged = (current: string) =>
+    held === undefined ? current === initial : ifNoneMatchFails(held, current);
   const wait = intParam(request, 'wait', { min: 0, max: 3600 });
-  if (wait && !isFinished(job.status)) {
-    const store = deps.manager.store;
-    const fingerprint = async (current: JobRecord) =>
-      `${current.rev}|${JSON.stringify(await jobProgress(store, current))}`;
-    const initial = await fingerprint(job);
+  if (wait && !isFinished(job.status) && unchanged(version)) {
     const deadline = Date.now() + Math.min(wait, MAX_WAIT_SECONDS) * 1000;
     while (Date.now() < deadline && !deps.shutdown?.aborted) {
       await new Promise((resolve) => setTimeout(resolve, deps.waitPollMs ?? 250));
       if (deps.shutdown?.aborted) break;
       job = await requireJob(deps, id);
-      if ((await fingerprint(job)) !== initial) break;
+      version = await jobVersion(store, job);
+      if (!unchanged(version)) break;
     }
   }
-  return json(200, await jobDocument(deps.manager.store, job));
+  if (held !== undefined && ifNoneMatchFails(held, version)) return notModified(version);
+  return json(200, await jobDocument(store, job), { etag: version });
 }
 
 async function children(request: ApiRequest, deps: ApiDeps) {

@@ -57,10 +57,12 @@ async function waitForEnd(
   id: string,
   onChange: (job: JobDocument) => void,
 ): Promise<JobDocument> {
-  let job = await api.get<JobDocument>(jobPath(id));
+  let { body: job, etag } = await api.request<JobDocument>('GET', jobPath(id));
   onChange(job);
   while (job.status === 'running' || job.status === 'waiting') {
-    job = await api.get<JobDocument>(`${jobPath(id)}?wait=20`);
+    // The version held is the poll's baseline: a change made since the last answer is answered at once.
+    const changed = await api.getIfChanged<JobDocument>(`${jobPath(id)}?wait=20`, etag);
+    if (changed) ({ body: job, etag } = changed);
     onChange(job);
   }
   return job;

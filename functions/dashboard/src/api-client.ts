@@ -40,6 +40,20 @@ export interface RequestOptions {
 export interface ApiClient {
   /** `path` is relative to the page (`api/jobs`), never absolute: deployed, the API lives under a stage path. */
   request<T>(path: string, options?: RequestOptions): Promise<T>;
+  /**
+   * A GET sent with `If-None-Match: etag`: the body with its `ETag`, or undefined while the resource
+   * is still at that version (304).
+   */
+  requestIfChanged<T>(
+    path: string,
+    etag: string | undefined,
+    options?: { signal?: AbortSignal },
+  ): Promise<Tagged<T> | undefined>;
+}
+
+export interface Tagged<T> {
+  body: T;
+  etag?: string;
 }
 
 export interface ApiClientOptions {
@@ -50,40 +64,56 @@ export interface ApiClientOptions {
 
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
+
+  async function send<T>(
+    path: string,
+    request: RequestOptions,
+    extraHeaders: Record<string, string>,
+  ): Promise<Tagged<T> | undefined> {
+    if (path.startsWith('/')) throw new Error(`API paths are relative to the page, got "${path}"`);
+    const credential = options.credential();
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...credentialHeaders(credential),
+      ...extraHeaders,
+    };
+    if (request.body !== undefined) headers['content-type'] = 'application/json';
+    const response = await doFetch(path, {
+      method: request.method ?? 'GET',
+      headers,
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      signal: request.signal,
+    });
+    if (response.status === 304) return undefined;
+    const text = await response.text();
+    const body = parseBody(text);
+    if (response.status === 401 || response.status === 403) {
+      const error = new AuthRequiredError(
+        credentialKindFor(body),
+        credential !== undefined,
+        errorMessage(body) ?? `the API answered ${response.status}`,
+      );
+      options.onAuthRequired(error);
+      throw error;
+    }
+    if (!response.ok) {
+      throw new ApiRequestError(
+        response.status,
+        errorCode(body),
+        errorMessage(body) ?? `the API answered ${response.status} ${response.statusText}`,
+      );
+    }
+    return { body: body as T, etag: response.headers.get('etag') ?? undefined };
+  }
+
   return {
     async request<T>(path: string, request: RequestOptions = {}): Promise<T> {
-      if (path.startsWith('/')) throw new Error(`API paths are relative to the page, got "${path}"`);
-      const credential = options.credential();
-      const headers: Record<string, string> = {
-        accept: 'application/json',
-        ...credentialHeaders(credential),
-      };
-      if (request.body !== undefined) headers['content-type'] = 'application/json';
-      const response = await doFetch(path, {
-        method: request.method ?? 'GET',
-        headers,
-        body: request.body === undefined ? undefined : JSON.stringify(request.body),
-        signal: request.signal,
-      });
-      const text = await response.text();
-      const body = parseBody(text);
-      if (response.status === 401 || response.status === 403) {
-        const error = new AuthRequiredError(
-          credentialKindFor(body),
-          credential !== undefined,
-          errorMessage(body) ?? `the API answered ${response.status}`,
-        );
-        options.onAuthRequired(error);
-        throw error;
-      }
-      if (!response.ok) {
-        throw new ApiRequestError(
-          response.status,
-          errorCode(body),
-          errorMessage(body) ?? `the API answered ${response.status} ${response.statusText}`,
-        );
-      }
-      return body as T;
+      const answer = await send<T>(path, request, {});
+      if (!answer) throw new ApiRequestError(304, undefined, 'the API answered 304 to a plain request');
+      return answer.body;
+    },
+    requestIfChanged<T>(path: string, etag: string | undefined, request: { signal?: AbortSignal } = {}) {
+      return send<T>(path, { signal: request.signal }, etag ? { 'if-none-match': etag } : {});
     },
   };
 }

@@ -10,6 +10,17 @@ const WORKFLOWS = `workflows:
       - name: a
       - name: b
         depends: [ a ]
+  - name: fan
+    steps:
+      - name: list
+      - name: each
+        task: item
+        depends: [ list ]
+    tasks:
+      - name: item
+        itemListKey: items
+        steps:
+          - name: work
 `;
 
 /** A wait far longer than any test waits for an answer: answering within it says the wait ended early. */
@@ -21,11 +32,29 @@ async function world(): Promise<SimulatedWorld> {
   return simulated;
 }
 
-function waitFor(simulated: SimulatedWorld, id: string): Promise<ApiResponse> {
+function waitFor(
+  simulated: SimulatedWorld,
+  id: string,
+  headers: Record<string, string> = {},
+  waitSeconds = LONG_WAIT_SECONDS,
+): Promise<ApiResponse> {
   return callApi(
     { manager: simulated.manager, maxBodyBytes: 1024, waitPollMs: 5 },
-    { method: 'GET', path: `/api/job/${id}`, query: { wait: String(LONG_WAIT_SECONDS) } },
+    { method: 'GET', path: `/api/job/${id}`, query: { wait: String(waitSeconds) }, headers },
   );
+}
+
+function read(simulated: SimulatedWorld, id: string, headers: Record<string, string> = {}) {
+  return callApi(
+    { manager: simulated.manager, maxBodyBytes: 1024 },
+    { method: 'GET', path: `/api/job/${id}`, headers },
+  );
+}
+
+function etagOf(response: ApiResponse): string {
+  const etag = response.headers?.etag;
+  if (!etag) throw new Error(`no ETag on a ${response.status} answer`);
+  return etag;
 }
 
 /** Whether `promise` settles within `ms` (real time). */
@@ -76,5 +105,73 @@ describe('GET /api/job/{id}?wait=S', () => {
     };
     expect(document.status).toBe('running');
     expect(document.steps.a?.status).toBe('completed');
+  });
+});
+
+describe('GET /api/job/{id} with If-None-Match', () => {
+  it('answers a long poll at once when the job moved on from the version the caller holds', async () => {
+    const simulated = await world();
+    const id = await simulated.start('pipeline');
+    const seen = etagOf(await read(simulated, id));
+    // The change lands between the caller's answer and its next long poll.
+    const [first] = simulated.take();
+    if (!first) throw new Error('no request for step a');
+    await simulated.reply(first, {});
+
+    const answer = waitFor(simulated, id, { 'if-none-match': seen });
+    expect(await settlesWithin(answer, 5_000), 'answered the change made before the poll').toBe(true);
+    const response = await answer;
+    expect(response.status).toBe(200);
+    expect(etagOf(response)).not.toBe(seen);
+    expect(JSON.parse(response.body).steps.a.status).toBe('completed');
+  });
+
+  it('answers 304 with the same tag while the job stays at the version held', async () => {
+    const simulated = await world();
+    const id = await simulated.start('pipeline');
+    const seen = etagOf(await read(simulated, id));
+
+    const plain = await read(simulated, id, { 'if-none-match': seen });
+    expect(plain.status).toBe(304);
+    expect(plain.body).toBe('');
+    expect(etagOf(plain)).toBe(seen);
+
+    const waited = await waitFor(simulated, id, { 'if-none-match': seen }, 1);
+    expect(waited.status).toBe(304);
+    expect(etagOf(waited)).toBe(seen);
+  });
+
+  it('matches weakly, in a list of tags, and for *', async () => {
+    const simulated = await world();
+    const id = await simulated.start('pipeline');
+    const seen = etagOf(await read(simulated, id));
+    const strong = seen.replace(/^W\//, '');
+
+    expect((await read(simulated, id, { 'if-none-match': strong })).status).toBe(304);
+    expect((await read(simulated, id, { 'if-none-match': `"other", ${seen}` })).status).toBe(304);
+    expect((await read(simulated, id, { 'if-none-match': '*' })).status).toBe(304);
+    expect((await read(simulated, id, { 'if-none-match': '"other"' })).status).toBe(200);
+  });
+
+  it("moves the version when a fan-out child finishes, which leaves the parent's revision alone", async () => {
+    const simulated = await world();
+    const id = await simulated.start('fan');
+    const [list] = simulated.take();
+    if (!list) throw new Error('no request for step list');
+    await simulated.reply(list, { items: [1, 2, 3] });
+    const before = await read(simulated, id);
+    const rev = (await simulated.job(id)).rev;
+
+    const [child] = simulated.take();
+    if (!child) throw new Error('no request for a child');
+    await simulated.reply(child, {});
+    expect((await simulated.job(id)).rev).toBe(rev);
+
+    const waiting = waitFor(simulated, id, { 'if-none-match': etagOf(before) });
+    expect(await settlesWithin(waiting, 5_000), 'answered the finished child at once').toBe(true);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body).steps.each.childrenDone).toBe(1);
+    expect(etagOf(answer)).not.toBe(etagOf(before));
   });
 });

@@ -99,4 +99,19 @@ describe('Function: createApiClient', () => {
     expect(error).toBeInstanceOf(ApiRequestError);
     expect(error).toMatchObject({ status: 409, code: 'conflict', message: 'the job is finished' });
   });
+
+  it('sends the version held as If-None-Match, and reads a 304 as unchanged', async () => {
+    const { client, sent } = fakeApi((request) =>
+      request.headers['if-none-match'] === 'W/"3.0.0"'
+        ? new Response(null, { status: 304, headers: { etag: 'W/"3.0.0"' } })
+        : new Response('{"status":"running"}', { status: 200, headers: { etag: 'W/"3.0.0"' } }),
+    );
+
+    const first = await client.requestIfChanged<{ status: string }>('api/job/x', undefined);
+    const second = await client.requestIfChanged('api/job/x?wait=20', first?.etag);
+
+    expect(first).toEqual({ body: { status: 'running' }, etag: 'W/"3.0.0"' });
+    expect(second).toBeUndefined();
+    expect(sent.map((request) => request.headers['if-none-match'])).toEqual([undefined, 'W/"3.0.0"']);
+  });
 });

@@ -36,12 +36,19 @@ export function useLiveJob(id: string): LiveJob {
     const { signal } = controller;
     void (async () => {
       let current: JobDocument | undefined;
+      // The version shown: the long poll's baseline, so that a change made between one answer and the
+      // next request is answered at once instead of at the end of the next wait.
+      let etag: string | undefined;
       let failures = 0;
       while (!signal.aborted) {
         const wait = current && isActive(current) ? `?wait=${WAIT_SECONDS}` : '';
         try {
-          current = await client.request<JobDocument>(`api/job/${id}${wait}`, { signal });
+          const changed = await client.requestIfChanged<JobDocument>(`api/job/${id}${wait}`, etag, {
+            signal,
+          });
           if (signal.aborted) return;
+          if (changed) ({ body: current, etag } = changed);
+          if (!current) throw new Error('the API answered 304 to a request that named no version');
           failures = 0;
           setJob(current);
           setError(undefined);
