@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import Database from 'better-sqlite3';
 import { bullmqVersion, redisServerVersion } from './bullmq.js';
+import { uncommittedFiles } from './source-tree.js';
 
 /** The machine a run was measured on, for the report. */
 export interface Machine {
@@ -16,6 +17,8 @@ export interface Machine {
   bullmq: string;
   kernel: string;
   gitCommit: string;
+  /** Files that differed from the commit when the run started (absent in older results). */
+  uncommittedFiles?: string[];
 }
 
 function run(command: string, args: string[]): string {
@@ -57,5 +60,6 @@ export function describeMachine(): Machine {
     bullmq: bullmqVersion(),
     kernel: run('uname', ['-r']),
     gitCommit: run('git', ['rev-parse', '--short', 'HEAD']),
+    uncommittedFiles: uncommittedFiles(),
   };
 }

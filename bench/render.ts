@@ -3,6 +3,7 @@ import { FLOOR_IN_FLIGHT, type FloorRun } from './broker-floor.js';
 import type { BullmqFigures, BullmqRun } from './bullmq.js';
 import { reportEngine } from './engine.js';
 import type { LocalFigures } from './local.js';
+import type { Machine } from './machine.js';
 import { CORE_IN_FLIGHT, CORE_REPLY_BATCH, type CoreRun } from './manager-core-run.js';
 import type { RedisPersistence } from './redis.js';
 import type { BenchResults, SectionRun } from './results-file.js';
@@ -110,9 +111,18 @@ function machineTable(results: BenchResults): string {
     `| Redis | ${m.redis} (Debian's redis-server) |`,
     `| SQLite | ${m.sqlite} |`,
     `| BullMQ | ${m.bullmq} |`,
-    `| commit | ${m.gitCommit} |`,
+    `| commit | ${commitCell(m)} |`,
     `| command | \`${section.command}\` |`,
   ].join('\n');
+}
+
+/** The commit, and the files that differed from it, if any: then the figures are not the commit's alone. */
+function commitCell(m: Machine): string {
+  const changed = m.uncommittedFiles ?? [];
+  if (!changed.length) return m.gitCommit;
+  const named = changed.slice(0, 5).map((path) => `\`${path}\``);
+  const more = changed.length > 5 ? ` and ${changed.length - 5} more` : '';
+  return `${m.gitCommit}, with uncommitted changes to ${named.join(', ')}${more}`;
 }
 
 const row = (cells: string[]): string => `| ${cells.join(' | ')} |`;

@@ -11,6 +11,7 @@ import { renderFigures } from './render.js';
 import { updateReport } from './report.js';
 import { type BenchResults, RESULTS_DIR, type SectionRun, writeResults } from './results-file.js';
 import type { Synchronous } from './serve.js';
+import { filesChangedSince } from './source-tree.js';
 
 /*
  * `npm run bench`: every section in one process tree, several runs each; prints the figures as
@@ -65,6 +66,7 @@ const command = [
 ].join(' ');
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+const startedAt = Date.now();
 const machine = describeMachine();
 const results: BenchResults = {};
 
@@ -104,7 +106,13 @@ results.aws = await section('aws', () =>
 );
 
 for (const key of Object.keys(results) as (keyof BenchResults)[]) if (!results[key]) delete results[key];
-const asLatest = env.BENCH_REPORT !== '0';
+const edited = filesChangedSince(startedAt);
+if (edited.length) {
+  log(
+    `files changed while the run went on (${edited.join(', ')}): the later cases may have measured other code than the earlier ones, so the figures are kept as a trial only`,
+  );
+}
+const asLatest = env.BENCH_REPORT !== '0' && !edited.length;
 const { written, files } = await writeResults(results, { asLatest });
 process.stdout.write(`${renderFigures(written)}\n`);
 if (asLatest) {

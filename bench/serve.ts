@@ -74,6 +74,8 @@ export async function startBenchServe(options: BenchServeOptions): Promise<Bench
     cwd: ROOT,
     env: {
       LOG_LEVEL: 'warn',
+      // The bundle the benchmark built, or a failure: never the sources edited since.
+      SWITCHYARD_FROM_SOURCE: '0',
       BENCH_CONFIG: options.config,
       BENCH_DB: options.db,
       BENCH_REPLY_QUEUE: options.replyQueue,
