@@ -7,8 +7,9 @@ export const DEFAULT_JOB_CACHE_SIZE = 20_000;
  * The SQLite store's write-through cache of unfinished jobs, exactly as last committed. serve is the
  * only writer of its file (it holds it locked), so a record cached at commit stays what the database
  * holds until the store itself writes or deletes that job: a read of a job in flight skips the
- * SELECT and the JSON.parse. Finished jobs are left out: they rarely take another event, and a large
- * fan-out's children would push the running jobs out.
+ * SELECT and the JSON.parse. Finished jobs are left out: they rarely take another event. A fan-out's
+ * children are cached as they are created when they start at once (their replies come soon), not
+ * when they wait their turn behind the step's concurrency.
  *
  * Records are shared, not copied: callers treat them as immutable (the engine copies before it
  * changes anything). Eviction is by age of the last write, oldest first.

@@ -163,18 +163,23 @@ export function prepareStatements(db: Database.Database) {
 
 export type SqliteStatements = ReturnType<typeof prepareStatements>;
 
-/** Inserts `items` with one statement call per `ROWS_PER_INSERT` rows (`many`), the rest one by one (`one`). */
+/**
+ * Inserts `items` with one statement call per `ROWS_PER_INSERT` rows (`many`), the rest one by one
+ * (`one`); returns how many rows were written (an `ON CONFLICT DO NOTHING` insert may write fewer).
+ */
 export function insertAll<T, Row extends unknown[]>(
   items: readonly T[],
   toRow: (item: T) => Row,
   one: Database.Statement<Row>,
   many: Database.Statement<unknown[]>,
-): void {
+): number {
+  let written = 0;
   let next = 0;
   for (; next + ROWS_PER_INSERT <= items.length; next += ROWS_PER_INSERT) {
     const params: unknown[] = [];
     for (let k = next; k < next + ROWS_PER_INSERT; k++) params.push(...toRow(items[k] as T));
-    many.run(...params);
+    written += many.run(...params).changes;
   }
-  for (; next < items.length; next++) one.run(...toRow(items[next] as T));
+  for (; next < items.length; next++) written += one.run(...toRow(items[next] as T)).changes;
+  return written;
 }

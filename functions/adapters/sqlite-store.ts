@@ -252,21 +252,27 @@ export class SqliteStore implements Store {
       // Written again after its acknowledgement: the entry is pending anew once this commit is written.
       for (const commit of commits) for (const entry of commit.outbox) this.unwrittenAcks.delete(entry.id);
     }
-    return this.writes.add(
+    const written = await this.writes.add(
       () => commits.map((commit) => this.applyCommit(commit)),
-      (results) => {
-        for (const [n, result] of results.entries()) {
-          if (result.ok) this.cache.written((commits[n] as Commit).job);
+      (applied) => {
+        for (const [n, { result, childrenWritten }] of applied.entries()) {
+          if (!result.ok) continue;
+          const commit = commits[n] as Commit;
+          this.cache.written(commit.job);
+          // A fan-out's children started now reply soon; those it created waiting may wait long.
+          if (childrenWritten)
+            for (const child of commit.creates) if (child.status === 'running') this.cache.written(child);
         }
       },
     );
+    return written.map(({ result }) => result);
   }
 
   /**
    * One commit, inside the caller's transaction. The job's own write is the condition (insert if
    * absent, or update at the expected revision): when it writes nothing, nothing else is written.
    */
-  private applyCommit(commit: Commit): CommitResult {
+  private applyCommit(commit: Commit): { result: CommitResult; childrenWritten?: boolean } {
     const { job } = commit;
     const s = this.statements;
     const record = JSON.stringify(job);
@@ -278,8 +284,15 @@ export class SqliteStore implements Store {
           ? s.updateJobRecord.run(job.rev, record, job.id, commit.expectedRev).changes
           : s.updateJob.run(job.rev, job.status, job.endedAt ?? null, record, job.id, commit.expectedRev)
               .changes;
-    if (written === 0) return { ok: false, conflict: true };
-    insertAll(commit.creates, (child) => jobRow(child, JSON.stringify(child)), s.insertJob, s.insertJobs);
+    if (written === 0) return { result: { ok: false, conflict: true } };
+    // Children already stored (the same parent, step and index) are left as they are.
+    const childrenWritten =
+      insertAll(
+        commit.creates,
+        (child) => jobRow(child, JSON.stringify(child)),
+        s.insertJob,
+        s.insertJobs,
+      ) === commit.creates.length;
     if (commit.dropUnsent) s.dropUnsentRequests.run(job.id);
     const outcome = commit.childOutcome;
     const counts = outcome && countChild(s, outcome);
@@ -304,8 +317,11 @@ export class SqliteStore implements Store {
     }
     for (const init of commit.fanInits)
       s.setFanCounts.run(init.parentId, init.step, init.total, init.done, init.failed);
-    if (!counts) return { ok: true };
-    return leftOut ? { ok: true, fanCounts: counts, leftOut } : { ok: true, fanCounts: counts };
+    if (!counts) return { result: { ok: true }, childrenWritten };
+    return {
+      result: leftOut ? { ok: true, fanCounts: counts, leftOut } : { ok: true, fanCounts: counts },
+      childrenWritten,
+    };
   }
 
   async listChildren(

@@ -477,6 +477,32 @@ describe('SqliteStore', () => {
       expect(await store.countJobs(workflow)).toMatchObject({ running: 0, completed: 0 });
     });
 
+    it('answers fan-out children as the file holds them, also when their creation found them stored', async () => {
+      // Prepare: a parent whose first commit created 70 children (more than one multi-row insert),
+      // one of them already finished; a second commit of the parent creates them again.
+      const path = join(freshDirectory(), 'children.db');
+      const store = open(path);
+      const parent = aJob();
+      const children = Array.from({ length: 70 }, (_, index) => aChild(parent, 'each', index));
+      await store.commit([creating(parent, { creates: children })]);
+      const first = children[0] as JobRecord;
+      const finished = { ...first, rev: 2, status: 'completed' as const, endedAt: 3_000 };
+      await store.commit([updating(first, finished)]);
+      const again = { ...parent, rev: 2, updatedAt: 4_000 };
+      const recreated = children.map((child) => ({ ...child, input: { recreated: true } }));
+
+      // Act
+      await store.commit([updating(parent, again, { creates: recreated })]);
+
+      // Assess: the stored children, not the records the second commit carried.
+      const answered = await Promise.all(children.map((child) => store.getJob(child.id)));
+      expect(answered).toEqual([finished, ...children.slice(1)]);
+      await store.close();
+      const reopened = open(path);
+      expect(await Promise.all(children.map((child) => reopened.getJob(child.id)))).toEqual(answered);
+      await reopened.close();
+    });
+
     it('does not cache when another connection may write the file', async () => {
       // Prepare
       const path = join(freshDirectory(), 'shared.db');
