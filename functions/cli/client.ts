@@ -53,7 +53,9 @@ export class ApiClient {
       );
     }
     const etag = response.headers.get('etag') ?? undefined;
-    if (response.status === 304) return { status: 304, body: undefined as T, etag };
+    // Not Modified answers a request that named the version it holds; any other 304 is refused below.
+    if (response.status === 304 && headers['if-none-match'])
+      return { status: 304, body: undefined as T, etag };
     const text = await response.text();
     let parsed: unknown = text;
     try {
