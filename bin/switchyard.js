@@ -28,7 +28,8 @@ function bundleIsCurrent() {
 }
 
 const fromSource = process.env.SWITCHYARD_FROM_SOURCE;
-if (fromSource === '0' && !bundleIsCurrent()) {
+const useBundle = fromSource !== '1' && bundleIsCurrent();
+if (fromSource === '0' && !useBundle) {
   // The bundle was required (benchmarks measure it): running the sources instead would measure
   // something other than what the caller asked for.
   process.stderr.write(
@@ -36,7 +37,7 @@ if (fromSource === '0' && !bundleIsCurrent()) {
   );
   process.exit(1);
 }
-if (fromSource !== '1' && bundleIsCurrent()) {
+if (useBundle) {
   await import(bundle.href);
 } else {
   const { register } = await import('tsx/esm/api');

@@ -164,7 +164,7 @@ export interface Progress {
   childrenDone: number;
 }
 
-export async function jobProgress(store: Store, job: JobRecord): Promise<Progress> {
+async function jobProgress(store: Store, job: JobRecord): Promise<Progress> {
   const progress: Progress = { steps: job.steps.length, stepsDone: 0, children: 0, childrenDone: 0 };
   for (const state of job.steps) {
     if (state.status === 'completed') progress.stepsDone++;

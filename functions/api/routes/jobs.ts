@@ -69,7 +69,7 @@ async function getJob(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse> 
       if (!unchanged(version)) break;
     }
   }
-  if (held !== undefined && ifNoneMatchFails(held, version)) return notModified(version);
+  if (held !== undefined && unchanged(version)) return notModified(version);
   return json(200, await jobDocument(store, job), { etag: version });
 }
 
