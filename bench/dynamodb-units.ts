@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { SWITCHYARD_TABLE } from '../functions/adapters/dynamodb-table-schema.js';
+import { SWITCHYARD_TABLE } from '../functions/adapters/dynamodb/table-schema.js';
 
 /*
  * DynamoDB's billing rules for writes, computed from item sizes, because DynamoDB Local's

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { StepRequest } from '../engine/job/types.js';
 import type { InboundReply } from '../engine/ports/bus.js';
-import { RabbitMqBus } from '../functions/adapters/rabbitmq-bus.js';
+import { RabbitMqBus } from '../functions/adapters/rabbitmq/bus.js';
 import { benchQueues } from './workloads.js';
 
 /*

@@ -6,7 +6,7 @@ import { loadWorkflows } from '../engine/definition/load.js';
 import type { StepRequest } from '../engine/job/types.js';
 import type { Bus } from '../engine/ports/bus.js';
 import type { TimerScheduler } from '../engine/ports/timers.js';
-import { SqliteStore } from '../functions/adapters/sqlite-store.js';
+import { SqliteStore } from '../functions/adapters/sqlite/store.js';
 import { Manager } from '../functions/manager/manager.js';
 import { benchQueues, benchWorkflowsYaml, DIAMOND, DIAMOND_STEPS, SUBMIT_CONCURRENCY } from './workloads.js';
 

@@ -14,6 +14,5 @@ export * from './job/types.js';
 export * from './job/uuid-v5.js';
 export * from './json.js';
 export * from './ports/bus.js';
-export * from './ports/memory-store.js';
 export * from './ports/store.js';
 export * from './ports/timers.js';

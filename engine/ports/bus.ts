@@ -1,5 +1,8 @@
 import type { StepRequest } from '../job/types.js';
 
+/** The queue workers reply to unless told otherwise: the original workflow-manager's name (protocol.md). */
+export const DEFAULT_REPLY_QUEUE = 'workflow-manager';
+
 /** A reply from a worker, as any transport delivers it (RabbitMQ, Amazon MQ, SQS). */
 export interface InboundReply {
   /** `<job uuid>:<step>`, when the message carried one. */

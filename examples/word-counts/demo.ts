@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MemoryWorkerTransport } from '../../functions/adapters/memory-bus.js';
+import { MemoryWorkerTransport } from '../../functions/adapters/memory/bus.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { amqpUrlFromEnv, startServe } from '../../functions/local/serve.js';
 import { createJsonLogger } from '../../functions/telemetry/json-logger.js';

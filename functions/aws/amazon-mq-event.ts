@@ -1,5 +1,5 @@
 import type { InboundReply } from '../../engine/ports/bus.js';
-import { attemptOf, stringProperty } from '../adapters/rabbitmq-message.js';
+import { attemptOf, stringProperty } from '../transport/amqp/message.js';
 
 /**
  * A header value as the Amazon MQ event source mapping writes it: numbers and booleans as they are,

@@ -1,3 +1,4 @@
+import { DEFAULT_REPLY_QUEUE } from '../../engine/ports/bus.js';
 import type { LogLevel } from '../telemetry/telemetry.js';
 
 export type BusKind = 'sqs' | 'rabbitmq';
@@ -38,7 +39,6 @@ export interface HandlerEnvironment {
   retentionDays: number;
 }
 
-export const DEFAULT_REPLY_QUEUE = 'workflow-manager';
 const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 const DEFAULT_MAX_FAN_OUT = 100_000;
 const DEFAULT_FAN_OUT_SLICE = 10_000;

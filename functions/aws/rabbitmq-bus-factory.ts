@@ -1,6 +1,6 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Bus } from '../../engine/ports/bus.js';
-import { RabbitMqBus } from '../adapters/rabbitmq-bus.js';
+import { RabbitMqBus } from '../adapters/rabbitmq/bus.js';
 import { readBrokerUrl } from './broker-url.js';
 import type { BusFactory } from './container.js';
 

@@ -1,5 +1,5 @@
 import type { Bus } from '../../engine/ports/bus.js';
-import { SqsBus } from '../adapters/sqs-bus.js';
+import { SqsBus } from '../adapters/sqs/bus.js';
 import type { BusFactory } from './container.js';
 
 /** Deliveries of a request before SQS moves it to the step DLQ: the stack's STEP_MAX_RECEIVE_COUNT. */

@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { parseSqsReply } from '../adapters/sqs-reply.js';
+import { parseSqsReply } from '../adapters/sqs/reply.js';
 import { drainOutbox } from '../aws/drain-outbox.js';
 import { fromEnvironment } from '../aws/from-env.js';
 import { invocation } from '../aws/invocation.js';

@@ -1,6 +1,6 @@
 import type { Context, ScheduledEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type Timer, timerId } from '../../engine/job/types.js';
-import { decodeTimer, type SqsTimers } from '../adapters/sqs-timers.js';
+import { decodeTimer, type SqsTimers } from '../adapters/sqs/timers.js';
 import { drainOutbox } from '../aws/drain-outbox.js';
 import { fromEnvironment } from '../aws/from-env.js';
 import { invocation } from '../aws/invocation.js';

@@ -7,20 +7,18 @@ import {
   type Store,
   type WorkflowDefinition,
 } from '../../engine/index.js';
-import { MemoryBroker, MemoryBus } from '../adapters/memory-bus.js';
-import { RabbitMqBus } from '../adapters/rabbitmq-bus.js';
-import { redactUrl } from '../adapters/rabbitmq-url.js';
-import { SqliteStore } from '../adapters/sqlite-store.js';
+import { MemoryBroker, MemoryBus } from '../adapters/memory/bus.js';
+import { RabbitMqBus } from '../adapters/rabbitmq/bus.js';
+import { SqliteStore } from '../adapters/sqlite/store.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../api/api-handler.js';
 import type { ApiDeps } from '../api/router.js';
 import { Manager } from '../manager/manager.js';
 import { createJsonLogger } from '../telemetry/json-logger.js';
 import { PrometheusMetrics } from '../telemetry/prometheus-metrics.js';
 import type { Logger } from '../telemetry/telemetry.js';
+import { DEFAULT_AMQP_URL, redactUrl } from '../transport/amqp/url.js';
 import { createHttpBridge } from './http-bridge.js';
 import { LocalTimers } from './local-timers.js';
-
-export const DEFAULT_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
 
 export interface ServeOptions {
   /** Workflow files registered on start (a changed definition becomes a new version). */

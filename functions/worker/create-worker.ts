@@ -1,7 +1,7 @@
 import { parseCorrelationId } from '../../engine/job/types.js';
 import { describeJsonType, isJsonObject, type JsonObject } from '../../engine/json.js';
+import type { ReplyType, WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
 import { DeliveryCounter } from './delivery-counter.js';
-import type { ReplyType, WorkerDelivery, WorkerTransport } from './transport.js';
 import { WorkerError } from './worker-error.js';
 
 export interface WorkerContext {

@@ -1,3 +1,4 @@
+export type { ReplyType, WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
 export {
   amqpUrlFrom,
   createWorker,
@@ -9,5 +10,4 @@ export {
   type WorkerOptions,
   type WorkerResult,
 } from './create-worker.js';
-export type { ReplyType, WorkerDelivery, WorkerTransport } from './transport.js';
 export { WorkerError } from './worker-error.js';

@@ -2,7 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 
-/** The item layout the DynamoDB store writes (the same names as functions/adapters/dynamodb-table-schema.ts). */
+/** The item layout the DynamoDB store writes (the same names as functions/adapters/dynamodb/table-schema.ts). */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
   sortKey: 'sk',

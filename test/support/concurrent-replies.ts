@@ -5,11 +5,11 @@ import {
   type JobRecord,
   type JsonObject,
   loadWorkflows,
-  MemoryStore,
   type StepRequest,
   type Store,
   type TimerScheduler,
 } from '../../engine/index.js';
+import { MemoryStore } from '../../functions/adapters/memory/store.js';
 import { Manager } from '../../functions/manager/manager.js';
 import { type LogFields, noMetrics, type Telemetry } from '../../functions/telemetry/telemetry.js';
 import { type Shape, toYaml } from './random-workflows.js';

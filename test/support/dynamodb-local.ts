@@ -13,7 +13,7 @@ import {
 import {
   switchyardTableInput,
   switchyardTimeToLiveInput,
-} from '../../functions/adapters/dynamodb-table-schema.js';
+} from '../../functions/adapters/dynamodb/table-schema.js';
 
 /** A running DynamoDB Local (AWS's own emulator: it runs transactions, conditions, GSIs and TTL settings). */
 export interface DynamoDbLocal {

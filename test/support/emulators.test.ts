@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { SWITCHYARD_TABLE } from '../../functions/adapters/dynamodb-table-schema.js';
+import { SWITCHYARD_TABLE } from '../../functions/adapters/dynamodb/table-schema.js';
 import {
   createSwitchyardTable,
   dynamoDbClient,

@@ -1,5 +1,5 @@
 import type { Bus, StepRequest, Store, Timer, TimerKey, TimerScheduler } from '../../engine/index.js';
-import { MemoryStore } from '../../engine/index.js';
+import { MemoryStore } from '../../functions/adapters/memory/store.js';
 import { Manager } from '../../functions/manager/manager.js';
 import { type RecordingTelemetry, recordingTelemetry } from './recording-telemetry.js';
 

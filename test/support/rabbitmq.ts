@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { type Channel, type ChannelModel, connect } from 'amqplib';
-import { urlForVhost } from '../../functions/adapters/rabbitmq-url.js';
+import { urlForVhost } from '../../functions/transport/amqp/url.js';
 
 const run = promisify(execFile);
 

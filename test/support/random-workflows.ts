@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { JsonObject, StepRequest, Store } from '../../engine/index.js';
-import { MemoryStore } from '../../engine/index.js';
+import { MemoryStore } from '../../functions/adapters/memory/store.js';
 import type { LogFields, Telemetry } from '../../functions/telemetry/telemetry.js';
 import { noMetrics } from '../../functions/telemetry/telemetry.js';
 import { SimulatedWorld } from './simulated-world.js';

@@ -4,7 +4,6 @@ import {
   type InboundReply,
   type JsonObject,
   loadWorkflows,
-  MemoryStore,
   type StepRequest,
   type Store,
   type Timer,
@@ -12,6 +11,7 @@ import {
   timerId,
   type WorkflowDefinition,
 } from '../../engine/index.js';
+import { MemoryStore } from '../../functions/adapters/memory/store.js';
 import { Manager } from '../../functions/manager/manager.js';
 import type { Telemetry } from '../../functions/telemetry/telemetry.js';
 

@@ -1,13 +1,9 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
-import {
-  consoleWarnings,
-  RabbitMqConnection,
-  type RabbitMqLogger,
-} from '../../adapters/rabbitmq-connection.js';
-import { attemptOf, stringProperty } from '../../adapters/rabbitmq-message.js';
-import { ConfirmPublisher } from '../../adapters/rabbitmq-publisher.js';
-import { declareDurableQueue, openChannel } from '../../adapters/rabbitmq-queues.js';
-import type { ReplyType, WorkerDelivery, WorkerTransport } from '../transport.js';
+import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
+import { attemptOf, stringProperty } from '../../transport/amqp/message.js';
+import { ConfirmPublisher } from '../../transport/amqp/publisher.js';
+import { declareDurableQueue, openChannel } from '../../transport/amqp/queues.js';
+import type { ReplyType, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
 
 export interface RabbitMqWorkerTransportOptions {
   /** `amqp://` or `amqps://` (Amazon MQ); the vhost is the URL's. */

@@ -16,8 +16,8 @@ import {
   SQS_MAX_MESSAGE_BYTES,
   sqsMessageSize,
   stringAttribute,
-} from '../../adapters/sqs-message.js';
-import type { ReplyType, WorkerDelivery, WorkerTransport } from '../transport.js';
+} from '../../transport/sqs/message.js';
+import type { ReplyType, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
 
 export interface SqsWorkerTransportOptions {
   client: SQSClient;

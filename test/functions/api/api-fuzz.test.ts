@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryStore, type Store } from '../../../engine/index.js';
-import { SqliteStore } from '../../../functions/adapters/sqlite-store.js';
+import type { Store } from '../../../engine/index.js';
+import { MemoryStore } from '../../../functions/adapters/memory/store.js';
+import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import { routes } from '../../../functions/api/api-handler.js';
 import { type ApiDeps, matchRoute } from '../../../functions/api/router.js';
 import { type ApiCall, callApi, errorOf, prototypeFingerprint } from '../../support/api-calls.js';

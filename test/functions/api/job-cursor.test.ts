@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../../engine/index.js';
-import { DynamoDbStore } from '../../../functions/adapters/dynamodb-store.js';
-import { SqliteStore } from '../../../functions/adapters/sqlite-store.js';
+import { DynamoDbStore } from '../../../functions/adapters/dynamodb/store.js';
+import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import { callApi, errorOf } from '../../support/api-calls.js';
 import {
   createSwitchyardTable,

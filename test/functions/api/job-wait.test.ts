@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../../functions/adapters/sqlite-store.js';
+import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import type { ApiResponse } from '../../../functions/api/http.js';
 import { callApi } from '../../support/api-calls.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';

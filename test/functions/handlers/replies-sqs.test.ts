@@ -1,7 +1,7 @@
 import { BatchGetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DynamoDbStore } from '../../../functions/adapters/dynamodb-store.js';
+import { DynamoDbStore } from '../../../functions/adapters/dynamodb/store.js';
 import { createRepliesSqsHandler } from '../../../functions/handlers/replies-sqs.js';
 import { aLambdaContext, anSqsEvent, anSqsReplyRecord } from '../../support/aws-events.js';
 import { failingStore, memoryManager } from '../../support/memory-manager.js';

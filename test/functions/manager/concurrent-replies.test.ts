@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DynamoDbStore } from '../../../functions/adapters/dynamodb-store.js';
-import { SqliteStore } from '../../../functions/adapters/sqlite-store.js';
+import { DynamoDbStore } from '../../../functions/adapters/dynamodb/store.js';
+import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import {
   concurrentDeliveryArbitrary,
   type RunOutcome,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type Json, type JsonObject, MemoryStore, type Store } from '../../../engine/index.js';
-import { SqliteStore } from '../../../functions/adapters/sqlite-store.js';
+import type { Json, JsonObject, Store } from '../../../engine/index.js';
+import { MemoryStore } from '../../../functions/adapters/memory/store.js';
+import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import { prototypeFingerprint } from '../../support/api-calls.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../../functions/adapters/sqlite-store.js';
+import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import { ManagerError } from '../../../functions/manager/errors.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 

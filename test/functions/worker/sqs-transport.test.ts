@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UndeliverableError } from '../../../engine/ports/bus.js';
-import type { WorkerDelivery } from '../../../functions/worker/transport.js';
+import type { WorkerDelivery } from '../../../functions/transport/worker-transport.js';
 import { SqsWorkerTransport } from '../../../functions/worker/transports/sqs.js';
 import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../../support/fauxqs.js';
 

@@ -1,0 +1,144 @@
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { FanCounts } from '../../../engine/job/types.js';
+import { fanWatch } from './fan-watch.js';
+import { keys, N, num, pad } from './items.js';
+import type { PendingWrites } from './pending.js';
+import type { DynamoDbTable, Item } from './table.js';
+
+/** Shards of one fan-out's counters: each is an item of its own, so finishing children rarely meet. */
+export const MAX_COUNTER_SHARDS = 32;
+
+/** About one shard per hundred children, at most 32: a hundred children seldom finish at the same moment. */
+export const defaultCounterShards = (total: number): number => Math.ceil(total / 100);
+
+const FIRST_SHARD = pad(0, 3);
+const MAX_REMEMBERED = 10_000;
+
+/**
+ * A fan-out step's counters: partition `FAN#<parent>#<step>`, one item per shard. Shard 0 holds the
+ * total and the number of shards (`tot`, `sh`); every shard counts `dn` (done) and `fl` (failed).
+ * Child `i` adds to shard `i % sh`, in the same transaction as its final write, so it is counted
+ * exactly once; a read sums the shards (one query, strongly consistent). When the counters were
+ * written pending (a big commit creating a nested fan-out), shard 0's version carries the starting
+ * values as `bt`/`bs`/`bd`/`bf` and the shards' own `dn`/`fl` only what children added since.
+ * Shard 0 is also the fan-out's watcher in gsi3 until recovery finds its step ended
+ * (dynamodb-fan-watch.ts).
+ */
+export class FanCounters {
+  private readonly shards = new Map<string, number>();
+  private readonly watched = new Set<string>();
+
+  constructor(
+    private readonly table: DynamoDbTable,
+    private readonly pending: PendingWrites,
+    private readonly counterShards: (total: number) => number,
+  ) {}
+
+  shardsFor(total: number): number {
+    return Math.max(1, Math.min(MAX_COUNTER_SHARDS, Math.floor(this.counterShards(total)) || 1));
+  }
+
+  /** Committed items of fresh counters (they replace whatever a shard held). */
+  items(parentId: string, step: string, counts: FanCounts, shards: number): Item[] {
+    this.remember(parentId, step, shards, true);
+    return Array.from({ length: shards }, (_, shard) => {
+      const item: Item = { ...keys.fanShard(parentId, step, shard), dn: N(0), fl: N(0) };
+      if (shard === 0)
+        Object.assign(item, {
+          tot: N(counts.total),
+          sh: N(shards),
+          dn: N(counts.done),
+          fl: N(counts.failed),
+          ...fanWatch(parentId, step),
+        });
+      return item;
+    });
+  }
+
+  /** The version of shard 0 written pending. */
+  pendingBase(counts: FanCounts, shards: number): Item {
+    return { bt: N(counts.total), bs: N(shards), bd: N(counts.done), bf: N(counts.failed) };
+  }
+
+  /** Adds a finished child to its shard (one item of the child's final transaction). */
+  outcome(
+    parentId: string,
+    step: string,
+    index: number,
+    status: 'completed' | 'failed',
+    shards: number,
+  ): TransactWriteItem {
+    return {
+      Update: {
+        TableName: undefined,
+        Key: keys.fanShard(parentId, step, index % shards),
+        UpdateExpression: 'ADD #count :one',
+        ExpressionAttributeNames: { '#count': status === 'completed' ? 'dn' : 'fl' },
+        ExpressionAttributeValues: { ':one': N(1) },
+      },
+    };
+  }
+
+  /** The number of shards of existing counters, or undefined when the step has none. */
+  async shardsOf(parentId: string, step: string): Promise<number | undefined> {
+    const known = this.shards.get(`${parentId}\u0000${step}`);
+    if (known !== undefined) return known;
+    return (await this.readWithShards(parentId, step))?.shards;
+  }
+
+  async read(parentId: string, step: string): Promise<FanCounts | undefined> {
+    return (await this.readWithShards(parentId, step))?.counts;
+  }
+
+  private async readWithShards(
+    parentId: string,
+    step: string,
+  ): Promise<{ counts: FanCounts; shards: number } | undefined> {
+    const items = await this.table.queryAll({
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': { S: keys.fanPk(parentId, step) } },
+      ConsistentRead: true,
+    });
+    const stored = items.find((item) => item.sk?.S === FIRST_SHARD);
+    const first = stored && (await this.pending.resolve(stored));
+    if (!first) return undefined;
+    const shards = num(first, 'sh') ?? num(first, 'bs') ?? 1;
+    const counts: FanCounts = {
+      total: num(first, 'tot') ?? num(first, 'bt') ?? 0,
+      done: num(first, 'bd') ?? 0,
+      failed: num(first, 'bf') ?? 0,
+    };
+    for (const item of items) {
+      if (Number(item.sk?.S) >= shards) continue;
+      counts.done += num(item, 'dn') ?? 0;
+      counts.failed += num(item, 'fl') ?? 0;
+    }
+    this.remember(parentId, step, shards, stored?.wa !== undefined);
+    return { counts, shards };
+  }
+
+  private remember(parentId: string, step: string, shards: number, watched: boolean): void {
+    if (this.shards.size >= MAX_REMEMBERED) {
+      this.shards.clear();
+      this.watched.clear();
+    }
+    const id = `${parentId}\u0000${step}`;
+    this.shards.set(id, shards);
+    if (watched) this.watched.add(id);
+    else this.watched.delete(id);
+  }
+
+  /**
+   * Whether the fan-out has a watcher (dynamodb-fan-watch.ts), as far as this process knows (from
+   * `shardsOf`): only then may a finishing child leave out a follow-up only the last one needs.
+   */
+  isWatched(parentId: string, step: string): boolean {
+    return this.watched.has(`${parentId}\u0000${step}`);
+  }
+
+  async set(parentId: string, step: string, counts: FanCounts): Promise<void> {
+    await this.table.batchWrite(
+      this.items(parentId, step, counts, this.shardsFor(counts.total)).map((item) => ({ put: item })),
+    );
+  }
+}

@@ -1,0 +1,181 @@
+import { FINISHED_JOB_STATUSES, type JobStatus } from '../../../engine/job/types.js';
+import { gsi, keys, num, S, SHARDS, str, time } from './items.js';
+import { countsChange, workflowsWithJobs } from './job-counts.js';
+import { isConditionFailure } from './retry.js';
+import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
+
+const PARALLEL_JOBS = 16;
+
+/**
+ * Retention: finished top-level jobs that ended before `endedBefore`, each deleted with its whole
+ * tree. They are found in the job listing (gsi1 `L#<workflow>#<finished status>#<shard>`, by
+ * creation time: a job that ended before `endedBefore` was created before it too), read from the
+ * table, and those that ended since are left (a finished job then costs no index entry of its own
+ * for retention). The root is first marked (`del`: its own commits, a retry, now fail); its
+ * descendants are found level by level (through the `S#<step>` markers and the children index) and
+ * deleted deepest level first, and the root last, with its count: a sweep that stops half-way leaves
+ * every remaining job reachable from the root for the next one.
+ */
+export async function deleteFinishedJobs(table: DynamoDbTable, endedBefore: number): Promise<number> {
+  let deleted = 0;
+  for (const workflow of await workflowsWithJobs(table)) {
+    for (const status of FINISHED_JOB_STATUSES) {
+      for (let shard = 0; shard < SHARDS.listing; shard++) {
+        let start: Item | undefined;
+        do {
+          const page = await table.queryPage({
+            IndexName: 'gsi1',
+            KeyConditionExpression: 'gsi1pk = :p AND gsi1sk < :before',
+            ExpressionAttributeValues: {
+              ':p': S(gsi.listing(workflow, status, shard)),
+              ':before': S(time(endedBefore)),
+            },
+            ExclusiveStartKey: start,
+          });
+          // The index holds keys only: the roots are read from the table, as they are now.
+          const roots = await table.batchGet(
+            page.items.map((entry) => ({ pk: entry.pk, sk: entry.sk }) as Key),
+          );
+          for (const root of roots) {
+            const ended = num(root, 'ea');
+            if (ended !== undefined && ended < endedBefore)
+              deleted += await deleteTree(table, root, endedBefore);
+          }
+          start = page.next;
+        } while (start);
+      }
+    }
+  }
+  return deleted;
+}
+
+async function deleteTree(table: DynamoDbTable, root: Item, endedBefore: number): Promise<number> {
+  const rootId = (str(root, 'pk') ?? '').slice('JOB#'.length);
+  const rev = num(root, 'rev');
+  const status = str(root, 'st') as JobStatus | undefined;
+  const workflow = str(root, 'wf');
+  if (!rootId || rev === undefined || !status || workflow === undefined) return 0;
+  try {
+    await table.update({
+      Key: keys.head(rootId),
+      UpdateExpression: 'SET del = :now',
+      ConditionExpression:
+        'rev = :rev AND st IN (:s0, :s1, :s2) AND (attribute_not_exists(ea) OR ea < :before)',
+      ExpressionAttributeValues: {
+        ':now': { N: String(Date.now()) },
+        ':rev': { N: String(rev) },
+        ':s0': S(FINISHED_JOB_STATUSES[0] as string),
+        ':s1': S(FINISHED_JOB_STATUSES[1] as string),
+        ':s2': S(FINISHED_JOB_STATUSES[2] as string),
+        ':before': { N: String(endedBefore) },
+      },
+    });
+  } catch (error) {
+    if (isConditionFailure(error)) return 0;
+    throw error;
+  }
+
+  const levels: string[][] = [];
+  for (let level = [rootId]; level.length; ) {
+    levels.push(level);
+    const next: string[] = [];
+    await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
+      for (const step of await fanOutSteps(table, jobId)) {
+        for (const entry of await childEntries(table, jobId, step)) {
+          const id = str(entry, 'id');
+          if (id) next.push(id);
+        }
+      }
+    });
+    level = [...new Set(next)];
+  }
+  let deleted = 0;
+  for (const level of levels.reverse()) {
+    await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
+      const heads = await deleteJobItems(table, jobId, jobId === rootId);
+      deleted += heads;
+    });
+  }
+  const counter = countsChange(workflow, rootId, status, undefined);
+  try {
+    await table.transact([
+      {
+        Delete: {
+          TableName: undefined,
+          Key: keys.head(rootId),
+          ConditionExpression: 'attribute_exists(del) AND rev = :rev',
+          ExpressionAttributeValues: { ':rev': { N: String(rev) } },
+        },
+      },
+      ...(counter ? [counter] : []),
+    ]);
+    deleted++;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+  return deleted;
+}
+
+async function fanOutSteps(table: DynamoDbTable, jobId: string): Promise<string[]> {
+  const markers = await table.queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :step)',
+    ExpressionAttributeValues: { ':pk': S(keys.jobPk(jobId)), ':step': S('S#') },
+    ConsistentRead: true,
+  });
+  return markers.map((marker) => (str(marker, 'sk') ?? '').slice(2));
+}
+
+/** Every index entry of one fan-out step (buckets in order; indexes are dense, so the first empty bucket ends them). */
+async function childEntries(table: DynamoDbTable, parentId: string, step: string): Promise<Item[]> {
+  const entries: Item[] = [];
+  for (let bucket = 0; ; bucket++) {
+    const page = await table.queryAll({
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': S(keys.childrenPk(parentId, step, bucket)) },
+      ProjectionExpression: 'pk, sk, id',
+      ConsistentRead: true,
+    });
+    if (!page.length) return entries;
+    entries.push(...page);
+  }
+}
+
+/**
+ * Deletes one job's items: its partition (the root's head excepted: it goes last), its children
+ * index and counters, and its unsent outbox entries. Returns 1 when it had a head, else 0.
+ */
+async function deleteJobItems(table: DynamoDbTable, jobId: string, isRoot: boolean): Promise<number> {
+  const items = await table.queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': S(keys.jobPk(jobId)) },
+    ProjectionExpression: 'pk, sk, obx, pv',
+    ConsistentRead: true,
+  });
+  const doomed: Key[] = [];
+  let heads = 0;
+  for (const item of items) {
+    const sk = str(item, 'sk') ?? '';
+    if (sk === 'J') {
+      // A child never started is still pending: its unsent requests are named in its versions.
+      const versions = item.pv?.L?.map((version) => version.M ?? {}) ?? [];
+      for (const attrs of [item, ...versions])
+        for (const id of attrs.obx?.SS ?? []) doomed.push(keys.outbox(id));
+      if (isRoot) continue;
+      heads++;
+    }
+    if (sk.startsWith('S#')) {
+      const step = sk.slice(2);
+      const counters = await table.queryAll({
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': S(keys.fanPk(jobId, step)) },
+        ProjectionExpression: 'pk, sk',
+      });
+      for (const item of [...counters, ...(await childEntries(table, jobId, step))]) {
+        doomed.push({ pk: item.pk, sk: item.sk } as Key);
+      }
+    }
+    doomed.push({ pk: item.pk, sk: item.sk } as Key);
+  }
+  await table.batchWrite(doomed.map((key) => ({ delete: key })));
+  return heads;
+}

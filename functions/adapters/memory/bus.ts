@@ -1,0 +1,177 @@
+import type { Bus, InboundReply, StepRequest } from '../../../engine/index.js';
+import { DEFAULT_REPLY_QUEUE } from '../../../engine/ports/bus.js';
+import type { ReplyType, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
+
+/** A message in the in-process broker. */
+interface MemoryMessage {
+  correlationId: string;
+  replyTo: string;
+  body: string;
+  type?: ReplyType;
+  attempt?: number;
+}
+
+type Consumer = (message: MemoryMessage, settle: (requeue: boolean) => void) => void;
+
+interface MemoryQueue {
+  messages: MemoryMessage[];
+  consumers: { deliver: Consumer; capacity: number; inHand: number }[];
+  next: number;
+}
+
+/**
+ * Queues in this process: `switchyard serve --bus memory`, a try-out with no broker. Nothing
+ * survives a restart; never a substitute for RabbitMQ in the tests that exercise the protocol.
+ */
+export class MemoryBroker {
+  private readonly queues = new Map<string, MemoryQueue>();
+
+  private queue(name: string): MemoryQueue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = { messages: [], consumers: [], next: 0 };
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  publish(queueName: string, message: MemoryMessage): void {
+    this.queue(queueName).messages.push(message);
+    this.pump(queueName);
+  }
+
+  consume(queueName: string, capacity: number, deliver: Consumer): () => void {
+    const queue = this.queue(queueName);
+    const consumer = { deliver, capacity, inHand: 0 };
+    queue.consumers.push(consumer);
+    this.pump(queueName);
+    return () => {
+      queue.consumers = queue.consumers.filter((other) => other !== consumer);
+    };
+  }
+
+  depth(queueName: string): number {
+    return this.queues.get(queueName)?.messages.length ?? 0;
+  }
+
+  private pump(queueName: string): void {
+    const queue = this.queue(queueName);
+    while (queue.messages.length && queue.consumers.length) {
+      const ready = queue.consumers.filter((consumer) => consumer.inHand < consumer.capacity);
+      if (!ready.length) return;
+      const consumer = ready[queue.next++ % ready.length] as (typeof ready)[number];
+      const message = queue.messages.shift() as MemoryMessage;
+      consumer.inHand++;
+      let settled = false;
+      queueMicrotask(() =>
+        consumer.deliver(message, (requeue) => {
+          if (settled) return;
+          settled = true;
+          consumer.inHand--;
+          if (requeue) queue.messages.push(message);
+          this.pump(queueName);
+        }),
+      );
+    }
+  }
+}
+
+/** The manager's side of the in-process broker. */
+export class MemoryBus implements Bus {
+  constructor(
+    readonly broker: MemoryBroker,
+    private readonly replyQueue = DEFAULT_REPLY_QUEUE,
+  ) {}
+
+  async send(requests: readonly StepRequest[]): Promise<void> {
+    for (const request of requests) {
+      this.broker.publish(request.queue, {
+        correlationId: request.correlationId,
+        replyTo: this.replyQueue,
+        body: JSON.stringify(request.body),
+        attempt: request.attempt,
+      });
+    }
+  }
+
+  async ensureQueues(): Promise<void> {}
+  async ping(): Promise<void> {}
+  async close(): Promise<void> {}
+
+  /** Feeds replies to `onBatch` in batches; a batch is settled when `onBatch` resolves (requeued if it throws). */
+  consumeReplies(onBatch: (replies: InboundReply[]) => Promise<void>, maxBatch = 500): { stop(): void } {
+    let batch: { reply: InboundReply; settle: (requeue: boolean) => void }[] = [];
+    let scheduled = false;
+    const flush = () => {
+      scheduled = false;
+      const taken = batch;
+      batch = [];
+      const settleAll = (requeue: boolean) => {
+        for (const item of taken) item.settle(requeue);
+      };
+      onBatch(taken.map((item) => item.reply)).then(
+        () => settleAll(false),
+        () => setTimeout(() => settleAll(true), 100),
+      );
+    };
+    const cancel = this.broker.consume(this.replyQueue, maxBatch, (message, settle) => {
+      const reply: InboundReply = { correlationId: message.correlationId, body: message.body };
+      if (message.type) reply.type = message.type;
+      if (message.attempt !== undefined) reply.attempt = message.attempt;
+      batch.push({ reply, settle });
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+    return { stop: cancel };
+  }
+}
+
+/** The worker SDK's transport on the in-process broker. */
+export class MemoryWorkerTransport implements WorkerTransport {
+  private cancel?: () => void;
+
+  constructor(private readonly broker: MemoryBroker) {}
+
+  async consume(
+    queue: string,
+    concurrency: number,
+    onDelivery: (delivery: WorkerDelivery) => Promise<void>,
+  ): Promise<void> {
+    this.cancel = this.broker.consume(queue, concurrency, (message, settle) => {
+      const delivery: WorkerDelivery = {
+        correlationId: message.correlationId,
+        replyTo: message.replyTo,
+        body: message.body,
+        ack: async () => settle(false),
+        reject: async () => settle(true),
+      };
+      if (message.attempt !== undefined) delivery.attempt = message.attempt;
+      void onDelivery(delivery);
+    });
+  }
+
+  async reply(
+    replyTo: string,
+    correlationId: string,
+    body: string,
+    options: { type?: ReplyType; attempt?: number } = {},
+  ): Promise<void> {
+    this.broker.publish(replyTo, {
+      correlationId,
+      replyTo: '',
+      body,
+      type: options.type,
+      attempt: options.attempt,
+    });
+  }
+
+  async stopConsuming(): Promise<void> {
+    this.cancel?.();
+  }
+
+  async close(): Promise<void> {
+    this.cancel?.();
+  }
+}

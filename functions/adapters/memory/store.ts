@@ -1,0 +1,264 @@
+import type { WorkflowDefinition } from '../../../engine/definition/types.js';
+import {
+  type FanCounts,
+  isFinished,
+  type JobRecord,
+  type JobStatus,
+  type Timer,
+  timerId,
+} from '../../../engine/job/types.js';
+import {
+  type ChildrenPage,
+  type Commit,
+  type CommitResult,
+  InvalidCursorError,
+  type JobPage,
+  type JobQuery,
+  type OutboxEntry,
+  type OutboxPage,
+  type Store,
+  type StoredWorkflow,
+  type WorkflowSummary,
+} from '../../../engine/ports/store.js';
+
+const copy = <T>(value: T): T => structuredClone(value);
+const childKey = (parentId: string, step: string): string => `${parentId}\u0000${step}`;
+
+/** A `Store` in memory, for tests and `--db :memory:`-like try-outs; records are copied in and out. */
+export class MemoryStore implements Store {
+  private readonly workflows = new Map<string, StoredWorkflow[]>();
+  private readonly jobs = new Map<string, JobRecord>();
+  private readonly children = new Map<string, string[]>();
+  private readonly counts = new Map<string, FanCounts>();
+  private readonly outbox = new Map<string, { seq: number; entry: OutboxEntry }>();
+  private outboxSeq = 0;
+  private readonly timers = new Map<string, Timer>();
+  private closed = false;
+
+  async saveWorkflow(
+    definition: WorkflowDefinition,
+    now: number,
+  ): Promise<{ version: number; created: boolean }> {
+    const versions = this.workflows.get(definition.name) ?? [];
+    const latest = versions.at(-1);
+    if (latest && JSON.stringify(latest.definition) === JSON.stringify(definition)) {
+      latest.enabled = true;
+      return { version: latest.version, created: false };
+    }
+    const version = (latest?.version ?? 0) + 1;
+    for (const older of versions) older.enabled = true;
+    versions.push({
+      name: definition.name,
+      version,
+      definition: copy(definition),
+      createdAt: now,
+      enabled: true,
+    });
+    this.workflows.set(definition.name, versions);
+    return { version, created: true };
+  }
+
+  async getWorkflow(name: string, version?: number): Promise<StoredWorkflow | undefined> {
+    const versions = this.workflows.get(name);
+    const found = version === undefined ? versions?.at(-1) : versions?.find((v) => v.version === version);
+    return found && { ...copy(found), enabled: versions?.at(-1)?.enabled ?? true };
+  }
+
+  async listWorkflows(): Promise<WorkflowSummary[]> {
+    return [...this.workflows.values()]
+      .map((versions) => {
+        const latest = versions.at(-1) as StoredWorkflow;
+        const summary: WorkflowSummary = {
+          name: latest.name,
+          latestVersion: latest.version,
+          enabled: latest.enabled,
+          vhosts: latest.definition.vhosts ?? [],
+          versions: versions.map((v) => ({ version: v.version, createdAt: v.createdAt })),
+        };
+        if (latest.definition.description) summary.description = latest.definition.description;
+        return summary;
+      })
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean> {
+    const versions = this.workflows.get(name);
+    if (!versions) return false;
+    for (const version of versions) version.enabled = enabled;
+    return true;
+  }
+
+  async getJob(id: string): Promise<JobRecord | undefined> {
+    const job = this.jobs.get(id);
+    return job && copy(job);
+  }
+
+  async getJobs(ids: readonly string[]): Promise<Map<string, JobRecord>> {
+    const found = new Map<string, JobRecord>();
+    for (const id of ids) {
+      const job = this.jobs.get(id);
+      if (job) found.set(id, copy(job));
+    }
+    return found;
+  }
+
+  async commit(commits: readonly Commit[]): Promise<CommitResult[]> {
+    this.assertOpen();
+    return commits.map((commit) => this.applyCommit(commit));
+  }
+
+  private applyCommit(commit: Commit): CommitResult {
+    const current = this.jobs.get(commit.job.id);
+    if (commit.expectedRev === 0 ? current !== undefined : current?.rev !== commit.expectedRev) {
+      return { ok: false, conflict: true };
+    }
+    this.putJob(commit.job);
+    for (const child of commit.creates) if (!this.jobs.has(child.id)) this.putJob(child);
+    if (commit.dropUnsent) {
+      for (const [id, { entry }] of this.outbox) {
+        if (entry.kind === 'request' && entry.jobId === commit.job.id) this.outbox.delete(id);
+      }
+    }
+    for (const entry of commit.outbox)
+      this.outbox.set(entry.id, { seq: ++this.outboxSeq, entry: copy(entry) });
+    for (const change of commit.timers) {
+      if (change.op === 'set') this.timers.set(timerId(change.timer), { ...change.timer });
+      else this.timers.delete(timerId(change.key));
+    }
+    for (const init of commit.fanInits) {
+      this.counts.set(childKey(init.parentId, init.step), {
+        total: init.total,
+        done: init.done,
+        failed: init.failed,
+      });
+    }
+    if (!commit.childOutcome) return { ok: true };
+    const { parentId, step, status } = commit.childOutcome;
+    const counts = this.counts.get(childKey(parentId, step));
+    if (!counts) return { ok: true };
+    if (status === 'completed') counts.done++;
+    else counts.failed++;
+    return { ok: true, fanCounts: { ...counts } };
+  }
+
+  private putJob(job: JobRecord): void {
+    const isNew = !this.jobs.has(job.id);
+    this.jobs.set(job.id, copy(job));
+    if (isNew && job.parent) {
+      const key = childKey(job.parent.id, job.parent.step);
+      const list = this.children.get(key) ?? [];
+      list[job.parent.index] = job.id;
+      this.children.set(key, list);
+    }
+  }
+
+  async listChildren(
+    parentId: string,
+    step: string,
+    page: { fromIndex?: number; limit: number },
+  ): Promise<ChildrenPage> {
+    const list = this.children.get(childKey(parentId, step)) ?? [];
+    const children: JobRecord[] = [];
+    let index = page.fromIndex ?? 0;
+    for (; index < list.length && children.length < page.limit; index++) {
+      const id = list[index];
+      const job = id === undefined ? undefined : this.jobs.get(id);
+      if (job) children.push(copy(job));
+    }
+    return index < list.length ? { children, nextIndex: index } : { children };
+  }
+
+  async getFanCounts(parentId: string, step: string): Promise<FanCounts | undefined> {
+    const counts = this.counts.get(childKey(parentId, step));
+    return counts && { ...counts };
+  }
+
+  async setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void> {
+    this.counts.set(childKey(parentId, step), { ...counts });
+  }
+
+  async queryJobs(query: JobQuery): Promise<JobPage> {
+    const limit = query.limit ?? 100;
+    const matching = [...this.jobs.values()]
+      .filter(
+        (job) =>
+          (query.includeChildren || job.parent === null) &&
+          (!query.workflow || job.workflow === query.workflow) &&
+          (!query.status || job.status === query.status) &&
+          (!query.vhost || job.vhost === query.vhost) &&
+          (query.endedSince === undefined || (job.endedAt ?? -1) >= query.endedSince),
+      )
+      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+    const start = query.cursor ? Number(query.cursor) : 0;
+    if (!Number.isInteger(start) || start < 0) throw new InvalidCursorError(query.cursor ?? '');
+    const page = matching.slice(start, start + limit).map(copy);
+    return start + limit < matching.length ? { jobs: page, cursor: String(start + limit) } : { jobs: page };
+  }
+
+  async countJobs(workflow: string): Promise<Record<JobStatus, number>> {
+    const counts: Record<JobStatus, number> = {
+      waiting: 0,
+      running: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+    };
+    for (const job of this.jobs.values()) {
+      if (job.workflow === workflow && job.parent === null) counts[job.status]++;
+    }
+    return counts;
+  }
+
+  async pendingOutbox(page: { limit: number; cursor?: string; createdBefore?: number }): Promise<OutboxPage> {
+    const after = page.cursor ? Number(page.cursor) : 0;
+    const matching = [...this.outbox.values()].filter(
+      ({ seq, entry }) =>
+        seq > after && (page.createdBefore === undefined || entry.createdAt < page.createdBefore),
+    );
+    const slice = matching.slice(0, page.limit);
+    const last = slice.at(-1);
+    const entries = slice.map(({ entry }) => copy(entry));
+    return matching.length > page.limit && last ? { entries, cursor: String(last.seq) } : { entries };
+  }
+
+  async ackOutbox(ids: readonly string[]): Promise<void> {
+    for (const id of ids) this.outbox.delete(id);
+  }
+
+  async listTimers(page: { dueBy?: number; limit: number }): Promise<Timer[]> {
+    return [...this.timers.values()]
+      .filter((timer) => page.dueBy === undefined || timer.at <= page.dueBy)
+      .sort((a, b) => a.at - b.at)
+      .slice(0, page.limit)
+      .map((timer) => ({ ...timer }));
+  }
+
+  async deleteFinishedJobs(endedBefore: number): Promise<number> {
+    let deleted = 0;
+    for (const job of [...this.jobs.values()]) {
+      if (job.parent === null && isFinished(job.status) && (job.endedAt ?? 0) < endedBefore) {
+        for (const [id, other] of this.jobs) {
+          if (other.root === job.id) {
+            this.jobs.delete(id);
+            deleted++;
+          }
+        }
+      }
+    }
+    for (const [key, list] of this.children)
+      if (!this.jobs.has(list.find(Boolean) ?? '')) this.children.delete(key);
+    return deleted;
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('the store is closed');
+  }
+}

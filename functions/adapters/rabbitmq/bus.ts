@@ -1,0 +1,208 @@
+import type { Options } from 'amqplib';
+import type { StepRequest } from '../../../engine/job/types.js';
+import {
+  type Bus,
+  DEFAULT_REPLY_QUEUE,
+  type InboundReply,
+  UndeliverableError,
+} from '../../../engine/ports/bus.js';
+import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
+import { ConfirmPublisher, type OutgoingMessage, UnroutableError } from '../../transport/amqp/publisher.js';
+import { QueueDeclarer } from '../../transport/amqp/queues.js';
+import { urlForVhost } from '../../transport/amqp/url.js';
+import { type ReplyConsumer, type ReplyConsumerOptions, startReplyConsumer } from './reply-consumer.js';
+
+export interface RabbitMqBusOptions {
+  /** `amqp://user:pass@host:5672/vhost` or `amqps://…:5671` (Amazon MQ). */
+  url: string;
+  /** The `reply_to` of every request. @default 'workflow-manager' */
+  replyQueue?: string;
+  /** Prefix of the `connection_name` client property of this bus's connections. @default 'switchyard' */
+  connectionName?: string;
+  logger?: RabbitMqLogger;
+  /** How long `send` and `ping` wait for a connection before they fail. @default 10000 */
+  connectTimeoutMs?: number;
+  /** How long `send` waits for the broker's confirms. @default 30000 */
+  confirmTimeoutMs?: number;
+  /** Bodies above this many bytes are undeliverable (RabbitMQ's `max_message_size`). @default 134217728 */
+  maxMessageBytes?: number;
+}
+
+/** Longest queue name AMQP 0-9-1 allows, in bytes. */
+const MAX_QUEUE_NAME_BYTES = 255;
+
+/**
+ * The Bus port on RabbitMQ (and Amazon MQ for RabbitMQ): requests go out on the default exchange
+ * with protocol.md's properties, over one connection per vhost, each step queue declared before
+ * the first request to it, every batch confirmed by the broker before `send` resolves.
+ */
+export class RabbitMqBus implements Bus {
+  private readonly replyQueue: string;
+  private readonly logger: RabbitMqLogger;
+  private readonly vhosts = new Map<string | null, VhostPublisher>();
+  private readonly consumers = new Set<ReplyConsumer>();
+  private closed = false;
+
+  constructor(private readonly options: RabbitMqBusOptions) {
+    this.replyQueue = options.replyQueue ?? DEFAULT_REPLY_QUEUE;
+    this.logger = options.logger ?? consoleWarnings;
+    // Fails now, with the password redacted, on a URL that is not amqp(s)://.
+    urlForVhost(options.url, null);
+  }
+
+  /**
+   * Publishes the requests and resolves once the broker confirmed all of them. Rejects when the
+   * connection drops, a request is nacked or returned, or confirms take too long: the caller keeps
+   * the batch and sends it again (a request may then arrive twice). Rejects with
+   * `UndeliverableError`, before sending anything, for a request that can never be sent.
+   */
+  async send(requests: readonly StepRequest[]): Promise<void> {
+    if (requests.length === 0) return;
+    const maxBytes = this.options.maxMessageBytes ?? 128 * 1024 * 1024;
+    const byVhost = new Map<string | null, OutgoingMessage[]>();
+    for (const request of requests) {
+      const message = this.messageFor(request, maxBytes);
+      const group = byVhost.get(request.vhost);
+      if (group) group.push(message);
+      else byVhost.set(request.vhost, [message]);
+    }
+    await Promise.all([...byVhost].map(([vhost, messages]) => this.publisherFor(vhost).send(messages)));
+  }
+
+  async ensureQueues(queues: readonly { queue: string; vhost: string | null }[]): Promise<void> {
+    const byVhost = new Map<string | null, string[]>();
+    for (const { queue, vhost } of queues) {
+      const group = byVhost.get(vhost);
+      if (group) group.push(queue);
+      else byVhost.set(vhost, [queue]);
+    }
+    await Promise.all([...byVhost].map(([vhost, names]) => this.publisherFor(vhost).ensure(names)));
+  }
+
+  async ping(): Promise<void> {
+    await this.publisherFor(null).connection.whenReady(this.options.connectTimeoutMs ?? 10_000);
+  }
+
+  /**
+   * Consumes the reply queue of one vhost (one consumer per vhost), handing over batches; see
+   * `startReplyConsumer`. Stopped by the returned handle or by `close()`.
+   */
+  async consumeReplies(
+    options: Omit<ReplyConsumerOptions, 'url' | 'logger' | 'connectionName'>,
+    onBatch: (replies: InboundReply[]) => Promise<void>,
+  ): Promise<{ stop(): Promise<void> }> {
+    this.assertOpen();
+    const consumer = await startReplyConsumer(
+      {
+        url: this.options.url,
+        logger: this.logger,
+        connectionName: `${this.connectionName}:replies:${options.vhost ?? ''}`,
+        ...options,
+        queue: options.queue ?? this.replyQueue,
+      },
+      onBatch,
+    );
+    this.consumers.add(consumer);
+    return {
+      stop: async () => {
+        this.consumers.delete(consumer);
+        await consumer.stop();
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
+    await Promise.all([...this.vhosts.values()].map((publisher) => publisher.connection.close()));
+  }
+
+  private get connectionName(): string {
+    return this.options.connectionName ?? 'switchyard';
+  }
+
+  private messageFor(request: StepRequest, maxBytes: number): OutgoingMessage {
+    const queueBytes = Buffer.byteLength(request.queue);
+    if (queueBytes === 0 || queueBytes > MAX_QUEUE_NAME_BYTES || request.queue.startsWith('amq.')) {
+      throw new UndeliverableError(
+        `cannot send to queue "${request.queue}": a RabbitMQ queue name has 1 to 255 bytes and does not start with "amq."`,
+        request.correlationId,
+      );
+    }
+    const content = Buffer.from(JSON.stringify(request.body));
+    if (content.length > maxBytes) {
+      throw new UndeliverableError(
+        `the request for ${request.correlationId} has ${content.length} bytes, more than RabbitMQ takes (${maxBytes})`,
+        request.correlationId,
+      );
+    }
+    const options: Options.Publish = {
+      correlationId: request.correlationId,
+      replyTo: this.replyQueue,
+      contentType: 'application/json',
+      deliveryMode: 2,
+      headers: { 'x-attempt': request.attempt },
+      // A queue deleted after we declared it would otherwise swallow the request silently.
+      mandatory: true,
+    };
+    return { queue: request.queue, content, options };
+  }
+
+  private publisherFor(vhost: string | null): VhostPublisher {
+    this.assertOpen();
+    let publisher = this.vhosts.get(vhost);
+    if (!publisher) {
+      const connection = new RabbitMqConnection({
+        url: this.options.url,
+        vhost,
+        connectionName: `${this.connectionName}:publish:${vhost ?? ''}`,
+        logger: this.logger,
+      });
+      publisher = new VhostPublisher(
+        connection,
+        new QueueDeclarer(this.logger),
+        new ConfirmPublisher(this.logger, this.options.confirmTimeoutMs),
+        this.options.connectTimeoutMs ?? 10_000,
+        this.replyQueue,
+      );
+      this.vhosts.set(vhost, publisher);
+    }
+    return publisher;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('the RabbitMQ bus is closed');
+  }
+}
+
+/**
+ * Everything one vhost needs to send: its connection, what it declared there, its confirm channel.
+ * The reply queue is declared with the step queues: a reply to a queue that does not exist yet
+ * (requests sent during recovery, before the reply consumer is up) would be dropped by the broker.
+ */
+class VhostPublisher {
+  constructor(
+    readonly connection: RabbitMqConnection,
+    private readonly declarer: QueueDeclarer,
+    private readonly publisher: ConfirmPublisher,
+    private readonly connectTimeoutMs: number,
+    private readonly replyQueue: string,
+  ) {}
+
+  async ensure(queues: readonly string[]): Promise<void> {
+    const model = await this.connection.whenReady(this.connectTimeoutMs);
+    await this.declarer.ensure(model, [this.replyQueue, ...queues]);
+  }
+
+  async send(messages: readonly OutgoingMessage[]): Promise<void> {
+    const model = await this.connection.whenReady(this.connectTimeoutMs);
+    await this.declarer.ensure(model, [this.replyQueue, ...messages.map((message) => message.queue)]);
+    try {
+      await this.publisher.publish(model, messages);
+    } catch (error) {
+      if (error instanceof UnroutableError) this.declarer.forget(error.queue);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,15 @@
+import type { Message } from 'amqplib';
+import type { InboundReply } from '../../../engine/ports/bus.js';
+import { attemptOf, stringProperty } from '../../transport/amqp/message.js';
+
+/** A reply as the manager reads it, from any AMQP message on its reply queue. */
+export function toInboundReply(message: Message): InboundReply {
+  const reply: InboundReply = { body: message.content.toString('utf8') };
+  const correlationId = stringProperty(message.properties.correlationId);
+  if (correlationId !== undefined) reply.correlationId = correlationId;
+  const type = stringProperty(message.properties.type);
+  if (type !== undefined) reply.type = type;
+  const attempt = attemptOf(message.properties.headers);
+  if (attempt !== undefined) reply.attempt = attempt;
+  return reply;
+}

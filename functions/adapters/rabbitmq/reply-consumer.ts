@@ -1,0 +1,226 @@
+import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
+import type { InboundReply } from '../../../engine/ports/bus.js';
+import { DEFAULT_REPLY_QUEUE } from '../../../engine/ports/bus.js';
+import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
+import { declareDurableQueue, openChannel } from '../../transport/amqp/queues.js';
+import { toInboundReply } from './inbound-reply.js';
+
+/** The manager's reply queue, as in the original workflow-manager. */
+
+export interface ReplyConsumerOptions {
+  url: string;
+  /** @default 'workflow-manager' */
+  queue?: string;
+  /** `null` or absent: the URL's own vhost. */
+  vhost?: string | null;
+  /** Unacknowledged replies the broker may hand over at once. @default 1000 */
+  prefetch?: number;
+  /** Most replies in one `onBatch` call. @default 500 */
+  maxBatch?: number;
+  /** The first wait before a failed batch is handed back; doubles while failures repeat, up to 5 s. @default 200 */
+  retryDelayMs?: number;
+  connectionName?: string;
+  logger?: RabbitMqLogger;
+}
+
+export interface ReplyConsumer {
+  /** Cancels the consumer, lets the batch in hand finish, closes the connection. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Consumes a reply queue (durable, not exclusive, manual acknowledgement) and hands the replies
+ * to `onBatch` in batches: whatever arrived while the previous batch was being handled, up to
+ * `maxBatch`, so a quiet queue gets one reply at a time with no added wait and a busy one gets
+ * large batches. A batch is acknowledged only after `onBatch` resolves (the manager resolves once
+ * its state is stored); if it throws, the batch goes back to the queue after a short backoff.
+ * After a reconnect the consumer starts again by itself. Resolves once it is consuming.
+ */
+export async function startReplyConsumer(
+  options: ReplyConsumerOptions,
+  onBatch: (replies: InboundReply[]) => Promise<void>,
+): Promise<ReplyConsumer> {
+  const consumer = new BatchingReplyConsumer(options, onBatch);
+  await consumer.start();
+  return consumer;
+}
+
+interface Delivery {
+  channel: ChannelState;
+  message: ConsumeMessage;
+}
+
+/** Per channel: which deliveries are settled, to acknowledge a batch with one `multiple` ack. */
+interface ChannelState {
+  channel: Channel;
+  closed: boolean;
+  /** Every delivery tag up to this one is acked or nacked. */
+  settledUpTo: number;
+  /** Settled tags above `settledUpTo` (only after individual acks). */
+  settledAbove: Set<number>;
+}
+
+class BatchingReplyConsumer implements ReplyConsumer {
+  private readonly connection: RabbitMqConnection;
+  private readonly logger: RabbitMqLogger;
+  private readonly queue: string;
+  private current: { state: ChannelState; consumerTag: string } | undefined;
+  private buffer: Delivery[] = [];
+  private draining: Promise<void> | undefined;
+  private scheduled = false;
+  private failures = 0;
+  private stopping: Promise<void> | undefined;
+  private unregister: (() => void) | undefined;
+
+  constructor(
+    private readonly options: ReplyConsumerOptions,
+    private readonly onBatch: (replies: InboundReply[]) => Promise<void>,
+  ) {
+    this.logger = options.logger ?? consoleWarnings;
+    this.queue = options.queue ?? DEFAULT_REPLY_QUEUE;
+    this.connection = new RabbitMqConnection({
+      url: options.url,
+      vhost: options.vhost ?? null,
+      logger: this.logger,
+      ...(options.connectionName ? { connectionName: options.connectionName } : {}),
+    });
+  }
+
+  async start(): Promise<void> {
+    try {
+      this.unregister = await this.connection.addSetup((model) => this.consume(model));
+    } catch (error) {
+      await this.connection.close();
+      throw error;
+    }
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutDown();
+    return this.stopping;
+  }
+
+  private async shutDown(): Promise<void> {
+    this.unregister?.();
+    const current = this.current;
+    if (current && !current.state.closed) {
+      await current.state.channel.cancel(current.consumerTag).catch(() => {});
+    }
+    // Deliveries not yet in a batch stay unacknowledged; closing the connection hands them back.
+    this.buffer = [];
+    await this.draining;
+    // Closing the channel first makes the broker read the acknowledgements still queued on it:
+    // frames of different channels may reach the socket out of order.
+    if (current && !current.state.closed) await current.state.channel.close().catch(() => {});
+    await this.connection.close();
+  }
+
+  private async consume(model: ChannelModel): Promise<void> {
+    if (this.stopping) return;
+    const channel = await declareDurableQueue(
+      model,
+      await openChannel(model, this.logger),
+      this.queue,
+      this.logger,
+    );
+    const state: ChannelState = { channel, closed: false, settledUpTo: 0, settledAbove: new Set() };
+    channel.on('close', () => {
+      state.closed = true;
+      // Their channel is gone, so the broker delivers them again; acknowledging them now would fail.
+      this.buffer = this.buffer.filter((delivery) => delivery.channel !== state);
+    });
+    await channel.prefetch(this.options.prefetch ?? 1000);
+    const { consumerTag } = await channel.consume(this.queue, (message) => this.receive(state, message), {
+      noAck: false,
+    });
+    this.current = { state, consumerTag };
+  }
+
+  private receive(state: ChannelState, message: ConsumeMessage | null): void {
+    if (message === null) {
+      if (!this.stopping) this.connection.reconnect(`the broker cancelled the consumer of ${this.queue}`);
+      return;
+    }
+    this.buffer.push({ channel: state, message });
+    this.scheduleDrain();
+  }
+
+  /** Waits for the rest of this I/O turn, so that replies that arrived together form one batch. */
+  private scheduleDrain(): void {
+    if (this.draining || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const draining = this.drain().finally(() => {
+        this.draining = undefined;
+        if (this.buffer.length > 0 && !this.stopping) this.scheduleDrain();
+      });
+      this.draining = draining;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    const maxBatch = this.options.maxBatch ?? 500;
+    while (this.buffer.length > 0 && !this.stopping) {
+      const batch = this.buffer.splice(0, maxBatch);
+      await this.handle(batch);
+    }
+  }
+
+  private async handle(batch: Delivery[]): Promise<void> {
+    try {
+      await this.onBatch(batch.map((delivery) => toInboundReply(delivery.message)));
+      this.failures = 0;
+      settle(batch, 'ack');
+    } catch (error) {
+      this.failures++;
+      const delay = Math.min(5_000, (this.options.retryDelayMs ?? 200) * 2 ** (this.failures - 1));
+      const reason = error instanceof Error ? error.message : String(error);
+      this.logger.error(
+        `handling ${batch.length} replies from ${this.queue} failed: ${reason}; handing them back in ${delay} ms`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      settle(batch, 'nack');
+    }
+  }
+}
+
+/**
+ * Acks (or nacks with requeue) a batch: with one `multiple` frame per channel when the batch is
+ * exactly the run of deliveries that follows everything already settled, one by one otherwise.
+ * Deliveries of a closed channel are skipped: the broker has already taken them back.
+ */
+function settle(batch: readonly Delivery[], outcome: 'ack' | 'nack'): void {
+  const byChannel = new Map<ChannelState, ConsumeMessage[]>();
+  for (const { channel, message } of batch) {
+    const messages = byChannel.get(channel);
+    if (messages) messages.push(message);
+    else byChannel.set(channel, [message]);
+  }
+  for (const [state, messages] of byChannel) {
+    if (state.closed) continue;
+    try {
+      settleOnChannel(state, messages, outcome);
+    } catch {
+      // The channel closed under us: the broker redelivers these.
+    }
+  }
+}
+
+function settleOnChannel(state: ChannelState, messages: ConsumeMessage[], outcome: 'ack' | 'nack'): void {
+  const tags = messages.map((message) => message.fields.deliveryTag);
+  const contiguous = tags.every((tag, index) => tag === state.settledUpTo + 1 + index);
+  const last = messages[messages.length - 1];
+  if (contiguous && last) {
+    if (outcome === 'ack') state.channel.ack(last, true);
+    else state.channel.nack(last, true, true);
+    state.settledUpTo = last.fields.deliveryTag;
+  } else {
+    for (const message of messages) {
+      if (outcome === 'ack') state.channel.ack(message);
+      else state.channel.nack(message, false, true);
+      state.settledAbove.add(message.fields.deliveryTag);
+    }
+  }
+  while (state.settledAbove.delete(state.settledUpTo + 1)) state.settledUpTo++;
+}

@@ -1,0 +1,537 @@
+import type Database from 'better-sqlite3';
+import type { WorkflowDefinition } from '../../../engine/definition/types.js';
+import type { ChildOutcome } from '../../../engine/job/transition.js';
+import type {
+  FanCounts,
+  FollowUp,
+  JobRecord,
+  JobStatus,
+  StepRequest,
+  Timer,
+  TimerKind,
+} from '../../../engine/job/types.js';
+import type {
+  ChildrenPage,
+  Commit,
+  CommitResult,
+  JobPage,
+  JobQuery,
+  OutboxEntry,
+  OutboxPage,
+  Store,
+  StoredWorkflow,
+  WorkflowSummary,
+} from '../../../engine/ports/store.js';
+import { followUpNotNeeded } from '../../../engine/ports/store.js';
+import { openSqliteDatabase, type SqliteOpenOptions, type SqliteSynchronous } from './connection.js';
+import { DEFAULT_JOB_CACHE_SIZE, JobCache } from './job-cache.js';
+import { encodeJobCursor, jobQuerySql } from './job-query.js';
+import {
+  insertAll,
+  type JobRow,
+  type OutboxRow,
+  prepareStatements,
+  type SqliteStatements,
+  type WorkflowVersionRow,
+} from './statements.js';
+import { WriteGroups } from './write-groups.js';
+
+export interface SqliteStoreOptions extends SqliteOpenOptions {
+  /**
+   * Unfinished jobs kept in memory as last written (0: none); only when the database is opened
+   * `exclusive` (no other connection can write it behind the cache's back).
+   * @default 20000
+   */
+  jobCacheSize?: number;
+}
+
+/** Retention takes this many top-level jobs at a time, and deletes at most this many jobs per transaction. */
+const RETENTION_ROOTS_PER_ROUND = 500;
+const RETENTION_JOBS_PER_TRANSACTION = 5_000;
+
+/** Counts a finished child in its parent's counters; undefined when the parent keeps none. */
+function countChild(s: SqliteStatements, outcome: ChildOutcome): FanCounts | undefined {
+  const completed = outcome.status === 'completed' ? 1 : 0;
+  const row = s.countChild.get(completed, 1 - completed, outcome.parentId, outcome.step);
+  return row && { total: row.total, done: row.done, failed: row.failed };
+}
+
+/** The step column of a job's own deadline (step names are never empty). */
+const JOB_TIMER_STEP = '';
+
+/**
+ * The Store port on SQLite (better-sqlite3): the local runtime's durable state. Every call runs
+ * synchronously on one connection, so a call is never interleaved with another. Commits and outbox
+ * acknowledgements are written in groups: all those made in one turn of the event loop go into one
+ * transaction (one WAL sync for all of them), each commit applied on its own.
+ *
+ * A job is one row, its record kept whole as JSON and rewritten whole by each commit (not patched):
+ * a record always reads back exactly as written, and a job is small until a fan-in stores a large
+ * output. Such a parent is rewritten only by its own few later transitions (children count in
+ * `fan_counts`, not in the parent), and every one of them reads the whole record first anyway, so
+ * patching would save one write of the size of a read, for the price of assembling records from parts.
+ */
+export class SqliteStore implements Store {
+  private readonly statements: SqliteStatements;
+  private readonly jobListings = new Map<string, Database.Statement<unknown[], [number, string, string]>>();
+  private readonly writes: WriteGroups;
+  private readonly cache: JobCache;
+  /** getWorkflow's answers by name and version ('' for the latest); none when not the only writer. */
+  private readonly workflowCache?: Map<string, StoredWorkflow>;
+  /** Outbox entries acknowledged whose delete is not written yet. */
+  private readonly unwrittenAcks = new Set<string>();
+  private readonly saveWorkflowVersion: (
+    definition: WorkflowDefinition,
+    now: number,
+  ) => { version: number; created: boolean };
+  private readonly deleteJobs: (ids: readonly string[]) => number;
+  private closed = false;
+
+  private constructor(
+    private readonly db: Database.Database,
+    /** The database file (or `:memory:`). */
+    readonly path: string,
+    readonly synchronous: SqliteSynchronous,
+    /** No other connection writes the file (it is opened `exclusive`): what this store wrote stays so. */
+    soleWriter: boolean,
+    jobCacheSize: number,
+  ) {
+    this.statements = prepareStatements(db);
+    this.cache = new JobCache(soleWriter ? jobCacheSize : 0);
+    if (soleWriter) this.workflowCache = new Map();
+    // IMMEDIATE: take the write lock at BEGIN, so a transaction never fails half-way on a lock.
+    const transaction = db.transaction((body: () => unknown) => body());
+    this.writes = new WriteGroups(<T>(body: () => T) => transaction.immediate(body) as T);
+    const saveWorkflowVersion = db.transaction((definition: WorkflowDefinition, now: number) =>
+      this.saveWorkflowNow(definition, now),
+    );
+    this.saveWorkflowVersion = (definition, now) => {
+      this.workflowCache?.clear();
+      return saveWorkflowVersion.immediate(definition, now);
+    };
+    const deleteJobs = db.transaction((ids: readonly string[]) => {
+      let deleted = 0;
+      for (const id of ids) deleted += this.deleteJobRows(id);
+      return deleted;
+    });
+    this.deleteJobs = (ids) => deleteJobs.immediate(ids);
+  }
+
+  /**
+   * Opens (creating if needed) the database at `path`, or an in-memory one for `:memory:`. Throws
+   * when another process holds it (`exclusive`, the default) or a newer switchyard wrote it.
+   */
+  static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
+    return new SqliteStore(
+      openSqliteDatabase(path, options),
+      path,
+      options.synchronous ?? 'FULL',
+      options.exclusive ?? true,
+      options.jobCacheSize ?? DEFAULT_JOB_CACHE_SIZE,
+    );
+  }
+
+  /** What the connection runs with, as SQLite reports it (for diagnostics and tests). */
+  settings(): { journalMode: string; synchronous: SqliteSynchronous; lockingMode: string } {
+    this.ready();
+    const synchronous = this.db.pragma('synchronous', { simple: true }) as number;
+    return {
+      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
+      synchronous: synchronous === 2 ? 'FULL' : 'NORMAL',
+      lockingMode: String(this.db.pragma('locking_mode', { simple: true })),
+    };
+  }
+
+  async saveWorkflow(
+    definition: WorkflowDefinition,
+    now: number,
+  ): Promise<{ version: number; created: boolean }> {
+    this.ready();
+    return this.saveWorkflowVersion(definition, now);
+  }
+
+  /** Definitions arrive normalised, so the same definition always serialises to the same JSON. */
+  private saveWorkflowNow(
+    definition: WorkflowDefinition,
+    now: number,
+  ): { version: number; created: boolean } {
+    const json = JSON.stringify(definition);
+    const latest = this.statements.latestWorkflow.get(definition.name);
+    this.statements.enableWorkflow.run(definition.name);
+    if (latest?.definition === json) return { version: latest.version, created: false };
+    const version = (latest?.version ?? 0) + 1;
+    this.statements.insertWorkflowVersion.run(definition.name, version, json, now);
+    return { version, created: true };
+  }
+
+  /**
+   * Every job start asks for its workflow: while this store is the only writer (`exclusive`),
+   * the answer is kept until a workflow is saved or enabled or disabled. The definition is frozen,
+   * since every caller then shares it.
+   */
+  async getWorkflow(name: string, version?: number): Promise<StoredWorkflow | undefined> {
+    this.ready();
+    const key = `${name}\u0000${version ?? ''}`;
+    const cached = this.workflowCache?.get(key);
+    if (cached) return { ...cached };
+    const row =
+      version === undefined
+        ? this.statements.latestWorkflow.get(name)
+        : this.statements.workflowVersion.get(name, version);
+    if (!row) return undefined;
+    const enabled = this.statements.workflowEnabled.get(name);
+    const stored = { ...storedWorkflow(name, row), enabled: enabled !== 0 };
+    if (this.workflowCache) {
+      deepFreeze(stored.definition);
+      this.workflowCache.set(key, stored);
+    }
+    return { ...stored };
+  }
+
+  async listWorkflows(): Promise<WorkflowSummary[]> {
+    this.ready();
+    const summaries: WorkflowSummary[] = [];
+    for (const name of this.statements.workflowNames.all()) {
+      const latest = this.statements.latestWorkflow.get(name);
+      if (!latest) continue;
+      const { definition } = storedWorkflow(name, latest);
+      const summary: WorkflowSummary = {
+        name,
+        latestVersion: latest.version,
+        enabled: this.statements.workflowEnabled.get(name) !== 0,
+        vhosts: definition.vhosts ?? [],
+        versions: this.statements.workflowVersions
+          .all(name)
+          .map((v) => ({ version: v.version, createdAt: v.created_at })),
+      };
+      if (definition.description) summary.description = definition.description;
+      summaries.push(summary);
+    }
+    return summaries.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean> {
+    this.ready();
+    this.workflowCache?.clear();
+    return this.statements.setWorkflowEnabled.run(enabled ? 1 : 0, name).changes > 0;
+  }
+
+  /** The record is shared with the store's cache: never change it. */
+  async getJob(id: string): Promise<JobRecord | undefined> {
+    this.ready();
+    return this.readJob(id);
+  }
+
+  /** The records are shared with the store's cache: never change them. */
+  async getJobs(ids: readonly string[]): Promise<Map<string, JobRecord>> {
+    this.ready();
+    const found = new Map<string, JobRecord>();
+    for (const id of ids) {
+      if (found.has(id)) continue;
+      const job = this.readJob(id);
+      if (job) found.set(id, job);
+    }
+    return found;
+  }
+
+  private readJob(id: string): JobRecord | undefined {
+    const cached = this.cache.get(id);
+    if (cached) return cached;
+    const record = this.statements.getJob.get(id);
+    return record === undefined ? undefined : (JSON.parse(record) as JobRecord);
+  }
+
+  /**
+   * Written together with the other writes queued in the same turn of the event loop. The committed
+   * jobs are shared with the store's cache: never change them afterwards.
+   */
+  async commit(commits: readonly Commit[]): Promise<CommitResult[]> {
+    this.assertOpen();
+    if (!commits.length) return [];
+    if (this.unwrittenAcks.size) {
+      // Written again after its acknowledgement: the entry is pending anew once this commit is written.
+      for (const commit of commits) for (const entry of commit.outbox) this.unwrittenAcks.delete(entry.id);
+    }
+    const written = await this.writes.add(
+      () => commits.map((commit) => this.applyCommit(commit)),
+      (applied) => {
+        for (const [n, { result, childrenWritten }] of applied.entries()) {
+          if (!result.ok) continue;
+          const commit = commits[n] as Commit;
+          this.cache.written(commit.job);
+          // A fan-out's children started now reply soon; those it created waiting may wait long.
+          if (childrenWritten)
+            for (const child of commit.creates) if (child.status === 'running') this.cache.written(child);
+        }
+      },
+    );
+    return written.map(({ result }) => result);
+  }
+
+  /**
+   * One commit, inside the caller's transaction. The job's own write is the condition (insert if
+   * absent, or update at the expected revision): when it writes nothing, nothing else is written.
+   */
+  private applyCommit(commit: Commit): { result: CommitResult; childrenWritten?: boolean } {
+    const { job } = commit;
+    const s = this.statements;
+    const record = JSON.stringify(job);
+    const before = commit.expectedRev === 0 ? undefined : this.cache.get(job.id);
+    const written =
+      commit.expectedRev === 0
+        ? s.insertJob.run(...jobRow(job, record)).changes
+        : before?.rev === commit.expectedRev && before.status === job.status && before.endedAt === job.endedAt
+          ? s.updateJobRecord.run(job.rev, record, job.id, commit.expectedRev).changes
+          : s.updateJob.run(job.rev, job.status, job.endedAt ?? null, record, job.id, commit.expectedRev)
+              .changes;
+    if (written === 0) return { result: { ok: false, conflict: true } };
+    // Children already stored (the same parent, step and index) are left as they are.
+    const childrenWritten =
+      insertAll(
+        commit.creates,
+        (child) => jobRow(child, JSON.stringify(child)),
+        s.insertJob,
+        s.insertJobs,
+      ) === commit.creates.length;
+    if (commit.dropUnsent) s.dropUnsentRequests.run(job.id);
+    const outcome = commit.childOutcome;
+    const counts = outcome && countChild(s, outcome);
+    let outbox = commit.outbox;
+    let leftOut: string[] | undefined;
+    if (counts && outbox.some((entry) => followUpNotNeeded(entry, outcome, counts))) {
+      leftOut = [];
+      outbox = [];
+      for (const entry of commit.outbox) {
+        if (followUpNotNeeded(entry, outcome, counts)) leftOut.push(entry.id);
+        else outbox.push(entry);
+      }
+    }
+    insertAll(outbox, outboxRow, s.insertOutbox, s.insertOutboxes);
+    for (const change of commit.timers) {
+      if (change.op === 'set') {
+        const { jobId, step, kind, attempt, at } = change.timer;
+        s.setTimer.run(jobId, step ?? JOB_TIMER_STEP, kind, attempt, at);
+      } else {
+        s.clearTimer.run(change.key.jobId, change.key.step ?? JOB_TIMER_STEP);
+      }
+    }
+    for (const init of commit.fanInits)
+      s.setFanCounts.run(init.parentId, init.step, init.total, init.done, init.failed);
+    if (!counts) return { result: { ok: true }, childrenWritten };
+    return {
+      result: leftOut ? { ok: true, fanCounts: counts, leftOut } : { ok: true, fanCounts: counts },
+      childrenWritten,
+    };
+  }
+
+  async listChildren(
+    parentId: string,
+    step: string,
+    page: { fromIndex?: number; limit: number },
+  ): Promise<ChildrenPage> {
+    this.ready();
+    const limit = Math.max(1, Math.trunc(page.limit));
+    const rows = this.statements.listChildren.all(parentId, step, page.fromIndex ?? 0, limit + 1);
+    const children = rows.slice(0, limit).map(([, record]) => JSON.parse(record) as JobRecord);
+    const next = rows[limit];
+    return next ? { children, nextIndex: next[0] } : { children };
+  }
+
+  async getFanCounts(parentId: string, step: string): Promise<FanCounts | undefined> {
+    this.ready();
+    const row = this.statements.getFanCounts.get(parentId, step);
+    return row && { total: row.total, done: row.done, failed: row.failed };
+  }
+
+  async setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void> {
+    this.ready();
+    this.statements.setFanCounts.run(parentId, step, counts.total, counts.done, counts.failed);
+  }
+
+  async queryJobs(query: JobQuery): Promise<JobPage> {
+    this.ready();
+    const { sql, params, limit } = jobQuerySql(query);
+    let statement = this.jobListings.get(sql);
+    if (!statement) {
+      statement = this.db.prepare<unknown[], [number, string, string]>(sql).raw();
+      this.jobListings.set(sql, statement);
+    }
+    const rows = statement.all(...params);
+    const jobs = rows.slice(0, limit).map(([, , record]) => JSON.parse(record) as JobRecord);
+    const last = rows[limit - 1];
+    return rows.length > limit && last
+      ? { jobs, cursor: encodeJobCursor({ createdAt: last[0], id: last[1] }) }
+      : { jobs };
+  }
+
+  async countJobs(workflow: string): Promise<Record<JobStatus, number>> {
+    this.ready();
+    const counts: Record<JobStatus, number> = {
+      waiting: 0,
+      running: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+    };
+    for (const [status, count] of this.statements.countJobs.all(workflow)) {
+      if (Object.hasOwn(counts, status)) counts[status as JobStatus] = count;
+    }
+    return counts;
+  }
+
+  async pendingOutbox(page: { limit: number; cursor?: string; createdBefore?: number }): Promise<OutboxPage> {
+    this.ready();
+    const limit = Math.max(1, Math.trunc(page.limit));
+    const after = page.cursor ? Number(page.cursor) : 0;
+    if (!Number.isSafeInteger(after)) throw new Error(`invalid outbox cursor "${page.cursor}"`);
+    const rows =
+      page.createdBefore === undefined
+        ? this.statements.pendingOutbox.all(after, limit + 1)
+        : this.statements.pendingOutboxCreatedBefore.all(after, page.createdBefore, limit + 1);
+    let entries = rows.slice(0, limit).map(([, ...row]) => outboxEntry(row));
+    if (this.unwrittenAcks.size) entries = entries.filter((entry) => !this.unwrittenAcks.has(entry.id));
+    const last = rows[limit - 1];
+    return rows.length > limit && last ? { entries, cursor: String(last[0]) } : { entries };
+  }
+
+  /**
+   * Deferred: the deletes ride with the next transaction (or get one of their own a moment later),
+   * so that acknowledging a batch of sent requests costs no WAL sync of its own. An acknowledgement
+   * lost in a crash only sends its request again, which delivery at least once allows; until it is
+   * written, `pendingOutbox` leaves the entry out.
+   */
+  async ackOutbox(ids: readonly string[]): Promise<void> {
+    this.assertOpen();
+    if (!ids.length) return;
+    const acked = [...ids];
+    for (const id of acked) this.unwrittenAcks.add(id);
+    this.writes.defer(
+      () => {
+        for (const id of acked) this.statements.ackOutbox.run(id);
+      },
+      () => {
+        for (const id of acked) this.unwrittenAcks.delete(id);
+      },
+    );
+  }
+
+  async listTimers(page: { dueBy?: number; limit: number }): Promise<Timer[]> {
+    this.ready();
+    const limit = Math.max(1, Math.trunc(page.limit));
+    const rows =
+      page.dueBy === undefined
+        ? this.statements.listTimers.all(limit)
+        : this.statements.listTimersDueBy.all(page.dueBy, limit);
+    return rows.map(([jobId, step, kind, attempt, at]) => ({
+      jobId,
+      step: step === JOB_TIMER_STEP ? null : step,
+      kind: kind as TimerKind,
+      attempt,
+      at,
+    }));
+  }
+
+  /**
+   * In short transactions with the event loop free in between, so that a large backlog never holds
+   * the write lock (or the process) for long. A job goes after all its descendants, the top-level job
+   * last: whatever an interruption leaves is still a whole tree under a finished job, found next time.
+   */
+  async deleteFinishedJobs(endedBefore: number): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      this.ready();
+      const roots = this.statements.finishedRoots.all(endedBefore, RETENTION_ROOTS_PER_ROUND);
+      const ids = roots.flatMap((root) => this.statements.tree.all(root).reverse());
+      for (let start = 0; start < ids.length; start += RETENTION_JOBS_PER_TRANSACTION) {
+        if (start > 0) await yieldToEventLoop();
+        this.ready();
+        deleted += this.deleteJobs(ids.slice(start, start + RETENTION_JOBS_PER_TRANSACTION));
+      }
+      if (roots.length < RETENTION_ROOTS_PER_ROUND) return deleted;
+      await yieldToEventLoop();
+    }
+  }
+
+  /** A job's row with its timers, outbox entries and fan-out counters; 1 when the job was there. */
+  private deleteJobRows(id: string): number {
+    const s = this.statements;
+    s.deleteJobTimers.run(id);
+    s.deleteJobOutbox.run(id);
+    s.deleteJobFanCounts.run(id);
+    this.cache.forget(id);
+    return s.deleteJob.run(id).changes;
+  }
+
+  async ping(): Promise<void> {
+    this.ready();
+    this.statements.ping.get();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.writes.flush();
+    this.closed = true;
+    this.db.close();
+  }
+
+  /**
+   * Before any other operation. Reads do not wait for writes queued in this turn: those writes'
+   * callers have not been told they are stored yet, so a read that misses them is a read from just
+   * before them (a conditional write built on it loses its race and is retried). Flushing here
+   * would cost one transaction, and one sync, per read.
+   */
+  private ready(): void {
+    this.assertOpen();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error(`the SQLite store ${this.path} is closed`);
+  }
+}
+
+function jobRow(job: JobRecord, record: string): JobRow {
+  return [
+    job.id,
+    job.rev,
+    job.workflow,
+    job.status,
+    job.root,
+    job.parent?.id ?? null,
+    job.parent?.step ?? null,
+    job.parent?.index ?? null,
+    job.vhost ?? null,
+    job.createdAt,
+    job.endedAt ?? null,
+    record,
+  ];
+}
+
+function outboxRow(entry: OutboxEntry): OutboxRow {
+  const payload = entry.kind === 'request' ? entry.request : entry.followUp;
+  return [entry.id, entry.jobId, entry.kind, entry.createdAt, JSON.stringify(payload)];
+}
+
+function outboxEntry([id, jobId, kind, createdAt, payload]: OutboxRow): OutboxEntry {
+  return kind === 'request'
+    ? { id, kind, jobId, createdAt, request: JSON.parse(payload) as StepRequest }
+    : { id, kind: 'followUp', jobId, createdAt, followUp: JSON.parse(payload) as FollowUp };
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+function storedWorkflow(name: string, row: WorkflowVersionRow): Omit<StoredWorkflow, 'enabled'> {
+  return {
+    name,
+    version: row.version,
+    definition: JSON.parse(row.definition) as WorkflowDefinition,
+    createdAt: row.created_at,
+  };
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const child of Object.values(value)) deepFreeze(child);
+}

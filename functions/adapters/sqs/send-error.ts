@@ -1,0 +1,59 @@
+import { UndeliverableError } from '../../../engine/ports/bus.js';
+
+/** A request SQS did not take this time (throttled, unavailable, missing queue): sending it later may work. */
+export class RetryableSendError extends Error {
+  constructor(
+    message: string,
+    readonly correlationId: string,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'RetryableSendError';
+  }
+}
+
+/**
+ * Rejection of `SqsBus.send` when some requests were not sent. The others of the call were sent: a
+ * caller drops the undeliverable requests (failing their steps with the message) and keeps the
+ * retryable ones in its outbox. Re-sending a request that did go out is harmless (at-least-once).
+ */
+export class SqsSendError extends AggregateError {
+  declare readonly errors: (UndeliverableError | RetryableSendError)[];
+
+  constructor(
+    errors: readonly (UndeliverableError | RetryableSendError)[],
+    readonly total: number,
+  ) {
+    super(errors, describe(errors, total));
+    this.name = 'SqsSendError';
+  }
+
+  /** Requests SQS can never take (too large, invalid queue name, rejected as the sender's fault). */
+  get undeliverable(): UndeliverableError[] {
+    return this.errors.filter((error) => error instanceof UndeliverableError);
+  }
+
+  /** Correlation ids of the requests worth sending again later. */
+  get retryable(): string[] {
+    return this.errors
+      .filter((error) => error instanceof RetryableSendError)
+      .map((error) => error.correlationId);
+  }
+}
+
+/** The undeliverable requests a bus reports, whether it threw one `UndeliverableError` or an aggregate. */
+export function undeliverableRequests(error: unknown): UndeliverableError[] {
+  if (error instanceof UndeliverableError) return [error];
+  if (error instanceof AggregateError)
+    return error.errors.filter((inner) => inner instanceof UndeliverableError);
+  return [];
+}
+
+function describe(errors: readonly (UndeliverableError | RetryableSendError)[], total: number): string {
+  const shown = errors.slice(0, 5).map((error) => {
+    const kind = error instanceof UndeliverableError ? 'undeliverable' : 'retryable';
+    return `${error.correlationId} (${kind}): ${error.message}`;
+  });
+  const more = errors.length > shown.length ? `; and ${errors.length - shown.length} more` : '';
+  return `${errors.length} of ${total} requests were not sent to SQS: ${shown.join('; ')}${more}`;
+}
