@@ -126,21 +126,19 @@ export interface ChildrenPage {
   nextIndex?: number;
 }
 
-/**
- * The manager's durable state. SQLite locally, DynamoDB deployed, memory in tests; every
- * implementation passes the same contract tests (test/functions/store-contract.ts).
- */
-export interface Store {
+/** The registered workflow definitions: the manager registers them, the API and the engine read them. */
+export interface WorkflowRegistry {
   saveWorkflow(definition: WorkflowDefinition, now: number): Promise<{ version: number; created: boolean }>;
   getWorkflow(name: string, version?: number): Promise<StoredWorkflow | undefined>;
   listWorkflows(): Promise<WorkflowSummary[]>;
   /** @returns false when there is no such workflow */
   setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean>;
+}
 
+/** Reads of jobs by id and of their fan-outs: what running jobs and showing them both read. */
+export interface JobReader {
   getJob(id: string): Promise<JobRecord | undefined>;
   getJobs(ids: readonly string[]): Promise<Map<string, JobRecord>>;
-  /** Applies each commit on its own (one may conflict while the others apply), in order. */
-  commit(commits: readonly Commit[]): Promise<CommitResult[]>;
   /** A fan-out step's children with index >= `fromIndex`, in index order. */
   listChildren(
     parentId: string,
@@ -148,11 +146,14 @@ export interface Store {
     page: { fromIndex?: number; limit: number },
   ): Promise<ChildrenPage>;
   getFanCounts(parentId: string, step: string): Promise<FanCounts | undefined>;
+}
+
+/** What the manager writes as it runs jobs: transitions with their outbox, and fan-out counters. */
+export interface JobStore extends JobReader {
+  /** Applies each commit on its own (one may conflict while the others apply), in order. */
+  commit(commits: readonly Commit[]): Promise<CommitResult[]>;
   /** Sets a fan-out step's counters (a retried fan-out recounts its completed children). */
   setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void>;
-  queryJobs(query: JobQuery): Promise<JobPage>;
-  /** Top-level jobs of a workflow by status. */
-  countJobs(workflow: string): Promise<Record<JobStatus, number>>;
 
   /**
    * Outbox entries not yet acknowledged, oldest first, in pages; `createdBefore` leaves out entries
@@ -160,7 +161,17 @@ export interface Store {
    */
   pendingOutbox(page: { limit: number; cursor?: string; createdBefore?: number }): Promise<OutboxPage>;
   ackOutbox(ids: readonly string[]): Promise<void>;
+}
 
+/** Listings and counts of jobs, for the API, the dashboard and metrics. */
+export interface JobQueries extends JobReader {
+  queryJobs(query: JobQuery): Promise<JobPage>;
+  /** Top-level jobs of a workflow by status. */
+  countJobs(workflow: string): Promise<Record<JobStatus, number>>;
+}
+
+/** What the hosts do beside running jobs: sweep timers, delete old jobs, check and close the store. */
+export interface Housekeeping {
   /** Armed timers, earliest first; `dueBy` limits them to those due by then. */
   listTimers(page: { dueBy?: number; limit: number }): Promise<Timer[]>;
 
@@ -171,3 +182,10 @@ export interface Store {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * The manager's durable state, in every role. SQLite locally, DynamoDB deployed, memory in tests;
+ * every implementation passes the same contract tests (test/functions/store-contract.ts). Code that
+ * uses a store takes only the roles it uses.
+ */
+export type Store = WorkflowRegistry & JobStore & JobQueries & Housekeeping;
