@@ -1,12 +1,5 @@
-import type {
-  FanCounts,
-  JobRecord,
-  JobStatus,
-  Json,
-  JsonObject,
-  StepState,
-  Store,
-} from '../../engine/index.js';
+import type { FanCounts, JobRecord, JobStatus, Json, JsonObject, StepState } from '../../engine/index.js';
+import type { JobReader } from '../../engine/ports/store.js';
 
 /** Child ids listed inline in a running fan-out step (`tasks`); page through the rest. */
 export const INLINE_CHILDREN = 1_000;
@@ -51,7 +44,7 @@ export interface JobDocument {
 }
 
 /** Builds the job document: reads each running fan-out step's counters and first children. */
-export async function jobDocument(store: Store, job: JobRecord): Promise<JobDocument> {
+export async function jobDocument(store: JobReader, job: JobRecord): Promise<JobDocument> {
   const steps: Record<string, StepView> = {};
   const running: JobDocument['running'] = [];
   for (const state of job.steps) {
@@ -127,7 +120,7 @@ export async function jobDocument(store: Store, job: JobRecord): Promise<JobDocu
   return document;
 }
 
-async function fanCounts(store: Store, job: JobRecord, state: StepState): Promise<FanCounts> {
+async function fanCounts(store: JobReader, job: JobRecord, state: StepState): Promise<FanCounts> {
   if (state.status === 'completed')
     return { total: state.children?.total ?? 0, done: state.children?.total ?? 0, failed: 0 };
   return (
@@ -144,7 +137,7 @@ async function fanCounts(store: Store, job: JobRecord, state: StepState): Promis
  * which count in their own counters without changing the job's revision. Two documents with the same
  * tag may still differ in what no reply changed (a child that started, say): hence weak.
  */
-export async function jobVersion(store: Store, job: JobRecord): Promise<string> {
+export async function jobVersion(store: JobReader, job: JobRecord): Promise<string> {
   let done = 0;
   let failed = 0;
   for (const state of job.steps) {
@@ -164,7 +157,7 @@ export interface Progress {
   childrenDone: number;
 }
 
-async function jobProgress(store: Store, job: JobRecord): Promise<Progress> {
+async function jobProgress(store: JobReader, job: JobRecord): Promise<Progress> {
   const progress: Progress = { steps: job.steps.length, stepsDone: 0, children: 0, childrenDone: 0 };
   for (const state of job.steps) {
     if (state.status === 'completed') progress.stepsDone++;
@@ -186,7 +179,7 @@ export interface JobSummary {
   progress: Progress;
 }
 
-export async function jobSummary(store: Store, job: JobRecord): Promise<JobSummary> {
+export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobSummary> {
   return {
     uuid: job.id,
     workflow: job.workflow,

@@ -1,5 +1,6 @@
 import type { Context, ScheduledEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type Timer, timerId } from '../../engine/job/types.js';
+import type { Housekeeping } from '../../engine/ports/store.js';
 import { decodeTimer, type SqsTimers } from '../adapters/sqs/timers.js';
 import { drainOutbox } from '../aws/drain-outbox.js';
 import { fromEnvironment } from '../aws/from-env.js';
@@ -12,6 +13,8 @@ import type { Manager } from '../manager/manager.js';
 
 export interface TimersDeps {
   manager: Manager;
+  /** Where the sweep finds due timers and deletes jobs past retention. */
+  store: Pick<Housekeeping, 'listTimers' | 'deleteFinishedJobs'>;
   timers: Pick<SqsTimers, 'resend'>;
   telemetry: LambdaTelemetry;
   /** @default Date.now */
@@ -38,7 +41,7 @@ const MAX_SWEEP_ROUNDS = 20;
  * out of time between storing a transition and sending its requests.
  */
 export function createTimersHandler(deps: TimersDeps): TimersHandler {
-  const { manager, telemetry } = deps;
+  const { manager, store, telemetry } = deps;
   const clock = deps.clock ?? Date.now;
 
   const fireMessages = async (records: readonly SQSRecord[]): Promise<void> => {
@@ -63,7 +66,7 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
     let fired = 0;
     let previous: string | undefined;
     for (let round = 0; round < MAX_SWEEP_ROUNDS; round++) {
-      const due = await manager.store.listTimers({ dueBy: now, limit: pageSize });
+      const due = await store.listTimers({ dueBy: now, limit: pageSize });
       const page = due.map((timer) => `${timerId(timer)}/${timer.kind}/${timer.attempt}/${timer.at}`).join();
       // The same page again: those timers are stale and the engine left them as they were.
       if (due.length === 0 || page === previous) break;
@@ -75,7 +78,7 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
     const recovered = await manager.recover({ createdBefore: now - (deps.recoverAfterMs ?? 60_000) });
     let deleted = 0;
     if (deps.retentionDays && new Date(now).getUTCMinutes() === 0) {
-      deleted = await manager.store.deleteFinishedJobs(now - deps.retentionDays * 86_400_000);
+      deleted = await store.deleteFinishedJobs(now - deps.retentionDays * 86_400_000);
     }
     if (fired > 0 || recovered > 0 || deleted > 0)
       telemetry.logger.info('timer sweep', { fired, recovered, deleted });

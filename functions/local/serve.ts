@@ -7,6 +7,7 @@ import {
   type Store,
   type WorkflowDefinition,
 } from '../../engine/index.js';
+import type { Housekeeping } from '../../engine/ports/store.js';
 import { MemoryBroker, MemoryBus } from '../adapters/memory/bus.js';
 import { RabbitMqBus } from '../adapters/rabbitmq/bus.js';
 import { SqliteStore } from '../adapters/sqlite/store.js';
@@ -226,7 +227,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
 const RESTART_GRACE_MS = 5_000;
 
 /** Every stored timer goes back into the process (the local store holds at most one per running step). */
-async function rearmTimers(store: Store, timers: LocalTimers): Promise<void> {
+async function rearmTimers(store: Pick<Housekeeping, 'listTimers'>, timers: LocalTimers): Promise<void> {
   const earliest = Date.now() + RESTART_GRACE_MS;
   const stored = await store.listTimers({ limit: Number.MAX_SAFE_INTEGER });
   await timers.arm(stored.map((timer) => (timer.at < earliest ? { ...timer, at: earliest } : timer)));
@@ -235,7 +236,11 @@ async function rearmTimers(store: Store, timers: LocalTimers): Promise<void> {
 const sleep = (ms: number): Promise<undefined> =>
   new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
 
-function startRetention(store: Store, retainMs: number, logger: Logger): NodeJS.Timeout {
+function startRetention(
+  store: Pick<Housekeeping, 'deleteFinishedJobs'>,
+  retainMs: number,
+  logger: Logger,
+): NodeJS.Timeout {
   const sweep = async () => {
     try {
       const deleted = await store.deleteFinishedJobs(Date.now() - retainMs);

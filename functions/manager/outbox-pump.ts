@@ -1,11 +1,12 @@
-import { type Bus, type OutboxEntry, type Store, UndeliverableError } from '../../engine/index.js';
+import { type Bus, type OutboxEntry, UndeliverableError } from '../../engine/index.js';
+import type { JobStore } from '../../engine/ports/store.js';
 import type { Logger } from '../telemetry/telemetry.js';
 
 type RequestEntry = Extract<OutboxEntry, { kind: 'request' }>;
 type FollowUpEntry = Extract<OutboxEntry, { kind: 'followUp' }>;
 
 export interface OutboxPumpOptions {
-  store: Store;
+  store: Pick<JobStore, 'ackOutbox'>;
   bus: Bus;
   logger: Logger;
   /** Carries out follow-ups; resolves once their effects are stored. */

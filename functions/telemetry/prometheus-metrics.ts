@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Metric, Registry } from 'prom-client';
-import type { Store } from '../../engine/index.js';
+import type { JobQueries, WorkflowRegistry } from '../../engine/ports/store.js';
 import { BucketHistogram, geometricBounds } from './bucket-histogram.js';
 import type { CounterName, HistogramName, Metrics } from './telemetry.js';
 
@@ -25,6 +25,9 @@ const LABELS: Partial<Record<CounterName, string[]>> = {
   replies_ignored_total: ['reason'],
 };
 
+/** Where the job-count gauge reads: the workflows, and each one's jobs by status. */
+export type JobCountSource = Pick<WorkflowRegistry, 'listWorkflows'> & Pick<JobQueries, 'countJobs'>;
+
 /** The manager's metrics in Prometheus' text format, plus job counts by workflow and status read from the store. */
 export class PrometheusMetrics implements Metrics {
   readonly registry = new Registry();
@@ -32,7 +35,7 @@ export class PrometheusMetrics implements Metrics {
   private readonly histograms = new Map<string, Histogram>();
   private readonly overhead: BucketHistogram;
 
-  constructor(store?: Store) {
+  constructor(store?: JobCountSource) {
     const prefix = 'switchyard_';
     for (const name of Object.keys(HELP) as (CounterName | HistogramName)[]) {
       if (name.endsWith('_total')) {

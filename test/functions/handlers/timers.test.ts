@@ -27,6 +27,7 @@ async function waitingJob(harness: MemoryManager): Promise<{ jobId: string; time
 function timersHandler(harness: MemoryManager) {
   return createTimersHandler({
     manager: harness.manager,
+    store: harness.store,
     timers: harness.timers,
     telemetry: harness.telemetry,
     clock: () => harness.now.value,
