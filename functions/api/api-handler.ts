@@ -27,7 +27,7 @@ export async function handleApiRequest(
   } catch (error) {
     const apiError = toApiError(error);
     if (apiError.code === 'internal') {
-      deps.manager.telemetry.logger.error('request failed', {
+      deps.logger.error('request failed', {
         method: request.method,
         path: request.path,
         error,

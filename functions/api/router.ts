@@ -1,8 +1,12 @@
-import type { Manager } from '../manager/manager.js';
+import type { Logger } from '../telemetry/telemetry.js';
+import type { ApiService } from './api-service.js';
 import { ApiError, type ApiRequest, type ApiResponse } from './http.js';
 
 export interface ApiDeps {
-  manager: Manager;
+  /** Everything the routes do, they do through it. */
+  service: ApiService;
+  /** Where requests that fail with an internal error are logged. */
+  logger: Logger;
   /** Locally, `--token`: every route but the dashboard's own files requires `Authorization: Bearer <token>`. */
   token?: string;
   /** @default 262144 (256 KiB) */

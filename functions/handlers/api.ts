@@ -1,5 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Bus } from '../../engine/ports/bus.js';
 import { handleApiGatewayEvent } from '../api/api-handler.js';
+import { ApiService, type ApiStore } from '../api/api-service.js';
 import type { ApiDeps } from '../api/router.js';
 import { drainOutbox } from '../aws/drain-outbox.js';
 import { fromEnvironment } from '../aws/from-env.js';
@@ -12,6 +14,8 @@ import type { Manager } from '../manager/manager.js';
 
 export interface ApiHandlerDeps {
   manager: Manager;
+  store: ApiStore;
+  bus: Pick<Bus, 'ping'>;
   telemetry: LambdaTelemetry;
   maxBodyBytes: number;
   dashboard?: ApiDeps['dashboard'];
@@ -29,7 +33,8 @@ export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Pro
  */
 export function createApiHandler(deps: ApiHandlerDeps): ApiHandler {
   const apiDeps: ApiDeps = {
-    manager: deps.manager,
+    service: new ApiService({ manager: deps.manager, store: deps.store, bus: deps.bus }),
+    logger: deps.telemetry.logger,
     maxBodyBytes: deps.maxBodyBytes,
     dashboard: deps.dashboard,
   };

@@ -12,6 +12,7 @@ import { MemoryBroker, MemoryBus } from '../adapters/memory/bus.js';
 import { RabbitMqBus } from '../adapters/rabbitmq/bus.js';
 import { SqliteStore } from '../adapters/sqlite/store.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../api/api-handler.js';
+import { ApiService } from '../api/api-service.js';
 import type { ApiDeps } from '../api/router.js';
 import { Manager } from '../manager/manager.js';
 import { createJsonLogger } from '../telemetry/json-logger.js';
@@ -169,7 +170,8 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   const shutdown = new AbortController();
   const server = createHttpBridge({
     shutdown: shutdown.signal,
-    manager,
+    service: new ApiService({ manager, store, bus }),
+    logger,
     token: options.token,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     metricsText: () => metrics.text(),

@@ -15,12 +15,12 @@ import {
   type JsonObject,
   type OutboxEntry,
   type Rejection,
-  type Store,
   type Timer,
   type TimerScheduler,
   type Transition,
   type WorkflowDefinition,
 } from '../../engine/index.js';
+import type { JobStore, WorkflowRegistry } from '../../engine/ports/store.js';
 import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import { combineTransitions } from './combine.js';
 import { ManagerError } from './errors.js';
@@ -31,7 +31,7 @@ import { recordNotes } from './transition-telemetry.js';
 import { WorkflowCache } from './workflow-cache.js';
 
 export interface ManagerOptions {
-  store: Store;
+  store: WorkflowRegistry & JobStore;
   bus: Bus;
   timers: TimerScheduler;
   telemetry?: Telemetry;
@@ -80,7 +80,7 @@ const MAX_ROUNDS = 50;
  * Every runtime uses it: the local host, and each Lambda handler.
  */
 export class Manager {
-  readonly store: Store;
+  readonly store: WorkflowRegistry & JobStore;
   readonly bus: Bus;
   readonly telemetry: Telemetry;
   readonly workflows: WorkflowCache;

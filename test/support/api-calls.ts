@@ -1,6 +1,8 @@
 import { handleApiRequest } from '../../functions/api/api-handler.js';
+import { ApiService } from '../../functions/api/api-service.js';
 import type { ApiResponse } from '../../functions/api/http.js';
 import type { ApiDeps } from '../../functions/api/router.js';
+import type { SimulatedWorld } from './simulated-world.js';
 
 export interface ApiCall {
   method: string;
@@ -8,6 +10,15 @@ export interface ApiCall {
   query?: Record<string, string>;
   headers?: Record<string, string>;
   body?: string;
+}
+
+/** The API on a simulated world: its manager, store and bus behind the routes, as a host wires them. */
+export function worldApi(world: SimulatedWorld, options: Omit<ApiDeps, 'service' | 'logger'>): ApiDeps {
+  return {
+    service: new ApiService({ manager: world.manager, store: world.store, bus: world.bus }),
+    logger: world.manager.telemetry.logger,
+    ...options,
+  };
 }
 
 /** Calls the API handler in this process, as the HTTP bridge and API Gateway do. */

@@ -36,6 +36,7 @@ export class SimulatedWorld {
   now = T0;
   readonly sent: StepRequest[] = [];
   readonly timers = new Map<string, Timer>();
+  readonly bus: Bus;
   readonly manager: Manager;
   private cursor = 0;
 
@@ -63,6 +64,7 @@ export class SimulatedWorld {
         for (const key of keys) this.timers.delete(timerId(key));
       },
     };
+    this.bus = bus;
     this.manager = new Manager({
       store,
       bus,

@@ -1,6 +1,5 @@
 import { isFinished, isUuid, type JobRecord, type JobStatus } from '../../../engine/index.js';
 import { ApiError, type ApiRequest, type ApiResponse, ifNoneMatchFails, json, notModified } from '../http.js';
-import { jobDocument, jobSummary, jobVersion } from '../job-document.js';
 import { flagParam, intParam, readJsonObject } from '../read-body.js';
 import type { ApiDeps, Route } from '../router.js';
 
@@ -14,7 +13,7 @@ function jobId(request: ApiRequest): string {
 }
 
 async function requireJob(deps: ApiDeps, id: string): Promise<JobRecord> {
-  const job = await deps.manager.store.getJob(id);
+  const job = await deps.service.getJob(id);
   if (!job) throw new ApiError('not_found', `no job ${id}`);
   return job;
 }
@@ -28,7 +27,7 @@ async function listJobs(request: ApiRequest, deps: ApiDeps) {
       `"status" must be one of ${STATUSES.join(', ')} or all, got "${status}"`,
     );
   }
-  const page = await deps.manager.store.queryJobs({
+  const page = await deps.service.queryJobs({
     workflow: request.query.workflow || undefined,
     status: status === 'all' ? undefined : (status as JobStatus),
     includeChildren: flagParam(request, 'children'),
@@ -36,7 +35,7 @@ async function listJobs(request: ApiRequest, deps: ApiDeps) {
     cursor: request.query.cursor || undefined,
   });
   const jobs = flagParam(request, 'detail')
-    ? await Promise.all(page.jobs.map((job) => jobSummary(deps.manager.store, job)))
+    ? await Promise.all(page.jobs.map((job) => deps.service.jobSummary(job)))
     : page.jobs.map((job) => job.id);
   return json(200, page.cursor ? { jobs, cursor: page.cursor } : { jobs });
 }
@@ -51,9 +50,8 @@ async function listJobs(request: ApiRequest, deps: ApiDeps) {
  */
 async function getJob(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse> {
   const id = jobId(request);
-  const store = deps.manager.store;
   let job = await requireJob(deps, id);
-  let version = await jobVersion(store, job);
+  let version = await deps.service.jobVersion(job);
   const held = request.headers['if-none-match'];
   const initial = version;
   const unchanged = (current: string) =>
@@ -65,12 +63,12 @@ async function getJob(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse> 
       await new Promise((resolve) => setTimeout(resolve, deps.waitPollMs ?? 250));
       if (deps.shutdown?.aborted) break;
       job = await requireJob(deps, id);
-      version = await jobVersion(store, job);
+      version = await deps.service.jobVersion(job);
       if (!unchanged(version)) break;
     }
   }
   if (held !== undefined && unchanged(version)) return notModified(version);
-  return json(200, await jobDocument(store, job), { etag: version });
+  return json(200, await deps.service.jobDocument(job), { etag: version });
 }
 
 async function children(request: ApiRequest, deps: ApiDeps) {
@@ -84,7 +82,7 @@ async function children(request: ApiRequest, deps: ApiDeps) {
   if (!Number.isInteger(fromIndex) || fromIndex < 0)
     throw new ApiError('bad_request', `invalid cursor "${request.query.cursor}"`);
   const limit = intParam(request, 'limit', { min: 1, max: 1000 }) ?? 1000;
-  const page = await deps.manager.store.listChildren(id, step, { fromIndex, limit });
+  const page = await deps.service.listChildren(id, step, { fromIndex, limit });
   const body: { children: { uuid: string; index: number; status: JobStatus }[]; cursor?: string } = {
     children: page.children.map((child) => ({
       uuid: child.id,
@@ -97,20 +95,20 @@ async function children(request: ApiRequest, deps: ApiDeps) {
 }
 
 async function cancel(request: ApiRequest, deps: ApiDeps) {
-  const job = await deps.manager.cancel(jobId(request));
-  return json(200, await jobDocument(deps.manager.store, job));
+  const job = await deps.service.cancel(jobId(request));
+  return json(200, await deps.service.jobDocument(job));
 }
 
 async function signal(request: ApiRequest, deps: ApiDeps) {
   const id = jobId(request);
   const output = readJsonObject(request, 'the signal body');
-  const job = await deps.manager.signal(id, request.params.step as string, output);
-  return json(200, await jobDocument(deps.manager.store, job));
+  const job = await deps.service.signal(id, request.params.step as string, output);
+  return json(200, await deps.service.jobDocument(job));
 }
 
 async function retry(request: ApiRequest, deps: ApiDeps) {
-  const job = await deps.manager.retry(jobId(request));
-  return json(200, await jobDocument(deps.manager.store, job));
+  const job = await deps.service.retry(jobId(request));
+  return json(200, await deps.service.jobDocument(job));
 }
 
 export const jobRoutes: Route[] = [

@@ -2,11 +2,8 @@ import { ApiError, type ApiRequest, type ApiResponse, json } from '../http.js';
 import { openApiDocument } from '../openapi.js';
 import type { ApiDeps, Route } from '../router.js';
 
-async function health(_: ApiRequest, { manager }: ApiDeps) {
-  const checks = await Promise.allSettled([manager.store.ping(), manager.bus.ping()]);
-  const [store, bus] = checks.map((check) =>
-    check.status === 'fulfilled' ? 'ok' : String((check.reason as Error)?.message ?? check.reason),
-  );
+async function health(_: ApiRequest, { service }: ApiDeps) {
+  const { store, bus } = await service.health();
   const healthy = store === 'ok' && bus === 'ok';
   return json(healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', store, bus });
 }

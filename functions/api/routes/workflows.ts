@@ -5,16 +5,14 @@ import type { ApiDeps, Route } from '../router.js';
 
 const MINUTE = 60_000;
 
-async function listWorkflows(_: ApiRequest, { manager }: ApiDeps) {
-  const workflows = await manager.store.listWorkflows();
+async function listWorkflows(_: ApiRequest, { service }: ApiDeps) {
+  const workflows = await service.listWorkflows();
   const entries = [];
   for (const workflow of workflows) {
-    const counts = await manager.store.countJobs(workflow.name);
+    const counts = await service.countJobs(workflow.name);
     for (const vhost of workflow.vhosts.length ? workflow.vhosts : ['/']) {
       const running =
-        workflow.vhosts.length > 1
-          ? await countRunningOnVhost(manager.store, workflow.name, vhost)
-          : counts.running;
+        workflow.vhosts.length > 1 ? await service.countRunningOnVhost(workflow.name, vhost) : counts.running;
       entries.push({
         name: workflow.name,
         vhost,
@@ -33,23 +31,8 @@ async function listWorkflows(_: ApiRequest, { manager }: ApiDeps) {
   return json(200, entries);
 }
 
-async function countRunningOnVhost(
-  store: ApiDeps['manager']['store'],
-  workflow: string,
-  vhost: string,
-): Promise<number> {
-  let count = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await store.queryJobs({ workflow, vhost, status: 'running', limit: 1000, cursor });
-    count += page.jobs.length;
-    cursor = page.cursor;
-  } while (cursor);
-  return count;
-}
-
 async function requireWorkflow(deps: ApiDeps, name: string, version?: number) {
-  const stored = await deps.manager.store.getWorkflow(name, version);
+  const stored = await deps.service.getWorkflow(name, version);
   if (!stored) {
     throw new ApiError(
       'not_found',
@@ -65,29 +48,14 @@ async function workflowJobs(request: ApiRequest, deps: ApiDeps) {
   await requireWorkflow(deps, name);
   const interval = intParam(request, 'interval', { min: 0 }) ?? 480;
   const vhost = request.query.vhost || undefined;
-  const collect = async (status: 'running' | 'completed', endedSince?: number) => {
-    const ids: string[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await deps.manager.store.queryJobs({
-        workflow: name,
-        status,
-        vhost,
-        endedSince,
-        limit: 1000,
-        cursor,
-      });
-      ids.push(...page.jobs.map((job) => job.id));
-      cursor = page.cursor;
-    } while (cursor && ids.length < 100_000);
-    return ids;
-  };
   return json(200, {
-    running: await collect('running'),
-    completed: await collect(
-      'completed',
-      interval === 0 ? undefined : deps.manager.now() - interval * MINUTE,
-    ),
+    running: await deps.service.jobIds({ workflow: name, status: 'running', vhost }),
+    completed: await deps.service.jobIds({
+      workflow: name,
+      status: 'completed',
+      vhost,
+      endedSince: interval === 0 ? undefined : deps.service.now() - interval * MINUTE,
+    }),
   });
 }
 
@@ -95,7 +63,7 @@ async function definition(request: ApiRequest, deps: ApiDeps) {
   const name = request.params.name as string;
   const version = intParam(request, 'version', { min: 1 });
   const stored = await requireWorkflow(deps, name, version);
-  const summary = (await deps.manager.store.listWorkflows()).find((workflow) => workflow.name === name);
+  const summary = (await deps.service.listWorkflows()).find((workflow) => workflow.name === name);
   return json(200, {
     name,
     version: stored.version,
@@ -132,13 +100,13 @@ async function register(request: ApiRequest, deps: ApiDeps) {
       `the workflow in the body is named "${workflow.name}", but the path names "${name}"`,
     );
   }
-  const { version, created } = await deps.manager.registerWorkflow(workflow);
+  const { version, created } = await deps.service.registerWorkflow(workflow);
   return json(created ? 201 : 200, { name, version, created });
 }
 
 async function disable(request: ApiRequest, deps: ApiDeps) {
   const name = request.params.name as string;
-  if (!(await deps.manager.store.setWorkflowEnabled(name, false)))
+  if (!(await deps.service.disableWorkflow(name)))
     throw new ApiError('not_found', `no workflow named "${name}"`);
   return json(200, { name, enabled: false });
 }
@@ -160,7 +128,7 @@ async function startJob(request: ApiRequest, deps: ApiDeps) {
   const id = queryId ?? (typeof bodyId === 'string' ? bodyId : undefined);
   const version = intParam(request, 'version', { min: 1 });
   const vhost = request.query.vhost || undefined;
-  const { created, job } = await deps.manager.startJob({ workflow: name, id, input, version, vhost });
+  const { created, job } = await deps.service.startJob({ workflow: name, id, input, version, vhost });
   return json(created ? 201 : 200, { id: job.id });
 }
 

@@ -5,7 +5,7 @@ import { MemoryStore } from '../../../functions/adapters/memory/store.js';
 import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import { routes } from '../../../functions/api/api-handler.js';
 import { type ApiDeps, matchRoute } from '../../../functions/api/router.js';
-import { type ApiCall, callApi, errorOf, prototypeFingerprint } from '../../support/api-calls.js';
+import { type ApiCall, callApi, errorOf, prototypeFingerprint, worldApi } from '../../support/api-calls.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 import { reportFigures, scaled } from '../../support/soak.js';
 
@@ -60,7 +60,7 @@ async function fixture(store: Store, token?: string): Promise<Fixture> {
   ];
   const children = await store.listChildren(ids[1] as string, 'each', { limit: 10 });
   ids.push(...children.children.map((child) => child.id));
-  return { world, deps: { manager: world.manager, maxBodyBytes: MAX_BODY, token, waitPollMs: 5 }, ids };
+  return { world, deps: worldApi(world, { maxBodyBytes: MAX_BODY, token, waitPollMs: 5 }), ids };
 }
 
 function requestArbitrary(ids: string[]): fc.Arbitrary<ApiCall> {

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../../engine/index.js';
 import { DynamoDbStore } from '../../../functions/adapters/dynamodb/store.js';
 import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
-import { callApi, errorOf } from '../../support/api-calls.js';
+import { callApi, errorOf, worldApi } from '../../support/api-calls.js';
 import {
   createSwitchyardTable,
   type DynamoDbLocal,
@@ -33,7 +33,7 @@ describe.each<[string, () => Promise<Store>]>([
 ])('A job list cursor that is not one of ours, on %s', (_, open) => {
   it('is a 400 with a JSON error, not a 500', async () => {
     const world = new SimulatedWorld(await open());
-    const deps = { manager: world.manager, maxBodyBytes: 1024 };
+    const deps = worldApi(world, { maxBodyBytes: 1024 });
     for (const cursor of FOREIGN_CURSORS) {
       const response = await callApi(deps, {
         method: 'GET',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import type { ApiResponse } from '../../../functions/api/http.js';
-import { callApi } from '../../support/api-calls.js';
+import { callApi, worldApi } from '../../support/api-calls.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 
 const WORKFLOWS = `workflows:
@@ -38,17 +38,20 @@ function waitFor(
   headers: Record<string, string> = {},
   waitSeconds = LONG_WAIT_SECONDS,
 ): Promise<ApiResponse> {
-  return callApi(
-    { manager: simulated.manager, maxBodyBytes: 1024, waitPollMs: 5 },
-    { method: 'GET', path: `/api/job/${id}`, query: { wait: String(waitSeconds) }, headers },
-  );
+  return callApi(worldApi(simulated, { maxBodyBytes: 1024, waitPollMs: 5 }), {
+    method: 'GET',
+    path: `/api/job/${id}`,
+    query: { wait: String(waitSeconds) },
+    headers,
+  });
 }
 
 function read(simulated: SimulatedWorld, id: string, headers: Record<string, string> = {}) {
-  return callApi(
-    { manager: simulated.manager, maxBodyBytes: 1024 },
-    { method: 'GET', path: `/api/job/${id}`, headers },
-  );
+  return callApi(worldApi(simulated, { maxBodyBytes: 1024 }), {
+    method: 'GET',
+    path: `/api/job/${id}`,
+    headers,
+  });
 }
 
 function etagOf(response: ApiResponse): string {

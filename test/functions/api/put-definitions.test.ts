@@ -6,7 +6,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { isJsonObject, type Json, type JsonObject, loadWorkflows } from '../../../engine/index.js';
 import type { ApiDeps } from '../../../functions/api/router.js';
 import { ManagerError } from '../../../functions/manager/errors.js';
-import { callApi, errorOf, prototypeFingerprint } from '../../support/api-calls.js';
+import { callApi, errorOf, prototypeFingerprint, worldApi } from '../../support/api-calls.js';
 import { CORPUS, CORPUS_DIR, hugeDefinition, PARSER_ATTACKS } from '../../support/definition-corpus.js';
 import { shapeArbitrary, toYaml } from '../../support/random-workflows.js';
 import { type ServeProcess, spawnServe } from '../../support/serve-process.js';
@@ -22,7 +22,7 @@ const BASES = [
 
 function freshApi(maxBodyBytes = 4 * MiB): { world: SimulatedWorld; deps: ApiDeps } {
   const world = new SimulatedWorld();
-  return { world, deps: { manager: world.manager, maxBodyBytes } };
+  return { world, deps: worldApi(world, { maxBodyBytes }) };
 }
 
 /** The workflow name a body claims, so that the path matches it and the validation errors show. */

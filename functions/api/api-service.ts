@@ -1,0 +1,157 @@
+import type { JobRecord, JobStatus, JsonObject, WorkflowDefinition } from '../../engine/index.js';
+import type { Bus } from '../../engine/ports/bus.js';
+import type {
+  ChildrenPage,
+  Housekeeping,
+  JobPage,
+  JobQueries,
+  JobQuery,
+  StoredWorkflow,
+  WorkflowRegistry,
+  WorkflowSummary,
+} from '../../engine/ports/store.js';
+import type { Manager, StartJobParams } from '../manager/manager.js';
+import { type JobDocument, type JobSummary, jobDocument, jobSummary, jobVersion } from './job-document.js';
+
+/** The manager's commands the API gives its callers. */
+export type ApiCommands = Pick<
+  Manager,
+  'now' | 'registerWorkflow' | 'startJob' | 'cancel' | 'retry' | 'signal'
+>;
+
+/** The store's roles the API reads (and writes a workflow's switch through), and its health check. */
+export type ApiStore = WorkflowRegistry & JobQueries & Pick<Housekeeping, 'ping'>;
+
+export interface ApiServiceOptions {
+  manager: ApiCommands;
+  store: ApiStore;
+  bus: Pick<Bus, 'ping'>;
+}
+
+/** What `health` reports of each dependency: `ok`, or why it cannot be reached. */
+export interface Health {
+  store: string;
+  bus: string;
+}
+
+/** Jobs read per page when the API collects or counts them all. */
+const PAGE = 1_000;
+/** A workflow's job listing stops collecting ids past this many. */
+const MAX_JOB_IDS = 100_000;
+
+/**
+ * What the HTTP API does, in one place: commands go to the manager, reads to the store's roles. The
+ * routes only parse requests and shape the answers.
+ */
+export class ApiService {
+  private readonly manager: ApiCommands;
+  private readonly store: ApiStore;
+  private readonly bus: Pick<Bus, 'ping'>;
+
+  constructor(options: ApiServiceOptions) {
+    this.manager = options.manager;
+    this.store = options.store;
+    this.bus = options.bus;
+  }
+
+  now(): number {
+    return this.manager.now();
+  }
+
+  registerWorkflow(definition: WorkflowDefinition): Promise<{ version: number; created: boolean }> {
+    return this.manager.registerWorkflow(definition);
+  }
+
+  getWorkflow(name: string, version?: number): Promise<StoredWorkflow | undefined> {
+    return this.store.getWorkflow(name, version);
+  }
+
+  listWorkflows(): Promise<WorkflowSummary[]> {
+    return this.store.listWorkflows();
+  }
+
+  /** A disabled workflow refuses new jobs. @returns false when there is no such workflow */
+  disableWorkflow(name: string): Promise<boolean> {
+    return this.store.setWorkflowEnabled(name, false);
+  }
+
+  /** Top-level jobs of a workflow by status. */
+  countJobs(workflow: string): Promise<Record<JobStatus, number>> {
+    return this.store.countJobs(workflow);
+  }
+
+  async countRunningOnVhost(workflow: string, vhost: string): Promise<number> {
+    let count = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.queryJobs({ workflow, vhost, status: 'running', limit: PAGE, cursor });
+      count += page.jobs.length;
+      cursor = page.cursor;
+    } while (cursor);
+    return count;
+  }
+
+  /** The ids of the jobs a query finds, newest first, all of them up to about 100,000. */
+  async jobIds(query: Omit<JobQuery, 'limit' | 'cursor'>): Promise<string[]> {
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.queryJobs({ ...query, limit: PAGE, cursor });
+      ids.push(...page.jobs.map((job) => job.id));
+      cursor = page.cursor;
+    } while (cursor && ids.length < MAX_JOB_IDS);
+    return ids;
+  }
+
+  startJob(params: StartJobParams): Promise<{ created: boolean; job: JobRecord }> {
+    return this.manager.startJob(params);
+  }
+
+  cancel(id: string): Promise<JobRecord> {
+    return this.manager.cancel(id);
+  }
+
+  retry(id: string): Promise<JobRecord> {
+    return this.manager.retry(id);
+  }
+
+  signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
+    return this.manager.signal(id, step, output);
+  }
+
+  getJob(id: string): Promise<JobRecord | undefined> {
+    return this.store.getJob(id);
+  }
+
+  queryJobs(query: JobQuery): Promise<JobPage> {
+    return this.store.queryJobs(query);
+  }
+
+  listChildren(
+    parentId: string,
+    step: string,
+    page: { fromIndex: number; limit: number },
+  ): Promise<ChildrenPage> {
+    return this.store.listChildren(parentId, step, page);
+  }
+
+  jobDocument(job: JobRecord): Promise<JobDocument> {
+    return jobDocument(this.store, job);
+  }
+
+  jobVersion(job: JobRecord): Promise<string> {
+    return jobVersion(this.store, job);
+  }
+
+  jobSummary(job: JobRecord): Promise<JobSummary> {
+    return jobSummary(this.store, job);
+  }
+
+  async health(): Promise<Health> {
+    const checks = await Promise.allSettled([this.store.ping(), this.bus.ping()]);
+    const [store, bus] = checks.map((check) =>
+      check.status === 'fulfilled' ? 'ok' : String((check.reason as Error)?.message ?? check.reason),
+    );
+    return { store: store as string, bus: bus as string };
+  }
+}
