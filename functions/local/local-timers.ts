@@ -5,8 +5,8 @@ const MAX_DELAY = 2 ** 31 - 1;
 
 /**
  * Deadlines as in-process timers, for the local host. They are stored with each transition, so on a
- * restart the host re-arms them from the store (`armStored`). Timers that come due together fire as
- * one batch.
+ * restart the host re-arms them from the store (`rearmTimers` in serve.ts). Timers that come due
+ * together fire as one batch.
  */
 export class LocalTimers implements TimerScheduler {
   private readonly handles = new Map<string, NodeJS.Timeout>();
