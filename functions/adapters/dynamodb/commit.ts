@@ -92,7 +92,7 @@ const remove = (key: Key): Planned => ({ op: { Delete: { TableName: undefined, K
 const update = (op: TransactWriteItem): Planned => ({ op, bytes: 300 });
 
 /**
- * Applies one commit (see the design at the top of dynamodb-store.ts): small ones as one conditional
+ * Applies one commit (see README.md in this folder): small ones as one conditional
  * write or one transaction, big ones (more than a transaction holds) as pending writes revealed by
  * the transaction that writes the job.
  */

@@ -9,16 +9,7 @@ import { isConditionFailure } from './retry.js';
 import type { DynamoDbTable, Item, Key } from './table.js';
 import { SWITCHYARD_TABLE } from './table-schema.js';
 
-/*
- * A fan-out's watcher. A child that finishes an all-at-once fan-out without being the last need
- * not store its follow-up (`onlyIfLast`): the last one, which reads the counters after its own
- * write, stores it after that write. A crash between the two would lose the fan-in, so the fan-out
- * is watched: shard 0 of its counters is in gsi3 (`FWT#<0-15>` / `<parent id>#<step>`, with the
- * time it was armed, `wa`) from the commit that creates the counters, and recovery reads every
- * watched fan-out: one whose step still runs and whose counters are complete without failures gets
- * a fan-in follow-up (idempotent, like every follow-up); one whose step no longer runs leaves gsi3.
- * A fan-out costs one index entry and its removal, whatever its size.
- */
+// A fan-out's watcher, for a crash between a child's final commit and the fan-in: see README.md, "Fan-out and fan-in".
 
 export const WATCH_INDEX = SWITCHYARD_TABLE.indexes.gsi3;
 export const watchPartition = (shard: number): string => `FWT#${shard}`;

@@ -5,38 +5,7 @@ import { isConditionFailure } from './retry.js';
 import type { DynamoDbTable, Item } from './table.js';
 import { SWITCHYARD_TABLE } from './table-schema.js';
 
-/*
- * Outbox entries kept in their job's head instead of outbox items of their own. A commit that only
- * updates a job and sends that job's next requests (or its follow-ups) then writes one item (a plain
- * conditional UpdateItem when nothing else changes, no transaction). The head names them in `oi` (a
- * string set of short ids, written whole by each commit that changes it), holds each as
- * `o_<short id>` (its position in the commit and what the head does not already say of it), and
- * while it has any it is in gsi3 (`OBX#<shard>` / `<createdAt>#<seq>#<job id>`), which recovery
- * reads beside the outbox items. A crash between the commit and the send loses nothing: the entries
- * are in the head, the head in gsi3, until they are done. (A top-level job in its first minute is
- * found through the job listing instead: dynamodb-young-heads.ts.)
- *
- * A request stays in its head once sent: the sent log says it was (dynamodb-sent-log.ts, one item
- * for all the requests a call sent), and the job's next commit drops every request whose attempt
- * its state shows answered, timed out or superseded (requestAnswered), which is no write of its own.
- * Recovery leaves out, and clears from their heads, the requests the log names. A follow-up, which
- * nothing answers, is removed from its head once done (ackInline), as is a request that recovery
- * sent again.
- *
- * The head stays in gsi3 between its rounds of requests, with the key of the commit that put it
- * there: a job's later rounds then write no index entry, and a job that ends within a minute enters
- * and leaves gsi3 once (its end takes it out when it holds nothing). The key's time is then that of
- * the head's first entries since it entered, no later than any entry it holds, so recovery reads
- * each entry's own time (dynamodb-outbox.ts); and the minute's recovery sweep takes out a head it
- * finds holding nothing but sent requests (leaveInlineIndex), a read and a write at most once per
- * round of a job that runs longer.
- *
- * Only entries of the committing job itself, all created at the same moment (one commit's), small,
- * and while the head holds at most MAX_HELD_BYTES of them with those it keeps (requests still
- * awaiting their replies). Requests for other jobs (created children's), large ones and those of a
- * stopping job (`dropUnsent`) stay outbox items. A stopping job's inline requests are removed with
- * its commit, its inline follow-ups kept.
- */
+// Outbox entries kept in their job's head: see README.md, "The outbox".
 
 /** An inline entry above this many bytes of JSON would make every write of its head dearer than an item of its own. */
 const MAX_INLINE_BYTES = 2_000;

@@ -4,7 +4,7 @@ import { type Item, type Key, keyOf } from './table.js';
 
 /**
  * Keys and encodings of every item the DynamoDB store writes (the table is described in
- * dynamodb-store.ts). Partition keys start with a type tag; numbers in sort keys are zero-padded so
+ * README.md). Partition keys start with a type tag; numbers in sort keys are zero-padded so
  * that string order is number order.
  */
 

@@ -4,21 +4,7 @@ import { gsi, keys, N, num, S, SHARDS, shardOf } from './items.js';
 import type { DynamoDbTable } from './table.js';
 import { registeredWorkflows } from './workflows.js';
 
-/*
- * Top-level jobs per workflow and status, counted two ways.
- *
- * Finished jobs (completed, failed, cancelled) in counter items `CNT#<shard>` / `<workflow>`, one
- * number per status, moved in the same transaction as the job's status (a job always counts in the
- * shard its id hashes to), so each counts exactly once however often its replies come; ends of one
- * workflow in one reply batch share one counter update (applyBatch in dynamodb-commit.ts). There
- * are ever more of them: counting them from the listing index would read all of them.
- *
- * Waiting and running jobs from the listing index (gsi1 `L#<workflow>#<status>#<shard>`), whose
- * entry a job's status moves anyway: a count reads the keys of the jobs that have not ended, never
- * one of those that have, and a job's creation (one per API request, which no batch can share) is
- * a single write instead of a transaction with a counter. The index is eventually consistent: a
- * count may miss a job created, or still see one ended, a moment ago.
- */
+// Top-level jobs per workflow and status, counted two ways: see README.md, "The indexes".
 
 const ACTIVE_STATUSES: readonly JobStatus[] = ['waiting', 'running'];
 

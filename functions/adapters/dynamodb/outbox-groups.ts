@@ -7,21 +7,7 @@ import { type Candidate, MergeSource, pageSizeFor, queryWholeTimes } from './mer
 import type { PendingWrites } from './pending.js';
 import type { DynamoDbTable, Item, Key } from './table.js';
 
-/*
- * The requests a commit sends to the children it creates, many to an item (a group) instead of an
- * outbox item (and index entry) each: a fan-out of N children writes about N / 100 group items,
- * each one index entry, and acknowledging a group's last request deletes it. A group is
- * `OUT#<id of its first entry>` / `G`, holding its entries with their positions in the commit
- * (`[[seq, entry], ...]`, JSON, gzip, chunks when large), in gsi2 partition `OBG#<0-15>` sorted by
- * `<createdAt>#<last seq>#<group id>` (a group's entries share their commit's time).
- *
- * Recovery reads the groups like outbox items, and sends those of their requests whose child still
- * waits for that attempt (a child that stopped, or that moved past that attempt, needs none: this
- * is how a stopped child's unsent requests are dropped); a group with none left is deleted then.
- * An acknowledgement only deletes a group once every request of it this process knows of is
- * acknowledged: a crash half-way through a group leaves it for recovery, which sends again those
- * of its requests that are still open (at-least-once, as for any entry sent but not acknowledged).
- */
+// Requests to created children, up to 100 to a group item: see README.md, "The outbox".
 
 /**
  * Requests in one group at most: compressed, a child's request costs far under a write unit, and a

@@ -4,22 +4,7 @@ import { N, S } from './items.js';
 import type { HeadCache } from './job-items.js';
 import { type DynamoDbTable, forEachLimit, type Item } from './table.js';
 
-/*
- * Inline requests marked sent in a log rather than in their heads (dynamodb-inline-outbox.ts).
- *
- * Marking a job's inline requests sent was an update of its head each time (1 write unit per KB of
- * the head, a job at a time). A reply proves its request was sent, and the job's next commit drops
- * the requests whose attempt is no longer open anyway; the mark only matters to recovery, for a
- * request still unanswered a minute after it was created. So a call that sent requests writes one
- * log item for all of them: `SNT#<minute of their creation>#<shard>` / `<token>` with their ids (a
- * string set), deleted by TTL a day later. Recovery, finding a request older than a minute in a
- * head, reads the log of the minute it was created in (eventually consistent: the log is older
- * than a minute), leaves out those it names and removes them from their heads.
- *
- * A crash between sending and logging sends the request again (as one between sending and marking
- * it sent in its head did); a log item lost to its TTL before recovery read it (recovery stopped for
- * a day) too. At-least-once delivery allows both.
- */
+// Inline requests marked sent in a log rather than in their heads: see README.md, "The outbox".
 
 /** Log items of one minute, spread over partitions so that one busy minute is not one hot partition. */
 const SHARDS = 16;

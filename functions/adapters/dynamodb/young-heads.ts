@@ -7,25 +7,7 @@ import { type Candidate, heldUntilRead, type MergeSource, pageSizeFor } from './
 import { isConditionFailure } from './retry.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
 
-/*
- * Young top-level jobs hold their inline entries outside gsi3 (dynamodb-inline-outbox.ts).
- *
- * A job that runs a round of requests in the first minute of its life does not enter gsi3 for it:
- * recovery finds its head through the job listing (gsi1 `L#<workflow>#<running|waiting>#<shard>`,
- * sorted by creation time), which the job's creation writes anyway. A small DAG that ends within
- * its first minute then writes no gsi3 entry at all, where entering and leaving cost 2 write units.
- *
- * Recovery reads the listing of every registered workflow from a watermark on (an item of its own,
- * `RCV` / `young`): each pass reads the heads of the jobs created since, hands on the entries they
- * hold that are old enough and not logged as sent (dynamodb-sent-log.ts), and puts the heads it
- * hands entries on from into gsi3 (where later passes find them). A pass
- * that read everything moves the watermark to `createdBefore - YOUNG_FOR_MS - LATE_COMMIT_MS`: a
- * job created before that is older than YOUNG_FOR_MS at any commit computed since, and any commit
- * computed earlier has landed (a function runs at most a few minutes), so every entry it may hold
- * outside gsi3 was in its head when the pass read it. A head leaves the young rule (and enters gsi3
- * when it holds entries) once the job is that old, ends, changes status, or its workflow is one the
- * store has not seen registered (the listing is read by workflow, from the registry).
- */
+// Young top-level jobs keep their inline entries out of gsi3: see README.md, "The outbox".
 
 /** A commit this soon after the job's creation keeps its head out of gsi3. */
 export const YOUNG_FOR_MS = 60_000;
