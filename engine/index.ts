@@ -2,6 +2,7 @@ export * from './definition/compile.js';
 export * from './definition/duration.js';
 export * from './definition/item-key.js';
 export * from './definition/load.js';
+export * from './definition/same-definition.js';
 export * from './definition/types.js';
 export { END, type LoadResult, NAME_PATTERN, START, validateDocument } from './definition/validate.js';
 export * from './job/apply.js';
