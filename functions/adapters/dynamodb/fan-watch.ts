@@ -1,3 +1,4 @@
+import { everyChildCompleted } from '../../../engine/job/fan-in.js';
 import type { JobRecord } from '../../../engine/job/types.js';
 import type { OutboxEntry } from '../../../engine/ports/store.js';
 import type { FanCounters } from './fan-counters.js';
@@ -84,7 +85,7 @@ export function watchSource(
       }
       if (createdBefore !== undefined && armed >= createdBefore) continue;
       const counts = await fans.read(parentId, step);
-      if (!counts || counts.failed > 0 || counts.done < counts.total) continue;
+      if (!everyChildCompleted(counts)) continue;
       const entry: OutboxEntry = {
         id: fanInId(parentId, step),
         kind: 'followUp',

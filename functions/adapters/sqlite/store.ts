@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
 import type { WorkflowDefinition } from '../../../engine/definition/types.js';
+import { followUpNotNeeded } from '../../../engine/job/fan-in.js';
 import type { ChildOutcome } from '../../../engine/job/transition.js';
 import type {
   FanCounts,
@@ -23,7 +24,6 @@ import type {
   StoredWorkflow,
   WorkflowSummary,
 } from '../../../engine/ports/store.js';
-import { followUpNotNeeded } from '../../../engine/ports/store.js';
 import { openSqliteDatabase, type SqliteOpenOptions, type SqliteSynchronous } from './connection.js';
 import { DEFAULT_JOB_CACHE_SIZE, JobCache } from './job-cache.js';
 import { encodeJobCursor, jobQuerySql } from './job-query.js';
