@@ -2,6 +2,7 @@ import {
   afterChildrenFinished,
   type ChildFinished,
   ChildGatherer,
+  type CompiledWorkflow,
   type FollowUp,
   findStep,
   graphOf,
@@ -11,12 +12,22 @@ import {
   resumeFanOut,
   type SlotLimits,
   type StepNode,
+  type Store,
   slotIndexesFrom,
   slotTurn,
 } from '../../engine/index.js';
-import type { JobEventInput, Manager } from './manager.js';
+import type { Logger } from '../telemetry/telemetry.js';
+import type { JobEventInput } from './job-event-input.js';
 
 const PAGE = 1000;
+
+/** What the follow-up runner needs of the manager: reads, and applying events. */
+export interface FollowUpHost {
+  store: Pick<Store, 'getJob' | 'listChildren' | 'getFanCounts' | 'setFanCounts'>;
+  workflows: { get(name: string, version: number): Promise<CompiledWorkflow | undefined> };
+  logger: Logger;
+  apply(inputs: readonly JobEventInput[]): Promise<unknown>;
+}
 
 /**
  * The work a transition leaves for after its commit, where it needs more than one job: counting a
@@ -26,7 +37,7 @@ const PAGE = 1000;
  * need and applies the events they call for.
  */
 export class FollowUpRunner {
-  constructor(private readonly manager: Manager) {}
+  constructor(private readonly host: FollowUpHost) {}
 
   async run(followUps: readonly FollowUp[]): Promise<void> {
     const finishedBySteps = new Map<string, ChildFinished[]>();
@@ -41,7 +52,7 @@ export class FollowUpRunner {
       } else if (followUp.kind === 'resumeChildren') {
         await this.resumeChildren(followUp.jobId, followUp.step);
       } else if (followUp.kind === 'createChildren') {
-        await this.manager.apply([
+        await this.host.apply([
           {
             jobId: followUp.jobId,
             event: { type: 'createChildren', step: followUp.step, from: followUp.from },
@@ -59,9 +70,9 @@ export class FollowUpRunner {
     parentId: string,
     step: string,
   ): Promise<{ parent: JobRecord; node: StepNode } | undefined> {
-    const parent = await this.manager.store.getJob(parentId);
+    const parent = await this.host.store.getJob(parentId);
     if (parent?.status !== 'running' || findStep(parent, step)?.status !== 'running') return undefined;
-    const workflow = await this.manager.workflows.get(parent.workflow, parent.version);
+    const workflow = await this.host.workflows.get(parent.workflow, parent.version);
     const node = workflow && graphOf(workflow, parent.task).byName.get(step);
     return node?.task ? { parent, node } : undefined;
   }
@@ -72,12 +83,12 @@ export class FollowUpRunner {
     const fanOut = await this.runningFanOut(parentId, step);
     if (!fanOut) return;
     const failed = finished.some((item) => item.status === 'failed');
-    const counts = failed ? undefined : await this.manager.store.getFanCounts(parentId, step);
+    const counts = failed ? undefined : await this.host.store.getFanCounts(parentId, step);
     const limits = findStep(fanOut.parent, step)?.children;
     const plan = afterChildrenFinished(finished, counts, limits);
     if (plan.kind === 'failStep') {
       const child = await this.childAt(parentId, step, plan.index);
-      await this.manager.apply([
+      await this.host.apply([
         {
           jobId: parentId,
           event: {
@@ -97,23 +108,20 @@ export class FollowUpRunner {
         const next = await this.nextInSlot(parentId, step, from, limits);
         if (next) starts.push({ jobId: next.id, event: { type: 'start' } });
       }
-      await this.manager.apply(starts);
+      await this.host.apply(starts);
     }
   }
 
   /** The child at `index` of a fan-out step, from the index on when it is missing. */
   private async childAt(parentId: string, step: string, index: number): Promise<JobRecord | undefined> {
-    const { children } = await this.manager.store.listChildren(parentId, step, {
-      fromIndex: index,
-      limit: 1,
-    });
+    const { children } = await this.host.store.listChildren(parentId, step, { fromIndex: index, limit: 1 });
     return children[0];
   }
 
   /** Children created waiting in a later slice of a fan-out start, while their step still runs. */
   private async startChildren(parentId: string, step: string, ids: readonly string[]): Promise<void> {
     if (!(await this.runningFanOut(parentId, step))) return;
-    await this.manager.apply(ids.map((id): JobEventInput => ({ jobId: id, event: { type: 'start' } })));
+    await this.host.apply(ids.map((id): JobEventInput => ({ jobId: id, event: { type: 'start' } })));
   }
 
   /** The child the slot of `index` starts next (engine/job/concurrency-slots.ts), if any. */
@@ -140,7 +148,7 @@ export class FollowUpRunner {
     const gatherer = new ChildGatherer(task, total);
     let fromIndex: number | undefined = 0;
     while (fromIndex !== undefined) {
-      const page = await this.manager.store.listChildren(parent.id, node.name, { fromIndex, limit: PAGE });
+      const page = await this.host.store.listChildren(parent.id, node.name, { fromIndex, limit: PAGE });
       gatherer.add(
         page.children
           .filter((child) => child.status === 'completed')
@@ -149,14 +157,14 @@ export class FollowUpRunner {
       fromIndex = page.nextIndex;
     }
     if (!gatherer.complete) {
-      this.manager.telemetry.logger.warn('fan-in found children not completed; waiting', {
+      this.host.logger.warn('fan-in found children not completed; waiting', {
         jobId: parent.id,
         step: node.name,
         missing: gatherer.missing,
       });
       return;
     }
-    await this.manager.apply([
+    await this.host.apply([
       { jobId: parent.id, event: { type: 'fanIn', step: node.name, output: gatherer.output() } },
     ]);
   }
@@ -168,11 +176,11 @@ export class FollowUpRunner {
   private async cancelChildren(parentId: string, step: string): Promise<void> {
     let fromIndex: number | undefined = 0;
     while (fromIndex !== undefined) {
-      const page = await this.manager.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
+      const page = await this.host.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
       const cancels = page.children
         .filter((child) => child.status === 'running')
         .map((child): JobEventInput => ({ jobId: child.id, event: { type: 'cancel' } }));
-      if (cancels.length) await this.manager.apply(cancels);
+      if (cancels.length) await this.host.apply(cancels);
       fromIndex = page.nextIndex;
     }
   }
@@ -186,7 +194,7 @@ export class FollowUpRunner {
     const ids: string[] = new Array(limits.total);
     let fromIndex: number | undefined = 0;
     while (fromIndex !== undefined) {
-      const page = await this.manager.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
+      const page = await this.host.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
       const resets: JobEventInput[] = [];
       for (const child of page.children) {
         const index = child.parent?.index ?? -1;
@@ -197,13 +205,13 @@ export class FollowUpRunner {
           statuses[index] = 'waiting';
         }
       }
-      if (resets.length) await this.manager.apply(resets);
+      if (resets.length) await this.host.apply(resets);
       fromIndex = page.nextIndex;
     }
     const plan = resumeFanOut(statuses, limits);
-    await this.manager.store.setFanCounts(parentId, step, plan.counts);
+    await this.host.store.setFanCounts(parentId, step, plan.counts);
     if (plan.fanIn) return this.fanIn(fanOut.parent, fanOut.node);
-    await this.manager.apply(
+    await this.host.apply(
       plan.starts.map((i): JobEventInput => ({ jobId: ids[i] as string, event: { type: 'start' } })),
     );
   }
