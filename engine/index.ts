@@ -12,6 +12,7 @@ export * from './job/fan-in.js';
 export * from './job/fan-out.js';
 export * from './job/gather.js';
 export * from './job/inputs.js';
+export * from './job/reply-body.js';
 export * from './job/resume-children.js';
 export * from './job/transition.js';
 export * from './job/types.js';

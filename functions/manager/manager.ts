@@ -6,6 +6,7 @@ import {
   type CompiledWorkflow,
   createJob,
   DEFAULT_MAX_FAN_OUT,
+  DEFAULT_MAX_REPLY_BYTES,
   type EngineContext,
   type InboundReply,
   isElementId,
@@ -15,6 +16,7 @@ import {
   type JsonObject,
   type OutboxEntry,
   type Rejection,
+  replyEvent,
   type Store,
   type Timer,
   type TimerScheduler,
@@ -27,7 +29,6 @@ import { ManagerError } from './errors.js';
 import { FollowUpRunner } from './follow-ups.js';
 import type { JobEventInput } from './job-event-input.js';
 import { OutboxPump } from './outbox-pump.js';
-import { DEFAULT_MAX_REPLY_BYTES, replyEvent } from './reply-events.js';
 import { recordNotes } from './transition-telemetry.js';
 import { WorkflowCache } from './workflow-cache.js';
 
