@@ -63,33 +63,11 @@ export type CommitResult =
   /**
    * `fanCounts`: the parent's counters after `childOutcome` was counted. `leftOut`: ids of outbox
    * entries the store did not write because those counters showed them not needed
-   * (`followUpNotNeeded`); the caller must not carry them out either.
+   * (`followUpNotNeeded`, engine/job/fan-in.ts); the caller must not carry them out either.
    */
   | { ok: true; fanCounts?: FanCounts; leftOut?: readonly string[] }
   /** The job's revision moved on (or it already exists): read it again and retry the event. */
   | { ok: false; conflict: true };
-
-/**
- * A finished child's follow-up marked `onlyIfLast` is not needed when the commit that counted the
- * child (`outcome`, same parent and step) left the counters short of the total: another child is
- * still to finish, and the one that does will carry the fan-in. A store that counts the child in the
- * same write may leave such an entry out, and saves writing and deleting it for all but one child.
- */
-export function followUpNotNeeded(
-  entry: OutboxEntry,
-  outcome: ChildOutcome | undefined,
-  counts: FanCounts | undefined,
-): boolean {
-  if (entry.kind !== 'followUp' || !outcome || !counts) return false;
-  const followUp = entry.followUp;
-  return (
-    followUp.kind === 'childFinished' &&
-    followUp.onlyIfLast === true &&
-    followUp.parentId === outcome.parentId &&
-    followUp.step === outcome.step &&
-    counts.done + counts.failed < counts.total
-  );
-}
 
 /** A cursor the store did not hand out (the API answers 400). */
 export class InvalidCursorError extends Error {

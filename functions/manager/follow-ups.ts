@@ -1,25 +1,43 @@
 import {
+  afterChildrenFinished,
+  type ChildFinished,
   ChildGatherer,
+  type CompiledWorkflow,
   type FollowUp,
   findStep,
   graphOf,
   type JobRecord,
+  type JobStatus,
+  resetOnResume,
+  resumeFanOut,
+  type SlotLimits,
   type StepNode,
+  type Store,
+  slotIndexesFrom,
+  slotTurn,
 } from '../../engine/index.js';
-import type { JobEventInput, Manager } from './manager.js';
-
-type ChildFinished = Extract<FollowUp, { kind: 'childFinished' }>;
+import type { Logger } from '../telemetry/telemetry.js';
+import type { JobEventInput } from './job-event-input.js';
 
 const PAGE = 1000;
+
+/** What the follow-up runner needs of the manager: reads, and applying events. */
+export interface FollowUpHost {
+  store: Pick<Store, 'getJob' | 'listChildren' | 'getFanCounts' | 'setFanCounts'>;
+  workflows: { get(name: string, version: number): Promise<CompiledWorkflow | undefined> };
+  logger: Logger;
+  apply(inputs: readonly JobEventInput[]): Promise<unknown>;
+}
 
 /**
  * The work a transition leaves for after its commit, where it needs more than one job: counting a
  * finished child and fanning in, starting the next child of a limited fan-out, cancelling or resuming
  * a fan-out step's children, creating a large fan-out's next slice of children. Each is idempotent,
- * so running one twice (after a crash) is harmless.
+ * so running one twice (after a crash) is harmless. The rules are the engine's; this reads what they
+ * need and applies the events they call for.
  */
 export class FollowUpRunner {
-  constructor(private readonly manager: Manager) {}
+  constructor(private readonly host: FollowUpHost) {}
 
   async run(followUps: readonly FollowUp[]): Promise<void> {
     const finishedBySteps = new Map<string, ChildFinished[]>();
@@ -34,7 +52,7 @@ export class FollowUpRunner {
       } else if (followUp.kind === 'resumeChildren') {
         await this.resumeChildren(followUp.jobId, followUp.step);
       } else if (followUp.kind === 'createChildren') {
-        await this.manager.apply([
+        await this.host.apply([
           {
             jobId: followUp.jobId,
             event: { type: 'createChildren', step: followUp.step, from: followUp.from },
@@ -52,78 +70,73 @@ export class FollowUpRunner {
     parentId: string,
     step: string,
   ): Promise<{ parent: JobRecord; node: StepNode } | undefined> {
-    const parent = await this.manager.store.getJob(parentId);
+    const parent = await this.host.store.getJob(parentId);
     if (parent?.status !== 'running' || findStep(parent, step)?.status !== 'running') return undefined;
-    const workflow = await this.manager.workflows.get(parent.workflow, parent.version);
+    const workflow = await this.host.workflows.get(parent.workflow, parent.version);
     const node = workflow && graphOf(workflow, parent.task).byName.get(step);
     return node?.task ? { parent, node } : undefined;
   }
 
-  /** Children of one fan-out step finished: fail the step, fan in, or start the next children. */
+  /** Children of one fan-out step finished: carries out the engine's `afterChildrenFinished`. */
   private async childrenFinished(finished: readonly ChildFinished[]): Promise<void> {
     const { parentId, step } = finished[0] as ChildFinished;
     const fanOut = await this.runningFanOut(parentId, step);
     if (!fanOut) return;
-    const failed = finished.find((item) => item.status === 'failed');
-    if (failed) {
-      const { children } = await this.manager.store.listChildren(parentId, step, {
-        fromIndex: failed.index,
-        limit: 1,
-      });
-      const child = children[0];
-      await this.manager.apply([
+    const failed = finished.some((item) => item.status === 'failed');
+    const counts = failed ? undefined : await this.host.store.getFanCounts(parentId, step);
+    const limits = findStep(fanOut.parent, step)?.children;
+    const plan = afterChildrenFinished(finished, counts, limits);
+    if (plan.kind === 'failStep') {
+      const child = await this.childAt(parentId, step, plan.index);
+      await this.host.apply([
         {
           jobId: parentId,
           event: {
             type: 'childFailed',
             step,
-            index: failed.index,
+            index: plan.index,
             childId: child?.id ?? '?',
             message: child?.error?.message ?? 'the child job failed',
           },
         },
       ]);
-      return;
-    }
-    const counts = await this.manager.store.getFanCounts(parentId, step);
-    if (counts && counts.failed === 0 && counts.done >= counts.total) {
+    } else if (plan.kind === 'fanIn') {
       await this.fanIn(fanOut.parent, fanOut.node);
-      return;
-    }
-    const limits = findStep(fanOut.parent, step)?.children;
-    if (limits && limits.concurrency < limits.total) {
+    } else if (plan.kind === 'nextInSlots' && limits) {
       const starts: JobEventInput[] = [];
-      for (const item of finished) {
-        const next = await this.nextInSlot(parentId, step, item.index + limits.concurrency, limits);
+      for (const from of plan.from) {
+        const next = await this.nextInSlot(parentId, step, from, limits);
         if (next) starts.push({ jobId: next.id, event: { type: 'start' } });
       }
-      await this.manager.apply(starts);
+      await this.host.apply(starts);
     }
+  }
+
+  /** The child at `index` of a fan-out step, from the index on when it is missing. */
+  private async childAt(parentId: string, step: string, index: number): Promise<JobRecord | undefined> {
+    const { children } = await this.host.store.listChildren(parentId, step, { fromIndex: index, limit: 1 });
+    return children[0];
   }
 
   /** Children created waiting in a later slice of a fan-out start, while their step still runs. */
   private async startChildren(parentId: string, step: string, ids: readonly string[]): Promise<void> {
     if (!(await this.runningFanOut(parentId, step))) return;
-    await this.manager.apply(ids.map((id): JobEventInput => ({ jobId: id, event: { type: 'start' } })));
+    await this.host.apply(ids.map((id): JobEventInput => ({ jobId: id, event: { type: 'start' } })));
   }
 
-  /**
-   * A limited fan-out runs its children in `concurrency` slots: slot s runs children s, s + c, s + 2c…
-   * one after the other, so at most c are in flight without a shared counter. The next child of a slot
-   * is the first one from `index` on that has not completed; only a waiting one is started.
-   */
+  /** The child the slot of `index` starts next (engine/job/concurrency-slots.ts), if any. */
   private async nextInSlot(
     parentId: string,
     step: string,
     index: number,
-    limits: { total: number; concurrency: number },
+    limits: SlotLimits,
   ): Promise<JobRecord | undefined> {
-    for (let i = index; i < limits.total; i += limits.concurrency) {
-      const { children } = await this.manager.store.listChildren(parentId, step, { fromIndex: i, limit: 1 });
-      const child = children[0];
-      if (!child || child.parent?.index !== i) return undefined;
-      if (child.status === 'completed') continue;
-      return child.status === 'waiting' ? child : undefined;
+    for (const i of slotIndexesFrom(index, limits)) {
+      const found = await this.childAt(parentId, step, i);
+      const child = found?.parent?.index === i ? found : undefined;
+      const turn = slotTurn(child?.status);
+      if (turn === 'passOn') continue;
+      return turn === 'start' ? child : undefined;
     }
     return undefined;
   }
@@ -135,7 +148,7 @@ export class FollowUpRunner {
     const gatherer = new ChildGatherer(task, total);
     let fromIndex: number | undefined = 0;
     while (fromIndex !== undefined) {
-      const page = await this.manager.store.listChildren(parent.id, node.name, { fromIndex, limit: PAGE });
+      const page = await this.host.store.listChildren(parent.id, node.name, { fromIndex, limit: PAGE });
       gatherer.add(
         page.children
           .filter((child) => child.status === 'completed')
@@ -144,14 +157,14 @@ export class FollowUpRunner {
       fromIndex = page.nextIndex;
     }
     if (!gatherer.complete) {
-      this.manager.telemetry.logger.warn('fan-in found children not completed; waiting', {
+      this.host.logger.warn('fan-in found children not completed; waiting', {
         jobId: parent.id,
         step: node.name,
         missing: gatherer.missing,
       });
       return;
     }
-    await this.manager.apply([
+    await this.host.apply([
       { jobId: parent.id, event: { type: 'fanIn', step: node.name, output: gatherer.output() } },
     ]);
   }
@@ -163,53 +176,43 @@ export class FollowUpRunner {
   private async cancelChildren(parentId: string, step: string): Promise<void> {
     let fromIndex: number | undefined = 0;
     while (fromIndex !== undefined) {
-      const page = await this.manager.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
+      const page = await this.host.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
       const cancels = page.children
         .filter((child) => child.status === 'running')
         .map((child): JobEventInput => ({ jobId: child.id, event: { type: 'cancel' } }));
-      if (cancels.length) await this.manager.apply(cancels);
+      if (cancels.length) await this.host.apply(cancels);
       fromIndex = page.nextIndex;
     }
   }
 
-  /**
-   * A retried fan-out step: failed and cancelled children are reset (they wait again), completed
-   * ones keep their results, the counters are recounted, and each slot starts its next child.
-   */
+  /** A retried fan-out step: resets its children page by page, then carries out `resumeFanOut`. */
   private async resumeChildren(parentId: string, step: string): Promise<void> {
     const fanOut = await this.runningFanOut(parentId, step);
     const limits = fanOut && findStep(fanOut.parent, step)?.children;
     if (!fanOut || !limits) return;
-    const statuses: JobRecord['status'][] = new Array(limits.total);
+    const statuses: (JobStatus | undefined)[] = new Array(limits.total);
     const ids: string[] = new Array(limits.total);
-    let done = 0;
     let fromIndex: number | undefined = 0;
     while (fromIndex !== undefined) {
-      const page = await this.manager.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
+      const page = await this.host.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
       const resets: JobEventInput[] = [];
       for (const child of page.children) {
         const index = child.parent?.index ?? -1;
         ids[index] = child.id;
         statuses[index] = child.status;
-        if (child.status === 'completed') done++;
-        if (child.status === 'failed' || child.status === 'cancelled') {
+        if (resetOnResume(child.status)) {
           resets.push({ jobId: child.id, event: { type: 'retry', hold: true } });
           statuses[index] = 'waiting';
         }
       }
-      if (resets.length) await this.manager.apply(resets);
+      if (resets.length) await this.host.apply(resets);
       fromIndex = page.nextIndex;
     }
-    await this.manager.store.setFanCounts(parentId, step, { total: limits.total, done, failed: 0 });
-    if (done === limits.total) return this.fanIn(fanOut.parent, fanOut.node);
-    const starts: JobEventInput[] = [];
-    for (let slot = 0; slot < Math.min(limits.concurrency, limits.total); slot++) {
-      for (let i = slot; i < limits.total; i += limits.concurrency) {
-        if (statuses[i] === 'completed') continue;
-        if (statuses[i] === 'waiting') starts.push({ jobId: ids[i] as string, event: { type: 'start' } });
-        break;
-      }
-    }
-    await this.manager.apply(starts);
+    const plan = resumeFanOut(statuses, limits);
+    await this.host.store.setFanCounts(parentId, step, plan.counts);
+    if (plan.fanIn) return this.fanIn(fanOut.parent, fanOut.node);
+    await this.host.apply(
+      plan.starts.map((i): JobEventInput => ({ jobId: ids[i] as string, event: { type: 'start' } })),
+    );
   }
 }

@@ -6,6 +6,7 @@ import {
   type CompiledWorkflow,
   createJob,
   DEFAULT_MAX_FAN_OUT,
+  DEFAULT_MAX_REPLY_BYTES,
   type EngineContext,
   type InboundReply,
   isElementId,
@@ -15,6 +16,7 @@ import {
   type JsonObject,
   type OutboxEntry,
   type Rejection,
+  replyEvent,
   type Timer,
   type TimerScheduler,
   type Transition,
@@ -25,8 +27,8 @@ import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import { combineTransitions } from './combine.js';
 import { ManagerError } from './errors.js';
 import { FollowUpRunner } from './follow-ups.js';
+import type { JobEventInput } from './job-event-input.js';
 import { OutboxPump } from './outbox-pump.js';
-import { DEFAULT_MAX_REPLY_BYTES, replyEvent } from './reply-events.js';
 import { recordNotes } from './transition-telemetry.js';
 import { WorkflowCache } from './workflow-cache.js';
 
@@ -49,10 +51,7 @@ export interface ManagerOptions {
   onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
 }
 
-export interface JobEventInput {
-  jobId: string;
-  event: JobEvent;
-}
+export type { JobEventInput };
 
 export interface EventOutcome {
   /** The job's state changed. */
@@ -106,7 +105,12 @@ export class Manager {
     this.fanOutSlice = options.fanOutSlice;
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.workflows = new WorkflowCache(this.store);
-    this.followUps = new FollowUpRunner(this);
+    this.followUps = new FollowUpRunner({
+      store: this.store,
+      workflows: this.workflows,
+      logger: this.telemetry.logger,
+      apply: (inputs) => this.apply(inputs),
+    });
     this.pump = new OutboxPump({
       store: this.store,
       bus: this.bus,

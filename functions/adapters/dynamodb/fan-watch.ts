@@ -1,6 +1,6 @@
-import type { JobRecord } from '../../../engine/job/types.js';
+import { everyChildCompleted } from '../../../engine/job/fan-in.js';
+import type { FanCounts, JobRecord } from '../../../engine/job/types.js';
 import type { OutboxEntry } from '../../../engine/ports/store.js';
-import type { FanCounters } from './fan-counters.js';
 import { entrySort } from './inline-outbox.js';
 import { N, num, S, SHARDS, shardOf, str } from './items.js';
 import { type Candidate, MergeSource } from './merge.js';
@@ -30,7 +30,8 @@ export const isFanInId = (id: string): boolean => id.startsWith('FAN#');
 export interface WatchDeps {
   table: DynamoDbTable;
   pending: PendingWrites;
-  fans: FanCounters;
+  /** A fan-out's counters: only this of `FanCounters`, which imports this file for `fanWatch`. */
+  fans: { read(parentId: string, step: string): Promise<FanCounts | undefined> };
   readJobs: (ids: readonly string[]) => Promise<Map<string, JobRecord>>;
 }
 
@@ -75,7 +76,7 @@ export function watchSource(
       }
       if (createdBefore !== undefined && armed >= createdBefore) continue;
       const counts = await fans.read(parentId, step);
-      if (!counts || counts.failed > 0 || counts.done < counts.total) continue;
+      if (!everyChildCompleted(counts)) continue;
       const entry: OutboxEntry = {
         id: fanInId(parentId, step),
         kind: 'followUp',

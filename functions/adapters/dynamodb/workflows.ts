@@ -1,3 +1,4 @@
+import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
 import type { WorkflowDefinition } from '../../../engine/definition/types.js';
 import type { StoredWorkflow, WorkflowSummary } from '../../../engine/ports/store.js';
 import { keys, N, num, S, str } from './items.js';
@@ -23,20 +24,23 @@ export class DynamoDbWorkflows {
   }
 
   async save(definition: WorkflowDefinition, now: number): Promise<{ version: number; created: boolean }> {
-    const text = JSON.stringify(definition);
+    const text = definitionText(definition);
     for (let attempt = 0; attempt < 20; attempt++) {
       const registry = await this.table.get(keys.workflowRegistry(definition.name));
       const latest = num(registry, 'latest') ?? 0;
-      if (registry && str(registry, 'def') === text) {
+      const { version, created } = versionToSave(
+        registry && { version: latest, text: str(registry, 'def') ?? '' },
+        text,
+      );
+      if (!created) {
         await this.table.update({
           Key: keys.workflowRegistry(definition.name),
           UpdateExpression: 'SET en = :on',
           ExpressionAttributeValues: { ':on': { BOOL: true } },
         });
         this.seen.add(definition.name);
-        return { version: latest, created: false };
+        return { version, created };
       }
-      const version = latest + 1;
       const versions = [...versionsOf(registry), { version, createdAt: now }];
       try {
         await this.table.transact([

@@ -1,3 +1,4 @@
+import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
 import type { WorkflowDefinition } from '../../../engine/definition/types.js';
 import {
   type FanCounts,
@@ -41,11 +42,14 @@ export class MemoryStore implements Store {
   ): Promise<{ version: number; created: boolean }> {
     const versions = this.workflows.get(definition.name) ?? [];
     const latest = versions.at(-1);
-    if (latest && JSON.stringify(latest.definition) === JSON.stringify(definition)) {
+    const { version, created } = versionToSave(
+      latest && { version: latest.version, text: definitionText(latest.definition) },
+      definitionText(definition),
+    );
+    if (!created && latest) {
       latest.enabled = true;
-      return { version: latest.version, created: false };
+      return { version, created };
     }
-    const version = (latest?.version ?? 0) + 1;
     for (const older of versions) older.enabled = true;
     versions.push({
       name: definition.name,

@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
+import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
 import type { WorkflowDefinition } from '../../../engine/definition/types.js';
+import { followUpNotNeeded } from '../../../engine/job/fan-in.js';
 import type { ChildOutcome } from '../../../engine/job/transition.js';
 import type {
   FanCounts,
@@ -22,7 +24,6 @@ import type {
   StoredWorkflow,
   WorkflowSummary,
 } from '../../../engine/ports/store.js';
-import { followUpNotNeeded } from '../../../engine/ports/store.js';
 import { openSqliteDatabase, type SqliteOpenOptions, type SqliteSynchronous } from './connection.js';
 import { DEFAULT_JOB_CACHE_SIZE, JobCache } from './job-cache.js';
 import { encodeJobCursor, jobQuerySql } from './job-query.js';
@@ -150,18 +151,16 @@ export class SqliteStore implements Store {
     return this.saveWorkflowVersion(definition, now);
   }
 
-  /** Definitions arrive normalised, so the same definition always serialises to the same JSON. */
   private saveWorkflowNow(
     definition: WorkflowDefinition,
     now: number,
   ): { version: number; created: boolean } {
-    const json = JSON.stringify(definition);
+    const json = definitionText(definition);
     const latest = this.statements.latestWorkflow.get(definition.name);
     this.statements.enableWorkflow.run(definition.name);
-    if (latest?.definition === json) return { version: latest.version, created: false };
-    const version = (latest?.version ?? 0) + 1;
-    this.statements.insertWorkflowVersion.run(definition.name, version, json, now);
-    return { version, created: true };
+    const saved = versionToSave(latest && { version: latest.version, text: latest.definition }, json);
+    if (saved.created) this.statements.insertWorkflowVersion.run(definition.name, saved.version, json, now);
+    return saved;
   }
 
   /**

@@ -1,0 +1,67 @@
+import type { OutboxEntry } from '../ports/store.js';
+import { isLimited, type SlotLimits } from './concurrency-slots.js';
+import type { ChildOutcome } from './transition.js';
+import type { FanCounts, FollowUp } from './types.js';
+
+export type ChildFinished = Extract<FollowUp, { kind: 'childFinished' }>;
+
+/** What the manager does once children of one fan-out step finished. */
+export type ChildrenFinishedPlan =
+  /** A child failed: the step fails, naming this child. */
+  | { kind: 'failStep'; index: number }
+  /** Every child completed: gather their results and complete the step. */
+  | { kind: 'fanIn' }
+  /** In a limited fan-out, the slot of each finished child moves on from these indexes. */
+  | { kind: 'nextInSlots'; from: number[] }
+  /** Other children are still running; the one that finishes last carries on. */
+  | { kind: 'wait' };
+
+/** Every child of a fan-out step completed: the counters reach the total, with no failure. */
+export function everyChildCompleted(counts: FanCounts | undefined): counts is FanCounts {
+  return counts !== undefined && counts.failed === 0 && counts.done >= counts.total;
+}
+
+/** Some child of a fan-out step has still to finish: the completed and failed fall short of the total. */
+export function childrenStillToFinish(counts: FanCounts): boolean {
+  return counts.done + counts.failed < counts.total;
+}
+
+/**
+ * Children of one fan-out step finished: a failed one fails the step; when every child has
+ * completed the step fans in; otherwise, in a limited fan-out, each finished child's slot starts
+ * its next child.
+ */
+export function afterChildrenFinished(
+  finished: readonly ChildFinished[],
+  counts: FanCounts | undefined,
+  limits: SlotLimits | undefined,
+): ChildrenFinishedPlan {
+  const failed = finished.find((item) => item.status === 'failed');
+  if (failed) return { kind: 'failStep', index: failed.index };
+  if (everyChildCompleted(counts)) return { kind: 'fanIn' };
+  if (limits && isLimited(limits))
+    return { kind: 'nextInSlots', from: finished.map((item) => item.index + limits.concurrency) };
+  return { kind: 'wait' };
+}
+
+/**
+ * A finished child's follow-up marked `onlyIfLast` is not needed when the commit that counted the
+ * child (`outcome`, same parent and step) left the counters short of the total: another child is
+ * still to finish, and the one that does will carry the fan-in. A store that counts the child in the
+ * same write may leave such an entry out, and saves writing and deleting it for all but one child.
+ */
+export function followUpNotNeeded(
+  entry: OutboxEntry,
+  outcome: ChildOutcome | undefined,
+  counts: FanCounts | undefined,
+): boolean {
+  if (entry.kind !== 'followUp' || !outcome || !counts) return false;
+  const followUp = entry.followUp;
+  return (
+    followUp.kind === 'childFinished' &&
+    followUp.onlyIfLast === true &&
+    followUp.parentId === outcome.parentId &&
+    followUp.step === outcome.step &&
+    childrenStillToFinish(counts)
+  );
+}

@@ -1,0 +1,60 @@
+import { parseJsonObjectBody } from '../json.js';
+import type { InboundReply } from '../ports/bus.js';
+import type { JobEvent } from './events.js';
+import { parseCorrelationId } from './types.js';
+
+export const DEFAULT_MAX_REPLY_BYTES = 1024 * 1024;
+
+/** Error messages taken from a worker's reply are cut to this many characters. */
+const MAX_ERROR_MESSAGE = 4000;
+
+export type ReplyEvent =
+  | { ok: true; jobId: string; event: JobEvent; correlationId: string }
+  | { ok: false; reason: string; correlationId?: string };
+
+/**
+ * A worker's message as the engine sees it. A message without a usable correlation id cannot name a
+ * job: it is refused (the caller logs and counts it). A body that is not a JSON object fails the
+ * attempt, as workflows.md says, and so does one over the size limit.
+ */
+export function replyEvent(reply: InboundReply, maxBytes = DEFAULT_MAX_REPLY_BYTES): ReplyEvent {
+  const correlationId = reply.correlationId?.trim();
+  if (!correlationId) return { ok: false, reason: 'the reply has no correlation id' };
+  const target = parseCorrelationId(correlationId);
+  if (!target) {
+    return { ok: false, reason: 'the correlation id is not "<job uuid>:<step>"', correlationId };
+  }
+  const { jobId, step } = target;
+  const attempt = reply.attempt !== undefined && Number.isInteger(reply.attempt) ? reply.attempt : undefined;
+  const base = { ok: true as const, jobId, correlationId };
+  if (reply.type === 'heartbeat') return { ...base, event: { type: 'heartbeat', step, attempt } };
+  const tooLarge = oversizedReply(reply.body, maxBytes);
+  if (tooLarge) return { ...base, event: { type: 'failure', step, attempt, message: tooLarge } };
+  if (reply.type === 'error')
+    return { ...base, event: { type: 'failure', step, attempt, message: errorReplyMessage(reply.body) } };
+  const parsed = parseJsonObjectBody(reply.body);
+  if (!parsed.ok)
+    return { ...base, event: { type: 'failure', step, attempt, message: `invalid reply: ${parsed.error}` } };
+  return { ...base, event: { type: 'reply', step, attempt, output: parsed.value } };
+}
+
+/** A reply over the size limit fails its attempt, saying why; undefined when it is within the limit. */
+export function oversizedReply(body: string, maxBytes: number): string | undefined {
+  const size = Buffer.byteLength(body);
+  return size > maxBytes ? `the reply is ${size} bytes; replies may be at most ${maxBytes}` : undefined;
+}
+
+/**
+ * An error reply's message: the body's `error` (or `message`) when the body is a JSON object that
+ * has one, else the body's text, else a fixed sentence; cut to 4000 characters.
+ */
+export function errorReplyMessage(body: string): string {
+  const parsed = parseJsonObjectBody(body);
+  if (parsed.ok) {
+    const error = parsed.value.error ?? parsed.value.message;
+    if (typeof error === 'string' && error) return error.slice(0, MAX_ERROR_MESSAGE);
+    if (error !== undefined) return JSON.stringify(error).slice(0, MAX_ERROR_MESSAGE);
+  }
+  const text = body.trim();
+  return text ? text.slice(0, MAX_ERROR_MESSAGE) : 'the worker replied with an error';
+}

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_REPLY_BYTES, errorReplyMessage, replyEvent } from '../../../engine/index.js';
+
+const JOB = '00000000-0000-4000-8000-0000000000aa';
+const ID = `${JOB}:fetch`;
+
+describe('Rules: a worker reply as an event', () => {
+  it('refuses a message without a usable correlation id: it names no job', () => {
+    expect(replyEvent({ body: '{}' })).toEqual({ ok: false, reason: 'the reply has no correlation id' });
+    expect(replyEvent({ correlationId: '  ', body: '{}' })).toMatchObject({ ok: false });
+    expect(replyEvent({ correlationId: 'not-a-job:fetch', body: '{}' })).toEqual({
+      ok: false,
+      reason: 'the correlation id is not "<job uuid>:<step>"',
+      correlationId: 'not-a-job:fetch',
+    });
+  });
+
+  it('turns a JSON object body into the reply of the step, with the attempt it echoes', () => {
+    expect(replyEvent({ correlationId: ID, body: '{"n":1}', attempt: 2 })).toEqual({
+      ok: true,
+      jobId: JOB,
+      correlationId: ID,
+      event: { type: 'reply', step: 'fetch', attempt: 2, output: { n: 1 } },
+    });
+  });
+
+  it('reads the job id case-insensitively and drops an attempt that is not an integer', () => {
+    const parsed = replyEvent({ correlationId: `${JOB.toUpperCase()}:fetch`, body: '{}', attempt: 1.5 });
+    expect(parsed).toMatchObject({ ok: true, jobId: JOB, event: { type: 'reply', attempt: undefined } });
+  });
+
+  it('fails the attempt when the body is not a JSON object', () => {
+    for (const body of ['[1]', '"text"', 'not json']) {
+      const parsed = replyEvent({ correlationId: ID, body });
+      expect(parsed).toMatchObject({ ok: true, event: { type: 'failure', step: 'fetch' } });
+      if (parsed.ok && parsed.event.type === 'failure')
+        expect(parsed.event.message).toMatch(/^invalid reply: /);
+    }
+  });
+
+  it('reads an empty body or null as an empty object', () => {
+    for (const body of ['', ' null ']) {
+      expect(replyEvent({ correlationId: ID, body })).toMatchObject({ event: { type: 'reply', output: {} } });
+    }
+  });
+
+  it('fails the attempt when the body is over the size limit, counting bytes, not characters', () => {
+    const body = JSON.stringify({ text: 'é'.repeat(10) });
+    const size = Buffer.byteLength(body);
+    expect(replyEvent({ correlationId: ID, body }, size)).toMatchObject({ event: { type: 'reply' } });
+    expect(replyEvent({ correlationId: ID, body }, size - 1)).toMatchObject({
+      event: {
+        type: 'failure',
+        message: `the reply is ${size} bytes; replies may be at most ${size - 1}`,
+      },
+    });
+    expect(DEFAULT_MAX_REPLY_BYTES).toBe(1024 * 1024);
+  });
+
+  it('keeps a heartbeat a heartbeat, whatever its body', () => {
+    expect(
+      replyEvent({ correlationId: ID, body: 'x'.repeat(10), type: 'heartbeat', attempt: 1 }, 1),
+    ).toMatchObject({
+      event: { type: 'heartbeat', step: 'fetch', attempt: 1 },
+    });
+  });
+
+  it('fails the attempt with the message of an error reply', () => {
+    expect(replyEvent({ correlationId: ID, body: '{"error":"boom"}', type: 'error' })).toMatchObject({
+      event: { type: 'failure', step: 'fetch', message: 'boom' },
+    });
+  });
+});
+
+describe('Rules: the message of an error reply', () => {
+  it('takes the body’s error, else its message, as text', () => {
+    expect(errorReplyMessage('{"error":"boom","message":"other"}')).toBe('boom');
+    expect(errorReplyMessage('{"message":"other"}')).toBe('other');
+    expect(errorReplyMessage('{"error":{"code":7}}')).toBe('{"code":7}');
+  });
+
+  it('takes the body’s text when it has no error, or a fixed sentence when it is empty', () => {
+    expect(errorReplyMessage('  disk full  ')).toBe('disk full');
+    expect(errorReplyMessage('   ')).toBe('the worker replied with an error');
+  });
+
+  it('cuts the message to 4000 characters', () => {
+    expect(errorReplyMessage(JSON.stringify({ error: 'x'.repeat(5000) }))).toHaveLength(4000);
+    expect(errorReplyMessage('y'.repeat(5000))).toHaveLength(4000);
+  });
+});
