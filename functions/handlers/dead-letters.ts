@@ -3,7 +3,7 @@ import { drainOutbox } from '../aws/drain-outbox.js';
 import { fromEnvironment } from '../aws/from-env.js';
 import { invocation } from '../aws/invocation.js';
 import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
-import { settleSqsBatch } from '../aws/sqs-batch.js';
+import { settleEachSqsRecord } from '../aws/sqs-batch.js';
 import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
 import type { Manager } from '../manager/manager.js';
 
@@ -37,11 +37,7 @@ export function createDeadLettersHandler(deps: DeadLettersDeps): DeadLettersHand
   };
   return (event, context) =>
     invocation(telemetry, context, async () => {
-      const response = await settleSqsBatch(
-        event.Records,
-        { all: async (records) => void (await Promise.all(records.map(failAttempt))), one: failAttempt },
-        telemetry.logger,
-      );
+      const response = await settleEachSqsRecord(event.Records, failAttempt, telemetry.logger);
       await drainOutbox(manager, telemetry.logger, context);
       return response;
     });
