@@ -3,20 +3,15 @@ import type { Bus } from '../../engine/ports/bus.js';
 import { handleApiGatewayEvent } from '../api/api-handler.js';
 import { ApiService, type ApiStore } from '../api/api-service.js';
 import type { ApiDeps } from '../api/router.js';
-import { drainOutbox } from '../aws/drain-outbox.js';
+import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import { fromEnvironment } from '../aws/from-env.js';
-import { invocation } from '../aws/invocation.js';
-import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
 import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
 import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
 import { loadDashboard } from '../dashboard/load-dashboard.js';
-import type { Manager } from '../manager/manager.js';
 
-export interface ApiHandlerDeps {
-  manager: Manager;
+export interface ApiHandlerDeps extends ManagerHandlerDeps {
   store: ApiStore;
   bus: Pick<Bus, 'ping'>;
-  telemetry: LambdaTelemetry;
   maxBodyBytes: number;
   dashboard?: ApiDeps['dashboard'];
 }
@@ -39,11 +34,7 @@ export function createApiHandler(deps: ApiHandlerDeps): ApiHandler {
     dashboard: deps.dashboard,
   };
   return (event, context) =>
-    invocation(deps.telemetry, context, async () => {
-      const result = await handleApiGatewayEvent(event, apiDeps);
-      await drainOutbox(deps.manager, deps.telemetry.logger, context, API_DRAIN_MAX_MS);
-      return result;
-    });
+    drainingInvocation(deps, context, () => handleApiGatewayEvent(event, apiDeps), API_DRAIN_MAX_MS);
 }
 
 const fromEnv = fromEnvironment({ sqs: sqsBusFactory, rabbitmq: rabbitMqBusFactory }, async (container) =>

@@ -1,16 +1,8 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { drainOutbox } from '../aws/drain-outbox.js';
+import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import { fromEnvironment } from '../aws/from-env.js';
-import { invocation } from '../aws/invocation.js';
-import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
-import { settleSqsBatch } from '../aws/sqs-batch.js';
+import { settleEachSqsRecord } from '../aws/sqs-batch.js';
 import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
-import type { Manager } from '../manager/manager.js';
-
-export interface DeadLettersDeps {
-  manager: Manager;
-  telemetry: LambdaTelemetry;
-}
 
 export type DeadLettersHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
@@ -19,7 +11,7 @@ export type DeadLettersHandler = (event: SQSEvent, context?: Context) => Promise
  * attempt, if that attempt is still the current one, with a message that names the queue and the
  * receive count. A message without a correlation id names no job: it is logged and dropped.
  */
-export function createDeadLettersHandler(deps: DeadLettersDeps): DeadLettersHandler {
+export function createDeadLettersHandler(deps: ManagerHandlerDeps): DeadLettersHandler {
   const { manager, telemetry } = deps;
   const failAttempt = async (record: SQSRecord): Promise<void> => {
     const correlationId = record.messageAttributes?.correlation_id?.stringValue;
@@ -36,15 +28,9 @@ export function createDeadLettersHandler(deps: DeadLettersDeps): DeadLettersHand
     await manager.deadLettered(correlationId, attempt, detail);
   };
   return (event, context) =>
-    invocation(telemetry, context, async () => {
-      const response = await settleSqsBatch(
-        event.Records,
-        { all: async (records) => void (await Promise.all(records.map(failAttempt))), one: failAttempt },
-        telemetry.logger,
-      );
-      await drainOutbox(manager, telemetry.logger, context);
-      return response;
-    });
+    drainingInvocation(deps, context, () =>
+      settleEachSqsRecord(event.Records, failAttempt, telemetry.logger),
+    );
 }
 
 /** Why the attempt failed, in the words a person reading the job sees. */

@@ -1,16 +1,8 @@
 import type { Context } from 'aws-lambda';
 import { type AmazonMqRabbitEvent, amazonMqReplies } from '../aws/amazon-mq-event.js';
-import { drainOutbox } from '../aws/drain-outbox.js';
+import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import { fromEnvironment } from '../aws/from-env.js';
-import { invocation } from '../aws/invocation.js';
-import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
 import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
-import type { Manager } from '../manager/manager.js';
-
-export interface RepliesMqDeps {
-  manager: Manager;
-  telemetry: LambdaTelemetry;
-}
 
 export type RepliesMqHandler = (event: AmazonMqRabbitEvent, context?: Context) => Promise<void>;
 
@@ -20,10 +12,10 @@ export type RepliesMqHandler = (event: AmazonMqRabbitEvent, context?: Context) =
  * batch must come back (the store could not take it); handling a reply again changes nothing, and a
  * malformed reply is logged, counted and dropped by the manager.
  */
-export function createRepliesMqHandler(deps: RepliesMqDeps): RepliesMqHandler {
+export function createRepliesMqHandler(deps: ManagerHandlerDeps): RepliesMqHandler {
   const { manager, telemetry } = deps;
   return (event, context) =>
-    invocation(telemetry, context, async () => {
+    drainingInvocation(deps, context, async () => {
       const replies = amazonMqReplies(event);
       try {
         await manager.handleReplies(replies);
@@ -34,7 +26,6 @@ export function createRepliesMqHandler(deps: RepliesMqDeps): RepliesMqHandler {
         });
         throw error;
       }
-      await drainOutbox(manager, telemetry.logger, context);
     });
 }
 

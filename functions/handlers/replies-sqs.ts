@@ -1,17 +1,9 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { parseSqsReply } from '../adapters/sqs/reply.js';
-import { drainOutbox } from '../aws/drain-outbox.js';
+import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import { fromEnvironment } from '../aws/from-env.js';
-import { invocation } from '../aws/invocation.js';
-import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
 import { settleSqsBatch } from '../aws/sqs-batch.js';
 import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
-import type { Manager } from '../manager/manager.js';
-
-export interface RepliesSqsDeps {
-  manager: Manager;
-  telemetry: LambdaTelemetry;
-}
 
 export type RepliesSqsHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
@@ -20,21 +12,19 @@ export type RepliesSqsHandler = (event: SQSEvent, context?: Context) => Promise<
  * names no job (malformed) is logged, counted and dropped by the manager: not a failure. A failure
  * to store (throttling beyond the retries, an outage) is: only the messages that fail come back.
  */
-export function createRepliesSqsHandler(deps: RepliesSqsDeps): RepliesSqsHandler {
+export function createRepliesSqsHandler(deps: ManagerHandlerDeps): RepliesSqsHandler {
   const { manager, telemetry } = deps;
   return (event, context) =>
-    invocation(telemetry, context, async () => {
-      const response = await settleSqsBatch(
+    drainingInvocation(deps, context, () =>
+      settleSqsBatch(
         event.Records,
         {
           all: (records) => manager.handleReplies(records.map(parseSqsReply)),
           one: (record) => manager.handleReplies([parseSqsReply(record)]),
         },
         telemetry.logger,
-      );
-      await drainOutbox(manager, telemetry.logger, context);
-      return response;
-    });
+      ),
+    );
 }
 
 const fromEnv = fromEnvironment({ sqs: sqsBusFactory }, createRepliesSqsHandler);

@@ -2,21 +2,16 @@ import type { Context, ScheduledEvent, SQSBatchResponse, SQSEvent, SQSRecord } f
 import { type Timer, timerId } from '../../engine/job/types.js';
 import type { Housekeeping } from '../../engine/ports/store.js';
 import { decodeTimer, type SqsTimers } from '../adapters/sqs/timers.js';
-import { drainOutbox } from '../aws/drain-outbox.js';
+import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import { fromEnvironment } from '../aws/from-env.js';
-import { invocation } from '../aws/invocation.js';
-import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
 import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
 import { settleSqsBatch } from '../aws/sqs-batch.js';
 import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
-import type { Manager } from '../manager/manager.js';
 
-export interface TimersDeps {
-  manager: Manager;
+export interface TimersDeps extends ManagerHandlerDeps {
   /** Where the sweep finds due timers and deletes jobs past retention. */
   store: Pick<Housekeeping, 'listTimers' | 'deleteFinishedJobs'>;
   timers: Pick<SqsTimers, 'resend'>;
-  telemetry: LambdaTelemetry;
   /** @default Date.now */
   clock?: () => number;
   /** Timers read from the store per round of the sweep. @default 500 */
@@ -85,19 +80,16 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
   };
 
   return (event, context) =>
-    invocation(telemetry, context, async () => {
-      let response: SQSBatchResponse | undefined;
+    drainingInvocation(deps, context, async () => {
       if ('Records' in event) {
-        response = await settleSqsBatch(
+        return settleSqsBatch(
           event.Records,
           { all: fireMessages, one: (record) => fireMessages([record]) },
           telemetry.logger,
         );
-      } else {
-        await sweep();
       }
-      await drainOutbox(manager, telemetry.logger, context);
-      return response;
+      await sweep();
+      return undefined;
     });
 }
 

@@ -67,6 +67,22 @@ export function aRequest(job: JobRecord, step = 'a', attempt = 1): StepRequest {
   };
 }
 
+/** A request to `queue` for a job of its own, as a bus sends it. */
+export function aRequestTo(queue: string, overrides: Partial<StepRequest> = {}): StepRequest {
+  const jobId = uuid();
+  const step = overrides.step ?? 'count';
+  return {
+    jobId,
+    step,
+    queue,
+    vhost: null,
+    correlationId: `${jobId}:${step}`,
+    attempt: 1,
+    body: { text: 'hello' },
+    ...overrides,
+  };
+}
+
 export function requestEntry(job: JobRecord, id = `${job.id}:${job.rev}:r0`, createdAt = 1_000): OutboxEntry {
   return { id, kind: 'request', jobId: job.id, createdAt, request: aRequest(job) };
 }

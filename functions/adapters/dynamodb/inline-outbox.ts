@@ -108,9 +108,6 @@ export interface InlinePlan {
   index: { pk: string; sk: string };
 }
 
-/** The short ids among `shorts` that are requests (a stopping job drops those, not its follow-ups). */
-export const requestsAmong = (shorts: readonly string[]): string[] => shorts.filter(isRequest);
-
 /** What a head holds of one inline entry: its bytes, and a request's step and attempt. */
 export interface HeldEntry {
   bytes: number;

@@ -41,14 +41,6 @@ export class SqsSendError extends AggregateError {
   }
 }
 
-/** The undeliverable requests a bus reports, whether it threw one `UndeliverableError` or an aggregate. */
-export function undeliverableRequests(error: unknown): UndeliverableError[] {
-  if (error instanceof UndeliverableError) return [error];
-  if (error instanceof AggregateError)
-    return error.errors.filter((inner) => inner instanceof UndeliverableError);
-  return [];
-}
-
 function describe(errors: readonly (UndeliverableError | RetryableSendError)[], total: number): string {
   const shown = errors.slice(0, 5).map((error) => {
     const kind = error instanceof UndeliverableError ? 'undeliverable' : 'retryable';

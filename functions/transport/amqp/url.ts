@@ -21,12 +21,8 @@ export function vhostOfUrl(url: string): string {
 
 /** The URL with its password replaced by `***`: safe for logs and error messages. */
 export function redactUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return '<unparseable AMQP URL>';
-  }
+  const parsed = URL.parse(url);
+  if (!parsed) return '<unparseable AMQP URL>';
   if (parsed.password !== '') parsed.password = '***';
   return parsed.toString();
 }
@@ -48,12 +44,7 @@ export function describeError(error: unknown, url: string): string {
 }
 
 function passwordForms(url: string): string[] {
-  let password: string;
-  try {
-    password = new URL(url).password;
-  } catch {
-    return [];
-  }
+  const password = URL.parse(url)?.password ?? '';
   if (password === '') return [];
   const forms = new Set([password]);
   try {
@@ -65,12 +56,8 @@ function passwordForms(url: string): string[] {
 }
 
 function parseAmqpUrl(url: string): URL {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new Error(`invalid AMQP URL: ${redactUrl(url)}`);
-  }
+  const parsed = URL.parse(url);
+  if (!parsed) throw new Error(`invalid AMQP URL: ${redactUrl(url)}`);
   if (parsed.protocol !== 'amqp:' && parsed.protocol !== 'amqps:') {
     throw new Error(`an AMQP URL starts with amqp:// or amqps://, not ${parsed.protocol}//`);
   }

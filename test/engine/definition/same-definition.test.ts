@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { definitionText, versionToSave, type WorkflowDefinition } from '../../../engine/index.js';
+import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
+import type { WorkflowDefinition } from '../../../engine/definition/types.js';
 
 const definition: WorkflowDefinition = { name: 'wf', steps: [{ name: 'a' }, { name: 'b', depends: ['a'] }] };
 

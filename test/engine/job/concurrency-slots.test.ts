@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isLimited, type JobStatus, slotIndexesFrom, slotStarts, slotTurn } from '../../../engine/index.js';
+import { isLimited, slotIndexesFrom, slotStarts, slotTurn } from '../../../engine/job/concurrency-slots.js';
+import type { JobStatus } from '../../../engine/job/types.js';
 
 const statusesOf =
   (statuses: readonly (JobStatus | undefined)[]) =>

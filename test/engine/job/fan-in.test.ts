@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   afterChildrenFinished,
   type ChildFinished,
-  type ChildOutcome,
   everyChildCompleted,
   followUpNotNeeded,
-  type OutboxEntry,
-} from '../../../engine/index.js';
+} from '../../../engine/job/fan-in.js';
+import type { ChildOutcome } from '../../../engine/job/transition.js';
+import type { OutboxEntry } from '../../../engine/ports/store.js';
 
 const PARENT = '00000000-0000-4000-8000-000000000001';
 

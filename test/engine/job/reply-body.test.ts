@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_REPLY_BYTES, errorReplyMessage, replyEvent } from '../../../engine/index.js';
+import { DEFAULT_MAX_REPLY_BYTES, errorReplyMessage, replyEvent } from '../../../engine/job/reply-body.js';
 
 const JOB = '00000000-0000-4000-8000-0000000000aa';
 const ID = `${JOB}:fetch`;

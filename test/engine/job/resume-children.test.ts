@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type JobStatus, resetOnResume, resumeFanOut } from '../../../engine/index.js';
+import { resetOnResume, resumeFanOut } from '../../../engine/job/resume-children.js';
+import type { JobStatus } from '../../../engine/job/types.js';
 
 describe('Rules: resuming the children of a retried fan-out step', () => {
   it('resets failed and cancelled children, and keeps the others', () => {

@@ -16,7 +16,7 @@ const FORBIDDEN_INPUTS = [
 const OTHER_BUS: Record<string, RegExp[]> = {
   'replies-sqs': [/node_modules\/amqplib\//, /client-secrets-manager/],
   'dead-letters': [/node_modules\/amqplib\//, /client-secrets-manager/],
-  'replies-mq': [/functions\/adapters\/sqs-bus\.ts/],
+  'replies-mq': [/functions\/adapters\/sqs\/bus\.ts/],
 };
 
 async function bundle(name: string) {

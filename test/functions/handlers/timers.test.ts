@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import type { Timer } from '../../../engine/index.js';
+import type { Store, Timer } from '../../../engine/index.js';
 import { DynamoDbStore } from '../../../functions/adapters/dynamodb/store.js';
 import { encodeTimer, SqsTimers } from '../../../functions/adapters/sqs/timers.js';
 import { createTimersHandler } from '../../../functions/handlers/timers.js';
@@ -32,6 +32,26 @@ function timersHandler(harness: MemoryManager) {
     telemetry: harness.telemetry,
     clock: () => harness.now.value,
   });
+}
+
+/**
+ * A handler stores a job and dies before its first request is sent; the timers handler of another
+ * container, on `sweeperStore`, sweeps 30 s later and then at each of `sweepsAfterMs` after the crash.
+ */
+async function crashThenSweep(crashed: MemoryManager, sweeperStore: Store, sweepsAfterMs: number[]) {
+  await crashed.manager.registerWorkflow({ name: 'plain', steps: [{ name: 'wait' }] });
+  crashed.manager.stop();
+  const { job } = await crashed.manager.startJob({ workflow: 'plain' });
+  const unsent = crashed.bus.sent.length;
+  const sweeper = memoryManager({ store: sweeperStore, start: crashed.now.value + 30_000 });
+  const handler = timersHandler(sweeper);
+  await handler(aScheduledEvent());
+  const sentWhileYoung = sweeper.bus.sent.length;
+  for (const afterMs of sweepsAfterMs) {
+    sweeper.now.value = crashed.now.value + afterMs;
+    await handler(aScheduledEvent());
+  }
+  return { job, unsent, sentWhileYoung, sent: sweeper.bus.sent.map((request) => request.correlationId) };
 }
 
 describe('Handler: timers', () => {
@@ -167,24 +187,16 @@ describe('Handler: timers', () => {
     });
 
     it('sends again what a crashed handler stored but never sent, once it is a minute old', async () => {
-      // Prepare: a handler stores a job and dies before its outbox is sent.
+      // Prepare
       const crashed = memoryManager();
-      await crashed.manager.registerWorkflow({ name: 'plain', steps: [{ name: 'wait' }] });
-      crashed.manager.stop();
-      const { job } = await crashed.manager.startJob({ workflow: 'plain' });
-      expect(crashed.bus.sent).toEqual([]);
-      const sweeper = memoryManager({ store: crashed.store, start: crashed.now.value + 30_000 });
-      const handler = timersHandler(sweeper);
 
       // Act
-      await handler(aScheduledEvent());
-      const tooYoung = sweeper.bus.sent.length;
-      sweeper.now.value = crashed.now.value + 61_000;
-      await handler(aScheduledEvent());
+      const { job, unsent, sentWhileYoung, sent } = await crashThenSweep(crashed, crashed.store, [61_000]);
 
       // Assess
-      expect(tooYoung).toBe(0);
-      expect(sweeper.bus.sent.map((request) => request.correlationId)).toEqual([`${job.id}:wait`]);
+      expect(unsent).toBe(0);
+      expect(sentWhileYoung).toBe(0);
+      expect(sent).toEqual([`${job.id}:wait`]);
       expect((await crashed.store.pendingOutbox({ limit: 10 })).entries).toEqual([]);
     });
 
@@ -195,26 +207,19 @@ describe('Handler: timers', () => {
         const tableName = uniqueTableName('timers-sweep');
         await createSwitchyardTable(dynamo.client, tableName);
         const crashed = memoryManager({ store: new DynamoDbStore({ client: dynamo.client, tableName }) });
-        await crashed.manager.registerWorkflow({ name: 'plain', steps: [{ name: 'wait' }] });
-        crashed.manager.stop();
-        const { job } = await crashed.manager.startJob({ workflow: 'plain' });
-        const sweeper = memoryManager({
-          store: new DynamoDbStore({ client: dynamo.client, tableName }),
-          start: crashed.now.value + 30_000,
-        });
-        const handler = timersHandler(sweeper);
+        const sweeperStore = new DynamoDbStore({ client: dynamo.client, tableName });
 
         // Act
-        await handler(aScheduledEvent());
-        const tooYoung = sweeper.bus.sent.length;
-        sweeper.now.value = crashed.now.value + 61_000;
-        await handler(aScheduledEvent());
-        sweeper.now.value = crashed.now.value + 121_000;
-        await handler(aScheduledEvent());
+        const { job, unsent, sentWhileYoung, sent } = await crashThenSweep(
+          crashed,
+          sweeperStore,
+          [61_000, 121_000],
+        );
 
         // Assess
-        expect(tooYoung).toBe(0);
-        expect(sweeper.bus.sent.map((request) => request.correlationId)).toEqual([`${job.id}:wait`]);
+        expect(unsent).toBe(0);
+        expect(sentWhileYoung).toBe(0);
+        expect(sent).toEqual([`${job.id}:wait`]);
       } finally {
         await dynamo.stop();
       }

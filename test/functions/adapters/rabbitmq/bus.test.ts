@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Channel, ChannelModel, GetMessage } from 'amqplib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { StepRequest } from '../../../../engine/job/types.js';
 import { type InboundReply, UndeliverableError } from '../../../../engine/ports/bus.js';
 import { RabbitMqBus } from '../../../../functions/adapters/rabbitmq/bus.js';
 import type { RabbitMqLogger } from '../../../../functions/transport/amqp/connection.js';
+import { aRequestTo } from '../../../support/factories.js';
 import {
   AMQP_URL,
   addVhost,
@@ -51,21 +50,6 @@ function aBus(options: { replyQueue?: string; url?: string; logger?: RabbitMqLog
   const bus = new RabbitMqBus({ url: AMQP_URL, connectionName, logger: silent, ...options });
   busesToClose.push(bus);
   return { bus, connectionName };
-}
-
-function aRequest(queue: string, overrides: Partial<StepRequest> = {}): StepRequest {
-  const jobId = randomUUID();
-  const step = overrides.step ?? 'count';
-  return {
-    jobId,
-    step,
-    queue,
-    vhost: null,
-    correlationId: `${jobId}:${step}`,
-    attempt: 1,
-    body: { text: 'hello' },
-    ...overrides,
-  };
 }
 
 /** Takes every message of a queue (acknowledging them), until it has `count`. */
@@ -116,7 +100,7 @@ describe('Class: RabbitMqBus', () => {
       const queue = aQueue();
       const replyQueue = uniqueName('rmq-bus-replies');
       const { bus } = aBus({ replyQueue });
-      const request = aRequest(queue, {
+      const request = aRequestTo(queue, {
         attempt: 3,
         body: { text: 'hello', n: 1, nested: { list: [1, 'a'] } },
       });
@@ -142,7 +126,7 @@ describe('Class: RabbitMqBus', () => {
       const queue = aQueue();
       const { bus } = aBus();
 
-      await bus.send([aRequest(queue)]);
+      await bus.send([aRequestTo(queue)]);
 
       const [message] = await drainQueue(inspector.channel, queue, 1);
       expect(message?.properties.replyTo).toBe('workflow-manager');
@@ -154,7 +138,7 @@ describe('Class: RabbitMqBus', () => {
       const { bus } = aBus();
 
       // Act
-      await bus.send([aRequest(queue), aRequest(queue)]);
+      await bus.send([aRequestTo(queue), aRequestTo(queue)]);
 
       // Assess: the messages are there the moment send resolves (confirmed), in a queue whose
       // declaration matches the original workers' (durable, no arguments).
@@ -170,7 +154,7 @@ describe('Class: RabbitMqBus', () => {
       const { bus } = aBus({ replyQueue });
 
       // Act: the request goes out, and a worker answers it the way workers do (no `mandatory`).
-      await bus.send([aRequest(queue)]);
+      await bus.send([aRequestTo(queue)]);
       const [request] = await drainQueue(inspector.channel, queue, 1);
       inspector.channel.sendToQueue(request!.properties.replyTo, Buffer.from('{}'), {
         correlationId: request!.properties.correlationId,
@@ -188,7 +172,7 @@ describe('Class: RabbitMqBus', () => {
       const queues = [aQueue(), aQueue(), aQueue(), aQueue()];
       const { bus } = aBus();
       const requests = Array.from({ length: 10_000 }, (_, index) =>
-        aRequest(queues[index % queues.length] as string, { body: { index, text: 'x'.repeat(200) } }),
+        aRequestTo(queues[index % queues.length] as string, { body: { index, text: 'x'.repeat(200) } }),
       );
 
       // Act
@@ -205,9 +189,9 @@ describe('Class: RabbitMqBus', () => {
     it('rejects a request to a queue name RabbitMQ cannot have with UndeliverableError, sending nothing', async () => {
       const queue = aQueue();
       const { bus } = aBus();
-      const bad = aRequest('q'.repeat(256));
+      const bad = aRequestTo('q'.repeat(256));
 
-      const sending = bus.send([aRequest(queue), bad]);
+      const sending = bus.send([aRequestTo(queue), bad]);
 
       await expect(sending).rejects.toBeInstanceOf(UndeliverableError);
       await expect(sending).rejects.toMatchObject({ correlationId: bad.correlationId });
@@ -218,12 +202,12 @@ describe('Class: RabbitMqBus', () => {
       // Prepare
       const queue = aQueue();
       const { bus } = aBus();
-      await bus.send([aRequest(queue)]);
+      await bus.send([aRequestTo(queue)]);
       await inspector.channel.deleteQueue(queue);
 
       // Act / Assess: the broker returns the request (mandatory) and send rejects, so the caller retries.
-      await expect(bus.send([aRequest(queue)])).rejects.toThrow(/does not exist/);
-      await bus.send([aRequest(queue)]);
+      await expect(bus.send([aRequestTo(queue)])).rejects.toThrow(/does not exist/);
+      await bus.send([aRequestTo(queue)]);
       expect(await messageCount(queue)).toBe(1);
     });
 
@@ -231,7 +215,7 @@ describe('Class: RabbitMqBus', () => {
       // Prepare
       const queue = aQueue();
       const { bus, connectionName } = aBus();
-      const batches = Array.from({ length: 40 }, () => Array.from({ length: 250 }, () => aRequest(queue)));
+      const batches = Array.from({ length: 40 }, () => Array.from({ length: 250 }, () => aRequestTo(queue)));
       let failedSends = 0;
 
       // Act: send like the manager's outbox does (keep a batch until send resolves), and drop the
@@ -269,7 +253,7 @@ describe('Class: RabbitMqBus', () => {
       try {
         const queue = uniqueName('rmq-bus-test');
         const { bus } = aBus();
-        const request = aRequest(queue, { vhost });
+        const request = aRequestTo(queue, { vhost });
 
         // Act
         await bus.send([request]);

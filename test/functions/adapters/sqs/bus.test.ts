@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
@@ -10,11 +9,11 @@ import {
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { StepRequest } from '../../../../engine/job/types.js';
 import type { JsonObject } from '../../../../engine/json.js';
 import { UndeliverableError } from '../../../../engine/ports/bus.js';
 import { SqsBus } from '../../../../functions/adapters/sqs/bus.js';
 import { SqsSendError } from '../../../../functions/adapters/sqs/send-error.js';
+import { aRequestTo } from '../../../support/factories.js';
 import {
   createQueue,
   type Fauxqs,
@@ -32,21 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sqs.stop();
 });
-
-function stepRequest(queue: string, overrides: Partial<StepRequest> = {}): StepRequest {
-  const jobId = randomUUID();
-  const step = overrides.step ?? 'count';
-  return {
-    jobId,
-    step,
-    queue,
-    vhost: null,
-    correlationId: `${jobId}:${step}`,
-    attempt: 1,
-    body: { text: 'hello' },
-    ...overrides,
-  };
-}
 
 /** A body whose JSON is exactly `bytes` long. */
 function bodyOfSize(bytes: number): JsonObject {
@@ -96,7 +80,7 @@ describe('Class: SqsBus (on fauxqs)', () => {
       const { url: queueUrl } = await createQueue(sqs.client, `${prefix}count`);
       const { url: replyQueueUrl } = await createQueue(sqs.client, `${prefix}replies`);
       const bus = new SqsBus({ client: sqs.client, queuePrefix: prefix, replyQueueUrl });
-      const request = stepRequest('count', { attempt: 2, body: { text: 'héllo', n: 3 } });
+      const request = aRequestTo('count', { attempt: 2, body: { text: 'héllo', n: 3 } });
 
       // Act
       await bus.send([request]);
@@ -122,7 +106,7 @@ describe('Class: SqsBus (on fauxqs)', () => {
       const sendSpy = vi.spyOn(client, 'send');
       const bus = new SqsBus({ client, queuePrefix: prefix, replyQueueUrl: 'http://unused/replies' });
       const requests = Array.from({ length: 250 }, (_, index) =>
-        stepRequest(queues[index % 3] as string, { body: { index } }),
+        aRequestTo(queues[index % 3] as string, { body: { index } }),
       );
 
       // Act
@@ -150,7 +134,7 @@ describe('Class: SqsBus (on fauxqs)', () => {
       const client = sqs.newClient();
       const sendSpy = vi.spyOn(client, 'send');
       const bus = new SqsBus({ client, queuePrefix: prefix, replyQueueUrl: 'http://unused/replies' });
-      const requests = [1, 2, 3].map(() => stepRequest('big', { body: bodyOfSize(400_000) }));
+      const requests = [1, 2, 3].map(() => aRequestTo('big', { body: bodyOfSize(400_000) }));
 
       // Act
       await bus.send(requests);
@@ -170,9 +154,9 @@ describe('Class: SqsBus (on fauxqs)', () => {
         queuePrefix: prefix,
         replyQueueUrl: 'http://unused/replies',
       });
-      const small = stepRequest('work');
-      const tooLarge = stepRequest('work', { body: bodyOfSize(1_048_576) });
-      const largestAllowed = stepRequest('work', { body: bodyOfSize(1_048_000) });
+      const small = aRequestTo('work');
+      const tooLarge = aRequestTo('work', { body: bodyOfSize(1_048_576) });
+      const largestAllowed = aRequestTo('work', { body: bodyOfSize(1_048_000) });
 
       // Act
       const error = await sendError(bus.send([small, tooLarge, largestAllowed]));
@@ -206,7 +190,7 @@ describe('Class: SqsBus (on fauxqs)', () => {
         queuePrefix: uniqueQueuePrefix(),
         replyQueueUrl: 'http://x/r',
       });
-      const request = stepRequest('words.count');
+      const request = aRequestTo('words.count');
 
       // Act
       const error = await sendError(bus.send([request]));
@@ -220,7 +204,7 @@ describe('Class: SqsBus (on fauxqs)', () => {
       // Prepare
       const prefix = uniqueQueuePrefix();
       const bus = new SqsBus({ client: sqs.client, queuePrefix: prefix, replyQueueUrl: 'http://x/r' });
-      const request = stepRequest('missing');
+      const request = aRequestTo('missing');
 
       // Act
       const error = await sendError(bus.send([request]));
@@ -332,7 +316,7 @@ describe('Class: SqsBus (on fauxqs)', () => {
       await bus.close();
 
       // Assess
-      await expect(bus.send([stepRequest('q')])).rejects.toThrow('the SQS bus is closed');
+      await expect(bus.send([aRequestTo('q')])).rejects.toThrow('the SQS bus is closed');
     });
   });
 });
@@ -363,7 +347,7 @@ describe('Class: SqsBus (error paths, mocked SQS)', () => {
       .resolves({ Successful: [{ Id: 'r0', MessageId: 'm0', MD5OfMessageBody: '' }], Failed: [] });
 
     // Act
-    await bus.send([stepRequest('work')]);
+    await bus.send([aRequestTo('work')]);
 
     // Assess
     expect(mock.commandCalls(SendMessageBatchCommand)).toHaveLength(2);
@@ -372,7 +356,7 @@ describe('Class: SqsBus (error paths, mocked SQS)', () => {
   it('resends only the entries SQS failed, then rejects with them as retryable', async () => {
     // Prepare
     const { bus, mock } = mockedBus();
-    const requests = [stepRequest('work'), stepRequest('work'), stepRequest('work')];
+    const requests = [aRequestTo('work'), aRequestTo('work'), aRequestTo('work')];
     mock.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string }[] }) => ({
       Successful: input.Entries.filter((entry) => entry.Id !== 'r1').map((entry) => ({
         Id: entry.Id,
@@ -405,7 +389,7 @@ describe('Class: SqsBus (error paths, mocked SQS)', () => {
   it('does not resend an entry SQS refused as the sender fault: it is undeliverable', async () => {
     // Prepare
     const { bus, mock } = mockedBus();
-    const request = stepRequest('work');
+    const request = aRequestTo('work');
     mock.on(SendMessageBatchCommand).resolves({
       Successful: [],
       Failed: [{ Id: 'r0', SenderFault: true, Code: 'InvalidMessageContents', Message: 'bad characters' }],
@@ -423,7 +407,7 @@ describe('Class: SqsBus (error paths, mocked SQS)', () => {
   it('gives up at once on a client fault such as access denied, keeping the requests retryable', async () => {
     // Prepare
     const { bus, mock } = mockedBus();
-    const request = stepRequest('work');
+    const request = aRequestTo('work');
     const denied = Object.assign(new Error('not authorized to perform sqs:SendMessage'), {
       name: 'AccessDenied',
       $fault: 'client',
@@ -443,7 +427,7 @@ describe('Class: SqsBus (error paths, mocked SQS)', () => {
   it('keeps throttled requests retryable once the attempts run out', async () => {
     // Prepare
     const { bus, mock } = mockedBus();
-    const request = stepRequest('work');
+    const request = aRequestTo('work');
     mock
       .on(SendMessageBatchCommand)
       .rejects(new RequestThrottled({ message: 'Rate exceeded', $metadata: {} }));

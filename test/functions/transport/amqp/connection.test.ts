@@ -165,4 +165,12 @@ describe('Module: rabbitmq-url', () => {
     expect(vhostOfUrl('amqp://host/team%20b')).toBe('team b');
     expect(() => urlForVhost('http://u:secret@host', null)).toThrow(/amqp:\/\/ or amqps:\/\//);
   });
+
+  it('refuses a URL it cannot parse without quoting it, and redacts it whole in any text', () => {
+    const unparseable = 'amqp://u:s3cret@[not-a-host';
+
+    expect(() => vhostOfUrl(unparseable)).toThrow('invalid AMQP URL: <unparseable AMQP URL>');
+    expect(() => urlForVhost(unparseable, 'a')).toThrow(/^invalid AMQP URL: <unparseable AMQP URL>$/);
+    expect(redactSecrets(`failed: ${unparseable}`, unparseable)).toBe('failed: <unparseable AMQP URL>');
+  });
 });
