@@ -29,7 +29,7 @@ export type TimersHandler = (event: TimersEvent, context?: Context) => Promise<S
 const MAX_SWEEP_ROUNDS = 20;
 
 /**
- * Deadlines. From the timer queue: each message is a timer (sqs-timers.ts); a due one is fired, one
+ * Deadlines. From the timer queue: each message is a timer (adapters/sqs/timers.ts); a due one is fired, one
  * that is not due yet (more than 15 minutes out when armed) is sent again with a new delay. Every
  * minute (EventBridge): the sweep fires the store's due timers whose message was lost or never sent,
  * and sends again the outbox entries older than a minute, the work of a handler that crashed or ran

@@ -53,7 +53,7 @@ export function childEntry(child: JobRecord): Item | undefined {
 /**
  * The listing entry of a bucket of a fan-out step's children: `KIDS#<parent>#<step>#<bucket>` /
  * `L`, in gsi1 `CL#<workflow>#<shard>` / `<createdAt>#<parent>#<step>#<bucket>`. The children
- * listing (dynamodb-job-query.ts) reads it and then the bucket's entries, so a fan-out writes one
+ * listing (job-query.ts) reads it and then the bucket's entries, so a fan-out writes one
  * index entry per 1,000 children rather than one per child. A child of the bucket is listed with
  * the sort `<listing sort>#<index>`. The key (`childListingKey`) names the bucket, once per commit.
  */

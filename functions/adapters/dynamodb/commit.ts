@@ -56,9 +56,9 @@ export interface CommitDeps {
   newToken: () => string;
   /** Told which entries (short ids, with their times) a commit kept in its job's head, for marking them sent later. */
   onInline?: (jobId: string, entries: readonly { short: string; createdAt: number }[]) => void;
-  /** Told which requests a commit wrote into a group item (dynamodb-outbox-groups.ts). */
+  /** Told which requests a commit wrote into a group item (outbox-groups.ts). */
   onGroup?: (key: Key, ids: readonly string[]) => void;
-  /** Whether the workflow is known to be registered (dynamodb-young-heads.ts); unknown: as if not. */
+  /** Whether the workflow is known to be registered (young-heads.ts); unknown: as if not. */
   isRegistered?: (workflow: string) => boolean;
 }
 
@@ -304,11 +304,11 @@ class CommitPlan {
   /** The inline entries the head holds after this commit, when known. */
   private readonly heldAfter?: Record<string, HeldEntry>;
   private readonly overwrites: Item[] = [];
-  /** The job's own requests kept in its head (dynamodb-inline-outbox.ts) instead of outbox items. */
+  /** The job's own requests kept in its head (inline-outbox.ts) instead of outbox items. */
   readonly inline?: InlinePlan;
   /** Ids of the request entries of each job this commit sends to (for dropping unsent ones later). */
   private readonly requestsByJob = new Map<string, string[]>();
-  /** Requests for created children, many to an item (dynamodb-outbox-groups.ts). */
+  /** Requests for created children, many to an item (outbox-groups.ts). */
   private readonly groups: GroupPlan[];
   /** The entries that are outbox items of their own, with their positions in the commit. */
   private readonly items: [number, OutboxEntry][];
@@ -408,9 +408,9 @@ class CommitPlan {
   }
 
   /**
-   * The head's place in gsi3 (dynamodb-inline-outbox.ts): a running job stays there between its
+   * The head's place in gsi3 (inline-outbox.ts): a running job stays there between its
    * rounds of requests, and only an ended one that holds nothing leaves it here; a young top-level
-   * job keeps its entries out of it (dynamodb-young-heads.ts).
+   * job keeps its entries out of it (young-heads.ts).
    */
   private indexChange(): HeadInline['index'] {
     const held = this.heldAfter && Object.keys(this.heldAfter);
@@ -838,7 +838,7 @@ class CommitPlan {
    * was counted, strongly consistent) fall short of the total, since the child that completes them
    * reads them after its own write and finds them complete. Otherwise written now, as outbox items
    * (one for a whole batch of children).
-   * A crash before that write is covered by the fan-out's watcher (dynamodb-fan-watch.ts), which
+   * A crash before that write is covered by the fan-out's watcher (fan-watch.ts), which
    * recovery reads: a step whose counters are complete while it still runs gets its fan-in then.
    */
   private async settleDeferred(

@@ -22,7 +22,7 @@ const MAX_REMEMBERED = 10_000;
  * written pending (a big commit creating a nested fan-out), shard 0's version carries the starting
  * values as `bt`/`bs`/`bd`/`bf` and the shards' own `dn`/`fl` only what children added since.
  * Shard 0 is also the fan-out's watcher in gsi3 until recovery finds its step ended
- * (dynamodb-fan-watch.ts).
+ * (fan-watch.ts).
  */
 export class FanCounters {
   private readonly shards = new Map<string, number>();
@@ -129,7 +129,7 @@ export class FanCounters {
   }
 
   /**
-   * Whether the fan-out has a watcher (dynamodb-fan-watch.ts), as far as this process knows (from
+   * Whether the fan-out has a watcher (fan-watch.ts), as far as this process knows (from
    * `shardsOf`): only then may a finishing child leave out a follow-up only the last one needs.
    */
   isWatched(parentId: string, step: string): boolean {

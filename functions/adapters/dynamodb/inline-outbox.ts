@@ -287,7 +287,7 @@ const MAX_REMEMBERED = 100_000;
 
 /**
  * Where the inline entries this process committed or recovered live (the port acknowledges entries
- * by id only), and when the requests it committed were created (dynamodb-sent-log.ts logs those
+ * by id only), and when the requests it committed were created (sent-log.ts logs those
  * sent). An id it does not know is taken for an outbox item: at worst a request kept inline is sent
  * again by a later recovery, which then knows it.
  */

@@ -4,7 +4,7 @@ import type { Candidate } from './merge.js';
 import type { SentRequests } from './sent-log.js';
 import type { Item } from './table.js';
 
-/** What one recovery page knows of the inline entries it hands on (dynamodb-outbox.ts, dynamodb-young-heads.ts). */
+/** What one recovery page knows of the inline entries it hands on (outbox.ts, young-heads.ts). */
 export interface InlineRecovery {
   cursor?: string;
   createdBefore?: number;
@@ -15,7 +15,7 @@ export interface InlineRecovery {
 
 /**
  * What recovery makes of the inline entries a head holds: it hands on those created before
- * `createdBefore` and past the cursor, less the requests the sent log names (dynamodb-sent-log.ts):
+ * `createdBefore` and past the cursor, less the requests the sent log names (sent-log.ts):
  * `sent`, to remove from the head. `holds`: the head holds an entry besides those; `unsent`: it holds
  * one old enough that recovery hands on, whatever the cursor.
  */

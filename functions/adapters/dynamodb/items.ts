@@ -57,7 +57,7 @@ export const keys = {
   fanShard: (parentId: string, step: string, shard: number): Key =>
     keyOf(`FAN#${parentId}#${step}`, pad(shard, 3)),
   outbox: (id: string): Key => keyOf(`OUT#${id}`, 'O'),
-  /** Requests for many created children (dynamodb-outbox-groups.ts), named by its first entry. */
+  /** Requests for many created children (outbox-groups.ts), named by its first entry. */
   outboxGroup: (id: string): Key => keyOf(`OUT#${id}`, 'G'),
   counts: (shard: number, workflow: string): Key => keyOf(`CNT#${pad(shard, 2)}`, workflow),
   countsPk: (shard: number) => `CNT#${pad(shard, 2)}`,

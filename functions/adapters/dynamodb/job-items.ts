@@ -71,7 +71,7 @@ export interface HeadObx {
   add?: readonly string[];
 }
 
-/** What a head update does to its inline entries (dynamodb-inline-outbox.ts) and to its place in gsi3. */
+/** What a head update does to its inline entries (inline-outbox.ts) and to its place in gsi3. */
 export interface HeadInline {
   /** `o_<short id>` attributes to set. */
   add?: Item;
@@ -194,7 +194,7 @@ export interface HeadMeta {
   chunk?: ChunkRef;
   /** Ids of request entries this job may still have in the outbox. */
   obx: string[];
-  /** The entries its head may still hold inline, by short id (dynamodb-inline-outbox.ts). */
+  /** The entries its head may still hold inline, by short id (inline-outbox.ts). */
   held: Record<string, HeldEntry>;
 }
 

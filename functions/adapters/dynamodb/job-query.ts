@@ -104,7 +104,7 @@ async function topLevelPage(
 
 /**
  * Children of one workflow, newest first, from one gsi1 partition of bucket listings
- * (`childListing` in dynamodb-commit-items.ts): each listing entry is expanded into its bucket's
+ * (`childListing` in commit-items.ts): each listing entry is expanded into its bucket's
  * children, highest index first, read as needed, each sorted as `<listing sort>#<index>`. A cursor
  * inside a bucket resumes there. An entry of a single child (written before listings were) is
  * listed as that child, by its own sort.

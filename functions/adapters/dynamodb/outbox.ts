@@ -12,7 +12,7 @@ const OUTBOX_CURSOR = /^\d{15}#\d{6}#(.+)$/s;
 /**
  * Outbox entries not yet acknowledged, oldest first: gsi2 partitions `OBX#<shard>` sorted by
  * `<createdAt>#<seq>#<id>`, merged with the inline entries of the heads in gsi3 (less the requests
- * the sent log names: dynamodb-inline-recovery.ts) and the caller's further sources (young heads,
+ * the sent log names: inline-recovery.ts) and the caller's further sources (young heads,
  * groups, watchers); the cursor is the last entry's sort key. The index is eventually consistent,
  * which recovery tolerates (an entry written a moment ago is being sent by its writer).
  */
@@ -73,7 +73,7 @@ export async function pendingOutbox(
 }
 
 /**
- * The entries job heads hold inline (dynamodb-inline-outbox.ts) in one gsi3 partition, oldest
+ * The entries job heads hold inline (inline-outbox.ts) in one gsi3 partition, oldest
  * first. A head keeps the index key of the commit that put it in gsi3, so its key's time is no
  * later than any entry it holds, but may be earlier: heads are read in index order from the start
  * of the partition (a cursor cannot skip any), and an entry is handed on once no head still to read

@@ -185,7 +185,7 @@ export class DynamoDbStore implements Store {
 
   /**
    * A whole pass with `createdBefore` (its last page) moves the young heads' watermark on
-   * (dynamodb-young-heads.ts).
+   * (young-heads.ts).
    */
   async pendingOutbox(page: { limit: number; cursor?: string; createdBefore?: number }): Promise<OutboxPage> {
     const readJobs = (ids: readonly string[]) => this.reader.getJobs(ids);
@@ -235,7 +235,7 @@ export class DynamoDbStore implements Store {
 
   /**
    * Outbox items and spent groups are deleted; inline requests this store committed are logged as
-   * sent, in one item (dynamodb-sent-log.ts); other inline entries are removed from their heads.
+   * sent, in one item (sent-log.ts); other inline entries are removed from their heads.
    */
   async ackOutbox(ids: readonly string[]): Promise<void> {
     const grouped = this.groups.take(ids.filter((id) => !isFanInId(id)));
@@ -257,7 +257,7 @@ export class DynamoDbStore implements Store {
     return listTimers(this.table, this.pending, page);
   }
 
-  /** Also deletes the groups of requests left for the deleted children (dynamodb-outbox-groups.ts). */
+  /** Also deletes the groups of requests left for the deleted children (outbox-groups.ts). */
   async deleteFinishedJobs(endedBefore: number): Promise<number> {
     const deleted = await deleteFinishedJobs(this.table, endedBefore);
     await deleteSpentGroups({

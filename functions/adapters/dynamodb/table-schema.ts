@@ -14,7 +14,7 @@ export const SWITCHYARD_TABLE = {
   indexes: {
     gsi1: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk', projection: 'KEYS_ONLY' },
     gsi2: { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', projection: 'KEYS_ONLY' },
-    /** Job heads holding requests not yet sent (dynamodb-inline-outbox.ts). */
+    /** Job heads holding requests not yet sent (inline-outbox.ts). */
     gsi3: { name: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', projection: 'KEYS_ONLY' },
   },
   /** Epoch seconds after which DynamoDB may delete the item (old finished jobs). */
