@@ -1,8 +1,9 @@
 import type { CreateTableCommandInput, UpdateTimeToLiveCommandInput } from '@aws-sdk/client-dynamodb';
 
 /**
- * The one DynamoDB table Switchyard keeps everything in. The CDK stack, the DynamoDB store and the
- * tests build it from these names, so they cannot drift apart.
+ * The one DynamoDB table Switchyard keeps everything in. The DynamoDB store and the tests build it
+ * from these names; the CDK stack keeps a copy (infra imports no handler code), and
+ * test/infra/table-schema.test.ts checks that the deployed table agrees with this one.
  */
 export const SWITCHYARD_TABLE = {
   partitionKey: 'pk',
