@@ -490,6 +490,13 @@ export function judgeTargets(results: BenchResults): TargetRow[] {
       figure: `chain ${n(chain)}/s, wide ${n(wide)}/s`,
       met: Math.min(chain, wide) >= 200_000,
     });
+    const chainShare = median(engine.chain1000PerSecond) / chain;
+    const wideShare = median(engine.wide1000PerSecond) / wide;
+    rows.push({
+      target: "engine: 1,000-step shapes within 20% of the 100-step ones' transitions/s",
+      figure: `chain ${n(100 * chainShare)}%, wide ${n(100 * wideShare)}% of the 100-step rate`,
+      met: Math.min(chainShare, wideShare) >= 0.8,
+    });
   }
   const local = results.local?.figures.runs ?? [];
   const full = local.filter((r) => r.synchronous === 'FULL');

@@ -1,5 +1,5 @@
 import type { Graph, StepNode } from '../definition/compile.js';
-import { type JsonObject, mergeFirstWins } from '../json.js';
+import { isJsonObject, type JsonObject, mergeFirstWins } from '../json.js';
 import type { JobRecord } from './types.js';
 
 /**
@@ -9,6 +9,10 @@ import type { JobRecord } from './types.js';
  */
 export function stepInput(job: JobRecord, node: StepNode, graph: Graph): JsonObject {
   if (node.depends.length === 0) return job.input;
+  if (node.depends.length === 1) {
+    const output = outputOf(job, graph, node.depends[0] as string);
+    return isJsonObject(output) ? { ...output } : {};
+  }
   return mergeFirstWins(node.depends.map((name) => outputOf(job, graph, name)));
 }
 

@@ -18,6 +18,38 @@ export function dispatchReady(d: Draft, candidates: Iterable<string>): void {
   }
 }
 
+/**
+ * A step completed: its dependents each count one dependency fewer (in their `waitingOn`, so that
+ * a step with many dependencies is not checked against all of them at each one's completion), then
+ * those with none left are dispatched, in declaration order. Every count is taken before the first
+ * dispatch, which may stop the job: a retry then finds them right.
+ */
+function dispatchDependents(d: Draft, completed: StepNode): void {
+  const ready: StepNode[] = [];
+  for (const name of completed.dependents) {
+    const node = d.graph.byName.get(name) as StepNode;
+    if (node.dependsIndex.length === 1) {
+      ready.push(node);
+      continue;
+    }
+    const counted = d.step(name).waitingOn;
+    const waitingOn = counted === undefined ? unfinishedDepends(d, node) : counted - 1;
+    d.updateStep(name, { waitingOn });
+    if (waitingOn === 0) ready.push(node);
+  }
+  for (const node of ready) {
+    if (d.job.status !== 'running') return;
+    if (d.step(node.name).status === 'waiting') dispatchStep(d, node);
+  }
+}
+
+/** Dependencies not completed (a job stored before `waitingOn` existed counts them once). */
+function unfinishedDepends(d: Draft, node: StepNode): number {
+  let count = 0;
+  for (const index of node.dependsIndex) if (d.job.steps[index]?.status !== 'completed') count++;
+  return count;
+}
+
 /** Ready steps are dispatched at once: a request to a worker, a wait for a signal, or a fan-out. */
 export function dispatchStep(d: Draft, node: StepNode): void {
   if (node.kind === 'worker') return sendAttempt(d, node);
@@ -246,7 +278,7 @@ export function completeStep(d: Draft, node: StepNode, output: JsonObject): void
     attempt: state.attempts,
     durationMs: d.now - (state.attemptStartedAt ?? d.now),
   });
-  if (node.dependents.length) dispatchReady(d, node.dependents);
+  if (node.dependents.length) dispatchDependents(d, node);
   else if (d.job.status === 'running' && d.job.seq === d.graph.steps.length) completeJob(d);
 }
 

@@ -35,6 +35,11 @@ export interface StepState {
   children?: { total: number; concurrency: number; created?: number };
   /** Completion order within the job (1, 2, …). */
   seq?: number;
+  /**
+   * Steps with several `depends`: how many of them have not completed. Absent until the first of
+   * them completes (and in jobs stored before it existed): then counted from their states.
+   */
+  waitingOn?: number;
 }
 
 export interface ParentLink {
