@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { importsOf, sourceFiles } from '../support/source-imports.js';
 
 const ENGINE = join(import.meta.dirname, '../../engine');
 /** What engine code may import besides its own files: no I/O, no clocks, no randomness. */
@@ -16,25 +17,6 @@ const FORBIDDEN_CALLS = [
   /\bsetInterval\(/,
   /\bperformance\.now\(/,
 ];
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? sourceFiles(join(dir, entry.name))
-      : entry.name.endsWith('.ts')
-        ? [join(dir, entry.name)]
-        : [],
-  );
-}
-
-function importsOf(source: string): string[] {
-  const specifiers = [...source.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]/g)].map(
-    (m) => m[1] as string,
-  );
-  const dynamic = [...source.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] as string);
-  const required = [...source.matchAll(/\brequire\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] as string);
-  return [...specifiers, ...dynamic, ...required];
-}
 
 describe('engine/ is pure', () => {
   const files = sourceFiles(ENGINE);
