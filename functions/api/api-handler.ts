@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError, type ApiResponse, errorResponse, type HostRequest, toApiError } from './http.js';
-import { rawQueryOf, singleValuedQuery } from './query.js';
+import { type RawQuery, rawQueryOf, singleValuedQuery } from './query.js';
 import { type ApiDeps, matchRoute, type Route } from './router.js';
 import { jobRoutes } from './routes/jobs.js';
 import { systemRoutes } from './routes/system.js';
@@ -54,19 +54,7 @@ export async function handleApiGatewayEvent(
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(event.headers ?? {}))
     if (value !== undefined) headers[name.toLowerCase()] = value;
-  // The single-valued map keeps only the last value of a repeated parameter; the multi-valued one
-  // keeps them all, so that a repeat is refused rather than half-read.
-  const query = event.multiValueQueryStringParameters
-    ? rawQueryOf(
-        Object.entries(event.multiValueQueryStringParameters).flatMap(([name, values]) =>
-          (values ?? []).map((value) => [name, value] as const),
-        ),
-      )
-    : rawQueryOf(
-        Object.entries(event.queryStringParameters ?? {}).flatMap(([name, value]) =>
-          value === undefined ? [] : [[name, value] as const],
-        ),
-      );
+  const query = queryOf(event);
   const body = event.body
     ? event.isBase64Encoded
       ? Buffer.from(event.body, 'base64').toString('utf8')
@@ -77,4 +65,18 @@ export async function handleApiGatewayEvent(
     deps,
   );
   return { statusCode: response.status, headers: response.headers ?? {}, body: response.body };
+}
+
+/**
+ * Every value of each query parameter. The multi-valued map has them all; the single-valued one
+ * keeps only the last of a repeated parameter, which would hide the repeat.
+ */
+function queryOf(event: APIGatewayProxyEvent): RawQuery {
+  const multi = event.multiValueQueryStringParameters;
+  const pairs = multi
+    ? Object.entries(multi).flatMap(([name, values]) => (values ?? []).map((value) => [name, value] as const))
+    : Object.entries(event.queryStringParameters ?? {}).flatMap(([name, value]) =>
+        value === undefined ? [] : [[name, value] as const],
+      );
+  return rawQueryOf(pairs);
 }

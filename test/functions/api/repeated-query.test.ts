@@ -93,3 +93,14 @@ describe.each<[string, (deps: ApiDeps) => Host | Promise<Host>]>([
     expect(errorOf(response).message).toContain('"id"');
   });
 });
+
+describe('An API Gateway event without the multi-valued query map', () => {
+  it('is read from its single-valued map', async () => {
+    const { world: simulated, deps } = await world();
+    const event = { ...anApiEvent('POST', '/api/workflow/one', { query: { id: B }, body: '{}' }) };
+    event.multiValueQueryStringParameters = null;
+    const result = await handleApiGatewayEvent(event, deps);
+    expect([result.statusCode, result.body]).toEqual([201, JSON.stringify({ id: B })]);
+    expect(await simulated.store.getJob(B)).toBeDefined();
+  });
+});
