@@ -53,6 +53,7 @@ export {
   isJsonObject,
   type Json,
   type JsonObject,
+  jsonEqual,
   mergeFirstWins,
   parseJsonObjectBody,
 } from './json.js';

@@ -77,3 +77,19 @@ export function parseJsonObjectBody(text: string): ParsedBody {
   }
   return { ok: true, value };
 }
+
+/** Whether two JSON values are the same value: objects compare by their keys in any order, lists in order. */
+export function jsonEqual(a: Json, b: Json): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    return (
+      Array.isArray(b) && a.length === b.length && a.every((item, index) => jsonEqual(item, b[index] as Json))
+    );
+  }
+  if (!isJsonObject(a) || !isJsonObject(b)) return false;
+  const keys = Object.keys(a);
+  return (
+    keys.length === Object.keys(b).length &&
+    keys.every((key) => hasOwn(b, key) && jsonEqual(a[key] as Json, b[key] as Json))
+  );
+}

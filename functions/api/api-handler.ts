@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { ApiError, type ApiRequest, type ApiResponse, errorResponse, toApiError } from './http.js';
+import { ApiError, type ApiResponse, errorResponse, type HostRequest, toApiError } from './http.js';
+import { type RawQuery, rawQueryOf, singleValuedQuery } from './query.js';
 import { type ApiDeps, matchRoute, type Route } from './router.js';
 import { jobRoutes } from './routes/jobs.js';
 import { systemRoutes } from './routes/system.js';
@@ -11,10 +12,7 @@ export const routes: readonly Route[] = [...workflowRoutes, ...jobRoutes, ...sys
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
 /** Serves one request of api.md: the same code behind API Gateway and the local HTTP bridge. */
-export async function handleApiRequest(
-  request: Omit<ApiRequest, 'params'>,
-  deps: ApiDeps,
-): Promise<ApiResponse> {
+export async function handleApiRequest(request: HostRequest, deps: ApiDeps): Promise<ApiResponse> {
   try {
     const size = Buffer.byteLength(request.body);
     if (size > deps.maxBodyBytes) {
@@ -22,7 +20,8 @@ export async function handleApiRequest(
     }
     const { route, params } = matchRoute(routes, request.method.toUpperCase(), request.path);
     if (route.auth && deps.token !== undefined) authorize(request.headers.authorization, deps.token);
-    const response = await route.handle({ ...request, params }, deps);
+    const query = singleValuedQuery(request.query);
+    const response = await route.handle({ ...request, query, params }, deps);
     return request.method.toUpperCase() === 'HEAD' ? { ...response, body: '' } : response;
   } catch (error) {
     const apiError = toApiError(error);
@@ -55,9 +54,7 @@ export async function handleApiGatewayEvent(
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(event.headers ?? {}))
     if (value !== undefined) headers[name.toLowerCase()] = value;
-  const query: Record<string, string> = {};
-  for (const [name, value] of Object.entries(event.queryStringParameters ?? {}))
-    if (value !== undefined) query[name] = value;
+  const query = queryOf(event);
   const body = event.body
     ? event.isBase64Encoded
       ? Buffer.from(event.body, 'base64').toString('utf8')
@@ -68,4 +65,18 @@ export async function handleApiGatewayEvent(
     deps,
   );
   return { statusCode: response.status, headers: response.headers ?? {}, body: response.body };
+}
+
+/**
+ * Every value of each query parameter. The multi-valued map has them all; the single-valued one
+ * keeps only the last of a repeated parameter, which would hide the repeat.
+ */
+function queryOf(event: APIGatewayProxyEvent): RawQuery {
+  const multi = event.multiValueQueryStringParameters;
+  const pairs = multi
+    ? Object.entries(multi).flatMap(([name, values]) => (values ?? []).map((value) => [name, value] as const))
+    : Object.entries(event.queryStringParameters ?? {}).flatMap(([name, value]) =>
+        value === undefined ? [] : [[name, value] as const],
+      );
+  return rawQueryOf(pairs);
 }

@@ -14,6 +14,11 @@ export interface ApiRequest {
   params: Record<string, string>;
 }
 
+/** A request as a host hands it over, before its query is checked: each parameter with every value given. */
+export type HostRequest = Omit<ApiRequest, 'params' | 'query'> & {
+  query: Readonly<Record<string, readonly string[]>>;
+};
+
 export interface ApiResponse {
   status: number;
   headers?: Record<string, string>;

@@ -26,6 +26,28 @@ const query = (name: string, description: string, schema: object = { type: 'stri
 });
 const jobResponse = (description: string) => ({ description, content: jsonContent(ref('Job')) });
 
+const REPEATED_QUERY = 'A query parameter given more than once.';
+
+/**
+ * Every route refuses a repeated query parameter (the API handler checks it before any route runs),
+ * so each operation's 400 says so: added to the one it lists, or listed.
+ */
+function withRepeatedQueryRefusal(
+  paths: Record<string, Record<string, unknown>>,
+): Record<string, Record<string, unknown>> {
+  for (const item of Object.values(paths)) {
+    for (const [key, operation] of Object.entries(item)) {
+      if (key === 'parameters') continue;
+      const responses = (operation as { responses: Record<string, { description: string }> }).responses;
+      const listed = responses[400];
+      responses[400] = listed
+        ? { ...listed, description: `${listed.description} Or: ${REPEATED_QUERY.toLowerCase()}` }
+        : error(REPEATED_QUERY);
+    }
+  }
+  return paths;
+}
+
 export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.0.3',
@@ -33,7 +55,7 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'Switchyard',
       version: '1',
       description:
-        'A workflow manager for queue-driven microservices. Every error is `{"error": {"code", "message"}}`. Request bodies are read as JSON whatever their content type says.',
+        'A workflow manager for queue-driven microservices. Every error is `{"error": {"code", "message"}}`. A query parameter given more than once is refused (400) on every route. Request bodies are read as JSON whatever their content type says.',
     },
     components: {
       securitySchemes: {
@@ -169,7 +191,7 @@ export function openApiDocument(): Record<string, unknown> {
       },
     },
     security: [{ bearer: [] }, { apiKey: [] }],
-    paths: {
+    paths: withRepeatedQueryRefusal({
       '/api/workflows': {
         get: {
           summary: 'List workflows',
@@ -458,6 +480,6 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { 200: { description: 'A file.' }, 404: error('No such file.') },
         },
       },
-    },
+    }),
   };
 }

@@ -20,7 +20,7 @@ program
   )
   .option(
     '--config <file...>',
-    'workflow files to register on start (a changed definition becomes a new version)',
+    'workflow files to register on start, each only when its definition changed since the last start',
   )
   .option('--db <path>', 'the SQLite database (":memory:" for none)', 'switchyard.db')
   .option(

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { handleApiRequest } from '../api/api-handler.js';
-import { ApiError, type ApiRequest, errorResponse } from '../api/http.js';
+import { ApiError, errorResponse, type HostRequest } from '../api/http.js';
+import { rawQueryOf } from '../api/query.js';
 import type { ApiDeps } from '../api/router.js';
 
 /**
@@ -59,14 +60,13 @@ function readBody(request: IncomingMessage, limit: number): Promise<string> {
   });
 }
 
-/** node:http's request as the routes see it: lower-case header names, single-valued query parameters. */
-function toApiRequest(request: IncomingMessage, body: string): Omit<ApiRequest, 'params'> {
+/** node:http's request as the API handler takes it: lower-case header names, every query value given. */
+function toApiRequest(request: IncomingMessage, body: string): HostRequest {
   const url = new URL(request.url ?? '/', 'http://localhost');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
-  const query: Record<string, string> = {};
-  if (url.search) for (const [name, value] of url.searchParams) query[name] = value;
+  const query = rawQueryOf(url.searchParams);
   return { method: request.method ?? 'GET', path: url.pathname, query, headers, body };
 }

@@ -19,11 +19,12 @@ import { createJsonLogger } from '../telemetry/json-logger.js';
 import { PrometheusMetrics } from '../telemetry/prometheus-metrics.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import { DEFAULT_AMQP_URL, redactUrl } from '../transport/amqp/url.js';
+import { registerConfigWorkflows } from './config-workflows.js';
 import { createHttpBridge } from './http-bridge.js';
 import { LocalTimers } from './local-timers.js';
 
 export interface ServeOptions {
-  /** Workflow files registered on start (a changed definition becomes a new version). */
+  /** Workflow files registered on start, each only when its definition changed since the last start. */
   configFiles?: string[];
   /** @default 'switchyard.db' */
   db?: string;
@@ -151,13 +152,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   });
 
   try {
-    for (const definition of definitions) {
-      const { version, created } = await manager.registerWorkflow(definition);
-      logger.info(created ? 'workflow registered' : 'workflow unchanged', {
-        workflow: definition.name,
-        version,
-      });
-    }
+    await registerConfigWorkflows(definitions, { manager, store, logger });
     await rearmTimers(store, timers);
     await manager.recover();
   } catch (error) {

@@ -14,6 +14,7 @@ import {
   type JobEvent,
   type JobRecord,
   type JsonObject,
+  jsonEqual,
   type OutboxEntry,
   type Rejection,
   replyEvent,
@@ -163,8 +164,8 @@ export class Manager {
   }
 
   /**
-   * Starts a job. The same id again with the same workflow and input is the same job (`created:
-   * false`); with anything different it is a conflict.
+   * Starts a job. The same id again with the same workflow and input (the same JSON value, whatever
+   * its key order) is the same job (`created: false`); with anything different it is a conflict.
    */
   async startJob(params: StartJobParams): Promise<{ created: boolean; job: JobRecord }> {
     const id = (params.id ?? this.newId()).toLowerCase();
@@ -233,11 +234,7 @@ export class Manager {
   }
 
   private sameJob(existing: JobRecord, workflow: string, input: JsonObject): JobRecord {
-    if (
-      existing.workflow !== workflow ||
-      existing.parent !== null ||
-      JSON.stringify(existing.input) !== JSON.stringify(input)
-    ) {
+    if (existing.workflow !== workflow || existing.parent !== null || !jsonEqual(existing.input, input)) {
       throw new ManagerError(
         'conflict',
         `job ${existing.id} already exists with a different workflow or input`,

@@ -7,7 +7,8 @@ import type { SimulatedWorld } from './simulated-world.js';
 export interface ApiCall {
   method: string;
   path: string;
-  query?: Record<string, string>;
+  /** A list is a parameter given more than once (`?id=A&id=B`). */
+  query?: Record<string, string | string[]>;
   headers?: Record<string, string>;
   body?: string;
 }
@@ -27,7 +28,9 @@ export function callApi(deps: ApiDeps, call: ApiCall): Promise<ApiResponse> {
     {
       method: call.method,
       path: call.path,
-      query: call.query ?? {},
+      query: Object.fromEntries(
+        Object.entries(call.query ?? {}).map(([name, value]) => [name, [value].flat()]),
+      ),
       headers: call.headers ?? {},
       body: call.body ?? '',
     },

@@ -139,7 +139,8 @@ export function sqsRecordFromMessage(message: Message, queueArnValue: string): S
 }
 
 export interface ApiEventOptions {
-  query?: Record<string, string>;
+  /** A list is a parameter given more than once (`?id=A&id=B`). */
+  query?: Record<string, string | string[]>;
   headers?: Record<string, string>;
   body?: string | object;
   base64?: boolean;
@@ -165,9 +166,14 @@ export function anApiEvent(
     httpMethod: method,
     headers,
     multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    queryStringParameters: options.query ?? null,
+    // API Gateway keeps the last value of a repeated parameter in the single-valued map.
+    queryStringParameters: options.query
+      ? Object.fromEntries(
+          Object.entries(options.query).map(([name, value]) => [name, [value].flat().at(-1)]),
+        )
+      : null,
     multiValueQueryStringParameters: options.query
-      ? Object.fromEntries(Object.entries(options.query).map(([name, value]) => [name, [value]]))
+      ? Object.fromEntries(Object.entries(options.query).map(([name, value]) => [name, [value].flat()]))
       : null,
     pathParameters: { proxy: path.replace(/^\//, '') },
     stageVariables: null,

@@ -115,6 +115,14 @@ export const MIGRATIONS: readonly string[] = [
     UPDATE job_counts SET count = count - 1 WHERE workflow = OLD.workflow AND status = OLD.status;
   END;
   `,
+  // The definition each workflow's file gave `serve --config` at its last start: a restart with the
+  // file unchanged registers nothing, so it keeps what was registered through the API since.
+  `
+  CREATE TABLE config_definitions (
+    name TEXT NOT NULL PRIMARY KEY,
+    definition TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -66,6 +66,17 @@ export function prepareStatements(db: Database.Database) {
       'INSERT INTO workflows (name, enabled) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET enabled = 1',
     ),
     setWorkflowEnabled: db.prepare<[number, string]>('UPDATE workflows SET enabled = ? WHERE name = ?'),
+    hasWorkflowDefinition: db
+      .prepare<[string, string], number>(
+        'SELECT 1 FROM workflow_versions WHERE name = ? AND definition = ? LIMIT 1',
+      )
+      .pluck(),
+    configDefinition: db
+      .prepare<[string], string>('SELECT definition FROM config_definitions WHERE name = ?')
+      .pluck(),
+    rememberConfigDefinition: db.prepare<[string, string]>(
+      'INSERT INTO config_definitions (name, definition) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET definition = excluded.definition',
+    ),
 
     getJob: db.prepare<[string], string>('SELECT record FROM jobs WHERE id = ?').pluck(),
     insertJob: db.prepare<JobRow>(

@@ -209,6 +209,23 @@ export class SqliteStore implements Store {
     return summaries.sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /** Whether some version of the workflow is this definition (as `definitionText` writes it). */
+  async hasWorkflowDefinition(name: string, text: string): Promise<boolean> {
+    this.ready();
+    return this.statements.hasWorkflowDefinition.get(name, text) !== undefined;
+  }
+
+  /** serve --config: the definition text the workflow's file gave at the last start, if any. */
+  async configDefinition(name: string): Promise<string | undefined> {
+    this.ready();
+    return this.statements.configDefinition.get(name);
+  }
+
+  async rememberConfigDefinition(name: string, text: string): Promise<void> {
+    this.ready();
+    this.statements.rememberConfigDefinition.run(name, text);
+  }
+
   async setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean> {
     this.ready();
     this.workflowCache?.clear();

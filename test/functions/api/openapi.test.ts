@@ -45,6 +45,17 @@ describe('The OpenAPI document', () => {
     }
   });
 
+  it('lists, for every route, the 400 of a query parameter given more than once', () => {
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const method of Object.keys(item).filter((key) => METHODS.includes(key))) {
+        const responses = (item[method] as { responses: Record<string, { description: string }> }).responses;
+        expect(responses[400]?.description, `${method.toUpperCase()} ${path}`).toMatch(
+          /query parameter given more than once/,
+        );
+      }
+    }
+  });
+
   it('marks the routes that need no credentials as such', () => {
     const open = routes.filter((route) => !route.auth).map((route) => `${route.method} ${route.path}`);
     for (const route of open) {

@@ -1,0 +1,67 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../../engine/index.js';
+import { DynamoDbStore } from '../../../functions/adapters/dynamodb/store.js';
+import { MemoryStore } from '../../../functions/adapters/memory/store.js';
+import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
+import { callApi, errorOf, worldApi } from '../../support/api-calls.js';
+import {
+  createSwitchyardTable,
+  type DynamoDbLocal,
+  startDynamoDbLocal,
+  uniqueTableName,
+} from '../../support/dynamodb-local.js';
+import { SimulatedWorld } from '../../support/simulated-world.js';
+
+const ID = '3f2a9c1e-7b44-4c1d-9e8f-0a1b2c3d4e5f';
+const FIRST = '{"a":1,"b":{"x":[1,{"p":true,"q":null}],"y":"text"}}';
+
+let dynamo: DynamoDbLocal | undefined;
+afterAll(async () => {
+  await dynamo?.stop();
+});
+
+/**
+ * api.md: starting a job under an id already taken, with the same workflow and input, is the
+ * idempotent 200. "The same input" is the same JSON value: key order does not count, list order does.
+ */
+describe.each<[string, () => Promise<Store>]>([
+  ['the memory store', async () => new MemoryStore()],
+  ['the SQLite store (serve)', async () => SqliteStore.open(':memory:')],
+  [
+    'the DynamoDB store (deployed), on DynamoDB Local',
+    async () => {
+      dynamo ??= await startDynamoDbLocal();
+      const tableName = uniqueTableName('idempotent-start');
+      await createSwitchyardTable(dynamo.client, tableName);
+      return new DynamoDbStore({ client: dynamo.client, tableName });
+    },
+  ],
+])('Starting a job again under its id, on %s', (_, open) => {
+  it('with the same input in another key order is 200; a different input is 409 and changes nothing', async () => {
+    const world = new SimulatedWorld(await open());
+    await world.register('workflows:\n  - name: one\n    steps:\n      - name: a\n');
+    const deps = worldApi(world, { maxBodyBytes: 64 * 1024 });
+    const start = (body: string) =>
+      callApi(deps, { method: 'POST', path: '/api/workflow/one', query: { id: ID }, body });
+
+    const first = await start(FIRST);
+    expect([first.status, first.body]).toEqual([201, JSON.stringify({ id: ID })]);
+
+    const reordered = await start('{"b":{"y":"text","x":[1,{"q":null,"p":true}]},"a":1}');
+    expect([reordered.status, reordered.body]).toEqual([200, JSON.stringify({ id: ID })]);
+
+    for (const different of [
+      '{"a":1,"b":{"x":[{"p":true,"q":null},1],"y":"text"}}',
+      '{"a":1,"b":{"x":[1,{"p":true,"q":null}],"y":"text","z":0}}',
+      '{"a":1,"b":{"x":[1,{"p":true}],"y":"text"}}',
+      '{"a":"1","b":{"x":[1,{"p":true,"q":null}],"y":"text"}}',
+    ]) {
+      const refused = await start(different);
+      expect([refused.status, errorOf(refused).code], different).toEqual([409, 'conflict']);
+    }
+
+    const job = await world.store.getJob(ID);
+    expect(JSON.stringify(job?.input)).toBe(FIRST);
+    expect(world.take()).toHaveLength(1);
+  }, 60_000);
+});
