@@ -53,6 +53,7 @@ export {
   isJsonObject,
   type Json,
   type JsonObject,
+  MAX_JSON_DEPTH,
   mergeFirstWins,
   parseJsonObjectBody,
 } from './json.js';
