@@ -27,7 +27,7 @@ export {
 } from './job/fan-in.js';
 export { isElementId } from './job/fan-out.js';
 export { ChildGatherer, gatherChildren } from './job/gather.js';
-export { DEFAULT_MAX_REPLY_BYTES, replyEvent } from './job/reply-body.js';
+export { DEFAULT_MAX_REPLY_BYTES, type ReplyEvent, replyEvent } from './job/reply-body.js';
 export { resetOnResume, resumeFanOut } from './job/resume-children.js';
 export type { Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
@@ -54,6 +54,7 @@ export {
   type Json,
   type JsonObject,
   jsonEqual,
+  MAX_JSON_DEPTH,
   mergeFirstWins,
   parseJsonObjectBody,
 } from './json.js';

@@ -1,3 +1,7 @@
+import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth.js';
+
+export { MAX_JSON_DEPTH };
+
 /** JSON values as they travel between the manager and workers. */
 export type Json = null | boolean | number | string | Json[] | JsonObject;
 export interface JsonObject {
@@ -59,12 +63,19 @@ export function mergeFirstWins(outputs: readonly (Json | undefined)[]): JsonObje
 export type ParsedBody = { ok: true; value: JsonObject } | { ok: false; error: string };
 
 /**
- * Reading a reply or input body: a JSON object; an empty body or `null` means `{}`; an array,
- * a scalar or text that is not JSON is an error that says so.
+ * Reading a reply, input or signal body: a JSON object; an empty body or `null` means `{}`; an
+ * array, a scalar, text that is not JSON, or a body nested deeper than `MAX_JSON_DEPTH` is an
+ * error that says so.
  */
 export function parseJsonObjectBody(text: string): ParsedBody {
   const trimmed = text.trim();
   if (trimmed === '') return { ok: true, value: {} };
+  if (nestedDeeperThan(trimmed, MAX_JSON_DEPTH)) {
+    return {
+      ok: false,
+      error: `body is nested more than ${MAX_JSON_DEPTH} levels deep (objects and lists)`,
+    };
+  }
   let value: unknown;
   try {
     value = JSON.parse(trimmed);

@@ -15,7 +15,11 @@ export type ReplyEvent =
 /**
  * A worker's message as the engine sees it. A message without a usable correlation id cannot name a
  * job: it is refused (the caller logs and counts it). A body that is not a JSON object fails the
- * attempt, as workflows.md says, and so does one over the size limit.
+ * attempt, as workflows.md says, and so does one over the size limit or nested too deep.
+ *
+ * The type (protocol.md's table) is matched exactly, in lower case, as the spec and the worker SDK
+ * spell it; the original's workers send none. Any other type fails the attempt, naming it: a
+ * worker's "Error" or "failed" must never complete its step with the error as the output.
  */
 export function replyEvent(reply: InboundReply, maxBytes = DEFAULT_MAX_REPLY_BYTES): ReplyEvent {
   const correlationId = reply.correlationId?.trim();
@@ -32,10 +36,19 @@ export function replyEvent(reply: InboundReply, maxBytes = DEFAULT_MAX_REPLY_BYT
   if (tooLarge) return { ...base, event: { type: 'failure', step, attempt, message: tooLarge } };
   if (reply.type === 'error')
     return { ...base, event: { type: 'failure', step, attempt, message: errorReplyMessage(reply.body) } };
+  if (reply.type !== undefined && reply.type !== 'result')
+    return { ...base, event: { type: 'failure', step, attempt, message: unknownTypeMessage(reply.type) } };
   const parsed = parseJsonObjectBody(reply.body);
   if (!parsed.ok)
     return { ...base, event: { type: 'failure', step, attempt, message: `invalid reply: ${parsed.error}` } };
   return { ...base, event: { type: 'reply', step, attempt, output: parsed.value } };
+}
+
+/** Types are cut in the message, as a worker could send any text. */
+const MAX_TYPE_IN_MESSAGE = 100;
+
+function unknownTypeMessage(type: string): string {
+  return `unknown reply type ${JSON.stringify(type.slice(0, MAX_TYPE_IN_MESSAGE))}`;
 }
 
 /** A reply over the size limit fails its attempt, saying why; undefined when it is within the limit. */

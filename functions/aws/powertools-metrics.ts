@@ -16,6 +16,7 @@ const COUNTER_NAMES: Record<CounterName, (labels: Record<string, string>) => str
   timeouts_total: () => 'Timeouts',
   replies_ignored_total: () => 'RepliesIgnored',
   replies_malformed_total: () => 'RepliesMalformed',
+  replies_dropped_total: () => 'RepliesDropped',
 };
 
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];

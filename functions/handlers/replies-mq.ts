@@ -9,8 +9,9 @@ export type RepliesMqHandler = (event: AmazonMqRabbitEvent, context?: Context) =
 /**
  * Workers' replies from the reply queue on Amazon MQ for RabbitMQ. The event source mapping has no
  * partial batch response: an error sends the whole batch back. So the handler throws only when the
- * batch must come back (the store could not take it); handling a reply again changes nothing, and a
- * malformed reply is logged, counted and dropped by the manager.
+ * batch must come back (the store could not take it); handling a reply again changes nothing. A
+ * malformed reply is logged, counted and dropped by the manager, and a poison reply (one the store
+ * cannot take) is isolated and recorded as a failed attempt: neither sends the batch back.
  */
 export function createRepliesMqHandler(deps: ManagerHandlerDeps): RepliesMqHandler {
   const { manager, telemetry } = deps;

@@ -9,8 +9,9 @@ export type RepliesSqsHandler = (event: SQSEvent, context?: Context) => Promise<
 
 /**
  * Workers' replies from the SQS reply queue, a batch at a time in one manager call. A reply that
- * names no job (malformed) is logged, counted and dropped by the manager: not a failure. A failure
- * to store (throttling beyond the retries, an outage) is: only the messages that fail come back.
+ * names no job (malformed) is logged, counted and dropped by the manager: not a failure; nor is a
+ * poison reply, which the manager isolates and records as a failed attempt. A failure to store
+ * (throttling beyond the retries, an outage) is: only the messages that fail come back.
  */
 export function createRepliesSqsHandler(deps: ManagerHandlerDeps): RepliesSqsHandler {
   const { manager, telemetry } = deps;

@@ -17,6 +17,7 @@ import {
   jsonEqual,
   type OutboxEntry,
   type Rejection,
+  type ReplyEvent,
   replyEvent,
   type Timer,
   type TimerScheduler,
@@ -28,6 +29,7 @@ import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import { combineTransitions } from './combine.js';
 import { ManagerError } from './errors.js';
 import { FollowUpRunner } from './follow-ups.js';
+import { ReplyIsolation } from './isolate-replies.js';
 import type { JobEventInput } from './job-event-input.js';
 import { OutboxPump } from './outbox-pump.js';
 import { recordNotes } from './transition-telemetry.js';
@@ -92,6 +94,7 @@ export class Manager {
   private readonly maxReplyBytes: number;
   private readonly pump: OutboxPump;
   private readonly followUps: FollowUpRunner;
+  private readonly isolation: ReplyIsolation;
   private readonly onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
 
   constructor(options: ManagerOptions) {
@@ -106,6 +109,12 @@ export class Manager {
     this.fanOutSlice = options.fanOutSlice;
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.workflows = new WorkflowCache(this.store);
+    this.isolation = new ReplyIsolation(this.telemetry.logger, this.telemetry.metrics, (jobId) =>
+      this.store.getJobs([jobId]).then(
+        () => true,
+        () => false,
+      ),
+    );
     this.followUps = new FollowUpRunner({
       store: this.store,
       workflows: this.workflows,
@@ -247,7 +256,7 @@ export class Manager {
   async handleReplies(replies: readonly InboundReply[]): Promise<void> {
     const events: JobEventInput[] = [];
     for (const reply of replies) {
-      const parsed = replyEvent(reply, this.maxReplyBytes);
+      const parsed = this.readReply(reply);
       if (parsed.ok) {
         events.push({ jobId: parsed.jobId, event: parsed.event });
       } else {
@@ -259,9 +268,11 @@ export class Manager {
       }
     }
     this.telemetry.metrics.observe('reply_batch_size', replies.length);
-    const outcomes = await this.apply(events, { receivedAt: this.now() });
+    const receivedAt = this.now();
+    const outcomes = await this.isolation.apply(events, (inputs) => this.apply(inputs, { receivedAt }));
     outcomes.forEach((outcome, index) => {
-      if (outcome.applied) return;
+      // Undefined: dropped, and already logged and counted as such.
+      if (!outcome || outcome.applied) return;
       const { jobId, event } = events[index] as JobEventInput;
       const reason = outcome.missing ? 'unknown job' : (outcome.ignored ?? 'not awaited');
       this.telemetry.metrics.count('replies_ignored_total', {
@@ -274,6 +285,19 @@ export class Manager {
         reason,
       });
     });
+  }
+
+  /** A reply as an event; one that cannot even be read is malformed, never a reason to fail the batch. */
+  private readReply(reply: InboundReply): ReplyEvent {
+    try {
+      return replyEvent(reply, this.maxReplyBytes);
+    } catch (error) {
+      return {
+        ok: false,
+        reason: `the reply cannot be read: ${String(error)}`,
+        correlationId: reply.correlationId,
+      };
+    }
   }
 
   async fireTimers(timers: readonly Timer[]): Promise<void> {

@@ -13,6 +13,8 @@ const HELP: Record<CounterName | HistogramName, string> = {
   timeouts_total: 'Attempts that timed out.',
   replies_ignored_total: 'Replies that changed nothing (duplicate, late, unknown job or step).',
   replies_malformed_total: 'Messages on the reply queue without a usable correlation id.',
+  replies_dropped_total:
+    'Replies for which neither they nor a failed attempt could be stored: logged and let go of.',
   step_duration_seconds: 'From a step attempt being sent to its reply being processed.',
   reply_batch_size: 'Replies processed per batch (one store transaction).',
   step_overhead_seconds:

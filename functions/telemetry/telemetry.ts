@@ -27,7 +27,8 @@ export type CounterName =
   | 'retries_total'
   | 'timeouts_total'
   | 'replies_ignored_total'
-  | 'replies_malformed_total';
+  | 'replies_malformed_total'
+  | 'replies_dropped_total';
 
 export type HistogramName = 'step_duration_seconds' | 'reply_batch_size' | 'step_overhead_seconds';
 

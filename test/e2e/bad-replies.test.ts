@@ -114,8 +114,10 @@ describe('Bad replies on the real reply queue of serve (RabbitMQ and SQLite)', {
     const steady = await Promise.all(
       Array.from({ length: 20 }, (_, n) => start('steady', JSON.stringify({ n }))),
     );
-    const [untouched, oversized, notJson, list] = await Promise.all([1, 2, 3, 4].map(() => start('victim')));
-    await eventually('the held requests', () => held.size === 4);
+    const [untouched, oversized, notJson, list, tooDeep, unknownType] = await Promise.all(
+      [1, 2, 3, 4, 5, 6].map(() => start('victim')),
+    );
+    await eventually('the held requests', () => held.size === 6);
     const unknownJob = crypto.randomUUID();
 
     // Act: every kind of bad reply, straight onto serve's reply queue.
@@ -146,6 +148,9 @@ describe('Bad replies on the real reply queue of serve (RabbitMQ and SQLite)', {
       { body: `{"big": "${'x'.repeat(1_100_000)}"}`, correlationId: `${oversized}:held` },
       { body: 'this is not JSON', correlationId: `${notJson}:held` },
       { body: '["a", "list"]', correlationId: `${list}:held` },
+      // 100,000 levels (200 KB): it parses, but overflowed the stack when stored and stalled its batch.
+      { body: `{"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`, correlationId: `${tooDeep}:held` },
+      { body: '{"error": "disk full"}', correlationId: `${unknownType}:held`, type: 'Error' },
     ];
     for (const message of [...malformed, ...aboutUnknownJobs, ...notAwaited, ...failing]) publish(message);
 
@@ -159,6 +164,15 @@ describe('Bad replies on the real reply queue of serve (RabbitMQ and SQLite)', {
     expect((await ended(list as string)).error?.message).toBe(
       'invalid reply: body must be a JSON object, got list',
     );
+    expect((await ended(tooDeep as string)).error).toMatchObject({
+      step: 'held',
+      attempt: 1,
+      message: 'invalid reply: body is nested more than 64 levels deep (objects and lists)',
+    });
+    expect(await ended(unknownType as string)).toMatchObject({
+      status: 'failed',
+      error: { step: 'held', attempt: 1, message: 'unknown reply type "Error"' },
+    });
     const still = await job(untouched as string);
     expect(still.status).toBe('running');
     expect(still.steps.held).toMatchObject({ status: 'running', attempts: 1 });

@@ -1,7 +1,37 @@
 import { describe, expect, it } from 'vitest';
-import { copyWithout, mergeFirstWins, parseJsonObjectBody } from '../../engine/index.js';
+import { copyWithout, MAX_JSON_DEPTH, mergeFirstWins, parseJsonObjectBody } from '../../engine/index.js';
+
+const nestedLists = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+const nestedObjects = (depth: number) => `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
 
 describe('JSON rules', () => {
+  describe('Function: parseJsonObjectBody, nesting depth', () => {
+    const tooDeep = `body is nested more than ${MAX_JSON_DEPTH} levels deep (objects and lists)`;
+
+    it('takes a body nested up to the limit, the body itself being the first level', () => {
+      expect(MAX_JSON_DEPTH).toBe(64);
+      expect(parseJsonObjectBody(nestedObjects(64))).toMatchObject({ ok: true });
+      expect(parseJsonObjectBody(`{"list": ${nestedLists(63)}}`)).toMatchObject({ ok: true });
+    });
+
+    it('refuses a body one level deeper, saying why', () => {
+      expect(parseJsonObjectBody(nestedObjects(65))).toEqual({ ok: false, error: tooDeep });
+      expect(parseJsonObjectBody(`{"list": ${nestedLists(64)}}`)).toEqual({ ok: false, error: tooDeep });
+      expect(parseJsonObjectBody(nestedLists(65))).toEqual({ ok: false, error: tooDeep });
+    });
+
+    it('refuses 100,000 levels (200 KB) without overflowing the stack', () => {
+      expect(parseJsonObjectBody(nestedLists(100_000))).toEqual({ ok: false, error: tooDeep });
+      expect(parseJsonObjectBody(nestedObjects(100_000))).toEqual({ ok: false, error: tooDeep });
+      expect(parseJsonObjectBody(`{"a": ${nestedLists(1_000_000)}}`)).toEqual({ ok: false, error: tooDeep });
+    });
+
+    it('does not count brackets inside strings, escaped quotes included', () => {
+      const text = JSON.stringify({ text: `${'['.repeat(500)}"\\"${'{'.repeat(500)}`, more: '\\' });
+      expect(parseJsonObjectBody(text)).toMatchObject({ ok: true, value: JSON.parse(text) });
+    });
+  });
+
   describe('Function: mergeFirstWins', () => {
     it('takes each key from the first output, in order, that has it', () => {
       expect(

@@ -1,4 +1,4 @@
-import type { Bus, StepRequest, Store, Timer, TimerKey, TimerScheduler } from '../../engine/index.js';
+import type { Bus, Commit, StepRequest, Store, Timer, TimerKey, TimerScheduler } from '../../engine/index.js';
 import { MemoryStore } from '../../functions/adapters/memory/store.js';
 import { Manager } from '../../functions/manager/manager.js';
 import { type RecordingTelemetry, recordingTelemetry } from './recording-telemetry.js';
@@ -88,4 +88,26 @@ export function failingStore(
       return Reflect.set(target, property, value);
     },
   }) as Store & { outage: boolean };
+}
+
+/**
+ * The store, except that it cannot write a job whose record holds the text `poison` (as a record
+ * too deep to serialise could not be), nor any job `refused` names: a store that answers, but not for
+ * these.
+ */
+export function storeRefusing(inner: Store, refused: Set<string>): Store {
+  return new Proxy(inner, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property !== 'commit') return typeof value === 'function' ? value.bind(target) : value;
+      return async (commits: readonly Commit[]) => {
+        for (const commit of commits) {
+          if (refused.has(commit.job.id)) throw new Error(`job ${commit.job.id} cannot be written`);
+          if (JSON.stringify(commit.job).includes('poison'))
+            throw new RangeError('Maximum call stack size exceeded');
+        }
+        return target.commit(commits);
+      };
+    },
+  });
 }

@@ -65,6 +65,45 @@ describe('Rules: a worker reply as an event', () => {
     });
   });
 
+  it('fails the attempt of a reply nested deeper than 64 levels, even 100,000 levels (200 KB)', () => {
+    const deep = `{"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    expect(replyEvent({ correlationId: ID, body: deep, attempt: 1 })).toEqual({
+      ok: true,
+      jobId: JOB,
+      correlationId: ID,
+      event: {
+        type: 'failure',
+        step: 'fetch',
+        attempt: 1,
+        message: 'invalid reply: body is nested more than 64 levels deep (objects and lists)',
+      },
+    });
+  });
+
+  it('completes the step for a reply without a type, or of type result', () => {
+    for (const type of [undefined, 'result']) {
+      expect(replyEvent({ correlationId: ID, body: '{"n":1}', type })).toMatchObject({
+        event: { type: 'reply', output: { n: 1 } },
+      });
+    }
+  });
+
+  it('fails the attempt of a reply of any other type, naming it: never a silent success', () => {
+    for (const type of ['Error', 'failed', 'ERROR', 'Result', 'Heartbeat', 'abort', 'suspend', 'done ']) {
+      expect(replyEvent({ correlationId: ID, body: '{"error": "disk full"}', type, attempt: 2 })).toEqual({
+        ok: true,
+        jobId: JOB,
+        correlationId: ID,
+        event: {
+          type: 'failure',
+          step: 'fetch',
+          attempt: 2,
+          message: `unknown reply type ${JSON.stringify(type)}`,
+        },
+      });
+    }
+  });
+
   it('fails the attempt with the message of an error reply', () => {
     expect(replyEvent({ correlationId: ID, body: '{"error":"boom"}', type: 'error' })).toMatchObject({
       event: { type: 'failure', step: 'fetch', message: 'boom' },
@@ -82,6 +121,11 @@ describe('Rules: the message of an error reply', () => {
   it('takes the body’s text when it has no error, or a fixed sentence when it is empty', () => {
     expect(errorReplyMessage('  disk full  ')).toBe('disk full');
     expect(errorReplyMessage('   ')).toBe('the worker replied with an error');
+  });
+
+  it('takes the text of a body too deep to read as JSON', () => {
+    const deep = `{"error": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    expect(errorReplyMessage(deep)).toBe(deep.slice(0, 4000));
   });
 
   it('cuts the message to 4000 characters', () => {

@@ -79,6 +79,39 @@ describe('Handler: api', () => {
     expect(tooLarge.statusCode).toBe(413);
   });
 
+  it('answers a job input or signal body nested too deep 400, saying why, and stores nothing', async () => {
+    // Prepare
+    const harness = memoryManager();
+    const handler = createApiHandler({ ...harness, maxBodyBytes: 1024 * 1024 });
+    const withSignal = `workflows:\n  - name: approve\n    steps:\n      - { name: decision, type: signal }\n`;
+    await handler(anApiEvent('PUT', '/api/workflow/greet', { body: DEFINITION }));
+    await handler(anApiEvent('PUT', '/api/workflow/approve', { body: withSignal }));
+    const waiting = JSON.parse((await handler(anApiEvent('POST', '/api/workflow/approve'))).body).id;
+    const deep = `{"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    const id = randomUUID();
+
+    // Act
+    const input = await handler(anApiEvent('POST', '/api/workflow/greet', { query: { id }, body: deep }));
+    const signal = await handler(
+      anApiEvent('POST', `/api/job/${waiting}/signal/decision`, {
+        body: `{"ok": ${'{"a":'.repeat(64)}1${'}'.repeat(64)}}`,
+      }),
+    );
+
+    // Assess
+    const why = 'body is nested more than 64 levels deep (objects and lists)';
+    expect([input.statusCode, signal.statusCode]).toEqual([400, 400]);
+    expect(JSON.parse(input.body).error).toEqual({ code: 'bad_request', message: `the job input: ${why}` });
+    expect(JSON.parse(signal.body).error).toEqual({
+      code: 'bad_request',
+      message: `the signal body: ${why}`,
+    });
+    expect((await handler(anApiEvent('GET', `/api/job/${id}`))).statusCode).toBe(404);
+    expect(await harness.store.getJob(id)).toBeUndefined();
+    expect(harness.bus.sent).toEqual([]);
+    expect((await harness.store.getJob(waiting))?.status).toBe('running');
+  });
+
   it('serves the dashboard page it was given', async () => {
     // Prepare
     const dashboard = new Map([

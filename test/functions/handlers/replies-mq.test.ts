@@ -6,7 +6,7 @@ import {
   anAmazonMqEvent,
   anAmazonMqMessage,
 } from '../../support/aws-events.js';
-import { failingStore, memoryManager } from '../../support/memory-manager.js';
+import { failingStore, memoryManager, storeRefusing } from '../../support/memory-manager.js';
 
 const workflow = {
   name: 'greet',
@@ -25,6 +25,32 @@ async function startedJobs(harness: ReturnType<typeof memoryManager>, count: num
 }
 
 describe('Handler: replies-mq', () => {
+  it('applies the good replies of a batch with a poison reply in it, and does not send the batch back', async () => {
+    // Prepare
+    const base = memoryManager();
+    const [good, poisoned] = (await startedJobs(base, 2)) as [string, string];
+    const harness = memoryManager({ store: storeRefusing(base.store, new Set()) });
+    const handler = createRepliesMqHandler(harness);
+    const event = anAmazonMqEvent({
+      'workflow-manager': [
+        anAmazonMqMessage('{"poison": true}', { correlationId: `${poisoned}:hello` }),
+        anAmazonMqMessage('{"n": 1}', { correlationId: `${good}:hello` }),
+      ],
+    });
+
+    // Act
+    await handler(event, aLambdaContext());
+
+    // Assess
+    expect(harness.bus.sent.filter((request) => request.step === 'bye').map((r) => r.jobId)).toEqual([good]);
+    const failed = await base.store.getJob(poisoned);
+    expect(failed?.steps[0]).toMatchObject({
+      status: 'running',
+      attempts: 2,
+      error: 'the reply could not be stored: RangeError: Maximum call stack size exceeded',
+    });
+  });
+
   it('reads every queue of the event: base64 bodies, correlation ids, types and x-attempt headers', async () => {
     // Prepare
     const harness = memoryManager();

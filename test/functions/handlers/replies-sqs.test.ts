@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DynamoDbStore } from '../../../functions/adapters/dynamodb/store.js';
 import { createRepliesSqsHandler } from '../../../functions/handlers/replies-sqs.js';
 import { aLambdaContext, anSqsEvent, anSqsReplyRecord } from '../../support/aws-events.js';
-import { failingStore, memoryManager } from '../../support/memory-manager.js';
+import { failingStore, memoryManager, storeRefusing } from '../../support/memory-manager.js';
 
 const workflow = {
   name: 'greet',
@@ -94,6 +94,36 @@ describe('Handler: replies-sqs', () => {
     expect(
       isolated.telemetry.logged('message failed; it comes back after its visibility timeout'),
     ).toHaveLength(1);
+  });
+
+  it('applies the good replies of a batch with a poison reply in it, fails its attempt with the reason, and reports no failure', async () => {
+    // Prepare
+    const base = memoryManager();
+    const [good, poisoned, alsoGood] = (await startedJobs(base, 3)) as [string, string, string];
+    const harness = memoryManager({ store: storeRefusing(base.store, new Set()) });
+    const handler = createRepliesSqsHandler(harness);
+    const tooDeep = `{"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    const records = [
+      anSqsReplyRecord(`${good}:hello`, '{"n": 1}', { attempt: 1 }),
+      anSqsReplyRecord(`${poisoned}:hello`, '{"poison": true}', { attempt: 1 }),
+      anSqsReplyRecord(`${alsoGood}:hello`, tooDeep, { attempt: 1 }),
+    ];
+
+    // Act
+    const response = await handler(anSqsEvent(records));
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect((await base.store.getJob(good))?.steps[0]?.status).toBe('completed');
+    expect(
+      harness.bus.sent.filter((request) => request.step === 'bye').map((request) => request.jobId),
+    ).toEqual([good]);
+    expect((await base.store.getJob(poisoned))?.error?.message).toBe(
+      'the reply could not be stored: RangeError: Maximum call stack size exceeded',
+    );
+    expect((await base.store.getJob(alsoGood))?.error?.message).toBe(
+      'invalid reply: body is nested more than 64 levels deep (objects and lists)',
+    );
   });
 
   it('fails every message during an outage, and applies each once when they come back', async () => {
