@@ -9,8 +9,14 @@ export interface AppliedOutcome {
 
 export type ApplyEvents<T extends AppliedOutcome> = (inputs: readonly JobEventInput[]) => Promise<T[]>;
 
-/** Tries in a row, in this process, before a reply that nothing could be stored for is let go of. */
+/**
+ * A reply that nothing could be stored for (not even its failed attempt) is let go of only after this
+ * many tries in a row in this process and `MIN_HAND_BACK_MS` since its first: a store that takes no
+ * write for a while (a full disk, throttling) must cost no reply, while one reply the store can
+ * never take must not come back for ever.
+ */
 export const MAX_UNSTORABLE_TRIES = 10;
+export const MIN_HAND_BACK_MS = 10 * 60_000;
 /** The error's text in a failed attempt's message is cut to this many characters. */
 const MAX_REASON = 1000;
 /** Replies whose failed tries are remembered; the oldest is forgotten first. */
@@ -30,16 +36,17 @@ interface Unstorable {
  * and let go of (acknowledged) when something else in the batch was stored and its job can be read:
  * the store works, the reply is what it cannot take. Otherwise the store may be down: the batch is
  * handed back (the error is thrown), until a reply has failed so `MAX_UNSTORABLE_TRIES` times in a
- * row in this process.
+ * row in this process over at least `MIN_HAND_BACK_MS`.
  */
 export class ReplyIsolation {
-  private readonly tries = new Map<string, number>();
+  private readonly tries = new Map<string, { count: number; since: number }>();
 
   constructor(
     private readonly logger: Logger,
     private readonly metrics: Metrics,
     /** Whether the store can read this job now: when it cannot, the store is in trouble, not the reply. */
     private readonly readable: (jobId: string) => Promise<boolean>,
+    private readonly clock: () => number = Date.now,
   ) {}
 
   async apply<T extends AppliedOutcome>(
@@ -132,9 +139,12 @@ export class ReplyIsolation {
     let handBack: unknown;
     for (const item of unstorable) {
       const key = keyOf(item.input);
-      const tries = (this.tries.get(key) ?? 0) + 1;
+      const now = this.clock();
+      const earlier = this.tries.get(key);
+      const tries = { count: (earlier?.count ?? 0) + 1, since: earlier?.since ?? now };
       const onlyThisReply = storeWorks && (await this.readable(item.input.jobId));
-      if (!onlyThisReply && tries < MAX_UNSTORABLE_TRIES) {
+      const givenUp = tries.count >= MAX_UNSTORABLE_TRIES && now - tries.since >= MIN_HAND_BACK_MS;
+      if (!onlyThisReply && !givenUp) {
         this.remember(key, tries);
         handBack ??= item.error;
         continue;
@@ -143,14 +153,14 @@ export class ReplyIsolation {
       this.metrics.count('replies_dropped_total');
       this.logger.error('reply dropped: neither it nor a failed attempt could be stored', {
         correlationId: item.correlationId,
-        tries,
+        tries: tries.count,
         error: item.error,
       });
     }
     if (handBack !== undefined) throw handBack;
   }
 
-  private remember(key: string, tries: number): void {
+  private remember(key: string, tries: { count: number; since: number }): void {
     this.tries.delete(key);
     this.tries.set(key, tries);
     if (this.tries.size > REMEMBERED) this.tries.delete(this.tries.keys().next().value as string);

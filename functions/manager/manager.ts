@@ -109,11 +109,15 @@ export class Manager {
     this.fanOutSlice = options.fanOutSlice;
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.workflows = new WorkflowCache(this.store);
-    this.isolation = new ReplyIsolation(this.telemetry.logger, this.telemetry.metrics, (jobId) =>
-      this.store.getJobs([jobId]).then(
-        () => true,
-        () => false,
-      ),
+    this.isolation = new ReplyIsolation(
+      this.telemetry.logger,
+      this.telemetry.metrics,
+      (jobId) =>
+        this.store.getJobs([jobId]).then(
+          () => true,
+          () => false,
+        ),
+      this.clock,
     );
     this.followUps = new FollowUpRunner({
       store: this.store,
