@@ -125,13 +125,18 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       return;
     }
     const consuming = bus.consumeReplies({ vhost }, onBatch);
-    consuming.catch((error) => logger.error('cannot consume replies', { vhost, error }));
-    consumers.set(key, {
+    const entry = {
       stop: async () => {
         const consumer = await Promise.race([consuming, sleep(2000)]).catch(() => undefined);
         await consumer?.stop();
       },
+    };
+    consuming.catch((error) => {
+      logger.error('cannot consume replies', { vhost, error });
+      // A vhost the broker refused: registering a workflow on it again tries again.
+      if (consumers.get(key) === entry) consumers.delete(key);
     });
+    consumers.set(key, entry);
   };
 
   const timers = new LocalTimers(
