@@ -8,6 +8,8 @@ export interface LoadOptions {
   allowBare?: boolean;
   /** Refuse definitions larger than this many bytes. @default 1 MiB */
   maxBytes?: number;
+  /** The manager's reply queue, which no step may use. @default 'workflow-manager' */
+  replyQueue?: string;
 }
 
 export const MAX_DEFINITION_BYTES = 1024 * 1024;
@@ -29,5 +31,6 @@ export function loadWorkflows(text: string, options: LoadOptions = {}): LoadResu
     file: options.file,
     lineOf: source.lineOf,
     allowBare: options.allowBare,
+    replyQueue: options.replyQueue,
   });
 }

@@ -3,6 +3,7 @@ import { closest } from './closest.js';
 import { findCycles } from './cycles.js';
 import { parseDuration } from './duration.js';
 import type { Path } from './parse-source.js';
+import { amqpNameProblem, MAX_VHOSTS, stepQueueProblem } from './queue-name.js';
 import type { DefinitionError, StepDefinition, TaskDefinition, WorkflowDefinition } from './types.js';
 
 export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
@@ -30,6 +31,8 @@ export interface ValidateOptions {
   lineOf?: (path: Path, key?: boolean) => number | undefined;
   /** Accept a single workflow without the `workflows:` list around it (the API's PUT does). */
   allowBare?: boolean;
+  /** The manager's reply queue, which no step may use. @default 'workflow-manager' */
+  replyQueue?: string;
 }
 
 export interface LoadResult {
@@ -79,7 +82,7 @@ export function validateDocument(document: Json | undefined, options: ValidateOp
   const names = new Set<string>();
   list.forEach((raw, index) => {
     const path = rootPath.length ? [...rootPath, index] : [];
-    const workflow = readWorkflow(raw, path, report);
+    const workflow = readWorkflow(raw, path, report, options.replyQueue);
     if (!workflow) return;
     if (names.has(workflow.name)) {
       report(
@@ -96,7 +99,12 @@ export function validateDocument(document: Json | undefined, options: ValidateOp
 
 type Report = (path: Path, scope: Scope, message: string, onKey?: boolean) => void;
 
-function readWorkflow(raw: Json, path: Path, report: Report): WorkflowDefinition | undefined {
+function readWorkflow(
+  raw: Json,
+  path: Path,
+  report: Report,
+  replyQueue: string | undefined,
+): WorkflowDefinition | undefined {
   if (!isJsonObject(raw)) {
     report(path, {}, `a workflow must be a mapping, got ${describeJsonType(raw)}`);
     return undefined;
@@ -112,7 +120,17 @@ function readWorkflow(raw: Json, path: Path, report: Report): WorkflowDefinition
     if (!Array.isArray(raw.vhosts) || raw.vhosts.some((v) => typeof v !== 'string' || v === '')) {
       report([...path, 'vhosts'], scope, '"vhosts" must be a list of virtual host names, e.g. [ "/" ]');
     } else if (raw.vhosts.length) {
-      workflow.vhosts = [...new Set(raw.vhosts as string[])];
+      const vhosts = [...new Set(raw.vhosts as string[])];
+      const problems = vhosts.map((vhost) => amqpNameProblem('vhost', vhost)).filter((p) => p !== undefined);
+      for (const problem of problems) report([...path, 'vhosts'], scope, problem);
+      if (vhosts.length > MAX_VHOSTS) {
+        report(
+          [...path, 'vhosts'],
+          scope,
+          `"vhosts" lists ${vhosts.length} virtual hosts; a workflow may run on at most ${MAX_VHOSTS}`,
+        );
+      }
+      workflow.vhosts = vhosts;
     }
   }
   const timeout = readDuration(raw, 'timeout', path, scope, report);
@@ -126,7 +144,7 @@ function readWorkflow(raw: Json, path: Path, report: Report): WorkflowDefinition
     } else {
       const taskNames = new Set<string>();
       tasksRaw.forEach((taskRaw, index) => {
-        const task = readTask(taskRaw, [...path, 'tasks', index], scope, report);
+        const task = readTask(taskRaw, [...path, 'tasks', index], scope, report, replyQueue);
         if (!task) return;
         if (taskNames.has(task.name)) {
           report(
@@ -142,14 +160,20 @@ function readWorkflow(raw: Json, path: Path, report: Report): WorkflowDefinition
   }
   if (tasks.length) workflow.tasks = tasks;
 
-  const steps = readSteps(raw, path, scope, report, 'workflow');
+  const steps = readSteps(raw, path, scope, report, 'workflow', replyQueue);
   if (steps) workflow.steps = steps;
 
   checkTaskReferences(workflow, path, report);
   return name === undefined ? undefined : workflow;
 }
 
-function readTask(raw: Json, path: Path, outer: Scope, report: Report): TaskDefinition | undefined {
+function readTask(
+  raw: Json,
+  path: Path,
+  outer: Scope,
+  report: Report,
+  replyQueue: string | undefined,
+): TaskDefinition | undefined {
   if (!isJsonObject(raw)) {
     report(path, outer, `a task must be a mapping, got ${describeJsonType(raw)}`);
     return undefined;
@@ -185,7 +209,7 @@ function readTask(raw: Json, path: Path, outer: Scope, report: Report): TaskDefi
       task.concurrency = concurrency;
     }
   }
-  const steps = readSteps(raw, path, scope, report, 'task');
+  const steps = readSteps(raw, path, scope, report, 'task', replyQueue);
   if (steps) task.steps = steps;
   return name === undefined ? undefined : task;
 }
@@ -196,6 +220,7 @@ function readSteps(
   scope: Scope,
   report: Report,
   owner: string,
+  replyQueue: string | undefined,
 ): StepDefinition[] | undefined {
   const stepsRaw = raw.steps;
   if (!Array.isArray(stepsRaw) || stepsRaw.length === 0) {
@@ -211,7 +236,7 @@ function readSteps(
   const seen = new Set<string>();
   stepsRaw.forEach((stepRaw, index) => {
     const stepPath = [...path, 'steps', index];
-    const step = readStep(stepRaw, stepPath, scope, report);
+    const step = readStep(stepRaw, stepPath, scope, report, replyQueue);
     if (!step) return;
     if (seen.has(step.name)) {
       report(
@@ -253,7 +278,13 @@ function readSteps(
   return steps;
 }
 
-function readStep(raw: Json, path: Path, outer: Scope, report: Report): StepDefinition | undefined {
+function readStep(
+  raw: Json,
+  path: Path,
+  outer: Scope,
+  report: Report,
+  replyQueue: string | undefined,
+): StepDefinition | undefined {
   if (!isJsonObject(raw)) {
     report(path, outer, `a step must be a mapping with at least a "name", got ${describeJsonType(raw)}`);
     return undefined;
@@ -269,13 +300,7 @@ function readStep(raw: Json, path: Path, outer: Scope, report: Report): StepDefi
   if (description !== undefined) step.description = description;
 
   const queue = readString(raw, 'queue', path, scope, report);
-  if (queue !== undefined) {
-    if (queue.trim() === '' || queue.length > 255) {
-      report([...path, 'queue'], scope, '"queue" must be a queue name of 1 to 255 characters');
-    } else if (queue !== step.name) {
-      step.queue = queue;
-    }
-  }
+  if (queue !== undefined && queue !== step.name) step.queue = queue;
 
   if (raw.depends !== undefined && raw.depends !== null) {
     if (!Array.isArray(raw.depends) || raw.depends.some((entry) => typeof entry !== 'string')) {
@@ -334,6 +359,11 @@ function readStep(raw: Json, path: Path, outer: Scope, report: Report): StepDefi
         );
       }
     }
+  }
+  if (name !== undefined && step.type !== 'signal' && step.task === undefined) {
+    // Without "queue", the step name is the queue (then checked here as a queue too).
+    const problem = stepQueueProblem(queue ?? name, replyQueue);
+    if (problem) report(queue === undefined ? [...path, 'name'] : [...path, 'queue'], scope, problem);
   }
   if (step.task !== undefined) {
     for (const key of ['timeout', 'retries', 'retryDelay', 'queue'] as const) {

@@ -11,6 +11,7 @@ import type {
   WorkflowSummary,
 } from '../../engine/ports/store.js';
 import type { Manager, StartJobParams } from '../manager/manager.js';
+import type { QueueRules } from '../manager/queue-rules.js';
 import { type JobDocument, type JobSummary, jobDocument, jobSummary, jobVersion } from './job-document.js';
 
 /** The manager's commands the API gives its callers. */
@@ -26,6 +27,8 @@ export interface ApiServiceOptions {
   manager: ApiCommands;
   store: ApiStore;
   bus: Pick<Bus, 'ping'>;
+  /** The deployment's queue rules a registered definition must also satisfy. */
+  queueRules?: QueueRules;
 }
 
 /** What `health` reports of each dependency: `ok`, or why it cannot be reached. */
@@ -47,11 +50,13 @@ export class ApiService {
   private readonly manager: ApiCommands;
   private readonly store: ApiStore;
   private readonly bus: Pick<Bus, 'ping'>;
+  readonly queueRules: QueueRules;
 
   constructor(options: ApiServiceOptions) {
     this.manager = options.manager;
     this.store = options.store;
     this.bus = options.bus;
+    this.queueRules = options.queueRules ?? {};
   }
 
   now(): number {

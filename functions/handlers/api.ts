@@ -5,15 +5,19 @@ import { ApiService, type ApiStore } from '../api/api-service.js';
 import type { ApiDeps } from '../api/router.js';
 import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import { fromEnvironment } from '../aws/from-env.js';
+import { queueRulesOf } from '../aws/queue-rules.js';
 import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
 import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
 import { loadDashboard } from '../dashboard/load-dashboard.js';
+import type { QueueRules } from '../manager/queue-rules.js';
 
 export interface ApiHandlerDeps extends ManagerHandlerDeps {
   store: ApiStore;
   bus: Pick<Bus, 'ping'>;
   maxBodyBytes: number;
   dashboard?: ApiDeps['dashboard'];
+  /** The deployment's queue rules a PUT definition must also satisfy. */
+  queueRules?: QueueRules;
 }
 
 /** While the bus is down, a caller waits this long at most for the answer (the sweep sends later). */
@@ -28,7 +32,12 @@ export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Pro
  */
 export function createApiHandler(deps: ApiHandlerDeps): ApiHandler {
   const apiDeps: ApiDeps = {
-    service: new ApiService({ manager: deps.manager, store: deps.store, bus: deps.bus }),
+    service: new ApiService({
+      manager: deps.manager,
+      store: deps.store,
+      bus: deps.bus,
+      queueRules: deps.queueRules,
+    }),
     logger: deps.telemetry.logger,
     maxBodyBytes: deps.maxBodyBytes,
     dashboard: deps.dashboard,
@@ -42,6 +51,7 @@ const fromEnv = fromEnvironment({ sqs: sqsBusFactory, rabbitmq: rabbitMqBusFacto
     ...container,
     maxBodyBytes: container.env.maxBodyBytes,
     dashboard: await loadDashboard(),
+    queueRules: queueRulesOf(container.env),
   }),
 );
 

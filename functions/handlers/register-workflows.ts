@@ -1,11 +1,13 @@
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
-import { formatDefinitionError, loadWorkflows, type WorkflowDefinition } from '../../engine/index.js';
+import { formatDefinitionError, type WorkflowDefinition } from '../../engine/index.js';
 import { fromEnvironment } from '../aws/from-env.js';
 import { invocation } from '../aws/invocation.js';
 import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
+import { queueRulesOf } from '../aws/queue-rules.js';
 import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
 import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
 import type { Manager } from '../manager/manager.js';
+import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 
 export interface RegisterWorkflowsDeps {
   manager: Manager;
@@ -15,6 +17,8 @@ export interface RegisterWorkflowsDeps {
    * and does not declare it. SQS: absent (the stack creates the reply queue).
    */
   replyQueue?: string;
+  /** The deployment's queue rules (reply queue, SQS prefix) the definitions must also satisfy. */
+  queueRules?: QueueRules;
 }
 
 /** The custom resource's properties (infra/constructs/workflow-registration.ts). */
@@ -55,7 +59,7 @@ export function createRegisterWorkflowsHandler(deps: RegisterWorkflowsDeps): Reg
         telemetry.logger.info('workflows resource deleted; the store keeps its workflows and jobs');
         return { PhysicalResourceId: physicalResourceId };
       }
-      const definitions = parseDefinitions(event.ResourceProperties.Definitions);
+      const definitions = parseDefinitions(event.ResourceProperties.Definitions, deps.queueRules);
       if (deps.replyQueue) await manager.bus.ensureQueues([{ queue: deps.replyQueue, vhost: null }]);
       const versions: string[] = [];
       for (const definition of definitions) {
@@ -71,7 +75,7 @@ export function createRegisterWorkflowsHandler(deps: RegisterWorkflowsDeps): Reg
 }
 
 /** The definitions, validated again by the engine's loader: the deploy fails with its messages. */
-export function parseDefinitions(property: unknown): WorkflowDefinition[] {
+export function parseDefinitions(property: unknown, rules: QueueRules = {}): WorkflowDefinition[] {
   const text = typeof property === 'string' ? property : JSON.stringify(property ?? null);
   let list: unknown;
   try {
@@ -80,7 +84,7 @@ export function parseDefinitions(property: unknown): WorkflowDefinition[] {
     throw new Error('the Definitions property is not JSON');
   }
   if (!Array.isArray(list)) throw new Error('the Definitions property is not a JSON list of workflows');
-  const result = loadWorkflows(JSON.stringify({ workflows: list }), { file: 'Definitions' });
+  const result = loadForDeployment(JSON.stringify({ workflows: list }), { file: 'Definitions' }, rules);
   if (result.errors.length > 0) {
     throw new Error(`invalid workflow definitions:\n${result.errors.map(formatDefinitionError).join('\n')}`);
   }
@@ -91,6 +95,7 @@ const fromEnv = fromEnvironment({ sqs: sqsBusFactory, rabbitmq: rabbitMqBusFacto
   createRegisterWorkflowsHandler({
     ...container,
     replyQueue: container.env.bus.kind === 'rabbitmq' ? container.env.replyQueue : undefined,
+    queueRules: queueRulesOf(container.env),
   }),
 );
 

@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import {
   formatDefinitionError,
   type InboundReply,
-  loadWorkflows,
   type Store,
   type WorkflowDefinition,
 } from '../../engine/index.js';
@@ -15,6 +14,7 @@ import { DEFAULT_MAX_BODY_BYTES } from '../api/api-handler.js';
 import { ApiService } from '../api/api-service.js';
 import type { ApiDeps } from '../api/router.js';
 import { Manager } from '../manager/manager.js';
+import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 import { createJsonLogger } from '../telemetry/json-logger.js';
 import { PrometheusMetrics } from '../telemetry/prometheus-metrics.js';
 import type { Logger } from '../telemetry/telemetry.js';
@@ -69,7 +69,10 @@ export function amqpUrlFromEnv(explicit?: string, env: NodeJS.ProcessEnv = proce
 }
 
 /** Reads workflow files; throws one error listing every problem. */
-export async function readWorkflowFiles(files: readonly string[]): Promise<WorkflowDefinition[]> {
+export async function readWorkflowFiles(
+  files: readonly string[],
+  rules: QueueRules = {},
+): Promise<WorkflowDefinition[]> {
   const workflows: WorkflowDefinition[] = [];
   const problems: string[] = [];
   for (const file of files) {
@@ -82,7 +85,7 @@ export async function readWorkflowFiles(files: readonly string[]): Promise<Workf
       );
       continue;
     }
-    const result = loadWorkflows(text, { file });
+    const result = loadForDeployment(text, { file }, rules);
     problems.push(...result.errors.map(formatDefinitionError));
     workflows.push(...result.workflows);
   }
@@ -97,7 +100,8 @@ export async function readWorkflowFiles(files: readonly string[]): Promise<Workf
  */
 export async function startServe(options: ServeOptions = {}): Promise<ServeHandle> {
   const logger = options.logger ?? createJsonLogger({});
-  const definitions = await readWorkflowFiles(options.configFiles ?? []);
+  const queueRules: QueueRules = options.replyQueue ? { replyQueue: options.replyQueue } : {};
+  const definitions = await readWorkflowFiles(options.configFiles ?? [], queueRules);
   const store = SqliteStore.open(options.db ?? 'switchyard.db', { synchronous: options.synchronous });
   const amqpUrl = amqpUrlFromEnv(options.amqpUrl);
   const broker = options.bus === 'memory' ? new MemoryBroker() : undefined;
@@ -125,13 +129,18 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       return;
     }
     const consuming = bus.consumeReplies({ vhost }, onBatch);
-    consuming.catch((error) => logger.error('cannot consume replies', { vhost, error }));
-    consumers.set(key, {
+    const entry = {
       stop: async () => {
         const consumer = await Promise.race([consuming, sleep(2000)]).catch(() => undefined);
         await consumer?.stop();
       },
+    };
+    consuming.catch((error) => {
+      logger.error('cannot consume replies', { vhost, error });
+      // A vhost the broker refused: registering a workflow on it again tries again.
+      if (consumers.get(key) === entry) consumers.delete(key);
     });
+    consumers.set(key, entry);
   };
 
   const timers = new LocalTimers(
@@ -165,7 +174,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   const shutdown = new AbortController();
   const server = createHttpBridge({
     shutdown: shutdown.signal,
-    service: new ApiService({ manager, store, bus }),
+    service: new ApiService({ manager, store, bus, queueRules }),
     logger,
     token: options.token,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,

@@ -34,8 +34,9 @@ const WORKFLOWS = `workflows:
         steps:
           - { name: wait-here, type: signal }
   - name: undeliverable
+    vhosts: [ switchyard-missing-${suffix} ]
     steps:
-      - { name: bad, queue: amq.reserved-${suffix} }
+      - { name: bad }
 `;
 
 function expectNoSecrets(output: string, where: string): void {

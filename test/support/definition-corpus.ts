@@ -34,6 +34,12 @@ export const CORPUS: Record<string, string[]> = {
   'bad-names.yaml': ['name "1starts-with-a-digit" is not valid', 'step name "has space" is not valid'],
   'reserved-name.yaml': ['step name "__start__" is not valid', 'step name "__end__" is not valid'],
   'long-name.yaml': ['depends on "missing"'],
+  'bad-queues.yaml': [
+    ':3: workflow "bad-queues": "vhosts" lists 20 virtual hosts; a workflow may run on at most 16',
+    ':6: workflow "bad-queues", step "accented": queue "éééééééééééééééééééé…" has 400 bytes in UTF-8',
+    ':8: workflow "bad-queues", step "reserved": queue "amq.work" starts with "amq."',
+    ':9: workflow "bad-queues", step "workflow-manager": queue "workflow-manager" is the manager\'s reply queue',
+  ],
   'yaml-syntax-error.yaml': ['not valid YAML or JSON'],
   'tab-indentation.yaml': ['not valid YAML or JSON: Tabs are not allowed as indentation'],
   'duplicate-keys.yaml': ['not valid YAML or JSON: Map keys must be unique'],

@@ -10,7 +10,9 @@ import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../
 import { ConfirmPublisher, type OutgoingMessage, UnroutableError } from '../../transport/amqp/publisher.js';
 import { QueueDeclarer } from '../../transport/amqp/queues.js';
 import { urlForVhost } from '../../transport/amqp/url.js';
+import { VhostRefusedError } from '../../transport/amqp/vhost-refusal.js';
 import { type ReplyConsumer, type ReplyConsumerOptions, startReplyConsumer } from './reply-consumer.js';
+import { throwSendOutcome } from './send-outcome.js';
 
 export interface RabbitMqBusOptions {
   /** `amqp://user:pass@host:5672/vhost` or `amqps://…:5671` (Amazon MQ). */
@@ -30,6 +32,9 @@ export interface RabbitMqBusOptions {
 
 /** Longest queue name AMQP 0-9-1 allows, in bytes. */
 const MAX_QUEUE_NAME_BYTES = 255;
+
+/** How long requests to a vhost the broker refused fail without asking the broker again. */
+const REFUSED_VHOST_RETRY_MS = 30_000;
 
 /**
  * The Bus port on RabbitMQ (and Amazon MQ for RabbitMQ): requests go out on the default exchange
@@ -60,13 +65,24 @@ export class RabbitMqBus implements Bus {
     if (requests.length === 0) return;
     const maxBytes = this.options.maxMessageBytes ?? 128 * 1024 * 1024;
     const byVhost = new Map<string | null, OutgoingMessage[]>();
+    const undeliverable: UndeliverableError[] = [];
     for (const request of requests) {
-      const message = this.messageFor(request, maxBytes);
+      let message: OutgoingMessage;
+      try {
+        message = this.messageFor(request, maxBytes);
+      } catch (error) {
+        if (!(error instanceof UndeliverableError)) throw error;
+        undeliverable.push(error);
+        continue;
+      }
       const group = byVhost.get(request.vhost);
       if (group) group.push(message);
       else byVhost.set(request.vhost, [message]);
     }
-    await Promise.all([...byVhost].map(([vhost, messages]) => this.publisherFor(vhost).send(messages)));
+    const results = await Promise.allSettled(
+      [...byVhost].map(([vhost, messages]) => this.publisherFor(vhost).send(messages)),
+    );
+    throwSendOutcome(results, undeliverable);
   }
 
   async ensureQueues(queues: readonly { queue: string; vhost: string | null }[]): Promise<void> {
@@ -152,12 +168,16 @@ export class RabbitMqBus implements Bus {
   private publisherFor(vhost: string | null): VhostPublisher {
     this.assertOpen();
     let publisher = this.vhosts.get(vhost);
+    const refusal = publisher?.connection.refusal;
+    if (refusal && Date.now() - refusal.at > REFUSED_VHOST_RETRY_MS) publisher = undefined;
     if (!publisher) {
       const connection = new RabbitMqConnection({
         url: this.options.url,
         vhost,
         connectionName: `${this.connectionName}:publish:${vhost ?? ''}`,
         logger: this.logger,
+        // The URL's own vhost is the operator's to fix: keep trying. One a workflow names fails its jobs.
+        stopWhenVhostRefused: vhost !== null,
       });
       publisher = new VhostPublisher(
         connection,
@@ -192,17 +212,56 @@ class VhostPublisher {
 
   async ensure(queues: readonly string[]): Promise<void> {
     const model = await this.connection.whenReady(this.connectTimeoutMs);
-    await this.declarer.ensure(model, [this.replyQueue, ...queues]);
+    const refused = await this.declarer.ensure(model, [this.replyQueue, ...queues]);
+    if (refused.size) {
+      throw new Error(
+        [...refused].map(([queue, reason]) => `queue ${queue} cannot be declared: ${reason}`).join('; '),
+      );
+    }
   }
 
+  /** Sends to the queues that could be declared; those to a refused queue are undeliverable. */
   async send(messages: readonly OutgoingMessage[]): Promise<void> {
-    const model = await this.connection.whenReady(this.connectTimeoutMs);
-    await this.declarer.ensure(model, [this.replyQueue, ...messages.map((message) => message.queue)]);
+    const model = await this.connection.whenReady(this.connectTimeoutMs).catch((error: unknown) => {
+      if (!(error instanceof VhostRefusedError)) throw error;
+      throw new AggregateError(
+        messages.map(
+          (message) =>
+            new UndeliverableError(
+              `cannot send to queue "${message.queue}": ${error.message}`,
+              correlationOf(message),
+            ),
+        ),
+        error.message,
+      );
+    });
+    const refused = await this.declarer.ensure(model, [
+      this.replyQueue,
+      ...messages.map((message) => message.queue),
+    ]);
+    const replyRefusal = refused.get(this.replyQueue);
+    if (replyRefusal)
+      throw new Error(`the reply queue ${this.replyQueue} cannot be declared: ${replyRefusal}`);
+    const sendable = refused.size ? messages.filter((message) => !refused.has(message.queue)) : messages;
     try {
-      await this.publisher.publish(model, messages);
+      await this.publisher.publish(model, sendable);
     } catch (error) {
       if (error instanceof UnroutableError) this.declarer.forget(error.queue);
       throw error;
     }
+    const undeliverable = messages
+      .filter((message) => refused.has(message.queue))
+      .map(
+        (message) =>
+          new UndeliverableError(
+            `cannot send to queue "${message.queue}": RabbitMQ refused to declare it: ${refused.get(message.queue)}`,
+            correlationOf(message),
+          ),
+      );
+    throwSendOutcome([], undeliverable);
   }
+}
+
+function correlationOf(message: OutgoingMessage): string {
+  return String(message.options.correlationId);
 }

@@ -82,6 +82,7 @@ class BatchingReplyConsumer implements ReplyConsumer {
       url: options.url,
       vhost: options.vhost ?? null,
       logger: this.logger,
+      stopWhenVhostRefused: (options.vhost ?? null) !== null,
       ...(options.connectionName ? { connectionName: options.connectionName } : {}),
     });
   }

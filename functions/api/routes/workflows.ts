@@ -1,4 +1,5 @@
-import { formatDefinitionError, loadWorkflows } from '../../../engine/index.js';
+import { formatDefinitionError } from '../../../engine/index.js';
+import { loadForDeployment } from '../../manager/queue-rules.js';
 import { ApiError, type ApiRequest, json } from '../http.js';
 import { intParam, readJsonObject } from '../read-body.js';
 import type { ApiDeps, Route } from '../router.js';
@@ -82,10 +83,11 @@ async function register(request: ApiRequest, deps: ApiDeps) {
   const name = request.params.name as string;
   if (request.body.trim() === '')
     throw new ApiError('bad_request', 'the body must hold the workflow definition (YAML or JSON)');
-  const { workflows, errors } = loadWorkflows(request.body, {
-    file: `PUT /api/workflow/${name}`,
-    allowBare: true,
-  });
+  const { workflows, errors } = loadForDeployment(
+    request.body,
+    { file: `PUT /api/workflow/${name}`, allowBare: true },
+    deps.service.queueRules,
+  );
   if (errors.length) throw new ApiError('bad_request', errors.map(formatDefinitionError).join('\n'));
   if (workflows.length !== 1) {
     throw new ApiError(

@@ -1,5 +1,6 @@
 import { type ChannelModel, connect } from 'amqplib';
 import { describeError, redactUrl, urlForVhost } from './url.js';
+import { isVhostRefusal, VhostRefusedError } from './vhost-refusal.js';
 
 /** What the RabbitMQ adapters log through: `console` and Powertools' Logger both fit. */
 export interface RabbitMqLogger {
@@ -32,6 +33,11 @@ export interface RabbitMqConnectionOptions {
   maxDelayMs?: number;
   /** Gives up a TCP/TLS connect that hangs. @default 10000 */
   connectTimeoutMs?: number;
+  /**
+   * Stop for good, with a `VhostRefusedError`, when the broker refuses the vhost, rather than
+   * logging in again and again (a vhost a workflow names). @default false
+   */
+  stopWhenVhostRefused?: boolean;
 }
 
 interface ReadyWaiter {
@@ -62,6 +68,8 @@ export class RabbitMqConnection {
   private cancelSleep: (() => void) | undefined;
   /** Why the last connect or setup failed (redacted), for the error of a `whenReady` that gives up. */
   private lastFailure: string | undefined;
+  /** Set when the broker refused the vhost and `stopWhenVhostRefused` made this connection stop. */
+  refusal: VhostRefusedError | undefined;
   private readonly loop: Promise<void>;
 
   constructor(private readonly options: RabbitMqConnectionOptions) {
@@ -80,7 +88,7 @@ export class RabbitMqConnection {
    * Resolves with a function that unregisters it once it has run successfully the first time.
    */
   addSetup(setup: ConnectionSetup): Promise<() => void> {
-    if (this.closed) return Promise.reject(new Error(`connection to ${this.safeUrl} is closed`));
+    if (this.closed) return Promise.reject(this.closedError());
     return new Promise((resolve, reject) => {
       let settled = false;
       const fail = (error: Error): void => {
@@ -105,7 +113,7 @@ export class RabbitMqConnection {
   /** The open connection with every setup done; waits while reconnecting. */
   whenReady(timeoutMs?: number): Promise<ChannelModel> {
     if (this.ready && this.model) return Promise.resolve(this.model);
-    if (this.closed) return Promise.reject(new Error(`connection to ${this.safeUrl} is closed`));
+    if (this.closed) return Promise.reject(this.closedError());
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const waiter: ReadyWaiter = {
@@ -139,16 +147,24 @@ export class RabbitMqConnection {
 
   async close(): Promise<void> {
     if (this.closed) return this.loop;
+    this.stop(new Error(`connection to ${this.safeUrl} is closed`));
+    const model = this.model;
+    if (model) await model.close().catch(() => {});
+    await this.loop;
+  }
+
+  /** Stops the loop and fails everyone waiting for the connection with `error`. */
+  private stop(error: Error): void {
     this.closed = true;
     this.cancelSleep?.();
-    const error = new Error(`connection to ${this.safeUrl} is closed`);
     for (const waiter of this.waiters) waiter.reject(error);
     this.waiters.clear();
     for (const fail of this.firstRunFailures) fail(error);
     this.firstRunFailures.clear();
-    const model = this.model;
-    if (model) await model.close().catch(() => {});
-    await this.loop;
+  }
+
+  private closedError(): Error {
+    return this.refusal ?? new Error(`connection to ${this.safeUrl} is closed`);
   }
 
   private async run(): Promise<void> {
@@ -168,6 +184,12 @@ export class RabbitMqConnection {
             : {},
         });
       } catch (error) {
+        if (this.options.stopWhenVhostRefused && isVhostRefusal(error)) {
+          this.refusal = new VhostRefusedError(this.options.vhost ?? '', this.safeUrl, Date.now());
+          this.logger.error(`${this.refusal.message}; not connecting to it again`);
+          this.stop(this.refusal);
+          break;
+        }
         failures++;
         const delay = this.backoff(failures);
         this.lastFailure = describeError(error, this.url);

@@ -24,7 +24,10 @@ export async function declareDurableQueue(
     const code = replyCode(error);
     if (code !== ACCESS_REFUSED && code !== PRECONDITION_FAILED) throw error;
     const fresh = await openChannel(model, logger);
-    await fresh.checkQueue(queue);
+    // When the queue is not there either, the declaration's refusal is the reason worth reporting.
+    await fresh.checkQueue(queue).catch(() => {
+      throw error;
+    });
     logger.info(
       `RabbitMQ: queue ${queue} exists but could not be declared durable without arguments (${code}); using it`,
     );
@@ -39,10 +42,18 @@ export async function openChannel(model: ChannelModel, logger: RabbitMqLogger): 
   return channel;
 }
 
+/** Channel-level refusals of a declaration (access refused, not found, locked, other settings). */
+const REFUSALS = new Set([403, 404, 405, 406]);
+
+/** Longest queue name AMQP 0-9-1 carries, in bytes; amqplib cannot even encode a longer one. */
+const MAX_QUEUE_NAME_BYTES = 255;
+
 /**
  * Remembers which queues were declared on which connection, so each is declared once per connection
  * (a new connection, after a reconnect, starts from nothing). Declarations run one at a time on a
- * channel of their own, so a refused declaration never closes the channel that publishes.
+ * channel of their own, so a refused declaration never closes the channel that publishes. A refused
+ * declaration is reported for its queue alone and its channel replaced; one the broker does not
+ * answer in time fails the call (the caller retries).
  */
 export class QueueDeclarer {
   private model: ChannelModel | undefined;
@@ -50,16 +61,23 @@ export class QueueDeclarer {
   private readonly declared = new Set<string>();
   private tail: Promise<void> = Promise.resolve();
 
-  constructor(private readonly logger: RabbitMqLogger) {}
+  constructor(
+    private readonly logger: RabbitMqLogger,
+    /** @default 10000 */
+    private readonly timeoutMs = 10_000,
+  ) {}
 
-  /** Declares those of `queues` not yet declared on `model`. */
-  async ensure(model: ChannelModel, queues: Iterable<string>): Promise<void> {
+  /** Declares those of `queues` not yet declared on `model`; resolves with the refused ones and why. */
+  async ensure(model: ChannelModel, queues: Iterable<string>): Promise<Map<string, string>> {
     this.useModel(model);
     const missing = [...new Set(queues)].filter((queue) => !this.declared.has(queue));
-    if (missing.length === 0) return;
+    if (missing.length === 0) return new Map();
     const run = this.tail.then(() => this.declareAll(model, missing));
-    this.tail = run.catch(() => {});
-    await run;
+    this.tail = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
   }
 
   /** Declares `queue` again before its next use (it was reported missing). */
@@ -67,16 +85,57 @@ export class QueueDeclarer {
     this.declared.delete(queue);
   }
 
-  private async declareAll(model: ChannelModel, queues: readonly string[]): Promise<void> {
+  private async declareAll(model: ChannelModel, queues: readonly string[]): Promise<Map<string, string>> {
+    const refused = new Map<string, string>();
     for (const queue of queues) {
       if (this.model !== model) throw new Error('connection lost while declaring queues');
       if (this.declared.has(queue)) continue;
+      const bytes = Buffer.byteLength(queue);
+      if (bytes === 0 || bytes > MAX_QUEUE_NAME_BYTES) {
+        // amqplib would throw while encoding and leave the channel waiting for ever for a reply.
+        refused.set(queue, `a RabbitMQ queue name has 1 to ${MAX_QUEUE_NAME_BYTES} bytes, this one ${bytes}`);
+        continue;
+      }
       const channel = this.channel ?? this.track(await openChannel(model, this.logger));
-      const open = await declareDurableQueue(model, channel, queue, this.logger);
+      let open: Channel;
+      try {
+        open = await this.withTimeout(declareDurableQueue(model, channel, queue, this.logger), queue);
+      } catch (error) {
+        this.discard(channel);
+        const code = replyCode(error);
+        if (code === undefined || !REFUSALS.has(code) || this.model !== model) throw error;
+        const reason = error instanceof Error ? error.message : String(error);
+        this.logger.warn(`RabbitMQ: queue ${queue} cannot be declared: ${reason}`);
+        refused.set(queue, reason);
+        continue;
+      }
       if (open !== channel) this.track(open);
       if (this.model !== model) throw new Error('connection lost while declaring queues');
       this.declared.add(queue);
     }
+    return refused;
+  }
+
+  private withTimeout<T>(work: Promise<T>, queue: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `RabbitMQ did not answer the declaration of queue ${queue} within ${this.timeoutMs} ms`,
+            ),
+          ),
+        this.timeoutMs,
+      );
+    });
+    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  /** Stops using a channel a declaration failed on: the broker closed it, or it may be stuck. */
+  private discard(channel: Channel): void {
+    if (this.channel === channel) this.channel = undefined;
+    channel.close().catch(() => {});
   }
 
   private track(channel: Channel): Channel {

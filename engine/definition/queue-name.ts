@@ -1,0 +1,39 @@
+import { DEFAULT_REPLY_QUEUE } from '../ports/bus.js';
+
+/** The longest queue or vhost name AMQP 0-9-1 carries (a short string), in bytes of UTF-8. */
+export const MAX_AMQP_NAME_BYTES = 255;
+
+/** Vhosts one workflow may run on: each costs the local server two connections (requests, replies). */
+export const MAX_VHOSTS = 16;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Why `name` (a queue or vhost) is not a name RabbitMQ takes, or undefined. */
+export function amqpNameProblem(what: 'queue' | 'vhost', name: string): string | undefined {
+  if (name.trim() === '') return `"${what}" must be a ${what} name, got a blank one`;
+  if (CONTROL.test(name)) return `${what} ${JSON.stringify(name)} holds a control character`;
+  const bytes = Buffer.byteLength(name);
+  if (bytes > MAX_AMQP_NAME_BYTES) {
+    return `${what} "${shorten(name)}" has ${bytes} bytes in UTF-8; RabbitMQ takes at most ${MAX_AMQP_NAME_BYTES}`;
+  }
+  return undefined;
+}
+
+/** Why `queue` cannot be a step's queue, or undefined. */
+export function stepQueueProblem(queue: string, replyQueue = DEFAULT_REPLY_QUEUE): string | undefined {
+  const problem = amqpNameProblem('queue', queue);
+  if (problem) return problem;
+  if (queue.startsWith('amq.')) {
+    return `queue "${queue}" starts with "amq.", which RabbitMQ reserves for its own queues`;
+  }
+  if (queue === replyQueue) {
+    return `queue "${queue}" is the manager's reply queue: a request sent there would come back as its own reply`;
+  }
+  return undefined;
+}
+
+function shorten(name: string): string {
+  const characters = [...name];
+  return characters.length > 20 ? `${characters.slice(0, 20).join('')}…` : name;
+}

@@ -1,0 +1,82 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createApiHandler } from '../../../functions/handlers/api.js';
+import { createRegisterWorkflowsHandler } from '../../../functions/handlers/register-workflows.js';
+import { readWorkflowFiles } from '../../../functions/local/serve.js';
+import { aCustomResourceEvent, anApiEvent } from '../../support/aws-events.js';
+import { memoryManager } from '../../support/memory-manager.js';
+
+const withQueue = (queue: string) => ({ name: 'w', steps: [{ name: 'a', queue }] });
+const PREFIX = 'switchyard-prod-';
+
+describe('Queue names the deployment cannot have are refused where workflows are registered', () => {
+  it('deploy on SQS: refuses a step queue over 80 characters with the prefix, or with a dot', async () => {
+    const harness = memoryManager();
+    const handler = createRegisterWorkflowsHandler({ ...harness, queueRules: { sqsPrefix: PREFIX } });
+    const long = 'q'.repeat(80 - PREFIX.length + 1);
+
+    await expect(handler(aCustomResourceEvent('Create', [withQueue(long)]))).rejects.toThrow(
+      `workflow "w", step "a": queue "${long}" cannot be an SQS queue: "${PREFIX}${long}" has 81 characters`,
+    );
+    await expect(handler(aCustomResourceEvent('Create', [withQueue('orders.v2')]))).rejects.toThrow(
+      `queue "orders.v2" cannot be an SQS queue: SQS takes only letters, digits, "-" and "_"`,
+    );
+    await handler(aCustomResourceEvent('Create', [withQueue('q'.repeat(80 - PREFIX.length))]));
+    expect(await harness.store.listWorkflows()).toHaveLength(1);
+  });
+
+  it('deploy: refuses a step queue named like the configured reply queue', async () => {
+    const harness = memoryManager();
+    const handler = createRegisterWorkflowsHandler({
+      ...harness,
+      replyQueue: 'replies',
+      queueRules: { replyQueue: 'replies' },
+    });
+
+    await expect(handler(aCustomResourceEvent('Create', [withQueue('replies')]))).rejects.toThrow(
+      `queue "replies" is the manager's reply queue`,
+    );
+    expect(await harness.store.listWorkflows()).toEqual([]);
+  });
+
+  it('the deployed API: PUT answers 400 for a queue SQS cannot have and for the reply queue', async () => {
+    const harness = memoryManager();
+    const handler = createApiHandler({
+      ...harness,
+      maxBodyBytes: 4096,
+      queueRules: { sqsPrefix: PREFIX, replyQueue: 'replies' },
+    });
+    const put = (queue: string) =>
+      handler(anApiEvent('PUT', '/api/workflow/w', { body: JSON.stringify(withQueue(queue)) }));
+
+    const tooLong = await put('q'.repeat(70));
+    const reply = await put('replies');
+
+    expect([tooLong.statusCode, JSON.parse(tooLong.body).error.message]).toEqual([
+      400,
+      expect.stringContaining('cannot be an SQS queue'),
+    ]);
+    expect([reply.statusCode, JSON.parse(reply.body).error.message]).toEqual([
+      400,
+      expect.stringContaining(`queue "replies" is the manager's reply queue`),
+    ]);
+    expect((await put('fine')).statusCode).toBe(201);
+  });
+
+  it('serve --config with --reply-queue: refuses a step queue named like it, with file and line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'switchyard-queue-rules-'));
+    try {
+      const file = join(dir, 'workflows.yaml');
+      await writeFile(file, 'workflows:\n  - name: w\n    steps:\n      - name: a\n        queue: replies\n');
+
+      await expect(readWorkflowFiles([file], { replyQueue: 'replies' })).rejects.toThrow(
+        `${file}:5: workflow "w", step "a": queue "replies" is the manager's reply queue`,
+      );
+      await expect(readWorkflowFiles([file])).resolves.toHaveLength(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
