@@ -4,6 +4,7 @@ import { formatDuration } from '../definition/duration.js';
 import type { JsonObject } from '../json.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
+import { stepInput } from './inputs.js';
 import {
   cancelJob,
   completeStep,
@@ -114,7 +115,8 @@ export function applyEvent(
         }
         if (state.status !== 'running')
           return d.reject('conflict', `step "${event.step}" is already ${state.status}`);
-        return completeStep(d, node, event.output);
+        // The job's data upstream of the step flows on through it, with the signal's keys over it.
+        return completeStep(d, node, { ...stepInput(d.job, node, d.graph), ...event.output });
       }
       case 'cancel':
         if (isFinished(d.job.status)) return d.reject('conflict', `the job is already ${d.job.status}`);

@@ -13,7 +13,7 @@ export type JobEvent =
   | { type: 'heartbeat'; step: string; attempt?: number }
   /** A deadline came: an attempt's reply deadline, a retry delay, or the job's own timeout. */
   | { type: 'timer'; timer: Timer }
-  /** `POST /api/job/{id}/signal/{step}` */
+  /** `POST /api/job/{id}/signal/{step}`: `output` is the signal's body, laid over the step's input. */
   | { type: 'signal'; step: string; output: JsonObject }
   | { type: 'cancel' }
   /**

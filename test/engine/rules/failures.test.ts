@@ -221,7 +221,7 @@ describe('Rules: signal steps', () => {
         depends: [ approve ]
 `;
 
-  it('completes a ready signal step with the body as its output; nothing is sent to a queue', async () => {
+  it('completes a ready signal step with its input and the body over it; nothing is sent to a queue', async () => {
     const world = new SimulatedWorld();
     await world.register(SIGNALS);
     const id = await world.start('approval');
@@ -233,7 +233,7 @@ describe('Rules: signal steps', () => {
     await world.manager.signal(id, 'approve', { approvedBy: 'ana' });
     await world.manager.drain();
     expect(world.take().map((request) => [request.step, request.body])).toEqual([
-      ['publish', { approvedBy: 'ana' }],
+      ['publish', { doc: 1, approvedBy: 'ana' }],
     ]);
     await expect(world.manager.signal(id, 'approve', {})).rejects.toThrow(
       'step "approve" is already completed',
@@ -241,6 +241,35 @@ describe('Rules: signal steps', () => {
     await expect(world.manager.signal(id, 'publish', {})).rejects.toThrow(
       new ManagerError('invalid', 'step "publish" is not a signal step'),
     );
+  });
+
+  it("outputs the step's input with the signal body's keys over it: the job's data upstream is kept", async () => {
+    const world = new SimulatedWorld();
+    await world.register(SIGNALS);
+    const id = await world.start('approval');
+    await world.reply(world.take()[0]!, { doc: 1, state: 'draft' });
+    await world.manager.signal(id, 'approve', { state: 'approved', by: 'ana' });
+    await world.manager.drain();
+    expect(stepsOf(await world.job(id)).approve?.output).toEqual({ doc: 1, state: 'approved', by: 'ana' });
+    await world.reply(world.take()[0]!);
+    expect(await world.job(id)).toMatchObject({
+      status: 'completed',
+      result: { doc: 1, state: 'approved', by: 'ana' },
+    });
+  });
+
+  it('outputs the job input under the signal body for a signal step without depends', async () => {
+    const world = new SimulatedWorld();
+    await world.register(`workflows:
+  - name: gate
+    steps:
+      - name: open
+        type: signal
+`);
+    const id = await world.start('gate', { order: 7, note: 'before' });
+    await world.manager.signal(id, 'open', { note: 'after' });
+    await world.manager.drain();
+    expect((await world.job(id)).result).toEqual({ order: 7, note: 'after' });
   });
 
   it('fails a signal step that waits longer than its timeout', async () => {
