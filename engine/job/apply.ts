@@ -79,7 +79,7 @@ export function applyEvent(
         }
         if (state.retryAt !== undefined)
           return d.ignore('the attempt already failed and waits for its retry');
-        return failAttempt(d, node, event.message);
+        return failAttempt(d, node, event.message, { retryable: event.retryable !== false });
       }
       case 'heartbeat': {
         const node = awaitingStep(d, event.step, 'worker');
@@ -190,7 +190,7 @@ function onTimer(d: Draft, timer: Timer): void {
     node.kind === 'signal'
       ? `no signal within ${waited}`
       : `no reply within ${waited} (attempt ${state.attempts})`;
-  failAttempt(d, node, message, true);
+  failAttempt(d, node, message, { timedOut: true });
 }
 
 function run(

@@ -63,6 +63,43 @@ describe('Rules: replies and failures', () => {
     expect(job.error).toMatchObject({ step: 'fetch', attempt: 3, message: 'e3' });
   });
 
+  it('fails the step and the job at once on an error reply marked not retryable, whatever its retries', async () => {
+    const { world, id } = await started('        retries: 3\n        retryDelay: 1s\n');
+    await world.reply(
+      world.take()[0]!,
+      { error: 'the invoice is malformed' },
+      { type: 'error', retryable: false },
+    );
+    await world.advance(60_000);
+    expect(world.take()).toEqual([]);
+    const job = await world.job(id);
+    expect(job.status).toBe('failed');
+    expect(stepsOf(job).fetch).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      error: 'the invoice is malformed',
+    });
+    expect(job.error).toEqual({
+      step: 'fetch',
+      attempt: 1,
+      message: 'the invoice is malformed',
+      at: world.now - 60_000,
+    });
+  });
+
+  it('retries an error reply marked retryable, as one without the mark', async () => {
+    const { world, id } = await started('        retries: 3\n');
+    await world.reply(world.take()[0]!, { error: 'try again' }, { type: 'error', retryable: true });
+    expect(world.take().map((request) => request.attempt)).toEqual([2]);
+    expect(stepsOf(await world.job(id)).fetch).toMatchObject({ status: 'running', error: 'try again' });
+  });
+
+  it('takes a success from a reply marked not retryable: the mark only means something on an error', async () => {
+    const { world } = await started('        retries: 3\n');
+    await world.reply(world.take()[0]!, { ok: true }, { retryable: false });
+    expect(world.take().map((request) => request.step)).toEqual(['store']);
+  });
+
   it('retries at once without a retryDelay', async () => {
     const { world } = await started('        retries: 1\n');
     await world.reply(world.take()[0]!, { error: 'flaky' }, { type: 'error' });
