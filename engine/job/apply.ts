@@ -4,6 +4,7 @@ import { formatDuration } from '../definition/duration.js';
 import type { JsonObject } from '../json.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
+import { stepInput } from './inputs.js';
 import {
   cancelJob,
   completeStep,
@@ -78,7 +79,7 @@ export function applyEvent(
         }
         if (state.retryAt !== undefined)
           return d.ignore('the attempt already failed and waits for its retry');
-        return failAttempt(d, node, event.message);
+        return failAttempt(d, node, event.message, { retryable: event.retryable !== false });
       }
       case 'heartbeat': {
         const node = awaitingStep(d, event.step, 'worker');
@@ -114,7 +115,8 @@ export function applyEvent(
         }
         if (state.status !== 'running')
           return d.reject('conflict', `step "${event.step}" is already ${state.status}`);
-        return completeStep(d, node, event.output);
+        // The job's data upstream of the step flows on through it, with the signal's keys over it.
+        return completeStep(d, node, { ...stepInput(d.job, node, d.graph), ...event.output });
       }
       case 'cancel':
         if (isFinished(d.job.status)) return d.reject('conflict', `the job is already ${d.job.status}`);
@@ -188,7 +190,7 @@ function onTimer(d: Draft, timer: Timer): void {
     node.kind === 'signal'
       ? `no signal within ${waited}`
       : `no reply within ${waited} (attempt ${state.attempts})`;
-  failAttempt(d, node, message, true);
+  failAttempt(d, node, message, { timedOut: true });
 }
 
 function run(

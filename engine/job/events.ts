@@ -7,13 +7,16 @@ export type JobEvent =
   | { type: 'start' }
   /** A worker's reply; a success from any attempt completes the step. */
   | { type: 'reply'; step: string; output: JsonObject; attempt?: number }
-  /** The attempt failed: an error reply, a malformed reply, or a request that was dead-lettered. */
-  | { type: 'failure'; step: string; message: string; attempt?: number }
+  /**
+   * The attempt failed: an error reply, a malformed reply, or a request that was dead-lettered.
+   * `retryable: false` (an error reply with `x-retryable: false`) fails the step at once, whatever its `retries`.
+   */
+  | { type: 'failure'; step: string; message: string; attempt?: number; retryable?: false }
   /** The worker is still busy: the attempt's deadline moves to now + timeout. */
   | { type: 'heartbeat'; step: string; attempt?: number }
   /** A deadline came: an attempt's reply deadline, a retry delay, or the job's own timeout. */
   | { type: 'timer'; timer: Timer }
-  /** `POST /api/job/{id}/signal/{step}` */
+  /** `POST /api/job/{id}/signal/{step}`: `output` is the signal's body, laid over the step's input. */
   | { type: 'signal'; step: string; output: JsonObject }
   | { type: 'cancel' }
   /**

@@ -34,8 +34,14 @@ export function replyEvent(reply: InboundReply, maxBytes = DEFAULT_MAX_REPLY_BYT
   if (reply.type === 'heartbeat') return { ...base, event: { type: 'heartbeat', step, attempt } };
   const tooLarge = oversizedReply(reply.body, maxBytes);
   if (tooLarge) return { ...base, event: { type: 'failure', step, attempt, message: tooLarge } };
-  if (reply.type === 'error')
-    return { ...base, event: { type: 'failure', step, attempt, message: errorReplyMessage(reply.body) } };
+  if (reply.type === 'error') {
+    const message = errorReplyMessage(reply.body);
+    const event: JobEvent =
+      reply.retryable === false
+        ? { type: 'failure', step, attempt, message, retryable: false }
+        : { type: 'failure', step, attempt, message };
+    return { ...base, event };
+  }
   if (reply.type !== undefined && reply.type !== 'result')
     return { ...base, event: { type: 'failure', step, attempt, message: unknownTypeMessage(reply.type) } };
   const parsed = parseJsonObjectBody(reply.body);

@@ -284,9 +284,14 @@ export function completeStep(d: Draft, node: StepNode, output: JsonObject): void
 
 /**
  * A failed attempt is retried while `retries` allow, after `retryDelay` doubling each time; then the
- * step fails, and with it the job.
+ * step fails, and with it the job. A failure that is not `retryable` fails the step at once.
  */
-export function failAttempt(d: Draft, node: StepNode, message: string, timedOut = false): void {
+export function failAttempt(
+  d: Draft,
+  node: StepNode,
+  message: string,
+  { timedOut = false, retryable = true }: { timedOut?: boolean; retryable?: boolean } = {},
+): void {
   const state = d.step(node.name);
   d.effects.notes.push({
     kind: timedOut ? 'timedOut' : 'attemptFailed',
@@ -296,7 +301,7 @@ export function failAttempt(d: Draft, node: StepNode, message: string, timedOut 
     message,
   });
   const retriesUsed = state.attempts - state.firstAttempt;
-  if (node.kind !== 'worker' || retriesUsed >= node.retries) return failStep(d, node, message);
+  if (!retryable || node.kind !== 'worker' || retriesUsed >= node.retries) return failStep(d, node, message);
   const delay = node.retryDelayMs ? node.retryDelayMs * 2 ** retriesUsed : 0;
   if (delay === 0) {
     d.updateStep(node.name, { error: message });

@@ -13,6 +13,11 @@ export interface InboundReply {
   type?: string;
   /** `x-attempt` / `attempt`, when the worker echoed it. */
   attempt?: number;
+  /**
+   * `x-retryable` (AMQP header, SQS attribute): false when the worker said an error reply must not be
+   * retried; the readers set it only from boolean false or the text `false` (protocol.md).
+   */
+  retryable?: boolean;
 }
 
 /**

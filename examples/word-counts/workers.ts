@@ -50,7 +50,10 @@ export async function startWordCountWorkers(options: WordCountWorkersOptions = {
           throw new WorkerError(`cannot read the book ${book}`);
         });
         const chapters = splitChapters(text);
-        if (!chapters.length) throw new WorkerError(`${book} has no "CHAPTER" headings to split on`);
+        if (!chapters.length) {
+          // Reading it again will not add headings: fail the step now, whatever its retries.
+          throw new WorkerError(`${book} has no "CHAPTER" headings to split on`, { retryable: false });
+        }
         const sections: Section[] = [];
         await mkdir(join(jobDir(jobId), 'sections'), { recursive: true });
         for (const [index, chapter] of chapters.entries()) {

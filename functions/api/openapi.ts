@@ -425,7 +425,7 @@ export function openApiDocument(): Record<string, unknown> {
           { name: 'step', in: 'path', required: true, schema: { type: 'string' } },
         ],
         post: {
-          summary: 'Complete a signal step with the body as its output',
+          summary: "Complete a signal step: its output is the step's input with the body's keys over it",
           requestBody: { required: false, content: jsonContent({ type: 'object' }) },
           responses: {
             200: jobResponse('Signalled.'),

@@ -1,5 +1,6 @@
 import type { InboundReply } from '../../engine/ports/bus.js';
 import { attemptOf, stringProperty } from '../transport/amqp/message.js';
+import { RETRYABLE_HEADER, readRetryable } from '../transport/retryable.js';
 
 /**
  * A header value as the Amazon MQ event source mapping writes it: numbers and booleans as they are,
@@ -57,7 +58,10 @@ export function amazonMqReplies(event: AmazonMqRabbitEvent): InboundReply[] {
   return replies;
 }
 
-/** One message as the manager reads a reply: protocol.md's `correlation_id`, `type` and `x-attempt`. */
+/**
+ * One message as the manager reads a reply: protocol.md's `correlation_id`, `type`, `x-attempt` and
+ * `x-retryable` (a boolean header stays a boolean in the event; a string one comes as its bytes).
+ */
 export function amazonMqReply(message: AmazonMqRabbitMessage): InboundReply {
   const properties = message.basicProperties ?? {};
   const reply: InboundReply = { body: Buffer.from(message.data ?? '', 'base64').toString('utf8') };
@@ -67,6 +71,9 @@ export function amazonMqReply(message: AmazonMqRabbitMessage): InboundReply {
   if (type !== undefined) reply.type = type;
   const attempt = attemptOf({ 'x-attempt': headerScalar(properties.headers?.['x-attempt']) });
   if (attempt !== undefined) reply.attempt = attempt;
+  const flag = properties.headers?.[RETRYABLE_HEADER];
+  const retryable = readRetryable(typeof flag === 'boolean' ? flag : headerScalar(flag));
+  if (retryable !== undefined) reply.retryable = retryable;
   return reply;
 }
 

@@ -126,10 +126,10 @@ program
 
 program
   .command('signal')
-  .description('complete a signal step with the input as its output')
+  .description("complete a signal step: its output is the step's input with the --input keys over it")
   .argument('<id>', 'the job id (a child id for a signal step inside a task)')
   .argument('<step>', 'the signal step')
-  .option('--input <json>', 'the output: JSON, or @file.json', '{}')
+  .option('--input <json>', 'the signal body: JSON, or @file.json', '{}')
   .addOption(urlOption())
   .action(async (id: string, step: string, options) => command('signal', id, { ...options, step }, out));
 

@@ -24,6 +24,15 @@ export interface WorkerDelivery {
 
 export type ReplyType = 'error' | 'heartbeat';
 
+/** What a reply says beside its body. */
+export interface ReplyOptions {
+  type?: ReplyType;
+  /** The request's attempt, echoed (`x-attempt` header / `attempt` attribute). */
+  attempt?: number;
+  /** `false` on an error reply: the step must not be retried (`x-retryable: false`). */
+  retryable?: false;
+}
+
 export interface WorkerTransport {
   /** Starts consuming `queue` with at most `concurrency` requests in hand at once. */
   consume(
@@ -32,12 +41,7 @@ export interface WorkerTransport {
     onDelivery: (delivery: WorkerDelivery) => Promise<void>,
   ): Promise<void>;
   /** Publishes a reply and resolves once the broker has it (confirms / SendMessage success). */
-  reply(
-    replyTo: string,
-    correlationId: string,
-    body: string,
-    options?: { type?: ReplyType; attempt?: number },
-  ): Promise<void>;
+  reply(replyTo: string, correlationId: string, body: string, options?: ReplyOptions): Promise<void>;
   /** Stops taking new requests; resolves when the consumer is cancelled. */
   stopConsuming(): Promise<void>;
   close(): Promise<void>;

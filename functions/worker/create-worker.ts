@@ -1,6 +1,6 @@
 import { parseCorrelationId } from '../../engine/job/types.js';
 import { describeJsonType, isJsonObject, type JsonObject } from '../../engine/json.js';
-import type { ReplyType, WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
+import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
 import { DeliveryCounter } from './delivery-counter.js';
 import { WorkerError } from './worker-error.js';
 
@@ -62,8 +62,9 @@ const consoleLogger: WorkerLogger = {
  * A worker for one step queue: parses each request, calls the handler, replies with the same
  * correlation id and attempt, and acknowledges the request only once the reply is with the broker.
  * A handler that throws gets the request again (at-least-once), up to `maxDeliveries` times in this
- * process; then, or at once for a `WorkerError` or a request that is not a JSON object, the step
- * is answered with an error reply.
+ * process; then, or at once for a `WorkerError` or a request that is not a JSON object, the attempt
+ * is answered with an error reply, which the manager retries as the step's `retries` say. A
+ * `WorkerError` with `{ retryable: false }` marks its reply `x-retryable: false`: the step fails at once.
  */
 export function createWorker(options: WorkerOptions): Worker {
   const concurrency = options.concurrency ?? 1;
@@ -81,18 +82,18 @@ export function createWorker(options: WorkerOptions): Worker {
   let started: Promise<void> | undefined;
   let stopped: Promise<void> | undefined;
 
-  async function reply(delivery: WorkerDelivery, body: string, type?: ReplyType): Promise<void> {
+  async function reply(delivery: WorkerDelivery, body: string, says: ReplyOptions = {}): Promise<void> {
     if (!transport) throw new Error('the worker has not started');
     await transport.reply(delivery.replyTo, delivery.correlationId, body, {
-      ...(type ? { type } : {}),
+      ...says,
       ...(delivery.attempt !== undefined ? { attempt: delivery.attempt } : {}),
     });
   }
 
   /** Replies, then acknowledges; a reply that cannot be sent hands the request back instead. */
-  async function answer(delivery: WorkerDelivery, body: string, type?: 'error'): Promise<void> {
+  async function answer(delivery: WorkerDelivery, body: string, says: ReplyOptions = {}): Promise<void> {
     try {
-      await reply(delivery, body, type);
+      await reply(delivery, body, says);
     } catch (error) {
       logger.error(
         `${options.queue}: could not send the reply for ${delivery.correlationId}; handing it back`,
@@ -106,9 +107,15 @@ export function createWorker(options: WorkerOptions): Worker {
     await delivery.ack();
   }
 
-  function answerError(delivery: WorkerDelivery, message: string): Promise<void> {
-    logger.warn(`${options.queue}: ${delivery.correlationId} failed: ${message}`);
-    return answer(delivery, JSON.stringify({ error: message }), 'error');
+  function answerError(delivery: WorkerDelivery, message: string, retryable = true): Promise<void> {
+    logger.warn(
+      `${options.queue}: ${delivery.correlationId} failed${retryable ? '' : ' (not retryable)'}: ${message}`,
+    );
+    return answer(
+      delivery,
+      JSON.stringify({ error: message }),
+      retryable ? { type: 'error' } : { type: 'error', retryable: false },
+    );
   }
 
   async function handle(delivery: WorkerDelivery): Promise<void> {
@@ -128,7 +135,7 @@ export function createWorker(options: WorkerOptions): Worker {
     } catch (error) {
       if (error instanceof WorkerError) {
         failures.forget(delivery.correlationId, delivery.attempt);
-        return answerError(delivery, error.message);
+        return answerError(delivery, error.message, error.retryable);
       }
       const counted = failures.recordFailure(delivery.correlationId, delivery.attempt);
       const deliveries = Math.max(counted, delivery.deliveryCount ?? 0);
@@ -167,7 +174,7 @@ export function createWorker(options: WorkerOptions): Worker {
       step: parsed?.step ?? (colon >= 0 ? delivery.correlationId.slice(colon + 1) : ''),
       correlationId: delivery.correlationId,
       attempt: delivery.attempt ?? 1,
-      heartbeat: () => reply(delivery, '', 'heartbeat'),
+      heartbeat: () => reply(delivery, '', { type: 'heartbeat' }),
     };
   }
 

@@ -1,4 +1,9 @@
-export type { ReplyType, WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
+export type {
+  ReplyOptions,
+  ReplyType,
+  WorkerDelivery,
+  WorkerTransport,
+} from '../transport/worker-transport.js';
 export {
   amqpUrlFrom,
   createWorker,
@@ -10,4 +15,4 @@ export {
   type WorkerOptions,
   type WorkerResult,
 } from './create-worker.js';
-export { WorkerError } from './worker-error.js';
+export { WorkerError, type WorkerErrorOptions } from './worker-error.js';

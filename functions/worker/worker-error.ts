@@ -1,11 +1,28 @@
+export interface WorkerErrorOptions {
+  /**
+   * `false`: the step must not be tried again (the input is bad, say). The error reply carries
+   * `x-retryable: false` and the manager fails the step at once, whatever its `retries`.
+   * @default true: the manager retries the step as its `retries` and `retryDelay` say
+   */
+  retryable?: boolean;
+  cause?: unknown;
+}
+
 /**
- * Thrown by a handler to fail the step at once: the SDK answers with an error reply
- * (`type: error`, body `{"error": message}`) and acknowledges the request, without redelivery.
- * Any other error is treated as transient: the request is handed back and delivered again.
+ * Thrown by a handler to fail the attempt now: the SDK answers at once with an error reply
+ * (`type: error`, body `{"error": message}`) and acknowledges the request, without handing it back
+ * for another delivery. The manager then counts a failed attempt and retries the step as its
+ * `retries` say; with `{ retryable: false }` it fails the step (and the job) at once instead.
+ * Any other error is taken as transient: the request is handed back and delivered again, up to the
+ * worker's `maxDeliveries`, and only then answered with an error reply.
  */
 export class WorkerError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** False when the step must not be retried (`x-retryable: false` on the error reply). */
+  readonly retryable: boolean;
+
+  constructor(message: string, options: WorkerErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'WorkerError';
+    this.retryable = options.retryable ?? true;
   }
 }

@@ -346,7 +346,7 @@ describe('The HTTP API, route by route (serve on RabbitMQ and SQLite)', () => {
       expect((await serve.api('DELETE', `/api/job/${id}`)).status).toBe(409);
     });
 
-    it('POST /api/job/{id}/signal/{step} completes a ready signal step; otherwise 409 or 400', async () => {
+    it('POST /api/job/{id}/signal/{step} completes a ready signal step, the body over its input; otherwise 409 or 400', async () => {
       const id = await start('approval');
       await eventually(
         async () =>
@@ -357,7 +357,7 @@ describe('The HTTP API, route by route (serve on RabbitMQ and SQLite)', () => {
       const signalled = await serve.api<JobDocument>('POST', `/api/job/${id}/signal/approve`, '{"ok":true}');
       expect(signalled.status).toBe(200);
       expect(signalled.body.status).toBe('completed');
-      expect(signalled.body.result).toEqual({ ok: true });
+      expect(signalled.body.result).toEqual({ prepared: true, ok: true });
       expect((await serve.api('POST', `/api/job/${id}/signal/approve`, '{}')).status).toBe(409);
     });
 

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDocument } from '../../functions/api/job-document.js';
-import { createWorker, type Worker } from '../../functions/worker/index.js';
+import { createWorker, type Worker, WorkerError } from '../../functions/worker/index.js';
 import { startTestServe, type TestServe } from '../support/local-serve.js';
 import { metricValue } from '../support/metrics-text.js';
+import { PlainReply, type PlainWorkers, startPlainWorkers } from '../support/original-worker.js';
 import { AMQP_URL, deleteQueues, eventually, uniqueName } from '../support/rabbitmq.js';
 import { reply, type ScriptedWorkers, startScriptedWorkers } from '../support/scripted-workers.js';
 import { type SdkWorkerProcess, spawnSdkWorker } from '../support/sdk-worker-process.js';
@@ -21,6 +22,12 @@ const WORKFLOWS = `workflows:
   - name: throws
     steps:
       - { name: boom, queue: ${q('boom')}, retries: 1 }
+  - name: refused
+    steps:
+      - { name: refuse, queue: ${q('refuse')}, retries: 3 }
+  - name: refused-by-original
+    steps:
+      - { name: legacy, queue: ${q('legacy')}, retries: 3 }
   - name: twice
     steps:
       - { name: double, queue: ${q('double')} }
@@ -32,6 +39,7 @@ const figures: Record<string, unknown> = {};
 describe('Worker faults (serve on RabbitMQ and SQLite)', { timeout: 90_000 }, () => {
   let serve: TestServe;
   let scripted: ScriptedWorkers;
+  let original: PlainWorkers;
   const processes: SdkWorkerProcess[] = [];
   const inProcess: Worker[] = [];
 
@@ -69,15 +77,27 @@ describe('Worker faults (serve on RabbitMQ and SQLite)', { timeout: 90_000 }, ()
       },
       { connectionName: `switchyard-test-${suffix}` },
     );
+    original = await startPlainWorkers(
+      {
+        // A worker of the original's style, on plain amqplib, that adds the header by hand, as a string.
+        [q('legacy')]: () =>
+          new PlainReply(
+            { error: 'account closed' },
+            { type: 'error', headers: { 'x-retryable': 'false' }, contentType: 'application/json' },
+          ),
+      },
+      { connectionName: `switchyard-test-original-${suffix}` },
+    );
   });
 
   afterAll(async () => {
     for (const worker of processes) await worker.kill();
     for (const worker of inProcess) await worker.stop();
     await scripted?.stop();
+    await original?.stop();
     await serve?.stop();
     await deleteQueues([
-      ...['hold', 'mute', 'boom', 'double', 'next'].map(q),
+      ...['hold', 'mute', 'boom', 'refuse', 'legacy', 'double', 'next'].map(q),
       ...(serve ? [serve.replyQueue] : []),
     ]);
   });
@@ -147,6 +167,52 @@ describe('Worker faults (serve on RabbitMQ and SQLite)', { timeout: 90_000 }, ()
     expect(document.error).toMatchObject({ step: 'boom', attempt: 2, message: 'boom (failed 3 times)' });
     expect(deliveries).toEqual([1, 1, 1, 2, 2, 2]);
     figures.throwingWorker = { deliveries, error: document.error?.message };
+  });
+
+  it('an SDK worker that throws WorkerError with retryable: false: the step fails at once, whatever its retries; a plain WorkerError is retried', async () => {
+    // Prepare: one SDK worker; the input says whether its WorkerError may be retried.
+    const attempts = new Map<string, number[]>();
+    const worker = createWorker({
+      queue: q('refuse'),
+      amqpUrl: AMQP_URL,
+      logger: { info() {}, warn() {}, error() {} },
+      handler: (input, context) => {
+        attempts.set(context.jobId, [...(attempts.get(context.jobId) ?? []), context.attempt]);
+        throw new WorkerError(String(input.why), { retryable: input.retryable !== false });
+      },
+    });
+    inProcess.push(worker);
+    await worker.start();
+
+    // Act
+    const refused = await start('refused', { why: 'invoice 7 does not exist', retryable: false });
+    const retried = await start('refused', { why: 'the bank is busy' });
+    const [refusedDocument, retriedDocument] = await Promise.all([ended(refused), ended(retried)]);
+
+    // Assess: one attempt for the non-retryable error, all four for the other.
+    expect(refusedDocument.status).toBe('failed');
+    expect(refusedDocument.error).toMatchObject({
+      step: 'refuse',
+      attempt: 1,
+      message: 'invoice 7 does not exist',
+    });
+    expect(refusedDocument.steps.refuse).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(attempts.get(refused)).toEqual([1]);
+    expect(retriedDocument.error).toMatchObject({ step: 'refuse', attempt: 4, message: 'the bank is busy' });
+    expect(attempts.get(retried)).toEqual([1, 2, 3, 4]);
+    figures.nonRetryableWorkerError = {
+      attempts: attempts.get(refused),
+      retryableAttempts: attempts.get(retried),
+    };
+  });
+
+  it('an original-style worker that sends x-retryable: "false" by hand: the step fails at once', async () => {
+    const id = await start('refused-by-original');
+    const document = await ended(id);
+    expect(document.status).toBe('failed');
+    expect(document.error).toMatchObject({ step: 'legacy', attempt: 1, message: 'account closed' });
+    expect(document.steps.legacy).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(original.deliveries.get(`${id}:legacy`)).toBe(1);
   });
 
   it('a worker that replies twice: the first reply completes the step, the second is ignored, the next step runs once', async () => {

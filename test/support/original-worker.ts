@@ -1,10 +1,21 @@
-import { type Channel, type ChannelModel, connect } from 'amqplib';
+import { type Channel, type ChannelModel, connect, type Options } from 'amqplib';
 import { AMQP_URL } from './rabbitmq.js';
+
+/**
+ * A reply with AMQP properties of its own, as a worker of the original style may add to a plain reply
+ * by hand (an error reply: `type: error`, and a header such as `x-retryable`).
+ */
+export class PlainReply {
+  constructor(
+    readonly body: Record<string, unknown>,
+    readonly properties: Options.Publish,
+  ) {}
+}
 
 export type PlainHandler = (
   input: Record<string, unknown>,
   correlationId: string,
-) => Record<string, unknown> | undefined;
+) => Record<string, unknown> | PlainReply | undefined;
 
 export interface PlainWorkers {
   /** Deliveries seen per correlation id (a redelivery or a re-sent request counts again). */
@@ -47,7 +58,12 @@ export async function startPlainWorkers(
       attempts.set(correlationId, [...(attempts.get(correlationId) ?? []), attempt]);
       const input = JSON.parse(message.content.toString()) as Record<string, unknown>;
       const output = handle(input, correlationId);
-      if (output !== undefined) {
+      if (output instanceof PlainReply) {
+        channel.sendToQueue(message.properties.replyTo as string, Buffer.from(JSON.stringify(output.body)), {
+          ...output.properties,
+          correlationId,
+        });
+      } else if (output !== undefined) {
         channel.sendToQueue(message.properties.replyTo as string, Buffer.from(JSON.stringify(output)), {
           correlationId,
         });

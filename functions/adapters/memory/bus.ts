@@ -1,6 +1,11 @@
 import type { Bus, InboundReply, StepRequest } from '../../../engine/index.js';
 import { DEFAULT_REPLY_QUEUE } from '../../../engine/ports/bus.js';
-import type { ReplyType, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
+import type {
+  ReplyOptions,
+  ReplyType,
+  WorkerDelivery,
+  WorkerTransport,
+} from '../../transport/worker-transport.js';
 
 /** A message in the in-process broker. */
 interface MemoryMessage {
@@ -9,6 +14,7 @@ interface MemoryMessage {
   body: string;
   type?: ReplyType;
   attempt?: number;
+  retryable?: false;
 }
 
 type Consumer = (message: MemoryMessage, settle: (requeue: boolean) => void) => void;
@@ -118,6 +124,7 @@ export class MemoryBus implements Bus {
       const reply: InboundReply = { correlationId: message.correlationId, body: message.body };
       if (message.type) reply.type = message.type;
       if (message.attempt !== undefined) reply.attempt = message.attempt;
+      if (message.retryable === false) reply.retryable = false;
       batch.push({ reply, settle });
       if (!scheduled) {
         scheduled = true;
@@ -156,7 +163,7 @@ export class MemoryWorkerTransport implements WorkerTransport {
     replyTo: string,
     correlationId: string,
     body: string,
-    options: { type?: ReplyType; attempt?: number } = {},
+    options: ReplyOptions = {},
   ): Promise<void> {
     this.broker.publish(replyTo, {
       correlationId,
@@ -164,6 +171,7 @@ export class MemoryWorkerTransport implements WorkerTransport {
       body,
       type: options.type,
       attempt: options.attempt,
+      ...(options.retryable === false ? { retryable: false } : {}),
     });
   }
 

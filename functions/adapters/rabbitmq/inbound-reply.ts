@@ -1,6 +1,7 @@
 import type { Message } from 'amqplib';
 import type { InboundReply } from '../../../engine/ports/bus.js';
 import { attemptOf, stringProperty } from '../../transport/amqp/message.js';
+import { RETRYABLE_HEADER, readRetryable } from '../../transport/retryable.js';
 
 /** A reply as the manager reads it, from any AMQP message on its reply queue. */
 export function toInboundReply(message: Message): InboundReply {
@@ -11,5 +12,7 @@ export function toInboundReply(message: Message): InboundReply {
   if (type !== undefined) reply.type = type;
   const attempt = attemptOf(message.properties.headers);
   if (attempt !== undefined) reply.attempt = attempt;
+  const retryable = readRetryable(message.properties.headers?.[RETRYABLE_HEADER]);
+  if (retryable !== undefined) reply.retryable = retryable;
   return reply;
 }

@@ -1,13 +1,14 @@
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { SQSMessageAttribute, SQSRecord } from 'aws-lambda';
 import type { InboundReply } from '../../../engine/ports/bus.js';
+import { RETRYABLE_HEADER, readRetryable } from '../../transport/retryable.js';
 
 /** A reply as the Lambda event source delivers it, or as ReceiveMessage returns it. */
 export type SqsReplyMessage = Pick<SQSRecord, 'body' | 'messageAttributes'> | Message;
 
 /**
- * Reads a worker's reply from the reply queue (protocol.md, "SQS"): the `correlation_id`, `type`
- * and `attempt` message attributes, and the body as it came.
+ * Reads a worker's reply from the reply queue (protocol.md, "SQS"): the `correlation_id`, `type`,
+ * `attempt` and `x-retryable` message attributes, and the body as it came.
  */
 export function parseSqsReply(message: SqsReplyMessage): InboundReply {
   const attribute = 'messageAttributes' in message ? lambdaAttribute(message) : sdkAttribute(message);
@@ -18,6 +19,8 @@ export function parseSqsReply(message: SqsReplyMessage): InboundReply {
   if (type !== undefined) reply.type = type;
   const attempt = parseAttempt(attribute('attempt'));
   if (attempt !== undefined) reply.attempt = attempt;
+  const retryable = readRetryable(attribute(RETRYABLE_HEADER));
+  if (retryable !== undefined) reply.retryable = retryable;
   return reply;
 }
 

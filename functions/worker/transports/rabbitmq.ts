@@ -3,7 +3,8 @@ import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../
 import { attemptOf, stringProperty } from '../../transport/amqp/message.js';
 import { ConfirmPublisher } from '../../transport/amqp/publisher.js';
 import { declareDurableQueue, openChannel } from '../../transport/amqp/queues.js';
-import type { ReplyType, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
+import { RETRYABLE_HEADER } from '../../transport/retryable.js';
+import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
 
 export interface RabbitMqWorkerTransportOptions {
   /** `amqp://` or `amqps://` (Amazon MQ); the vhost is the URL's. */
@@ -85,8 +86,12 @@ export class RabbitMqWorkerTransport implements WorkerTransport {
     replyTo: string,
     correlationId: string,
     body: string,
-    options: { type?: ReplyType; attempt?: number } = {},
+    options: ReplyOptions = {},
   ): Promise<void> {
+    const headers: Record<string, unknown> = {};
+    if (options.attempt !== undefined) headers['x-attempt'] = options.attempt;
+    // An AMQP boolean: the manager also takes the text "false", which clients without booleans send.
+    if (options.retryable === false) headers[RETRYABLE_HEADER] = false;
     const model = await this.connection.whenReady(this.options.replyTimeoutMs ?? 30_000);
     await this.publisher.publish(model, [
       {
@@ -97,7 +102,7 @@ export class RabbitMqWorkerTransport implements WorkerTransport {
           contentType: 'application/json',
           deliveryMode: 2,
           ...(options.type ? { type: options.type } : {}),
-          ...(options.attempt !== undefined ? { headers: { 'x-attempt': options.attempt } } : {}),
+          ...(Object.keys(headers).length ? { headers } : {}),
         },
       },
     ]);

@@ -9,6 +9,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { UndeliverableError } from '../../../engine/ports/bus.js';
+import { RETRYABLE_HEADER } from '../../transport/retryable.js';
 import {
   isQueueDoesNotExist,
   numberAttribute,
@@ -17,7 +18,7 @@ import {
   sqsMessageSize,
   stringAttribute,
 } from '../../transport/sqs/message.js';
-import type { ReplyType, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
+import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
 
 export interface SqsWorkerTransportOptions {
   client: SQSClient;
@@ -98,7 +99,7 @@ export class SqsWorkerTransport implements WorkerTransport {
     replyTo: string,
     correlationId: string,
     body: string,
-    options: { type?: ReplyType; attempt?: number } = {},
+    options: ReplyOptions = {},
   ): Promise<void> {
     // SQS refuses an empty body; protocol.md lets a reply's body be empty or `null` alike.
     const messageBody = body === '' ? 'null' : body;
@@ -107,6 +108,7 @@ export class SqsWorkerTransport implements WorkerTransport {
     };
     if (options.type) attributes.type = stringAttribute(options.type);
     if (options.attempt !== undefined) attributes.attempt = numberAttribute(options.attempt);
+    if (options.retryable === false) attributes[RETRYABLE_HEADER] = stringAttribute('false');
     const size = sqsMessageSize(messageBody, attributes);
     if (size > SQS_MAX_MESSAGE_BYTES) {
       throw new UndeliverableError(

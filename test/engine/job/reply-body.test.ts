@@ -104,6 +104,22 @@ describe('Rules: a worker reply as an event', () => {
     }
   });
 
+  it('marks the failure of an error reply not retryable when the reply says so, and only then', () => {
+    const error = { correlationId: ID, body: '{"error":"bad input"}', type: 'error' };
+    expect(replyEvent({ ...error, retryable: false })).toMatchObject({
+      event: { type: 'failure', step: 'fetch', message: 'bad input', retryable: false },
+    });
+    for (const retryable of [true, undefined]) {
+      const parsed = replyEvent({ ...error, retryable });
+      expect(parsed.ok && parsed.event.type === 'failure' && 'retryable' in parsed.event).toBe(false);
+    }
+    expect(replyEvent({ correlationId: ID, body: '{"n":1}', retryable: false })).toMatchObject({
+      event: { type: 'reply', output: { n: 1 } },
+    });
+    const unknown = replyEvent({ correlationId: ID, body: '{}', type: 'failed', retryable: false });
+    expect(unknown.ok && unknown.event.type === 'failure' && 'retryable' in unknown.event).toBe(false);
+  });
+
   it('fails the attempt with the message of an error reply', () => {
     expect(replyEvent({ correlationId: ID, body: '{"error":"boom"}', type: 'error' })).toMatchObject({
       event: { type: 'failure', step: 'fetch', message: 'boom' },

@@ -63,6 +63,43 @@ describe('Rules: replies and failures', () => {
     expect(job.error).toMatchObject({ step: 'fetch', attempt: 3, message: 'e3' });
   });
 
+  it('fails the step and the job at once on an error reply marked not retryable, whatever its retries', async () => {
+    const { world, id } = await started('        retries: 3\n        retryDelay: 1s\n');
+    await world.reply(
+      world.take()[0]!,
+      { error: 'the invoice is malformed' },
+      { type: 'error', retryable: false },
+    );
+    await world.advance(60_000);
+    expect(world.take()).toEqual([]);
+    const job = await world.job(id);
+    expect(job.status).toBe('failed');
+    expect(stepsOf(job).fetch).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      error: 'the invoice is malformed',
+    });
+    expect(job.error).toEqual({
+      step: 'fetch',
+      attempt: 1,
+      message: 'the invoice is malformed',
+      at: world.now - 60_000,
+    });
+  });
+
+  it('retries an error reply marked retryable, as one without the mark', async () => {
+    const { world, id } = await started('        retries: 3\n');
+    await world.reply(world.take()[0]!, { error: 'try again' }, { type: 'error', retryable: true });
+    expect(world.take().map((request) => request.attempt)).toEqual([2]);
+    expect(stepsOf(await world.job(id)).fetch).toMatchObject({ status: 'running', error: 'try again' });
+  });
+
+  it('takes a success from a reply marked not retryable: the mark only means something on an error', async () => {
+    const { world } = await started('        retries: 3\n');
+    await world.reply(world.take()[0]!, { ok: true }, { retryable: false });
+    expect(world.take().map((request) => request.step)).toEqual(['store']);
+  });
+
   it('retries at once without a retryDelay', async () => {
     const { world } = await started('        retries: 1\n');
     await world.reply(world.take()[0]!, { error: 'flaky' }, { type: 'error' });
@@ -221,7 +258,7 @@ describe('Rules: signal steps', () => {
         depends: [ approve ]
 `;
 
-  it('completes a ready signal step with the body as its output; nothing is sent to a queue', async () => {
+  it('completes a ready signal step with its input and the body over it; nothing is sent to a queue', async () => {
     const world = new SimulatedWorld();
     await world.register(SIGNALS);
     const id = await world.start('approval');
@@ -233,7 +270,7 @@ describe('Rules: signal steps', () => {
     await world.manager.signal(id, 'approve', { approvedBy: 'ana' });
     await world.manager.drain();
     expect(world.take().map((request) => [request.step, request.body])).toEqual([
-      ['publish', { approvedBy: 'ana' }],
+      ['publish', { doc: 1, approvedBy: 'ana' }],
     ]);
     await expect(world.manager.signal(id, 'approve', {})).rejects.toThrow(
       'step "approve" is already completed',
@@ -241,6 +278,35 @@ describe('Rules: signal steps', () => {
     await expect(world.manager.signal(id, 'publish', {})).rejects.toThrow(
       new ManagerError('invalid', 'step "publish" is not a signal step'),
     );
+  });
+
+  it("outputs the step's input with the signal body's keys over it: the job's data upstream is kept", async () => {
+    const world = new SimulatedWorld();
+    await world.register(SIGNALS);
+    const id = await world.start('approval');
+    await world.reply(world.take()[0]!, { doc: 1, state: 'draft' });
+    await world.manager.signal(id, 'approve', { state: 'approved', by: 'ana' });
+    await world.manager.drain();
+    expect(stepsOf(await world.job(id)).approve?.output).toEqual({ doc: 1, state: 'approved', by: 'ana' });
+    await world.reply(world.take()[0]!);
+    expect(await world.job(id)).toMatchObject({
+      status: 'completed',
+      result: { doc: 1, state: 'approved', by: 'ana' },
+    });
+  });
+
+  it('outputs the job input under the signal body for a signal step without depends', async () => {
+    const world = new SimulatedWorld();
+    await world.register(`workflows:
+  - name: gate
+    steps:
+      - name: open
+        type: signal
+`);
+    const id = await world.start('gate', { order: 7, note: 'before' });
+    await world.manager.signal(id, 'open', { note: 'after' });
+    await world.manager.drain();
+    expect((await world.job(id)).result).toEqual({ order: 7, note: 'after' });
   });
 
   it('fails a signal step that waits longer than its timeout', async () => {

@@ -182,8 +182,31 @@ describe('Function: createWorker', () => {
     await eventually('the error reply', () => fixture.replies.length === 1);
     expect(fixture.replies[0]?.properties.type).toBe('error');
     expect(bodyOf(fixture.replies[0])).toEqual({ error: 'the input names no file' });
+    // The manager may retry it: nothing says otherwise.
+    expect(fixture.replies[0]?.properties.headers).toEqual({ 'x-attempt': 1 });
     await expectQueueSettled(fixture.queue);
     expect(calls).toBe(1);
+  });
+
+  it('marks the error reply of a WorkerError with retryable: false with the header x-retryable: false', async () => {
+    // Prepare
+    const fixture = await aWorker({
+      handler: () => {
+        throw new WorkerError('the invoice is malformed', { retryable: false });
+      },
+    });
+
+    // Act
+    sendRequest(fixture, { attempt: 2 });
+
+    // Assess
+    await eventually('the error reply', () => fixture.replies.length === 1);
+    expect(fixture.replies[0]?.properties).toMatchObject({
+      type: 'error',
+      headers: { 'x-attempt': 2, 'x-retryable': false },
+    });
+    expect(bodyOf(fixture.replies[0])).toEqual({ error: 'the invoice is malformed' });
+    await expectQueueSettled(fixture.queue);
   });
 
   it('answers a request whose body is not a JSON object with an error reply, without calling the handler', async () => {

@@ -8,9 +8,13 @@ import {
 } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UndeliverableError } from '../../../engine/ports/bus.js';
+import { parseSqsReply } from '../../../functions/adapters/sqs/reply.js';
 import type { WorkerDelivery } from '../../../functions/transport/worker-transport.js';
+import { createWorker, WorkerError } from '../../../functions/worker/index.js';
 import { SqsWorkerTransport } from '../../../functions/worker/transports/sqs.js';
 import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../../support/fauxqs.js';
+import { SimulatedWorld } from '../../support/simulated-world.js';
+import { stepsOf } from '../../support/steps-of.js';
 
 let sqs: Fauxqs;
 const transports: SqsWorkerTransport[] = [];
@@ -234,6 +238,25 @@ describe('Class: SqsWorkerTransport', () => {
       expect(heartbeat.MessageAttributes?.type).toEqual({ DataType: 'String', StringValue: 'heartbeat' });
     });
 
+    it('marks an error reply not retryable with the attribute x-retryable = false, and only then', async () => {
+      // Prepare
+      const setup = await setUp();
+      const correlationId = `${randomUUID()}:count`;
+
+      // Act
+      await setup.transport.reply(setup.replyQueueUrl, correlationId, '{"error":"bad"}', {
+        type: 'error',
+        retryable: false,
+      });
+      const marked = await receiveOne(setup.replyQueueUrl);
+      await setup.transport.reply(setup.replyQueueUrl, correlationId, '{"error":"flaky"}', { type: 'error' });
+      const unmarked = await receiveOne(setup.replyQueueUrl);
+
+      // Assess
+      expect(marked.MessageAttributes?.['x-retryable']).toEqual({ DataType: 'String', StringValue: 'false' });
+      expect(unmarked.MessageAttributes?.['x-retryable']).toBeUndefined();
+    });
+
     it('refuses a reply over 1 MiB with a clear message', async () => {
       // Prepare
       const setup = await setUp();
@@ -278,5 +301,62 @@ describe('Class: SqsWorkerTransport', () => {
       expect(Messages).toHaveLength(1);
       expect(deliveries).toEqual([]);
     });
+  });
+});
+
+describe('Function: createWorker on SQS, with the manager reading its replies', () => {
+  /** A job whose step has retries: 3; its request goes through SQS to an SDK worker whose handler throws `error`. */
+  async function failOnce(error: WorkerError) {
+    const setup = await setUp();
+    const world = new SimulatedWorld();
+    await world.register(
+      'workflows:\n  - name: bill\n    steps:\n      - { name: charge, queue: work, retries: 3 }\n',
+    );
+    const id = await world.start('bill', { invoice: 7 });
+    const [request] = world.take();
+    const worker = createWorker({
+      queue: 'work',
+      transport: setup.transport,
+      logger: { info() {}, warn() {}, error() {} },
+      handler: () => {
+        throw error;
+      },
+    });
+    await worker.start();
+    await sqs.client.send(
+      new SendMessageCommand({
+        QueueUrl: setup.queueUrl,
+        MessageBody: JSON.stringify(request?.body),
+        MessageAttributes: {
+          correlation_id: { DataType: 'String', StringValue: request?.correlationId },
+          reply_to: { DataType: 'String', StringValue: setup.replyQueueUrl },
+          attempt: { DataType: 'Number', StringValue: String(request?.attempt) },
+        },
+      }),
+    );
+    const reply = await receiveOne(setup.replyQueueUrl);
+    await worker.stop();
+    await world.deliver([parseSqsReply(reply)]);
+    return { world, job: await world.job(id) };
+  }
+
+  it('a WorkerError with retryable: false fails the step and the job at once, whatever its retries', async () => {
+    // Act
+    const { world, job } = await failOnce(new WorkerError('invoice 7 does not exist', { retryable: false }));
+
+    // Assess
+    expect(job.status).toBe('failed');
+    expect(job.error).toMatchObject({ step: 'charge', attempt: 1, message: 'invoice 7 does not exist' });
+    expect(stepsOf(job).charge).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(world.take()).toEqual([]);
+  });
+
+  it('a plain WorkerError fails the attempt only: the manager retries the step', async () => {
+    // Act
+    const { world, job } = await failOnce(new WorkerError('the bank is busy'));
+
+    // Assess
+    expect(stepsOf(job).charge).toMatchObject({ status: 'running', error: 'the bank is busy' });
+    expect(world.take().map((request) => request.attempt)).toEqual([2]);
   });
 });

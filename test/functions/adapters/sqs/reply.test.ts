@@ -69,6 +69,39 @@ describe('Function: parseSqsReply', () => {
     expect(reply).toEqual({ correlationId, body: 'null', type: 'heartbeat', attempt: 4 });
   });
 
+  it('reads the x-retryable attribute: the text false, in any case, from Lambda or ReceiveMessage', () => {
+    // Prepare
+    const attributes = (value: string) => ({
+      correlation_id: { dataType: 'String', stringValue: correlationId },
+      type: { dataType: 'String', stringValue: 'error' },
+      'x-retryable': { dataType: 'String', stringValue: value },
+    });
+
+    // Act
+    const fromLambda = ['false', 'False', ' FALSE '].map((value) =>
+      parseSqsReply(lambdaRecord({ body: '{"error":"bad input"}', messageAttributes: attributes(value) })),
+    );
+    const fromSdk = parseSqsReply({
+      Body: '{"error":"bad input"}',
+      MessageAttributes: {
+        correlation_id: { DataType: 'String', StringValue: correlationId },
+        type: { DataType: 'String', StringValue: 'error' },
+        'x-retryable': { DataType: 'String', StringValue: 'false' },
+      },
+    });
+    const retryable = parseSqsReply(lambdaRecord({ messageAttributes: attributes('true') }));
+    const neither = ['no', '0', ''].map((value) =>
+      parseSqsReply(lambdaRecord({ messageAttributes: attributes(value) })),
+    );
+
+    // Assess
+    const expected = { correlationId, body: '{"error":"bad input"}', type: 'error', retryable: false };
+    expect(fromLambda).toEqual([expected, expected, expected]);
+    expect(fromSdk).toEqual(expected);
+    expect(retryable.retryable).toBe(true);
+    for (const reply of neither) expect('retryable' in reply).toBe(false);
+  });
+
   it('leaves out what the message does not carry, or carries malformed', () => {
     // Act
     const fromSdk = parseSqsReply({ MessageId: 'm-3' });

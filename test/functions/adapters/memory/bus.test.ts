@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import type { InboundReply } from '../../../../engine/index.js';
+import { MemoryBroker, MemoryBus, MemoryWorkerTransport } from '../../../../functions/adapters/memory/bus.js';
+
+describe('Class: MemoryWorkerTransport (serve --bus memory)', () => {
+  it('hands the manager an error reply marked not retryable as such, and an unmarked one without the mark', async () => {
+    // Prepare
+    const broker = new MemoryBroker();
+    const bus = new MemoryBus(broker);
+    const transport = new MemoryWorkerTransport(broker);
+    const replies: InboundReply[] = [];
+    bus.consumeReplies(async (batch) => {
+      replies.push(...batch);
+    });
+
+    // Act
+    await transport.reply('workflow-manager', 'job:a', '{"error":"bad"}', {
+      type: 'error',
+      attempt: 1,
+      retryable: false,
+    });
+    await transport.reply('workflow-manager', 'job:b', '{"error":"flaky"}', { type: 'error' });
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+
+    // Assess
+    expect(replies).toEqual([
+      { correlationId: 'job:a', body: '{"error":"bad"}', type: 'error', attempt: 1, retryable: false },
+      { correlationId: 'job:b', body: '{"error":"flaky"}', type: 'error' },
+    ]);
+  });
+});
