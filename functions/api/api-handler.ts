@@ -6,6 +6,7 @@ import { type ApiDeps, matchRoute, type Route } from './router.js';
 import { jobRoutes } from './routes/jobs.js';
 import { systemRoutes } from './routes/system.js';
 import { workflowRoutes } from './routes/workflows.js';
+import { withSecurityHeaders } from './security-headers.js';
 
 export const routes: readonly Route[] = [...workflowRoutes, ...jobRoutes, ...systemRoutes];
 
@@ -13,6 +14,10 @@ export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
 /** Serves one request of api.md: the same code behind API Gateway and the local HTTP bridge. */
 export async function handleApiRequest(request: HostRequest, deps: ApiDeps): Promise<ApiResponse> {
+  return withSecurityHeaders(await answer(request, deps));
+}
+
+async function answer(request: HostRequest, deps: ApiDeps): Promise<ApiResponse> {
   try {
     const size = Buffer.byteLength(request.body);
     if (size > deps.maxBodyBytes) {

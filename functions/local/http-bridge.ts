@@ -3,6 +3,7 @@ import { handleApiRequest } from '../api/api-handler.js';
 import { ApiError, errorResponse, type HostRequest } from '../api/http.js';
 import { rawQueryOf } from '../api/query.js';
 import type { ApiDeps } from '../api/router.js';
+import { withSecurityHeaders } from '../api/security-headers.js';
 
 /**
  * Serves the API on node:http: each request goes to the same `handleApiRequest` the deployed API
@@ -24,7 +25,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, deps: A
     response.writeHead(result.status, { ...result.headers, ...length });
     response.end(result.body);
   } catch (error) {
-    const failure = errorResponse(error);
+    const failure = withSecurityHeaders(errorResponse(error));
     if (!response.headersSent)
       response.writeHead(failure.status, { ...failure.headers, connection: 'close' });
     response.end(failure.body);
