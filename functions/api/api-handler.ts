@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { refuseNonJsonBrowserWrite } from './browser-writes.js';
 import { ApiError, type ApiResponse, errorResponse, type HostRequest, toApiError } from './http.js';
 import { type RawQuery, rawQueryOf, singleValuedQuery } from './query.js';
 import { type ApiDeps, matchRoute, type Route } from './router.js';
@@ -25,6 +26,7 @@ async function answer(request: HostRequest, deps: ApiDeps): Promise<ApiResponse>
     }
     const { route, params } = matchRoute(routes, request.method.toUpperCase(), request.path);
     if (route.auth && deps.token !== undefined) authorize(request.headers.authorization, deps.token);
+    refuseNonJsonBrowserWrite(request);
     const query = singleValuedQuery(request.query);
     const response = await route.handle({ ...request, query, params }, deps);
     return request.method.toUpperCase() === 'HEAD' ? { ...response, body: '' } : response;
