@@ -19,6 +19,7 @@ import { createJsonLogger } from '../telemetry/json-logger.js';
 import { PrometheusMetrics } from '../telemetry/prometheus-metrics.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import { DEFAULT_AMQP_URL, redactUrl } from '../transport/amqp/url.js';
+import { refuseOpenBind } from './bind-guard.js';
 import { registerConfigWorkflows } from './config-workflows.js';
 import { createHttpBridge } from './http-bridge.js';
 import { LocalTimers } from './local-timers.js';
@@ -103,6 +104,7 @@ export async function readWorkflowFiles(files: readonly string[]): Promise<Workf
 export async function startServe(options: ServeOptions = {}): Promise<ServeHandle> {
   const logger = options.logger ?? createJsonLogger({});
   const policy = sourcePolicy(options);
+  await refuseOpenBind(options.host ?? '127.0.0.1', options.token);
   const definitions = await readWorkflowFiles(options.configFiles ?? []);
   const store = SqliteStore.open(options.db ?? 'switchyard.db', { synchronous: options.synchronous });
   const amqpUrl = amqpUrlFromEnv(options.amqpUrl);
