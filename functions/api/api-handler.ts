@@ -1,11 +1,13 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { refuseNonJsonBrowserWrite } from './browser-writes.js';
 import { ApiError, type ApiResponse, errorResponse, type HostRequest, toApiError } from './http.js';
 import { type RawQuery, rawQueryOf, singleValuedQuery } from './query.js';
 import { type ApiDeps, matchRoute, type Route } from './router.js';
 import { jobRoutes } from './routes/jobs.js';
 import { systemRoutes } from './routes/system.js';
 import { workflowRoutes } from './routes/workflows.js';
+import { withSecurityHeaders } from './security-headers.js';
 
 export const routes: readonly Route[] = [...workflowRoutes, ...jobRoutes, ...systemRoutes];
 
@@ -13,6 +15,10 @@ export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
 /** Serves one request of api.md: the same code behind API Gateway and the local HTTP bridge. */
 export async function handleApiRequest(request: HostRequest, deps: ApiDeps): Promise<ApiResponse> {
+  return withSecurityHeaders(await answer(request, deps));
+}
+
+async function answer(request: HostRequest, deps: ApiDeps): Promise<ApiResponse> {
   try {
     const size = Buffer.byteLength(request.body);
     if (size > deps.maxBodyBytes) {
@@ -20,6 +26,7 @@ export async function handleApiRequest(request: HostRequest, deps: ApiDeps): Pro
     }
     const { route, params } = matchRoute(routes, request.method.toUpperCase(), request.path);
     if (route.auth && deps.token !== undefined) authorize(request.headers.authorization, deps.token);
+    refuseNonJsonBrowserWrite(request);
     const query = singleValuedQuery(request.query);
     const response = await route.handle({ ...request, query, params }, deps);
     return request.method.toUpperCase() === 'HEAD' ? { ...response, body: '' } : response;
@@ -39,9 +46,9 @@ export async function handleApiRequest(request: HostRequest, deps: ApiDeps): Pro
 function authorize(header: string | undefined, token: string): void {
   if (!header) throw new ApiError('unauthorized', 'this server requires "Authorization: Bearer <token>"');
   const match = /^Bearer\s+(.+)$/i.exec(header.trim());
-  const given = Buffer.from(match?.[1] ?? '');
-  const expected = Buffer.from(token);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  // Digests of equal length are compared, so the time taken does not tell the token's length.
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  if (!timingSafeEqual(digest(match?.[1] ?? ''), digest(token))) {
     throw new ApiError('forbidden', 'the token is not valid for this server');
   }
 }

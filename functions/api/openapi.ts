@@ -294,6 +294,9 @@ export function openApiDocument(): Record<string, unknown> {
             404: error('No such workflow or version.'),
             409: error('The id is taken by a different job, or the workflow is disabled.'),
             413: error('Body too large.'),
+            415: error(
+              'From a browser (`Origin` or `Sec-Fetch-Site` sent): a body not sent as application/json.',
+            ),
           },
         },
       },

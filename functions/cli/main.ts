@@ -33,6 +33,14 @@ program
   .option('--host <host>', 'HTTP address to bind', '127.0.0.1')
   .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d')
   .option('--token <token>', 'require "Authorization: Bearer <token>" (default: $SWITCHYARD_TOKEN)')
+  .option(
+    '--allow-host <name...>',
+    'answer requests for these host names too, besides localhost, loopback addresses and the bound address (default: $SWITCHYARD_ALLOW_HOST, comma-separated)',
+  )
+  .option(
+    '--allow-origin <origin...>',
+    "accept browser requests from pages of these origins too, besides serve's own, e.g. https://switchyard.example (default: $SWITCHYARD_ALLOW_ORIGIN, comma-separated)",
+  )
   .option('--max-fan-out <n>', 'the longest list a fan-out step accepts (default 100000)')
   .option(
     '--fan-out-slice <n>',

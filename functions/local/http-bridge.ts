@@ -1,21 +1,33 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { handleApiRequest } from '../api/api-handler.js';
 import { ApiError, errorResponse, type HostRequest } from '../api/http.js';
 import { rawQueryOf } from '../api/query.js';
 import type { ApiDeps } from '../api/router.js';
+import { withSecurityHeaders } from '../api/security-headers.js';
+import { refuseForeignRequest, type SourcePolicy, sourcePolicy } from './request-source.js';
 
 /**
  * Serves the API on node:http: each request goes to the same `handleApiRequest` the deployed API
- * function hands its API Gateway events to, so both runtimes run the same routes.
+ * function hands its API Gateway events to, so both runtimes run the same routes. Before that, what
+ * only a local server must check: that the request names this server and is not another site's.
  */
-export function createHttpBridge(deps: ApiDeps): Server {
-  return createServer((request, response) => {
-    void serve(request, response, deps);
+export function createHttpBridge(deps: ApiDeps, policy: SourcePolicy = sourcePolicy({})): Server {
+  const server = createServer((request, response) => {
+    const bound = (server.address() as AddressInfo | null)?.address;
+    void serve(request, response, deps, () => refuseForeignRequest(request.headers, policy, bound));
   });
+  return server;
 }
 
-async function serve(request: IncomingMessage, response: ServerResponse, deps: ApiDeps): Promise<void> {
+async function serve(
+  request: IncomingMessage,
+  response: ServerResponse,
+  deps: ApiDeps,
+  refuseForeign: () => void,
+): Promise<void> {
   try {
+    refuseForeign();
     const body = await readBody(request, deps.maxBodyBytes);
     const result = await handleApiRequest(toApiRequest(request, body), deps);
     // With its length declared, the response leaves in one write instead of as chunks.
@@ -24,7 +36,8 @@ async function serve(request: IncomingMessage, response: ServerResponse, deps: A
     response.writeHead(result.status, { ...result.headers, ...length });
     response.end(result.body);
   } catch (error) {
-    const failure = errorResponse(error);
+    const failure = withSecurityHeaders(errorResponse(error));
+    request.resume();
     if (!response.headersSent)
       response.writeHead(failure.status, { ...failure.headers, connection: 'close' });
     response.end(failure.body);

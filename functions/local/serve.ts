@@ -19,9 +19,11 @@ import { createJsonLogger } from '../telemetry/json-logger.js';
 import { PrometheusMetrics } from '../telemetry/prometheus-metrics.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import { DEFAULT_AMQP_URL, redactUrl } from '../transport/amqp/url.js';
+import { refuseOpenBind } from './bind-guard.js';
 import { registerConfigWorkflows } from './config-workflows.js';
 import { createHttpBridge } from './http-bridge.js';
 import { LocalTimers } from './local-timers.js';
+import { sourcePolicy } from './request-source.js';
 
 export interface ServeOptions {
   /** Workflow files registered on start, each only when its definition changed since the last start. */
@@ -43,6 +45,10 @@ export interface ServeOptions {
   /** Finished jobs older than this (ms) are deleted. */
   retainMs?: number;
   token?: string;
+  /** Host names answered besides loopback ones and the bound address (`--allow-host`). */
+  allowHosts?: string[];
+  /** Origins whose pages may call the API besides serve's own (`--allow-origin`). */
+  allowOrigins?: string[];
   maxBodyBytes?: number;
   maxFanOut?: number;
   /** Children a fan-out creates per transition. @default 10000 */
@@ -101,6 +107,8 @@ export async function readWorkflowFiles(
 export async function startServe(options: ServeOptions = {}): Promise<ServeHandle> {
   const logger = options.logger ?? createJsonLogger({});
   const queueRules: QueueRules = options.replyQueue ? { replyQueue: options.replyQueue } : {};
+  const policy = sourcePolicy(options);
+  await refuseOpenBind(options.host ?? '127.0.0.1', options.token);
   const definitions = await readWorkflowFiles(options.configFiles ?? [], queueRules);
   const store = SqliteStore.open(options.db ?? 'switchyard.db', { synchronous: options.synchronous });
   const amqpUrl = amqpUrlFromEnv(options.amqpUrl);
@@ -172,15 +180,18 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   }
 
   const shutdown = new AbortController();
-  const server = createHttpBridge({
-    shutdown: shutdown.signal,
-    service: new ApiService({ manager, store, bus, queueRules }),
-    logger,
-    token: options.token,
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    metricsText: () => metrics.text(),
-    dashboard: options.dashboard,
-  });
+  const server = createHttpBridge(
+    {
+      shutdown: shutdown.signal,
+      service: new ApiService({ manager, store, bus, queueRules }),
+      logger,
+      token: options.token,
+      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      metricsText: () => metrics.text(),
+      dashboard: options.dashboard,
+    },
+    policy,
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 8080, options.host ?? '127.0.0.1', () => resolve());

@@ -30,6 +30,11 @@ const CHROMIUM_ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  // Another site, for the attacks: its name resolves to this machine, as a DNS-rebinding name does.
+  '--host-resolver-rules=MAP attacker.test 127.0.0.1',
+  // Chromium alone asks before a page of the internet calls this machine (Local Network Access);
+  // Firefox and Safari do not, so serve must refuse these attacks itself: tested as they see them.
+  '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights',
 ];
 const WORKFLOW = 'dashboard-e2e';
 const TOKEN = 'local-token-for-the-dashboard-test';
@@ -233,6 +238,8 @@ describe('Dashboard: in chromium against serve', () => {
     expect(html).toMatch(/'assets\/app\.js\?v=[0-9a-f]{12}'/);
     const script = await fetch(`${serve.url}/assets/app.js`);
     expect(script.headers.get('content-type')).toContain('javascript');
+    // The page runs under a policy that lets in only its own files and its inline script.
+    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self' 'sha256-[^']+';/);
   });
 
   it('shows each workflow with its versions, job counts and graph, tasks included', async () => {
@@ -572,4 +579,72 @@ describe('Dashboard: in chromium against serve', () => {
     await screenshot(page, 'auth-api-key');
     await page.close();
   }, 60_000);
+});
+
+/** Jobs of every status the open serve holds, counted through the API. */
+async function jobTotal(): Promise<number> {
+  const workflows = (await (await fetch(`${serve.url}/api/workflows`)).json()) as {
+    jobs: Record<string, number>;
+  }[];
+  return workflows.reduce(
+    (sum, workflow) => sum + Object.values(workflow.jobs).reduce((a, b) => a + b, 0),
+    0,
+  );
+}
+
+/** A page of another site, given `html`, at `url`. */
+async function attackerPage(url: string, html: string): Promise<Page> {
+  const { page } = await openPage();
+  await page.route(url, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: html }));
+  await page.goto(url);
+  return page;
+}
+
+describe('Another site in chromium, against a serve without a token', () => {
+  it('cannot start a job with a no-cors text/plain fetch nor with a form post, nor read the API', async () => {
+    const before = await jobTotal();
+    const target = `${serve.url}/api/workflow/${WORKFLOW}`;
+    const page = await attackerPage(
+      'http://attacker.test/',
+      `<form method="POST" action="${target}" enctype="text/plain"><input name='{"from":"a form","x":"' value='"}'></form>`,
+    );
+
+    // A fetch that needs no preflight: the page cannot read the answer, but serve used to act on it.
+    const refusedFetch = page.waitForResponse((response) => response.url() === target);
+    await page.evaluate(
+      `fetch(${JSON.stringify(target)}, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: '{"from":"a fetch"}' })`,
+    );
+    expect((await refusedFetch).status()).toBe(403);
+
+    // A read with CORS: refused by serve, and unreadable to the page.
+    const read = await page.evaluate(
+      `fetch(${JSON.stringify(`${serve.url}/api/jobs`)}).then((r) => 'read ' + r.status, (e) => 'failed: ' + e.message)`,
+    );
+    expect(read).toMatch(/^failed/);
+
+    // A form post: a top-level navigation, with the visitor's browser sending it.
+    const refusedForm = page.waitForResponse((response) => response.url() === target);
+    await page.evaluate('document.forms[0].submit()');
+    expect((await refusedForm).status()).toBe(403);
+
+    expect(await jobTotal()).toBe(before);
+    await page.close();
+  });
+
+  it('cannot read or write through a rebound name (DNS rebinding: the page on attacker.test, at serve)', async () => {
+    const before = await jobTotal();
+    const port = new URL(serve.url).port;
+    // The page came from the attacker's server; its name now resolves to 127.0.0.1, so its requests
+    // reach serve, same-origin in the browser's eyes.
+    const page = await attackerPage(`http://attacker.test:${port}/`, '<p>hello</p>');
+    const results = await page.evaluate(`Promise.all([
+      fetch('/api/workflows').then((r) => r.status),
+      fetch('/api/workflow/${WORKFLOW}', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).then((r) => r.status),
+      fetch('/api/workflow/rebound', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"workflows":[{"name":"rebound","steps":[{"name":"a"}]}]}' }).then((r) => r.status),
+    ])`);
+    expect(results).toEqual([403, 403, 403]);
+    expect(await jobTotal()).toBe(before);
+    expect((await fetch(`${serve.url}/api/workflow/rebound/definition`)).status).toBe(404);
+    await page.close();
+  });
 });

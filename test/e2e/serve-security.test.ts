@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect as connectTcp, createServer, type Server, type Socket } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDocument } from '../../functions/api/job-document.js';
-import { spawnCli } from '../support/cli-process.js';
+import { describeRun, runCli, spawnCli } from '../support/cli-process.js';
 import { deleteQueues, eventually, openTestChannel, uniqueName } from '../support/rabbitmq.js';
 import { addUser, closeConnectionsOfUser, deleteUser } from '../support/rabbitmq-admin.js';
 import { type ServeProcess, spawnServe } from '../support/serve-process.js';
@@ -190,6 +191,23 @@ describe('switchyard serve: credentials, secrets in logs, limits', { timeout: 12
     expectNoSecrets(output, 'serve');
     figures.logBytesChecked = output.length;
     figures.connectionsClosed = closed;
+  });
+
+  it('refuses --host 0.0.0.0 without a token: one line, a non-zero exit, no database created', async () => {
+    const db = join(dir, 'open.db');
+    const run = await runCli(
+      ['serve', '--host', '0.0.0.0', '--port', '0', '--bus', 'memory', '--db', db],
+      15_000,
+      {
+        SWITCHYARD_TOKEN: '',
+      },
+    );
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stderr).toBe(
+      'switchyard: refusing to serve on 0.0.0.0 without a token: anyone who can reach it could start jobs and change workflows; set --token (or SWITCHYARD_TOKEN), or bind a loopback address such as 127.0.0.1\n',
+    );
+    expect(run.stdout).toBe('');
+    expect(existsSync(db)).toBe(false);
   });
 
   it('never logs the password while the broker refuses it, nor while nothing listens', async () => {

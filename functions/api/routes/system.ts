@@ -1,6 +1,7 @@
 import { ApiError, type ApiRequest, type ApiResponse, json } from '../http.js';
 import { openApiDocument } from '../openapi.js';
 import type { ApiDeps, Route } from '../router.js';
+import { dashboardPolicy } from '../security-headers.js';
 
 async function health(_: ApiRequest, { service }: ApiDeps) {
   const { store, bus } = await service.health();
@@ -38,6 +39,7 @@ function dashboardFile(path: string, deps: ApiDeps): ApiResponse {
     headers: {
       'content-type': file.contentType,
       'cache-control': path === '/' ? 'no-cache' : 'public, max-age=3600',
+      ...(path === '/' ? { 'content-security-policy': dashboardPolicy(file.body) } : {}),
     },
     body: file.body,
   };

@@ -13,6 +13,8 @@ export interface ServeCommandOptions {
   host: string;
   retain?: string;
   token?: string;
+  allowHost?: string[];
+  allowOrigin?: string[];
   maxFanOut?: string;
   fanOutSlice?: string;
   maxBody?: string;
@@ -26,6 +28,15 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
   if (!Number.isInteger(number) || number < 0)
     throw new CliError(`${flag} must be a whole number, got "${value}"`);
   return number;
+}
+
+/** A list flag's values, each of which may itself be a comma-separated list, else the variable's. */
+function listOption(values: string[] | undefined, variable: string | undefined): string[] | undefined {
+  const raw = values ?? (variable === undefined ? undefined : [variable]);
+  return raw
+    ?.flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter((value) => value !== '');
 }
 
 /** Runs the local manager until SIGTERM or SIGINT, then stops consuming, finishes what is in hand, and closes. */
@@ -54,6 +65,8 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       host: options.host,
       retainMs,
       token: options.token ?? process.env.SWITCHYARD_TOKEN,
+      allowHosts: listOption(options.allowHost, process.env.SWITCHYARD_ALLOW_HOST),
+      allowOrigins: listOption(options.allowOrigin, process.env.SWITCHYARD_ALLOW_ORIGIN),
       maxFanOut: positiveInt(options.maxFanOut, '--max-fan-out'),
       fanOutSlice,
       maxBodyBytes: positiveInt(options.maxBody, '--max-body'),
