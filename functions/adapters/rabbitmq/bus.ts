@@ -4,10 +4,15 @@ import {
   type Bus,
   DEFAULT_REPLY_QUEUE,
   type InboundReply,
+  RetryableSendError,
   UndeliverableError,
 } from '../../../engine/ports/bus.js';
 import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
-import { ConfirmPublisher, type OutgoingMessage, UnroutableError } from '../../transport/amqp/publisher.js';
+import {
+  ConfirmPublisher,
+  type OutgoingMessage,
+  type PublishFailure,
+} from '../../transport/amqp/publisher.js';
 import { QueueDeclarer } from '../../transport/amqp/queues.js';
 import { urlForVhost } from '../../transport/amqp/url.js';
 import { type ReplyConsumer, type ReplyConsumerOptions, startReplyConsumer } from './reply-consumer.js';
@@ -51,22 +56,71 @@ export class RabbitMqBus implements Bus {
   }
 
   /**
-   * Publishes the requests and resolves once the broker confirmed all of them. Rejects when the
-   * connection drops, a request is nacked or returned, or confirms take too long: the caller keeps
-   * the batch and sends it again (a request may then arrive twice). Rejects with
-   * `UndeliverableError`, before sending anything, for a request that can never be sent.
+   * Publishes the requests and resolves once the broker confirmed all of them. Otherwise rejects,
+   * once every request's fate is known, with an `AggregateError` listing only the requests not
+   * sent: `UndeliverableError` for one that can never be sent (never published), and
+   * `RetryableSendError` for one nacked (a full queue with `reject-publish`), returned (its queue
+   * was deleted), or unconfirmed (the connection dropped, or confirms took too long; it may arrive
+   * twice when sent again). The requests it does not list were confirmed.
    */
   async send(requests: readonly StepRequest[]): Promise<void> {
     if (requests.length === 0) return;
     const maxBytes = this.options.maxMessageBytes ?? 128 * 1024 * 1024;
-    const byVhost = new Map<string | null, OutgoingMessage[]>();
+    const failures: Error[] = [];
+    const byVhost = new Map<string | null, { request: StepRequest; message: OutgoingMessage }[]>();
     for (const request of requests) {
-      const message = this.messageFor(request, maxBytes);
+      let message: OutgoingMessage;
+      try {
+        message = this.messageFor(request, maxBytes);
+      } catch (error) {
+        if (!(error instanceof UndeliverableError)) throw error;
+        failures.push(error);
+        continue;
+      }
       const group = byVhost.get(request.vhost);
-      if (group) group.push(message);
-      else byVhost.set(request.vhost, [message]);
+      if (group) group.push({ request, message });
+      else byVhost.set(request.vhost, [{ request, message }]);
     }
-    await Promise.all([...byVhost].map(([vhost, messages]) => this.publisherFor(vhost).send(messages)));
+    const results = await Promise.all([...byVhost].map(([vhost, items]) => this.sendToVhost(vhost, items)));
+    failures.push(...results.flat());
+    if (failures.length > 0) throw new AggregateError(failures, describeFailures(failures, requests.length));
+  }
+
+  /** Publishes one vhost's requests; returns one error per request not confirmed. */
+  private async sendToVhost(
+    vhost: string | null,
+    items: readonly { request: StepRequest; message: OutgoingMessage }[],
+  ): Promise<RetryableSendError[]> {
+    const messages = items.map((item) => item.message);
+    let refused: PublishFailure[];
+    try {
+      refused = await this.publisherFor(vhost).send(messages);
+    } catch (error) {
+      // No channel, or its queues could not be declared: nothing was published.
+      const cause = error instanceof Error ? error.message : String(error);
+      return items.map(
+        ({ request }) =>
+          new RetryableSendError(
+            `the request ${request.correlationId} for queue ${request.queue} was not sent: ${cause}`,
+            request.correlationId,
+          ),
+      );
+    }
+    const requestOf = new Map(items.map((item) => [item.message, item.request]));
+    return refused.map(({ message, reason, error }) => {
+      const request = requestOf.get(message) as StepRequest;
+      const why =
+        reason === 'nacked'
+          ? `refused by queue ${message.queue} (nack: the queue may be full, x-overflow reject-publish)`
+          : reason === 'returned'
+            ? error.message
+            : `not confirmed by RabbitMQ: ${error.message}`;
+      return new RetryableSendError(
+        `the request ${request.correlationId} was ${why}`,
+        request.correlationId,
+        reason,
+      );
+    });
   }
 
   async ensureQueues(queues: readonly { queue: string; vhost: string | null }[]): Promise<void> {
@@ -195,14 +249,18 @@ class VhostPublisher {
     await this.declarer.ensure(model, [this.replyQueue, ...queues]);
   }
 
-  async send(messages: readonly OutgoingMessage[]): Promise<void> {
+  /** Returns the messages the broker did not confirm; throws when nothing could be published. */
+  async send(messages: readonly OutgoingMessage[]): Promise<PublishFailure[]> {
     const model = await this.connection.whenReady(this.connectTimeoutMs);
     await this.declarer.ensure(model, [this.replyQueue, ...messages.map((message) => message.queue)]);
-    try {
-      await this.publisher.publish(model, messages);
-    } catch (error) {
-      if (error instanceof UnroutableError) this.declarer.forget(error.queue);
-      throw error;
-    }
+    const refused = await this.publisher.publishEach(model, messages);
+    for (const { reason, message } of refused) if (reason === 'returned') this.declarer.forget(message.queue);
+    return refused;
   }
+}
+
+function describeFailures(failures: readonly Error[], total: number): string {
+  const shown = failures.slice(0, 3).map((failure) => failure.message);
+  const more = failures.length > shown.length ? `; and ${failures.length - shown.length} more` : '';
+  return `${failures.length} of ${total} requests were not sent to RabbitMQ: ${shown.join('; ')}${more}`;
 }

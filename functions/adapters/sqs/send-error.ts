@@ -1,16 +1,6 @@
-import { UndeliverableError } from '../../../engine/ports/bus.js';
+import { RetryableSendError, UndeliverableError } from '../../../engine/ports/bus.js';
 
-/** A request SQS did not take this time (throttled, unavailable, missing queue): sending it later may work. */
-export class RetryableSendError extends Error {
-  constructor(
-    message: string,
-    readonly correlationId: string,
-    readonly code: string,
-  ) {
-    super(message);
-    this.name = 'RetryableSendError';
-  }
-}
+export { RetryableSendError };
 
 /**
  * Rejection of `SqsBus.send` when some requests were not sent. The others of the call were sent: a
