@@ -61,7 +61,8 @@ export class RabbitMqBus implements Bus {
    * sent: `UndeliverableError` for one that can never be sent (never published), and
    * `RetryableSendError` for one nacked (a full queue with `reject-publish`), returned (its queue
    * was deleted), or unconfirmed (the connection dropped, or confirms took too long; it may arrive
-   * twice when sent again). The requests it does not list were confirmed.
+   * twice when sent again). The requests it does not list were confirmed. Rejects with a plain error
+   * when a vhost cannot be reached at all.
    */
   async send(requests: readonly StepRequest[]): Promise<void> {
     if (requests.length === 0) return;
@@ -91,21 +92,10 @@ export class RabbitMqBus implements Bus {
     vhost: string | null,
     items: readonly { request: StepRequest; message: OutgoingMessage }[],
   ): Promise<RetryableSendError[]> {
-    const messages = items.map((item) => item.message);
-    let refused: PublishFailure[];
-    try {
-      refused = await this.publisherFor(vhost).send(messages);
-    } catch (error) {
-      // No channel, or its queues could not be declared: nothing was published.
-      const cause = error instanceof Error ? error.message : String(error);
-      return items.map(
-        ({ request }) =>
-          new RetryableSendError(
-            `the request ${request.correlationId} for queue ${request.queue} was not sent: ${cause}`,
-            request.correlationId,
-          ),
-      );
-    }
+    // No connection, or the queues could not be declared: it throws, nothing of this vhost was
+    // published, and the whole call is tried again (an outage, retried without limit). With several
+    // vhosts, the requests of those that were reachable may then go twice.
+    const refused = await this.publisherFor(vhost).send(items.map((item) => item.message));
     const requestOf = new Map(items.map((item) => [item.message, item.request]));
     return refused.map(({ message, reason, error }) => {
       const request = requestOf.get(message) as StepRequest;
@@ -113,7 +103,7 @@ export class RabbitMqBus implements Bus {
         reason === 'nacked'
           ? `refused by queue ${message.queue} (nack: the queue may be full, x-overflow reject-publish)`
           : reason === 'returned'
-            ? error.message
+            ? `returned by RabbitMQ: queue ${message.queue} does not exist`
             : `not confirmed by RabbitMQ: ${error.message}`;
       return new RetryableSendError(
         `the request ${request.correlationId} was ${why}`,
