@@ -192,11 +192,12 @@ export class OutboxPump {
     const now = this.now();
     const done = new Set<string>();
     const givenUp: [RequestEntry, string][] = [];
+    const outcomes: { queue: string; vhost: string | null; refused: boolean }[] = [];
     for (const entry of batch) {
       const { queue, vhost, correlationId } = entry.request;
       const why = undeliverable.get(correlationId) ?? refused.get(correlationId);
+      outcomes.push({ queue, vhost, refused: refused.has(correlationId) });
       if (why === undefined) {
-        this.backoff.took(queue, vhost);
         this.refusedSince.delete(entry.id);
         done.add(entry.id);
         continue;
@@ -205,7 +206,6 @@ export class OutboxPump {
         givenUp.push([entry, why]);
         continue;
       }
-      this.backoff.refused(queue, vhost, now);
       const since = this.refusedSince.get(entry.id) ?? now;
       this.refusedSince.set(entry.id, since);
       const giveUpAfterMs = this.options.giveUpAfterMs ?? 600_000;
@@ -213,6 +213,7 @@ export class OutboxPump {
         givenUp.push([entry, `not sent: refused for ${Math.round((now - since) / 1000)} s; last: ${why}`]);
       }
     }
+    this.backoff.afterSend(outcomes, now);
     if (refused.size) {
       this.options.logger.warn('the broker refused requests; retrying them with backoff', {
         refused: refused.size,

@@ -26,14 +26,31 @@ export class QueueBackoff {
     return wait === undefined || wait.until <= now;
   }
 
-  refused(queue: string, vhost: string | null, now: number): void {
-    const refusals = (this.waits.get(key(queue, vhost))?.refusals ?? 0) + 1;
-    const delay = Math.min(this.maxDelayMs, this.firstDelayMs * 2 ** Math.min(refusals - 1, 30));
-    this.waits.set(key(queue, vhost), { refusals, until: now + delay });
-  }
-
-  took(queue: string, vhost: string | null): void {
-    this.waits.delete(key(queue, vhost));
+  /**
+   * Records one send's outcome per queue. A queue that refused all its requests waits twice as long
+   * as the last time; one that took some (it has room again, a little) waits the first delay; one
+   * that took all waits no more.
+   */
+  afterSend(
+    outcomes: Iterable<{ queue: string; vhost: string | null; refused: boolean }>,
+    now: number,
+  ): void {
+    const byQueue = new Map<string, { took: boolean; refused: boolean }>();
+    for (const { queue, vhost, refused } of outcomes) {
+      const seen = byQueue.get(key(queue, vhost)) ?? { took: false, refused: false };
+      if (refused) seen.refused = true;
+      else seen.took = true;
+      byQueue.set(key(queue, vhost), seen);
+    }
+    for (const [queueKey, { took, refused }] of byQueue) {
+      if (!refused) {
+        this.waits.delete(queueKey);
+        continue;
+      }
+      const refusals = took ? 1 : (this.waits.get(queueKey)?.refusals ?? 0) + 1;
+      const delay = Math.min(this.maxDelayMs, this.firstDelayMs * 2 ** Math.min(refusals - 1, 30));
+      this.waits.set(queueKey, { refusals, until: now + delay });
+    }
   }
 
   /** The earliest moment after `now` a waiting queue opens again; undefined when none waits. */

@@ -271,3 +271,38 @@ describe('Outbox pump: a queue that refuses requests (full, reject-publish)', ()
     expect(acked).toEqual([]);
   });
 });
+
+describe('Outbox pump: a queue with room for one request at a time', () => {
+  it('counts one refusal per send, not per refused request: the queue is tried again soon', async () => {
+    // Prepare: each send, the queue takes the first of its requests and refuses the rest.
+    const delivered: string[] = [];
+    const bus = {
+      async send(requests: readonly StepRequest[]) {
+        const [first, ...rest] = requests;
+        if (first) delivered.push(first.correlationId);
+        if (rest.length) {
+          throw new AggregateError(
+            rest.map((request) => new RetryableSendError('refused', request.correlationId, 'nacked')),
+          );
+        }
+      },
+    } as unknown as Bus;
+    const store = { async ackOutbox() {} } as unknown as Store;
+    const pump = new OutboxPump({
+      store,
+      bus,
+      logger: silentLogger,
+      runFollowUps: async () => {},
+      onUndeliverable: async () => {},
+      refusedBackoff: { firstDelayMs: 20, maxDelayMs: 5_000 },
+    });
+
+    // Act
+    pump.enqueue(Array.from({ length: 10 }, (_, n) => requestTo(`j${n}`, 'full')));
+    await within(2_000, pump.drain());
+
+    // Assess: ten sends, each a short wait apart.
+    expect(delivered).toHaveLength(10);
+    expect(new Set(delivered).size).toBe(10);
+  });
+});
