@@ -5,7 +5,7 @@ export { RetryableSendError };
 /**
  * Rejection of `SqsBus.send` when some requests were not sent. The others of the call were sent: a
  * caller drops the undeliverable requests (failing their steps with the message) and keeps the
- * retryable ones in its outbox. Re-sending a request that did go out is harmless (at-least-once).
+ * retryable ones in its outbox (the outbox pump sends only those again).
  */
 export class SqsSendError extends AggregateError {
   declare readonly errors: (UndeliverableError | RetryableSendError)[];
