@@ -53,6 +53,10 @@ export class OutboxPump {
   private readonly queued = new Set<string>();
   /** When each request the broker refused was first refused, by entry id. */
   private readonly refusedSince = new Map<string, number>();
+  /** The refused request of each correlation id, to tell when a later attempt supersedes it. */
+  private readonly refusedBy = new Map<string, RequestEntry>();
+  /** Ids of refused requests a later attempt superseded: acknowledged unsent. */
+  private readonly superseded = new Set<string>();
   private readonly backoff: QueueBackoff;
   private running?: Promise<void>;
   private failures = 0;
@@ -70,11 +74,23 @@ export class OutboxPump {
       if (this.queued.has(entry.id)) continue;
       this.queued.add(entry.id);
       if (entry.kind === 'request') {
+        this.supersede(entry);
         this.requests.push(entry);
         this.origins.push(receivedAt !== undefined && this.options.onSent ? receivedAt : Number.NaN);
       } else this.followUps.push(entry);
     }
     this.kick();
+  }
+
+  /**
+   * A new attempt of a step whose earlier attempt's request is still refused (the step timed out and
+   * is retried): the earlier request is no longer awaited, and is not sent.
+   */
+  private supersede(entry: RequestEntry): void {
+    const older = this.refusedBy.get(entry.request.correlationId);
+    if (!older || older.request.attempt >= entry.request.attempt || this.sending.has(older.id)) return;
+    this.refusedBy.delete(entry.request.correlationId);
+    this.superseded.add(older.id);
   }
 
   /**
@@ -86,7 +102,7 @@ export class OutboxPump {
     this.keepRequests((entry) => {
       if (this.sending.has(entry.id) || entry.jobId !== jobId) return true;
       this.queued.delete(entry.id);
-      this.refusedSince.delete(entry.id);
+      this.forgetRefusal(entry);
       return false;
     });
     if (before !== this.requests.length) this.options.logger.debug('dropped unsent requests', { jobId });
@@ -119,6 +135,7 @@ export class OutboxPump {
   private async loop(): Promise<void> {
     while (this.pending && !this.stopped) {
       try {
+        if (this.superseded.size) await this.removeSuperseded();
         const { batch, open } = this.nextBatch();
         if (batch.length) await this.sendSome(batch);
         // Follow-ups wait while a send batch's worth of requests does: a large fan-out creates its next
@@ -151,6 +168,7 @@ export class OutboxPump {
     const batch: RequestEntry[] = [];
     let open = 0;
     for (const entry of this.requests) {
+      if (this.superseded.has(entry.id)) continue;
       if (!this.backoff.open(entry.request.queue, entry.request.vhost, now)) continue;
       open++;
       if (batch.length < this.sendBatch) batch.push(entry);
@@ -198,7 +216,7 @@ export class OutboxPump {
       const why = undeliverable.get(correlationId) ?? refused.get(correlationId);
       outcomes.push({ queue, vhost, refused: refused.has(correlationId) });
       if (why === undefined) {
-        this.refusedSince.delete(entry.id);
+        this.forgetRefusal(entry);
         done.add(entry.id);
         continue;
       }
@@ -208,6 +226,7 @@ export class OutboxPump {
       }
       const since = this.refusedSince.get(entry.id) ?? now;
       this.refusedSince.set(entry.id, since);
+      this.refusedBy.set(correlationId, entry);
       const giveUpAfterMs = this.options.giveUpAfterMs ?? 600_000;
       if (now - since >= giveUpAfterMs) {
         givenUp.push([entry, `not sent: refused for ${Math.round((now - since) / 1000)} s; last: ${why}`]);
@@ -227,22 +246,37 @@ export class OutboxPump {
     try {
       for (const [entry, message] of givenUp) {
         await this.options.onUndeliverable(entry, message);
-        this.refusedSince.delete(entry.id);
+        this.forgetRefusal(entry);
         failed.add(entry.id);
       }
     } finally {
-      await this.removeSent(failed);
+      await this.removeSent(failed, false);
     }
   }
 
-  /** Takes the requests in `done` out (acknowledged in the store), measuring their overhead. */
-  private async removeSent(done: ReadonlySet<string>): Promise<void> {
+  private async removeSuperseded(): Promise<void> {
+    const ids = new Set(this.superseded);
+    await this.removeSent(ids, false);
+    for (const id of ids) {
+      this.superseded.delete(id);
+      this.refusedSince.delete(id);
+    }
+  }
+
+  private forgetRefusal(entry: RequestEntry): void {
+    this.refusedSince.delete(entry.id);
+    if (this.refusedBy.get(entry.request.correlationId) === entry)
+      this.refusedBy.delete(entry.request.correlationId);
+  }
+
+  /** Takes the requests in `done` out (acknowledged in the store); `sent`: measure their overhead. */
+  private async removeSent(done: ReadonlySet<string>, sent = true): Promise<void> {
     if (!done.size) return;
     const now = this.now();
     const origins: number[] = [];
     this.keepRequests((entry, origin) => {
       if (!done.has(entry.id)) return true;
-      if (!Number.isNaN(origin)) origins.push(origin);
+      if (sent && !Number.isNaN(origin)) origins.push(origin);
       return false;
     });
     if (this.options.onSent) for (const origin of origins) this.options.onSent((now - origin) / 1000);
