@@ -67,7 +67,7 @@ describe('A full step queue (x-max-length, reject-publish) beside a healthy one'
     await workers?.stop();
     await serve?.stop();
     await inspector.model.close().catch(() => {});
-    await deleteQueues([q('healthy'), q('full')]);
+    await deleteQueues([q('healthy'), q('full'), ...(serve ? [serve.replyQueue] : [])]);
   });
 
   it('delivers each request to the healthy queue once, and the full queue its requests once it has room', async () => {
