@@ -60,6 +60,6 @@ export {
 } from './json.js';
 
 // Ports: what the engine needs of a bus, a store and timers.
-export { type Bus, type InboundReply, UndeliverableError } from './ports/bus.js';
+export { type Bus, type InboundReply, RetryableSendError, UndeliverableError } from './ports/bus.js';
 export { type Commit, InvalidCursorError, type OutboxEntry, type Store } from './ports/store.js';
 export type { TimerScheduler } from './ports/timers.js';

@@ -25,7 +25,12 @@ export interface InboundReply {
  * local reply consumer, or the Lambda event source on the reply queue.
  */
 export interface Bus {
-  /** Resolves once the broker holds every request (publisher confirms, or SendMessage succeeded). */
+  /**
+   * Resolves once the broker holds every request (publisher confirms, or SendMessage succeeded).
+   * Otherwise rejects with an `AggregateError` of one `UndeliverableError` or `RetryableSendError`
+   * per request not sent: every request it does not list was sent. Any other rejection says
+   * nothing of what was sent (the whole call may be sent again).
+   */
   send(requests: readonly StepRequest[]): Promise<void>;
   /** Makes sure step queues exist before the first request goes to them. */
   ensureQueues(queues: readonly { queue: string; vhost: string | null }[]): Promise<void>;
@@ -42,5 +47,21 @@ export class UndeliverableError extends Error {
   ) {
     super(message);
     this.name = 'UndeliverableError';
+  }
+}
+
+/**
+ * Thrown by a bus for a request the broker did not take this time (a full queue refusing it, a
+ * throttled or unreachable service, no confirm in time): sending it later may work.
+ */
+export class RetryableSendError extends Error {
+  constructor(
+    message: string,
+    readonly correlationId: string,
+    /** What the broker said, when it said something: `nack`, `ThrottlingException`… */
+    readonly code = 'Unknown',
+  ) {
+    super(message);
+    this.name = 'RetryableSendError';
   }
 }

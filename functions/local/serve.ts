@@ -58,6 +58,11 @@ export interface ServeOptions {
   logger?: Logger;
   /** Passed to the SQLite store. @default 'FULL' */
   synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * How long `close` waits for the outbox to drain (a full queue may refuse its requests for much
+   * longer); what is left stays in the database and is sent on the next start. @default 5000
+   */
+  drainTimeoutMs?: number;
 }
 
 export interface ServeHandle {
@@ -228,10 +233,19 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
           server.closeIdleConnections();
         });
         await Promise.all([...consumers.values()].map((consumer) => consumer.stop()));
-        await manager.drain();
+        if (!(await settlesWithin(manager.drain(), options.drainTimeoutMs ?? 5_000))) {
+          logger.warn('outbox not drained before the deadline; the rest is sent on the next start', {
+            pending: manager.outboxPending,
+          });
+        }
         manager.stop();
         timers.stop();
-        await bus.close();
+        await settlesWithin(
+          bus.close().catch((error: unknown) => logger.warn('closing the bus failed', { error })),
+          CLOSING_MS,
+        );
+        // Closing the bus ends the send in hand (its confirms fail): the pump stops before the store closes.
+        await settlesWithin(manager.drain(), CLOSING_MS);
         await store.close();
         logger.info('stopped');
       })();
@@ -248,6 +262,18 @@ async function rearmTimers(store: Pick<Housekeeping, 'listTimers'>, timers: Loca
   const earliest = Date.now() + RESTART_GRACE_MS;
   const stored = await store.listTimers({ limit: Number.MAX_SAFE_INTEGER });
   await timers.arm(stored.map((timer) => (timer.at < earliest ? { ...timer, at: earliest } : timer)));
+}
+
+/** How long `close` waits for the bus to close, then for the outbox pump to stop. */
+const CLOSING_MS = 2_000;
+
+/** Whether `work` settled within `ms` (it goes on regardless). */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  return Promise.race([settled, sleep(ms).then(() => false)]);
 }
 
 const sleep = (ms: number): Promise<undefined> =>

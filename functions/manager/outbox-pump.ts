@@ -1,6 +1,7 @@
-import { type Bus, type OutboxEntry, UndeliverableError } from '../../engine/index.js';
+import { type Bus, type OutboxEntry, RetryableSendError, UndeliverableError } from '../../engine/index.js';
 import type { JobStore } from '../../engine/ports/store.js';
 import type { Logger } from '../telemetry/telemetry.js';
+import { QueueBackoff, type QueueBackoffOptions } from './queue-backoff.js';
 
 type RequestEntry = Extract<OutboxEntry, { kind: 'request' }>;
 type FollowUpEntry = Extract<OutboxEntry, { kind: 'followUp' }>;
@@ -11,7 +12,7 @@ export interface OutboxPumpOptions {
   logger: Logger;
   /** Carries out follow-ups; resolves once their effects are stored. */
   runFollowUps: (entries: FollowUpEntry[]) => Promise<void>;
-  /** A request the bus can never send: its attempt fails with this message. */
+  /** A request the bus can never send (or gave up on): its attempt fails with this message. */
   onUndeliverable: (entry: RequestEntry, message: string) => Promise<void>;
   /** @default 2000 */
   sendBatch?: number;
@@ -20,12 +21,24 @@ export interface OutboxPumpOptions {
   /** Called with the seconds from a reply's arrival to the confirmed send of a request it caused. */
   onSent?: (overheadSeconds: number) => void;
   clock?: () => number;
+  /** The wait before sending again to a queue that refused requests (a full queue). */
+  refusedBackoff?: QueueBackoffOptions;
+  /**
+   * A request the broker keeps refusing is given up this long after its first refusal: its attempt
+   * fails (`onUndeliverable`), and the step is retried or fails as its settings say. @default 600000
+   */
+  giveUpAfterMs?: number;
 }
 
 /**
  * Carries out what committed transitions stored in the outbox: sends requests (then deletes their
  * entries), runs follow-ups. A crash loses nothing: whatever is still in the store is loaded again on
- * recovery. A failed send is retried with backoff until the bus takes it.
+ * recovery.
+ *
+ * The bus reports each request's fate. A sent request is acknowledged at once and never sent again.
+ * One the broker refused (a full queue) stays, and its queue waits with backoff while the others go
+ * on; after `giveUpAfterMs` of refusals its attempt fails. When a send fails as a whole (the broker is
+ * unreachable), the batch is retried with backoff, without limit: nothing of it is known to be sent.
  */
 export class OutboxPump {
   private requests: RequestEntry[] = [];
@@ -35,20 +48,33 @@ export class OutboxPump {
    */
   private origins: number[] = [];
   private followUps: FollowUpEntry[] = [];
-  /** How many requests at the front of `requests` are being sent: `drop` leaves them in place. */
-  private sending = 0;
+  /** Ids of the requests handed to the bus: `drop` leaves them in place. */
+  private readonly sending = new Set<string>();
   private readonly queued = new Set<string>();
+  /** When each request the broker refused was first refused, by entry id. */
+  private readonly refusedSince = new Map<string, number>();
+  /** The refused request of each correlation id, to tell when a later attempt supersedes it. */
+  private readonly refusedBy = new Map<string, RequestEntry>();
+  /** Ids of refused requests a later attempt superseded: acknowledged unsent. */
+  private readonly superseded = new Set<string>();
+  private readonly backoff: QueueBackoff;
   private running?: Promise<void>;
   private failures = 0;
   private stopped = false;
+  /** Ends the loop's wait for a queue to open early: new work came, or the pump stops. */
+  private wake: (() => void) | undefined;
+  private wakeOnWork = false;
 
-  constructor(private readonly options: OutboxPumpOptions) {}
+  constructor(private readonly options: OutboxPumpOptions) {
+    this.backoff = new QueueBackoff(options.refusedBackoff);
+  }
 
   enqueue(entries: readonly OutboxEntry[], receivedAt?: number): void {
     for (const entry of entries) {
       if (this.queued.has(entry.id)) continue;
       this.queued.add(entry.id);
       if (entry.kind === 'request') {
+        this.supersede(entry);
         this.requests.push(entry);
         this.origins.push(receivedAt !== undefined && this.options.onSent ? receivedAt : Number.NaN);
       } else this.followUps.push(entry);
@@ -57,23 +83,28 @@ export class OutboxPump {
   }
 
   /**
-   * A stopped job's requests still waiting here are not sent. Those already handed to the bus are
-   * left to finish: `sendSome` removes its batch from the front once the bus has taken it.
+   * A new attempt of a step whose earlier attempt's request is still refused (the step timed out and
+   * is retried): the earlier request is no longer awaited, and is not sent.
+   */
+  private supersede(entry: RequestEntry): void {
+    const older = this.refusedBy.get(entry.request.correlationId);
+    if (!older || older.request.attempt >= entry.request.attempt || this.sending.has(older.id)) return;
+    this.refusedBy.delete(entry.request.correlationId);
+    this.superseded.add(older.id);
+  }
+
+  /**
+   * A stopped job's requests still waiting here (refused ones included) are not sent. Those already
+   * handed to the bus are left to finish.
    */
   drop(jobId: string): void {
     const before = this.requests.length;
-    const requests: RequestEntry[] = [];
-    const origins: number[] = [];
-    this.requests.forEach((entry, n) => {
-      if (n >= this.sending && entry.jobId === jobId) {
-        this.queued.delete(entry.id);
-        return;
-      }
-      requests.push(entry);
-      origins.push(this.origins[n] as number);
+    this.keepRequests((entry) => {
+      if (this.sending.has(entry.id) || entry.jobId !== jobId) return true;
+      this.queued.delete(entry.id);
+      this.forgetRefusal(entry);
+      return false;
     });
-    this.requests = requests;
-    this.origins = origins;
     if (before !== this.requests.length) this.options.logger.debug('dropped unsent requests', { jobId });
   }
 
@@ -81,16 +112,19 @@ export class OutboxPump {
     return this.requests.length + this.followUps.length;
   }
 
-  /** Resolves when everything queued so far (and what it led to) is done. */
+  /** Resolves when everything queued so far (and what it led to) is done, or the pump is stopped. */
   async drain(): Promise<void> {
     while (this.running) await this.running;
   }
 
+  /** Stops after the send in hand; what is left stays in the store for the next start. */
   stop(): void {
     this.stopped = true;
+    this.wake?.();
   }
 
   private kick(): void {
+    if (this.wakeOnWork) this.wake?.();
     if (this.running || this.stopped) return;
     this.running = this.loop().finally(() => {
       this.running = undefined;
@@ -101,16 +135,21 @@ export class OutboxPump {
   private async loop(): Promise<void> {
     while (this.pending && !this.stopped) {
       try {
-        if (this.requests.length) await this.sendSome();
+        if (this.superseded.size) await this.removeSuperseded();
+        const { batch, open } = this.nextBatch();
+        if (batch.length) await this.sendSome(batch);
         // Follow-ups wait while a send batch's worth of requests does: a large fan-out creates its next
-        // slice of children in one, so its requests are sent before more are made.
-        if (this.followUps.length && this.requests.length < this.sendBatch) await this.runSomeFollowUps();
+        // slice of children in one, so its requests are sent before more are made. Requests for a
+        // queue that refuses them do not count: they would hold follow-ups back for as long.
+        const stillOpen = open - batch.length;
+        if (this.followUps.length && stillOpen < this.sendBatch) await this.runSomeFollowUps();
+        else if (!batch.length) await this.waitForAQueue();
         this.failures = 0;
       } catch (error) {
         this.failures++;
         const delay = Math.min(5000, 50 * 2 ** Math.min(this.failures, 7));
         this.options.logger.warn('outbox work failed; retrying', { error, retryInMs: delay });
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        await this.sleep(delay);
       }
     }
   }
@@ -119,37 +158,166 @@ export class OutboxPump {
     return this.options.sendBatch ?? 2000;
   }
 
-  private async sendSome(): Promise<void> {
-    const batch = this.requests.slice(0, this.sendBatch);
-    this.sending = batch.length;
-    try {
-      await this.deliver(batch);
-    } finally {
-      this.sending = 0;
-    }
-    // Nothing ran between the send's end and here, and drop() spares what is being sent: the batch
-    // is still the front of the queue.
-    this.requests.splice(0, batch.length);
-    const origins = this.origins.splice(0, batch.length);
-    if (this.options.onSent) {
-      const now = (this.options.clock ?? Date.now)();
-      for (const origin of origins) if (!Number.isNaN(origin)) this.options.onSent((now - origin) / 1000);
-    }
-    await this.options.store.ackOutbox(batch.map((entry) => entry.id));
-    for (const entry of batch) this.queued.delete(entry.id);
+  private now(): number {
+    return (this.options.clock ?? Date.now)();
   }
 
-  /** Sends a batch; requests the bus can never send fail their attempts instead. */
-  private async deliver(batch: RequestEntry[]): Promise<void> {
+  /** Up to a send batch of requests, oldest first, skipping queues that wait; `open`: how many could go. */
+  private nextBatch(): { batch: RequestEntry[]; open: number } {
+    const now = this.now();
+    const batch: RequestEntry[] = [];
+    let open = 0;
+    for (const entry of this.requests) {
+      if (this.superseded.has(entry.id)) continue;
+      if (!this.backoff.open(entry.request.queue, entry.request.vhost, now)) continue;
+      open++;
+      if (batch.length < this.sendBatch) batch.push(entry);
+    }
+    return { batch, open };
+  }
+
+  /** Waits until the first queue that refused requests may be tried again, or new work comes. */
+  private async waitForAQueue(): Promise<void> {
+    const now = this.now();
+    const opening = this.backoff.nextOpening(now) ?? now + 1000;
+    await this.sleep(Math.max(1, opening - now), true);
+  }
+
+  /** `untilWork`: new work ends the wait too (a queue's backoff), not only `stop`. */
+  private sleep(ms: number, untilWork = false): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+      this.wakeOnWork = untilWork;
+    }).finally(() => {
+      this.wake = undefined;
+    });
+  }
+
+  private async sendSome(batch: RequestEntry[]): Promise<void> {
+    for (const entry of batch) this.sending.add(entry.id);
+    let refused: Map<string, string>;
+    let undeliverable: Map<string, string>;
+    try {
+      ({ refused, undeliverable } = await this.deliver(batch));
+    } finally {
+      this.sending.clear();
+    }
+    const now = this.now();
+    const done = new Set<string>();
+    const givenUp: [RequestEntry, string][] = [];
+    const outcomes: { queue: string; vhost: string | null; refused: boolean }[] = [];
+    for (const entry of batch) {
+      const { queue, vhost, correlationId } = entry.request;
+      const why = undeliverable.get(correlationId) ?? refused.get(correlationId);
+      outcomes.push({ queue, vhost, refused: refused.has(correlationId) });
+      if (why === undefined) {
+        this.forgetRefusal(entry);
+        done.add(entry.id);
+        continue;
+      }
+      if (undeliverable.has(correlationId)) {
+        givenUp.push([entry, why]);
+        continue;
+      }
+      const since = this.refusedSince.get(entry.id) ?? now;
+      this.refusedSince.set(entry.id, since);
+      this.refusedBy.set(correlationId, entry);
+      const giveUpAfterMs = this.options.giveUpAfterMs ?? 600_000;
+      if (now - since >= giveUpAfterMs) {
+        givenUp.push([entry, `not sent: refused for ${Math.round((now - since) / 1000)} s; last: ${why}`]);
+      }
+    }
+    this.backoff.afterSend(outcomes, now);
+    if (refused.size) {
+      this.options.logger.warn('the broker refused requests; retrying them with backoff', {
+        refused: refused.size,
+        queues: [
+          ...new Set(batch.filter((e) => refused.has(e.request.correlationId)).map((e) => e.request.queue)),
+        ],
+      });
+    }
+    await this.removeSent(done);
+    const failed = new Set<string>();
+    try {
+      for (const [entry, message] of givenUp) {
+        await this.options.onUndeliverable(entry, message);
+        this.forgetRefusal(entry);
+        failed.add(entry.id);
+      }
+    } finally {
+      await this.removeSent(failed, false);
+    }
+  }
+
+  private async removeSuperseded(): Promise<void> {
+    const ids = new Set(this.superseded);
+    await this.removeSent(ids, false);
+    for (const id of ids) {
+      this.superseded.delete(id);
+      this.refusedSince.delete(id);
+    }
+  }
+
+  private forgetRefusal(entry: RequestEntry): void {
+    this.refusedSince.delete(entry.id);
+    if (this.refusedBy.get(entry.request.correlationId) === entry)
+      this.refusedBy.delete(entry.request.correlationId);
+  }
+
+  /** Takes the requests in `done` out (acknowledged in the store); `sent`: measure their overhead. */
+  private async removeSent(done: ReadonlySet<string>, sent = true): Promise<void> {
+    if (!done.size) return;
+    const now = this.now();
+    const origins: number[] = [];
+    this.keepRequests((entry, origin) => {
+      if (!done.has(entry.id)) return true;
+      if (sent && !Number.isNaN(origin)) origins.push(origin);
+      return false;
+    });
+    if (this.options.onSent) for (const origin of origins) this.options.onSent((now - origin) / 1000);
+    await this.options.store.ackOutbox([...done]);
+    for (const id of done) this.queued.delete(id);
+  }
+
+  /** Keeps the requests (and their origins) for which `keep` says so, in order. */
+  private keepRequests(keep: (entry: RequestEntry, origin: number) => boolean): void {
+    const requests: RequestEntry[] = [];
+    const origins: number[] = [];
+    this.requests.forEach((entry, n) => {
+      const origin = this.origins[n] as number;
+      if (!keep(entry, origin)) return;
+      requests.push(entry);
+      origins.push(origin);
+    });
+    this.requests = requests;
+    this.origins = origins;
+  }
+
+  /**
+   * Sends a batch; returns the requests not sent, by correlation id, with why. Throws when the bus
+   * says nothing of what it sent: the whole batch is tried again.
+   */
+  private async deliver(
+    batch: RequestEntry[],
+  ): Promise<{ refused: Map<string, string>; undeliverable: Map<string, string> }> {
+    const refused = new Map<string, string>();
+    const undeliverable = new Map<string, string>();
     try {
       await this.options.bus.send(batch.map((entry) => entry.request));
     } catch (error) {
-      const undeliverable = undeliverableIds(error);
-      if (!undeliverable) throw error;
-      for (const entry of batch.filter((e) => undeliverable.has(e.request.correlationId))) {
-        await this.options.onUndeliverable(entry, undeliverable.get(entry.request.correlationId) as string);
+      const errors = error instanceof AggregateError ? error.errors : [error];
+      for (const item of errors) {
+        if (item instanceof UndeliverableError) undeliverable.set(item.correlationId, item.message);
+        else if (item instanceof RetryableSendError) refused.set(item.correlationId, item.message);
+        else throw error;
       }
     }
+    return { refused, undeliverable };
   }
 
   private async runSomeFollowUps(): Promise<void> {
@@ -159,15 +327,4 @@ export class OutboxPump {
     await this.options.store.ackOutbox(batch.map((entry) => entry.id));
     for (const entry of batch) this.queued.delete(entry.id);
   }
-}
-
-/** Correlation ids a bus could never send, with why; undefined when the error is worth retrying. */
-function undeliverableIds(error: unknown): Map<string, string> | undefined {
-  const errors = error instanceof AggregateError ? error.errors : [error];
-  const found = new Map<string, string>();
-  for (const item of errors) {
-    if (!(item instanceof UndeliverableError)) return undefined;
-    found.set(item.correlationId, item.message);
-  }
-  return found.size ? found : undefined;
 }

@@ -4,15 +4,19 @@ import {
   type Bus,
   DEFAULT_REPLY_QUEUE,
   type InboundReply,
+  RetryableSendError,
   UndeliverableError,
 } from '../../../engine/ports/bus.js';
 import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
-import { ConfirmPublisher, type OutgoingMessage, UnroutableError } from '../../transport/amqp/publisher.js';
+import {
+  ConfirmPublisher,
+  type OutgoingMessage,
+  type PublishFailure,
+} from '../../transport/amqp/publisher.js';
 import { QueueDeclarer } from '../../transport/amqp/queues.js';
 import { urlForVhost } from '../../transport/amqp/url.js';
 import { VhostRefusedError } from '../../transport/amqp/vhost-refusal.js';
 import { type ReplyConsumer, type ReplyConsumerOptions, startReplyConsumer } from './reply-consumer.js';
-import { throwSendOutcome } from './send-outcome.js';
 
 export interface RabbitMqBusOptions {
   /** `amqp://user:pass@host:5672/vhost` or `amqps://…:5671` (Amazon MQ). */
@@ -56,33 +60,72 @@ export class RabbitMqBus implements Bus {
   }
 
   /**
-   * Publishes the requests and resolves once the broker confirmed all of them. Rejects when the
-   * connection drops, a request is nacked or returned, or confirms take too long: the caller keeps
-   * the batch and sends it again (a request may then arrive twice). Rejects with
-   * `UndeliverableError`, before sending anything, for a request that can never be sent.
+   * Publishes the requests and resolves once the broker confirmed all of them. Otherwise rejects,
+   * once every request's fate is known, with an `AggregateError` listing only the requests not
+   * sent: `UndeliverableError` for one that can never be sent (never published), and
+   * `RetryableSendError` for one nacked (a full queue with `reject-publish`), returned (its queue
+   * was deleted), or unconfirmed (the connection dropped, or confirms took too long; it may arrive
+   * twice when sent again). The requests it does not list were confirmed. A vhost the broker refuses
+   * makes its requests undeliverable; one that cannot be reached at all rejects with a plain error.
    */
   async send(requests: readonly StepRequest[]): Promise<void> {
     if (requests.length === 0) return;
     const maxBytes = this.options.maxMessageBytes ?? 128 * 1024 * 1024;
-    const byVhost = new Map<string | null, OutgoingMessage[]>();
-    const undeliverable: UndeliverableError[] = [];
+    const failures: Error[] = [];
+    const byVhost = new Map<string | null, { request: StepRequest; message: OutgoingMessage }[]>();
     for (const request of requests) {
       let message: OutgoingMessage;
       try {
         message = this.messageFor(request, maxBytes);
       } catch (error) {
         if (!(error instanceof UndeliverableError)) throw error;
-        undeliverable.push(error);
+        failures.push(error);
         continue;
       }
       const group = byVhost.get(request.vhost);
-      if (group) group.push(message);
-      else byVhost.set(request.vhost, [message]);
+      if (group) group.push({ request, message });
+      else byVhost.set(request.vhost, [{ request, message }]);
     }
     const results = await Promise.allSettled(
-      [...byVhost].map(([vhost, messages]) => this.publisherFor(vhost).send(messages)),
+      [...byVhost].map(([vhost, items]) => this.sendToVhost(vhost, items)),
     );
-    throwSendOutcome(results, undeliverable);
+    for (const result of results) {
+      if (result.status === 'fulfilled') {
+        failures.push(...result.value);
+        continue;
+      }
+      // A vhost the broker refuses makes its requests undeliverable; any other failure to reach a
+      // vhost is an outage, and the whole call is tried again (its reachable vhosts' requests may
+      // then go twice).
+      const errors = result.reason instanceof AggregateError ? result.reason.errors : [result.reason];
+      if (!errors.every((error) => error instanceof UndeliverableError)) throw result.reason;
+      failures.push(...errors);
+    }
+    if (failures.length > 0) throw new AggregateError(failures, describeFailures(failures, requests.length));
+  }
+
+  /** Publishes one vhost's requests; returns one error per request not confirmed or not deliverable. */
+  private async sendToVhost(
+    vhost: string | null,
+    items: readonly { request: StepRequest; message: OutgoingMessage }[],
+  ): Promise<Error[]> {
+    const { refused, undeliverable } = await this.publisherFor(vhost).send(items.map((item) => item.message));
+    const requestOf = new Map(items.map((item) => [item.message, item.request]));
+    const retryable = refused.map(({ message, reason, error }) => {
+      const request = requestOf.get(message) as StepRequest;
+      const why =
+        reason === 'nacked'
+          ? `refused by queue ${message.queue} (nack: the queue may be full, x-overflow reject-publish)`
+          : reason === 'returned'
+            ? `returned by RabbitMQ: queue ${message.queue} does not exist`
+            : `not confirmed by RabbitMQ: ${error.message}`;
+      return new RetryableSendError(
+        `the request ${request.correlationId} was ${why}`,
+        request.correlationId,
+        reason,
+      );
+    });
+    return [...undeliverable, ...retryable];
   }
 
   async ensureQueues(queues: readonly { queue: string; vhost: string | null }[]): Promise<void> {
@@ -220,8 +263,14 @@ class VhostPublisher {
     }
   }
 
-  /** Sends to the queues that could be declared; those to a refused queue are undeliverable. */
-  async send(messages: readonly OutgoingMessage[]): Promise<void> {
+  /**
+   * Sends to the queues that could be declared. Returns the messages the broker did not confirm,
+   * and an `UndeliverableError` for each one to a queue it refused to declare; throws when the vhost
+   * cannot be reached (an `AggregateError` of undeliverable requests when the broker refuses it).
+   */
+  async send(
+    messages: readonly OutgoingMessage[],
+  ): Promise<{ refused: PublishFailure[]; undeliverable: UndeliverableError[] }> {
     const model = await this.connection.whenReady(this.connectTimeoutMs).catch((error: unknown) => {
       if (!(error instanceof VhostRefusedError)) throw error;
       throw new AggregateError(
@@ -235,33 +284,35 @@ class VhostPublisher {
         error.message,
       );
     });
-    const refused = await this.declarer.ensure(model, [
+    const declined = await this.declarer.ensure(model, [
       this.replyQueue,
       ...messages.map((message) => message.queue),
     ]);
-    const replyRefusal = refused.get(this.replyQueue);
+    const replyRefusal = declined.get(this.replyQueue);
     if (replyRefusal)
       throw new Error(`the reply queue ${this.replyQueue} cannot be declared: ${replyRefusal}`);
-    const sendable = refused.size ? messages.filter((message) => !refused.has(message.queue)) : messages;
-    try {
-      await this.publisher.publish(model, sendable);
-    } catch (error) {
-      if (error instanceof UnroutableError) this.declarer.forget(error.queue);
-      throw error;
-    }
+    const sendable = declined.size ? messages.filter((message) => !declined.has(message.queue)) : messages;
+    const refused = await this.publisher.publishEach(model, sendable);
+    for (const { reason, message } of refused) if (reason === 'returned') this.declarer.forget(message.queue);
     const undeliverable = messages
-      .filter((message) => refused.has(message.queue))
+      .filter((message) => declined.has(message.queue))
       .map(
         (message) =>
           new UndeliverableError(
-            `cannot send to queue "${message.queue}": RabbitMQ refused to declare it: ${refused.get(message.queue)}`,
+            `cannot send to queue "${message.queue}": RabbitMQ refused to declare it: ${declined.get(message.queue)}`,
             correlationOf(message),
           ),
       );
-    throwSendOutcome([], undeliverable);
+    return { refused, undeliverable };
   }
 }
 
 function correlationOf(message: OutgoingMessage): string {
   return String(message.options.correlationId);
+}
+
+function describeFailures(failures: readonly Error[], total: number): string {
+  const shown = failures.slice(0, 3).map((failure) => failure.message);
+  const more = failures.length > shown.length ? `; and ${failures.length - shown.length} more` : '';
+  return `${failures.length} of ${total} requests were not sent to RabbitMQ: ${shown.join('; ')}${more}`;
 }

@@ -1,21 +1,11 @@
-import { UndeliverableError } from '../../../engine/ports/bus.js';
+import { RetryableSendError, UndeliverableError } from '../../../engine/ports/bus.js';
 
-/** A request SQS did not take this time (throttled, unavailable, missing queue): sending it later may work. */
-export class RetryableSendError extends Error {
-  constructor(
-    message: string,
-    readonly correlationId: string,
-    readonly code: string,
-  ) {
-    super(message);
-    this.name = 'RetryableSendError';
-  }
-}
+export { RetryableSendError };
 
 /**
  * Rejection of `SqsBus.send` when some requests were not sent. The others of the call were sent: a
  * caller drops the undeliverable requests (failing their steps with the message) and keeps the
- * retryable ones in its outbox. Re-sending a request that did go out is harmless (at-least-once).
+ * retryable ones in its outbox (the outbox pump sends only those again).
  */
 export class SqsSendError extends AggregateError {
   declare readonly errors: (UndeliverableError | RetryableSendError)[];

@@ -16,6 +16,14 @@ export class UnroutableError extends Error {
   }
 }
 
+/** A message the broker did not confirm, and why. */
+export interface PublishFailure {
+  message: OutgoingMessage;
+  /** `nacked`: the broker refused it (a full queue); `returned`: no such queue; `unconfirmed`: no answer. */
+  reason: 'nacked' | 'returned' | 'unconfirmed';
+  error: Error;
+}
+
 /**
  * Publishes on a confirm channel of a connection. A batch is written in one go (waiting only when
  * the socket pushes back) and its confirms are awaited together: no round trip per message.
@@ -38,39 +46,63 @@ export class ConfirmPublisher {
    * mandatory message, closed channel or connection, or when confirms take too long.
    */
   async publish(model: ChannelModel, messages: readonly OutgoingMessage[]): Promise<void> {
-    if (messages.length === 0) return;
+    const [failure] = await this.publishEach(model, messages);
+    if (failure) throw failure.error;
+  }
+
+  /**
+   * Publishes every message and waits for each one's fate: resolves with the messages the broker did
+   * not confirm (nacked, e.g. by a full queue with `reject-publish`; returned as unroutable; left
+   * unconfirmed when the channel closed or the confirm timeout passed), in the order given. Every
+   * message not listed is confirmed. Rejects only when no channel could be opened: nothing was sent.
+   */
+  async publishEach(model: ChannelModel, messages: readonly OutgoingMessage[]): Promise<PublishFailure[]> {
+    if (messages.length === 0) return [];
     const channel = await this.channelOn(model);
-    await new Promise<void>((resolve, reject) => {
-      let unconfirmed = messages.length;
-      let settled = false;
-      const finish = (error?: Error): void => {
-        if (settled) return;
-        settled = true;
+    const failures = new Map<number, PublishFailure>();
+    const settled = new Set<number>();
+    await new Promise<void>((resolve) => {
+      let unsettled = messages.length;
+      let finished = false;
+      const finish = (): void => {
+        if (finished) return;
+        finished = true;
         clearTimeout(timer);
-        if (error) reject(error);
-        else resolve();
+        resolve();
       };
-      const timer = setTimeout(
-        () =>
-          finish(
-            new Error(
-              `RabbitMQ confirmed ${messages.length - unconfirmed} of ${messages.length} messages within ${this.confirmTimeoutMs} ms`,
-            ),
-          ),
-        this.confirmTimeoutMs,
-      );
+      const fail = (index: number, failure: PublishFailure): void => {
+        if (!failures.has(index)) failures.set(index, failure);
+      };
+      const timer = setTimeout(() => {
+        const error = new Error(
+          `RabbitMQ settled ${messages.length - unsettled} of ${messages.length} messages within ${this.confirmTimeoutMs} ms`,
+        );
+        messages.forEach((message, index) => {
+          if (!settled.has(index)) fail(index, { message, reason: 'unconfirmed', error });
+        });
+        finish();
+      }, this.confirmTimeoutMs);
       const confirmationOf =
-        (message: OutgoingMessage) =>
+        (message: OutgoingMessage, index: number) =>
         (error: unknown): void => {
-          if (error) finish(error instanceof Error ? error : new Error(String(error)));
+          if (finished || settled.has(index)) return;
+          settled.add(index);
+          if (error) fail(index, { message, ...describeRefusal(error) });
           else if (this.takeReturned(returnKey(message.queue, message.options))) {
-            finish(new UnroutableError(message.queue));
-          } else if (--unconfirmed === 0) finish();
+            fail(index, { message, reason: 'returned', error: new UnroutableError(message.queue) });
+          }
+          if (--unsettled === 0) finish();
         };
-      writeAll(channel, messages, confirmationOf, () => settled).catch((error: unknown) =>
-        finish(error instanceof Error ? error : new Error(String(error))),
-      );
+      writeAll(channel, messages, confirmationOf, () => finished).catch((error: unknown) => {
+        const cause = error instanceof Error ? error : new Error(String(error));
+        // A write that failed leaves the rest unwritten: none of them will be confirmed.
+        messages.forEach((message, index) => {
+          if (!settled.has(index)) fail(index, { message, reason: 'unconfirmed', error: cause });
+        });
+        finish();
+      });
     });
+    return [...failures].sort(([a], [b]) => a - b).map(([, failure]) => failure);
   }
 
   private channelOn(model: ChannelModel): Promise<ConfirmChannel> {
@@ -119,20 +151,26 @@ export class ConfirmPublisher {
   }
 }
 
+/** amqplib calls a confirm callback with this message on a nack, and another when the channel closes. */
+function describeRefusal(error: unknown): Pick<PublishFailure, 'reason' | 'error'> {
+  const cause = error instanceof Error ? error : new Error(String(error));
+  return { reason: cause.message === 'message nacked' ? 'nacked' : 'unconfirmed', error: cause };
+}
+
 async function writeAll(
   channel: ConfirmChannel,
   messages: readonly OutgoingMessage[],
-  confirmationOf: (message: OutgoingMessage) => (error: unknown) => void,
+  confirmationOf: (message: OutgoingMessage, index: number) => (error: unknown) => void,
   stopped: () => boolean,
 ): Promise<void> {
-  for (const message of messages) {
+  for (const [index, message] of messages.entries()) {
     if (stopped()) return;
     const writable = channel.publish(
       '',
       message.queue,
       message.content,
       message.options,
-      confirmationOf(message),
+      confirmationOf(message, index),
     );
     if (!writable) await drained(channel);
   }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Bus, OutboxEntry, StepRequest, Store } from '../../../engine/index.js';
+import {
+  type Bus,
+  type OutboxEntry,
+  RetryableSendError,
+  type StepRequest,
+  type Store,
+} from '../../../engine/index.js';
 import { OutboxPump } from '../../../functions/manager/outbox-pump.js';
 import { silentLogger } from '../../../functions/telemetry/telemetry.js';
 
@@ -124,5 +130,214 @@ describe('Outbox pump: follow-ups and a backlog of requests', () => {
     pump.enqueue([...['a', 'b', 'c', 'd', 'e'].map((job) => requestEntry(job, 's')), followUp]);
     await pump.drain();
     expect(events).toEqual(['send a,b', 'send c,d', 'follow-up f1', 'send e']);
+  });
+});
+
+/** A bus that refuses every request to `full` while `isFull()` says so (as a full queue's nack), taking the rest. */
+function busWithAFullQueue(isFull: () => boolean) {
+  const delivered: string[] = [];
+  const calls: string[][] = [];
+  const bus = {
+    async send(requests: readonly StepRequest[]) {
+      calls.push(requests.map((request) => request.correlationId));
+      const refused: RetryableSendError[] = [];
+      for (const request of requests) {
+        if (request.queue === 'full' && isFull()) {
+          refused.push(new RetryableSendError(`refused by queue full`, request.correlationId, 'nacked'));
+        } else delivered.push(request.correlationId);
+      }
+      if (refused.length) throw new AggregateError(refused, `${refused.length} not sent`);
+    },
+  } as unknown as Bus;
+  return { bus, delivered, calls };
+}
+
+function requestTo(jobId: string, queue: string): RequestEntry {
+  const entry = requestEntry(jobId, queue);
+  return { ...entry, request: { ...entry.request, queue } };
+}
+
+const within = (ms: number, work: Promise<void>) =>
+  Promise.race([work, new Promise<void>((resolve) => setTimeout(resolve, ms))]);
+
+describe('Outbox pump: a queue that refuses requests (full, reject-publish)', () => {
+  function pumpFor(bus: Bus, options: Partial<ConstructorParameters<typeof OutboxPump>[0]> = {}) {
+    const acked: string[] = [];
+    const failed: { id: string; message: string }[] = [];
+    const store = {
+      async ackOutbox(ids: readonly string[]) {
+        acked.push(...ids);
+      },
+    } as unknown as Store;
+    const pump = new OutboxPump({
+      store,
+      bus,
+      logger: silentLogger,
+      runFollowUps: async () => {},
+      onUndeliverable: async (entry, message) => {
+        failed.push({ id: entry.id, message });
+      },
+      refusedBackoff: { firstDelayMs: 20, maxDelayMs: 50 },
+      ...options,
+    });
+    return { pump, acked, failed };
+  }
+
+  it('sends each request to a healthy queue once, and the refused one once its queue has room', async () => {
+    // Prepare: the queue refuses for its first 5 sends.
+    let refusals = 0;
+    const { bus, delivered } = busWithAFullQueue(() => refusals++ < 5);
+    const { pump, acked } = pumpFor(bus);
+
+    // Act
+    pump.enqueue([requestTo('a', 'ok'), requestTo('b', 'full'), requestTo('c', 'ok')]);
+    await within(3000, pump.drain());
+
+    // Assess
+    expect(delivered).toEqual(['a:ok', 'c:ok', 'b:full']);
+    expect(acked.sort()).toEqual(['a/ok', 'b/full', 'c/ok']);
+    expect(pump.pending).toBe(0);
+  });
+
+  it('sends requests to other queues at once while a full queue waits out its backoff', async () => {
+    // Prepare: the full queue refused once and now waits 10 s before it is tried again.
+    const { bus, delivered, calls } = busWithAFullQueue(() => true);
+    const { pump } = pumpFor(bus, { refusedBackoff: { firstDelayMs: 10_000 } });
+    pump.enqueue([requestTo('a', 'full')]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    // Act
+    const started = Date.now();
+    pump.enqueue([requestTo('b', 'ok')]);
+    while (!delivered.includes('b:ok') && Date.now() - started < 5000) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+
+    // Assess: sent within a moment, alone; the full queue was tried once.
+    expect(delivered).toEqual(['b:ok']);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(calls).toEqual([['a:full'], ['b:ok']]);
+    pump.stop();
+    await within(1000, pump.drain());
+  });
+
+  it('gives a refused request up after giveUpAfterMs: its attempt fails with the reason, and nothing is sent again', async () => {
+    const { bus, calls } = busWithAFullQueue(() => true);
+    const { pump, acked, failed } = pumpFor(bus, { giveUpAfterMs: 200 });
+
+    pump.enqueue([requestTo('a', 'full')]);
+    await within(3000, pump.drain());
+
+    expect(failed).toEqual([
+      {
+        id: 'a/full',
+        message: expect.stringMatching(/^not sent: refused for \d+ s; last: refused by queue full/),
+      },
+    ]);
+    expect(acked).toEqual(['a/full']);
+    expect(pump.pending).toBe(0);
+    // 200 ms of backoff at 20, 40, 50, 50… ms: a handful of tries, not a loop.
+    expect(calls.length).toBeGreaterThan(2);
+    expect(calls.length).toBeLessThan(12);
+  });
+
+  it("drops a stopped job's refused requests", async () => {
+    const { bus, calls } = busWithAFullQueue(() => true);
+    const { pump, acked } = pumpFor(bus);
+    pump.enqueue([requestTo('a', 'full')]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+
+    pump.drop('a');
+    await within(2000, pump.drain());
+
+    expect(pump.pending).toBe(0);
+    expect(acked).toEqual([]);
+    const tries = calls.length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(calls.length).toBe(tries);
+  });
+
+  it('stops at once on stop() while a full queue waits, leaving its request in the store', async () => {
+    const { bus } = busWithAFullQueue(() => true);
+    const { pump, acked } = pumpFor(bus, { refusedBackoff: { firstDelayMs: 60_000 } });
+    pump.enqueue([requestTo('a', 'full')]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+
+    const started = Date.now();
+    pump.stop();
+    await pump.drain();
+
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(acked).toEqual([]);
+  });
+});
+
+describe('Outbox pump: a queue with room for one request at a time', () => {
+  it('counts one refusal per send, not per refused request: the queue is tried again soon', async () => {
+    // Prepare: each send, the queue takes the first of its requests and refuses the rest.
+    const delivered: string[] = [];
+    const bus = {
+      async send(requests: readonly StepRequest[]) {
+        const [first, ...rest] = requests;
+        if (first) delivered.push(first.correlationId);
+        if (rest.length) {
+          throw new AggregateError(
+            rest.map((request) => new RetryableSendError('refused', request.correlationId, 'nacked')),
+          );
+        }
+      },
+    } as unknown as Bus;
+    const store = { async ackOutbox() {} } as unknown as Store;
+    const pump = new OutboxPump({
+      store,
+      bus,
+      logger: silentLogger,
+      runFollowUps: async () => {},
+      onUndeliverable: async () => {},
+      refusedBackoff: { firstDelayMs: 20, maxDelayMs: 5_000 },
+    });
+
+    // Act
+    pump.enqueue(Array.from({ length: 10 }, (_, n) => requestTo(`j${n}`, 'full')));
+    await within(3_000, pump.drain());
+
+    // Assess: ten sends, each a short wait apart.
+    expect(delivered).toHaveLength(10);
+    expect(new Set(delivered).size).toBe(10);
+  });
+});
+
+describe('Outbox pump: a refused request no longer awaited', () => {
+  it('sends a later attempt of the step instead of the earlier one (the step timed out and is retried)', async () => {
+    // Prepare: attempt 1 to the full queue has been refused.
+    let full = true;
+    const { bus, delivered } = busWithAFullQueue(() => full);
+    const acked: string[] = [];
+    const store = {
+      async ackOutbox(ids: readonly string[]) {
+        acked.push(...ids);
+      },
+    } as unknown as Store;
+    const pump = new OutboxPump({
+      store,
+      bus,
+      logger: silentLogger,
+      runFollowUps: async () => {},
+      onUndeliverable: async () => {},
+      refusedBackoff: { firstDelayMs: 20, maxDelayMs: 20 },
+    });
+    const first = requestTo('a', 'full');
+    pump.enqueue([first]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    // Act: attempt 2 comes, then the queue has room.
+    pump.enqueue([{ ...first, id: 'a/full#2', request: { ...first.request, attempt: 2 } }]);
+    full = false;
+    await within(2_000, pump.drain());
+
+    // Assess: only attempt 2 went out; attempt 1 left the outbox unsent.
+    expect(delivered).toEqual(['a:full']);
+    expect(acked.sort()).toEqual(['a/full', 'a/full#2']);
+    expect(pump.pending).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 import type { Channel, ChannelModel, GetMessage } from 'amqplib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type InboundReply, UndeliverableError } from '../../../../engine/ports/bus.js';
+import { type InboundReply, RetryableSendError, UndeliverableError } from '../../../../engine/ports/bus.js';
 import { RabbitMqBus } from '../../../../functions/adapters/rabbitmq/bus.js';
 import type { RabbitMqLogger } from '../../../../functions/transport/amqp/connection.js';
 import { aRequestTo } from '../../../support/factories.js';
@@ -186,17 +186,56 @@ describe('Class: RabbitMqBus', () => {
       expect(counts).toEqual([2_500, 2_500, 2_500, 2_500]);
     });
 
-    it('rejects a request to a queue name RabbitMQ cannot have with UndeliverableError, sending the others', async () => {
+    it('reports a request to a queue name RabbitMQ cannot have as undeliverable, and sends the others', async () => {
       const queue = aQueue();
       const { bus } = aBus();
       const bad = aRequestTo('q'.repeat(256));
 
-      const sending = bus.send([aRequestTo(queue), bad]);
+      const error = await bus.send([aRequestTo(queue), bad]).then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
 
-      await expect(sending).rejects.toBeInstanceOf(UndeliverableError);
-      await expect(sending).rejects.toMatchObject({ correlationId: bad.correlationId });
-      // The outbox fails the undeliverable request and takes the others as sent: they must be.
+      expect(error).toBeInstanceOf(AggregateError);
+      const failures = (error as AggregateError).errors;
+      expect(failures).toHaveLength(1);
+      expect(failures[0]).toBeInstanceOf(UndeliverableError);
+      expect(failures[0]).toMatchObject({ correlationId: bad.correlationId });
       expect(await messageCount(queue)).toBe(1);
+    });
+
+    it('fails only the requests of a queue that refuses them (full, reject-publish): the others are sent once', async () => {
+      // Prepare: a full queue (x-max-length 1, reject-publish) beside a healthy one.
+      const full = aQueue('rmq-bus-test-full');
+      const healthy = aQueue();
+      await inspector.channel.assertQueue(full, {
+        durable: true,
+        arguments: { 'x-max-length': 1, 'x-overflow': 'reject-publish' },
+      });
+      inspector.channel.sendToQueue(full, Buffer.from('{}'));
+      await eventually('the full queue to be full', async () => (await messageCount(full)) === 1);
+      const { bus } = aBus();
+      const refused = aRequestTo(full);
+      const sent = [aRequestTo(healthy), aRequestTo(healthy)];
+
+      // Act
+      const error = await bus.send([sent[0]!, refused, sent[1]!]).then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
+
+      // Assess: only the refused request is reported, as worth retrying; the others are in their queue.
+      expect(error).toBeInstanceOf(AggregateError);
+      const failures = (error as AggregateError).errors;
+      expect(failures).toHaveLength(1);
+      expect(failures[0]).toBeInstanceOf(RetryableSendError);
+      expect(failures[0]).toMatchObject({ correlationId: refused.correlationId });
+      expect((failures[0] as Error).message).toMatch(new RegExp(`refused by queue ${full}`));
+      const messages = await drainQueue(inspector.channel, healthy, 2);
+      expect(messages.map((message) => message.properties.correlationId)).toEqual(
+        sent.map((request) => request.correlationId),
+      );
+      expect(await messageCount(full)).toBe(1);
     });
 
     it('fails rather than losing a request when its queue was deleted after it was declared, then declares it again', async () => {
