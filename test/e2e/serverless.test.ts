@@ -199,6 +199,9 @@ beforeAll(async () => {
       queueUrl: queues.reply,
       queueArn: arns.reply,
       handlers: replyHandlers,
+      // The stack gathers replies for up to 1 s (maxBatchingWindow); shortened here. Without a
+      // window, a loaded machine hands every reply over alone and no batch is ever tested.
+      maxBatchingWindowMs: 250,
       // At-least-once: some replies are delivered twice, the second time in another batch. The
       // first one always: with a job's few replies, 20 % of random ids can be none (about 3 % of runs).
       duplicate: (record) => {

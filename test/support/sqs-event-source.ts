@@ -24,6 +24,11 @@ export interface SqsEventSourceOptions {
   batchSize?: number;
   /** Long polling per ReceiveMessage. @default 1 */
   waitTimeSeconds?: number;
+  /**
+   * Lambda's `MaximumBatchingWindowInSeconds`: once a message is in, gather more (short polls)
+   * until the batch is full or this much time has passed. @default 0
+   */
+  maxBatchingWindowMs?: number;
   /** How long a batch stays hidden from the other lanes while a handler has it. @default 30 */
   visibilityTimeoutSeconds?: number;
   /** Failed messages come back after this many seconds (Lambda: the queue's visibility timeout). @default 0 */
@@ -117,6 +122,32 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     }
   };
 
+  const fillBatch = async (first: Message[]): Promise<Message[]> => {
+    const batchSize = options.batchSize ?? 10;
+    const until = Date.now() + (options.maxBatchingWindowMs ?? 0);
+    const messages = [...first];
+    while (messages.length < batchSize && Date.now() < until && !abort.signal.aborted) {
+      const result = await options.client
+        .send(
+          new ReceiveMessageCommand({
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: batchSize - messages.length,
+            WaitTimeSeconds: 0,
+            VisibilityTimeout: options.visibilityTimeoutSeconds ?? 30,
+            MessageAttributeNames: ['All'],
+            MessageSystemAttributeNames: ['All'],
+          }),
+        )
+        .catch((error: unknown) => {
+          errors.push(error);
+          return { Messages: [] };
+        });
+      if (result.Messages?.length) messages.push(...result.Messages);
+      else await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    return messages;
+  };
+
   const lane = async (handler: SqsBatchHandler): Promise<void> => {
     while (!abort.signal.aborted) {
       let messages: Message[];
@@ -139,6 +170,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
         continue;
       }
       if (messages.length === 0) continue;
+      messages = await fillBatch(messages);
       const records = messages.map((message) => sqsRecordFromMessage(message, options.queueArn));
       const ids = new Set(records.map((record) => record.messageId));
       stats.invocations++;
