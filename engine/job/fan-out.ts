@@ -57,12 +57,14 @@ export function childInput(base: JsonObject, task: FanOutTask, item: Json): Json
 
 /**
  * Child job ids of the elements `from` to `to` (excluded): the element's `id` when it is an object
- * whose `id` is a UUID that no other job uses; otherwise a UUID derived from the parent job id, the
- * step name and the index, so that re-running a transition never creates different children.
+ * whose `id` is a UUID that no other job, earlier element or sibling's derived id uses; otherwise a
+ * UUID derived from the parent job id, the step name and the index, so that re-running a transition
+ * never creates different children.
  *
  * Elements before `from` (children of earlier slices) count only through the element ids they
- * claimed, so their derived ids are not computed again; an element id equal to one of those derived
- * ids is found taken in the store instead (`takenIds`), with the same result.
+ * claimed. Every index's derived id is reserved for its own index (an element that names a later
+ * sibling's would otherwise take it from that sibling), at the cost of one hash per element, and
+ * only when some element brings a UUID id.
  */
 export function childIds(
   parentId: string,
@@ -72,12 +74,12 @@ export function childIds(
   from = 0,
   to = items.length,
 ): string[] {
+  const derivedIds = derivedIdsIfClaimable(parentId, step, items);
   const used = new Set<string>([parentId]);
   const ids: string[] = [];
   for (let index = 0; index < to; index++) {
-    const item = items[index];
-    const own = isJsonObject(item) && isUuid(item.id) ? item.id.toLowerCase() : undefined;
-    const claims = own !== undefined && !used.has(own) && !takenIds.has(own);
+    const own = elementId(items[index] as Json);
+    const claims = own !== undefined && !used.has(own) && !takenIds.has(own) && !derivedIds.has(own);
     if (claims) used.add(own);
     if (index < from) continue;
     const id = claims ? own : derivedChildId(parentId, step, index);
@@ -85,6 +87,17 @@ export function childIds(
     ids.push(id);
   }
   return ids;
+}
+
+const elementId = (item: Json): string | undefined =>
+  isJsonObject(item) && isUuid(item.id) ? item.id.toLowerCase() : undefined;
+
+/** Every index's derived id, when some element brings an id that could be one (else none). */
+function derivedIdsIfClaimable(parentId: string, step: string, items: readonly Json[]): Set<string> {
+  const derived = new Set<string>();
+  if (!items.some((item) => elementId(item) !== undefined)) return derived;
+  for (let index = 0; index < items.length; index++) derived.add(derivedChildId(parentId, step, index));
+  return derived;
 }
 
 /** Whether a child's id came from its element rather than being derived. */

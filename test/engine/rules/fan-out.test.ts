@@ -134,6 +134,24 @@ describe('Rules: fan-out steps', () => {
     ]);
   });
 
+  it('does not let an element claim the id derived for a later sibling: all children run', async () => {
+    const world = new SimulatedWorld();
+    await world.register(fanOutWorkflow('t'));
+    const id = await world.start('fan');
+    const split = world.take()[0]!;
+    await world.reply(split, { elements: [{ id: derivedChildId(id, 'each', 2) }, 'b', 'c'] });
+    const children = world.take();
+    expect(new Set(children.map((request) => request.jobId)).size).toBe(3);
+    expect(children.map((request) => request.jobId)).toEqual([
+      derivedChildId(id, 'each', 0),
+      derivedChildId(id, 'each', 1),
+      derivedChildId(id, 'each', 2),
+    ]);
+    for (const child of children) await world.reply(child);
+    await world.reply(world.take()[0]!);
+    expect((await world.job(id)).status).toBe('completed');
+  });
+
   it('creates the same children when a transition runs again (deterministic ids)', async () => {
     const a = await fanOut();
     const b = await fanOut();
