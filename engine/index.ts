@@ -35,6 +35,7 @@ export {
   type FollowUp,
   findStep,
   isFinished,
+  isOtherJob,
   isUuid,
   type JobRecord,
   type JobStatus,
