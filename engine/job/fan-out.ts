@@ -9,7 +9,7 @@ import {
   setOwn,
 } from '../json.js';
 import { isUuid } from './types.js';
-import { derivedChildId } from './uuid-v5.js';
+import { derivedChildId, uuidV5 } from './uuid-v5.js';
 
 /** The list a fan-out step runs over, or why there is none. */
 export type FanOutList = { ok: true; items: readonly Json[] } | { ok: false; error: string };
@@ -59,7 +59,9 @@ export function childInput(base: JsonObject, task: FanOutTask, item: Json): Json
  * Child job ids of the elements `from` to `to` (excluded): the element's `id` when it is an object
  * whose `id` is a UUID that no other job, earlier element or sibling's derived id uses; otherwise a
  * UUID derived from the parent job id, the step name and the index, so that re-running a transition
- * never creates different children.
+ * never creates different children. A derived id that another job holds (`takenIds`: a caller
+ * started a job under it) is derived again with `seed`, which the manager draws at random, so that
+ * no caller can hold that one in advance.
  *
  * Elements before `from` (children of earlier slices) count only through the element ids they
  * claimed. Every index's derived id is reserved for its own index (an element that names a later
@@ -73,6 +75,7 @@ export function childIds(
   takenIds: ReadonlySet<string> = new Set(),
   from = 0,
   to = items.length,
+  seed?: string,
 ): string[] {
   const derivedIds = derivedIdsIfClaimable(parentId, step, items);
   const used = new Set<string>([parentId]);
@@ -82,7 +85,9 @@ export function childIds(
     const claims = own !== undefined && !used.has(own) && !takenIds.has(own) && !derivedIds.has(own);
     if (claims) used.add(own);
     if (index < from) continue;
-    const id = claims ? own : derivedChildId(parentId, step, index);
+    let id = claims ? own : derivedChildId(parentId, step, index);
+    if (!claims && seed !== undefined && takenIds.has(id))
+      id = uuidV5(`${parentId}/${step}/${index}/${seed}`);
     used.add(id);
     ids.push(id);
   }
@@ -98,9 +103,4 @@ function derivedIdsIfClaimable(parentId: string, step: string, items: readonly J
   if (!items.some((item) => elementId(item) !== undefined)) return derived;
   for (let index = 0; index < items.length; index++) derived.add(derivedChildId(parentId, step, index));
   return derived;
-}
-
-/** Whether a child's id came from its element rather than being derived. */
-export function isElementId(childId: string, parentId: string, step: string, index: number): boolean {
-  return childId !== derivedChildId(parentId, step, index);
 }
