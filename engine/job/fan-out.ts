@@ -65,8 +65,7 @@ export function childInput(base: JsonObject, task: FanOutTask, item: Json): Json
  *
  * Elements before `from` (children of earlier slices) count only through the element ids they
  * claimed. Every index's derived id is reserved for its own index (an element that names a later
- * sibling's would otherwise take it from that sibling), at the cost of one hash per element, and
- * only when some element brings a UUID id.
+ * sibling's would otherwise take it from that sibling).
  */
 export function childIds(
   parentId: string,
@@ -97,10 +96,13 @@ export function childIds(
 const elementId = (item: Json): string | undefined =>
   isJsonObject(item) && isUuid(item.id) ? item.id.toLowerCase() : undefined;
 
-/** Every index's derived id, when some element brings an id that could be one (else none). */
+/**
+ * Every index's derived id, when some element brings an id that could be one (else none): derived
+ * ids are version 5 UUIDs, so elements with random (version 4) ids cost no hashing.
+ */
 function derivedIdsIfClaimable(parentId: string, step: string, items: readonly Json[]): Set<string> {
   const derived = new Set<string>();
-  if (!items.some((item) => elementId(item) !== undefined)) return derived;
+  if (!items.some((item) => elementId(item)?.[14] === '5')) return derived;
   for (let index = 0; index < items.length; index++) derived.add(derivedChildId(parentId, step, index));
   return derived;
 }
