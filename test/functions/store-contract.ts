@@ -182,7 +182,7 @@ export function describeStoreContract(
         expect((await store.listChildren(parent.id, 'other', { limit: 10 })).children).toEqual([]);
       });
 
-      it("refuses a commit whose child takes another job's id, names those ids, and writes nothing", async () => {
+      it("refuses a commit whose child takes another job's id, names those ids, and writes nothing of it", async () => {
         const topLevel = aJob();
         const otherParent = aJob();
         const otherChild = aChild(otherParent, 'fan', 0);
@@ -198,7 +198,10 @@ export function describeStoreContract(
           outbox: [requestEntry(parent, `${parent.id}:refused`)],
           fanInits: [{ parentId: parent.id, step: 'fan', total: 3, done: 0, failed: 0 }],
         });
-        const [result] = await store.commit([refused]);
+        const beside = aJob();
+        const [result, besideResult] = await store.commit([refused, creating(beside)]);
+        expect(besideResult).toEqual({ ok: true });
+        expect(await store.getJob(beside.id)).toEqual(beside);
         expect(result?.ok).toBe(false);
         expect(result && !result.ok && !result.conflict && [...result.taken].sort()).toEqual(
           [topLevel.id, otherChild.id].sort(),
