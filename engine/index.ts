@@ -25,7 +25,6 @@ export {
   everyChildCompleted,
   followUpNotNeeded,
 } from './job/fan-in.js';
-export { isElementId } from './job/fan-out.js';
 export { ChildGatherer, gatherChildren } from './job/gather.js';
 export { DEFAULT_MAX_REPLY_BYTES, type ReplyEvent, replyEvent } from './job/reply-body.js';
 export { resetOnResume, resumeFanOut } from './job/resume-children.js';
@@ -35,6 +34,7 @@ export {
   type FollowUp,
   findStep,
   isFinished,
+  isOtherJob,
   isUuid,
   type JobRecord,
   type JobStatus,

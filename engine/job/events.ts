@@ -35,8 +35,10 @@ export type JobEvent =
 export interface EngineContext {
   /** Milliseconds since the epoch. */
   now: number;
-  /** Ids of existing jobs that a fan-out element's `id` may not claim. */
+  /** Ids of existing jobs that fan-out children may not take (an element's `id` or a derived id). */
   takenIds?: ReadonlySet<string>;
+  /** Random: a child whose derived id is in `takenIds` gets one derived with this instead. */
+  childIdSeed?: string;
   /** The longest list a fan-out step accepts; a longer one fails the step. @default 100000 */
   maxFanOut?: number;
   /**

@@ -9,7 +9,7 @@ import {
   setOwn,
 } from '../json.js';
 import { isUuid } from './types.js';
-import { derivedChildId } from './uuid-v5.js';
+import { derivedChildId, uuidV5 } from './uuid-v5.js';
 
 /** The list a fan-out step runs over, or why there is none. */
 export type FanOutList = { ok: true; items: readonly Json[] } | { ok: false; error: string };
@@ -57,12 +57,15 @@ export function childInput(base: JsonObject, task: FanOutTask, item: Json): Json
 
 /**
  * Child job ids of the elements `from` to `to` (excluded): the element's `id` when it is an object
- * whose `id` is a UUID that no other job uses; otherwise a UUID derived from the parent job id, the
- * step name and the index, so that re-running a transition never creates different children.
+ * whose `id` is a UUID that no other job, earlier element or sibling's derived id uses; otherwise a
+ * UUID derived from the parent job id, the step name and the index, so that re-running a transition
+ * never creates different children. A derived id that another job holds (`takenIds`: a caller
+ * started a job under it) is derived again with `seed`, which the manager draws at random, so that
+ * no caller can hold that one in advance.
  *
  * Elements before `from` (children of earlier slices) count only through the element ids they
- * claimed, so their derived ids are not computed again; an element id equal to one of those derived
- * ids is found taken in the store instead (`takenIds`), with the same result.
+ * claimed. Every index's derived id is reserved for its own index (an element that names a later
+ * sibling's would otherwise take it from that sibling).
  */
 export function childIds(
   parentId: string,
@@ -71,23 +74,35 @@ export function childIds(
   takenIds: ReadonlySet<string> = new Set(),
   from = 0,
   to = items.length,
+  seed?: string,
 ): string[] {
+  const derivedIds = derivedIdsIfClaimable(parentId, step, items);
   const used = new Set<string>([parentId]);
   const ids: string[] = [];
   for (let index = 0; index < to; index++) {
-    const item = items[index];
-    const own = isJsonObject(item) && isUuid(item.id) ? item.id.toLowerCase() : undefined;
-    const claims = own !== undefined && !used.has(own) && !takenIds.has(own);
+    const own = elementId(items[index] as Json);
+    const claims = own !== undefined && !used.has(own) && !takenIds.has(own) && !derivedIds.has(own);
     if (claims) used.add(own);
     if (index < from) continue;
-    const id = claims ? own : derivedChildId(parentId, step, index);
+    let id = claims ? own : derivedChildId(parentId, step, index);
+    if (!claims && seed !== undefined && takenIds.has(id))
+      id = uuidV5(`${parentId}/${step}/${index}/${seed}`);
     used.add(id);
     ids.push(id);
   }
   return ids;
 }
 
-/** Whether a child's id came from its element rather than being derived. */
-export function isElementId(childId: string, parentId: string, step: string, index: number): boolean {
-  return childId !== derivedChildId(parentId, step, index);
+const elementId = (item: Json): string | undefined =>
+  isJsonObject(item) && isUuid(item.id) ? item.id.toLowerCase() : undefined;
+
+/**
+ * Every index's derived id, when some element brings an id that could be one (else none): derived
+ * ids are version 5 UUIDs, so elements with random (version 4) ids cost no hashing.
+ */
+function derivedIdsIfClaimable(parentId: string, step: string, items: readonly Json[]): Set<string> {
+  const derived = new Set<string>();
+  if (!items.some((item) => elementId(item)?.[14] === '5')) return derived;
+  for (let index = 0; index < items.length; index++) derived.add(derivedChildId(parentId, step, index));
+  return derived;
 }

@@ -155,7 +155,7 @@ function createChildren(
 ): void {
   const task = node.task as NonNullable<StepNode['task']>;
   const { total, concurrency } = d.step(node.name).children as NonNullable<StepState['children']>;
-  const ids = childIds(d.job.id, node.name, items, d.context.takenIds, from, to);
+  const ids = childIds(d.job.id, node.name, items, d.context.takenIds, from, to, d.context.childIdSeed);
   const allAtOnce = concurrency === total ? (true as const) : undefined;
   const stepNames = d.workflow.tasks.get(task.name)?.steps.map((step) => step.name) ?? [];
   const startLater: string[] = [];

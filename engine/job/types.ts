@@ -53,6 +53,21 @@ export interface ParentLink {
   allAtOnce?: true;
 }
 
+/**
+ * Whether `stored`, found under a created child's id, is another job rather than that same child
+ * written again (same parent, step and index): then the create must not be dropped as done. Only
+ * children are checked; the engine creates no top-level jobs.
+ */
+export function isOtherJob(
+  stored: { parent: ParentLink | null },
+  created: { parent: ParentLink | null },
+): boolean {
+  const want = created.parent;
+  if (!want) return false;
+  const have = stored.parent;
+  return have?.id !== want.id || have.step !== want.step || have.index !== want.index;
+}
+
 export interface JobError {
   /** The step that failed, or null when the job as a whole timed out. */
   step: string | null;

@@ -43,7 +43,8 @@ export interface OutboxPage {
 /**
  * Everything one transition writes, applied atomically: the job (created when `expectedRev` is 0,
  * else updated only if its revision is still `expectedRev`), the child jobs it creates (each only if
- * absent), its outbox entries, its timers, and its fan-out counters.
+ * absent; one whose id another job holds refuses the whole commit, see `CommitResult`), its outbox
+ * entries, its timers, and its fan-out counters.
  */
 export interface Commit {
   job: JobRecord;
@@ -67,7 +68,12 @@ export type CommitResult =
    */
   | { ok: true; fanCounts?: FanCounts; leftOut?: readonly string[] }
   /** The job's revision moved on (or it already exists): read it again and retry the event. */
-  | { ok: false; conflict: true };
+  | { ok: false; conflict: true }
+  /**
+   * Nothing was written: these created children's ids belong to jobs that are not those same
+   * children (`sameChild`); run the transition again with the ids taken.
+   */
+  | { ok: false; conflict: false; taken: readonly string[] };
 
 /** A cursor the store did not hand out (the API answers 400). */
 export class InvalidCursorError extends Error {

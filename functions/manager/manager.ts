@@ -9,7 +9,6 @@ import {
   DEFAULT_MAX_REPLY_BYTES,
   type EngineContext,
   type InboundReply,
-  isElementId,
   isUuid,
   type JobEvent,
   type JobRecord,
@@ -184,9 +183,27 @@ export class Manager {
     const id = (params.id ?? this.newId()).toLowerCase();
     if (!isUuid(id)) throw new ManagerError('invalid', `job id "${params.id}" is not a UUID`);
     const input = params.input ?? {};
+    const taken = new Set<string>();
+    const seed = randomUUID();
+    for (let round = 0; ; round++) {
+      if (round >= MAX_ROUNDS)
+        throw new ManagerError('unavailable', `job ${id}: its children found no free ids`);
+      const started = await this.tryStartJob(id, params, input, this.context(taken, seed));
+      if ('taken' in started) for (const childId of started.taken) taken.add(childId);
+      else return started;
+    }
+  }
+
+  /** One attempt of `startJob`; `taken`: the ids its children took were held by other jobs. */
+  private async tryStartJob(
+    id: string,
+    params: StartJobParams,
+    input: JsonObject,
+    context: EngineContext,
+  ): Promise<{ created: boolean; job: JobRecord } | { taken: readonly string[] }> {
     let planned: { workflow: CompiledWorkflow; transition: Transition };
     try {
-      planned = await this.planNewJob(id, params, input);
+      planned = await this.planNewJob(id, params, input, context);
     } catch (error) {
       // A job id the caller chose may name a job already started: a start sent again answers from
       // that job (or as a conflict) even where a new start would now be refused. One made here
@@ -200,6 +217,7 @@ export class Manager {
     const { workflow, transition } = planned;
     const commit = this.toCommit(transition);
     const [result] = await this.store.commit([commit]);
+    if (result && !result.ok && !result.conflict) return { taken: result.taken };
     if (!result?.ok) {
       const winner = await this.store.getJob(id);
       if (!winner) throw new ManagerError('unavailable', `job ${id} could not be stored`);
@@ -220,6 +238,7 @@ export class Manager {
     id: string,
     params: StartJobParams,
     input: JsonObject,
+    context: EngineContext,
   ): Promise<{ workflow: CompiledWorkflow; transition: Transition }> {
     const stored = await this.store.getWorkflow(params.workflow, params.version);
     if (!stored) {
@@ -240,10 +259,7 @@ export class Manager {
         `workflow "${workflow.name}" does not run on vhost "${params.vhost}"`,
       );
     }
-    const transition = await this.resolveChildIds((context) =>
-      createJob(workflow, { id, input, vhost }, context),
-    );
-    return { workflow, transition };
+    return { workflow, transition: createJob(workflow, { id, input, vhost }, context) };
   }
 
   private sameJob(existing: JobRecord, workflow: string, input: JsonObject): JobRecord {
@@ -362,6 +378,9 @@ export class Manager {
   ): Promise<EventOutcome[]> {
     const outcomes: EventOutcome[] = new Array(inputs.length);
     let pending = inputs.map((input, index) => ({ ...input, index }));
+    /** By job: ids its children found held by other jobs, in an earlier round. */
+    const taken = new Map<string, Set<string>>();
+    const seed = randomUUID();
     for (let round = 0; pending.length; round++) {
       if (round >= MAX_ROUNDS) throw new Error(`events for ${pending.length} jobs kept conflicting`);
       const byJob = new Map<string, typeof pending>();
@@ -381,10 +400,7 @@ export class Manager {
         }
         let combined: Transition | undefined;
         for (const item of items) {
-          const current: JobRecord = state;
-          const transition = await this.resolveChildIds((context) =>
-            applyEvent(workflow, current, item.event, context),
-          );
+          const transition = applyEvent(workflow, state, item.event, this.context(taken.get(jobId), seed));
           outcomes[item.index] = {
             applied: transition.changed,
             ignored: transition.ignored,
@@ -402,45 +418,34 @@ export class Manager {
       const results = await this.store.commit(planned.map((plan) => plan.commit));
       for (const [k, result] of results.entries()) {
         const plan = planned[k] as (typeof planned)[number];
-        if (result.ok)
+        if (result.ok) {
           await this.afterCommit(plan.transition, plan.commit, result.leftOut, options.receivedAt);
-        else pending.push(...plan.items);
+          continue;
+        }
+        if (!result.conflict) {
+          const jobId = plan.transition.job.id;
+          const ids = taken.get(jobId) ?? new Set<string>();
+          for (const id of result.taken) ids.add(id);
+          taken.set(jobId, ids);
+        }
+        pending.push(...plan.items);
       }
     }
     return outcomes;
   }
 
   /**
-   * Runs a transition; when fan-out children took ids from their elements and another job already
-   * uses one of them, runs it again with those ids taken (they fall back to derived ids).
+   * What the engine needs from outside. `seed` (random, one per call that may retry) re-derives a
+   * child id found `taken`: no caller can know it in advance, unlike the ids derived without it.
    */
-  private async resolveChildIds(run: (context: EngineContext) => Transition): Promise<Transition> {
-    const taken = new Set<string>();
-    for (;;) {
-      const transition = run({
-        now: this.now(),
-        takenIds: taken,
-        maxFanOut: this.maxFanOut,
-        fanOutSlice: this.fanOutSlice,
-      });
-      const claimed = transition.creates.filter(
-        (child) =>
-          child.parent && isElementId(child.id, child.parent.id, child.parent.step, child.parent.index),
-      );
-      if (!claimed.length) return transition;
-      const existing = await this.store.getJobs(claimed.map((child) => child.id));
-      const clashes = claimed.filter((child) => {
-        const other = existing.get(child.id);
-        return (
-          other &&
-          (other.parent?.id !== child.parent?.id ||
-            other.parent?.step !== child.parent?.step ||
-            other.parent?.index !== child.parent?.index)
-        );
-      });
-      if (!clashes.length) return transition;
-      for (const child of clashes) taken.add(child.id);
-    }
+  private context(taken: ReadonlySet<string> | undefined, seed: string): EngineContext {
+    return {
+      now: this.now(),
+      takenIds: taken,
+      childIdSeed: seed,
+      maxFanOut: this.maxFanOut,
+      fanOutSlice: this.fanOutSlice,
+    };
   }
 
   private toCommit(transition: Transition): Commit {

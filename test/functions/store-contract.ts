@@ -182,6 +182,59 @@ export function describeStoreContract(
         expect((await store.listChildren(parent.id, 'other', { limit: 10 })).children).toEqual([]);
       });
 
+      it("refuses a commit whose child takes another job's id, names those ids, and writes nothing of it", async () => {
+        const topLevel = aJob();
+        const otherParent = aJob();
+        const otherChild = aChild(otherParent, 'fan', 0);
+        await store.commit([creating(topLevel), creating(otherParent, { creates: [otherChild] })]);
+        const parent = aJob();
+        const fresh = aChild(parent, 'fan', 2);
+        const refused = creating(parent, {
+          creates: [
+            aChild(parent, 'fan', 0, { id: topLevel.id }),
+            aChild(parent, 'fan', 1, { id: otherChild.id }),
+            fresh,
+          ],
+          outbox: [requestEntry(parent, `${parent.id}:refused`)],
+          fanInits: [{ parentId: parent.id, step: 'fan', total: 3, done: 0, failed: 0 }],
+        });
+        const beside = aJob();
+        const [result, besideResult] = await store.commit([refused, creating(beside)]);
+        expect(besideResult).toEqual({ ok: true });
+        expect(await store.getJob(beside.id)).toEqual(beside);
+        expect(result?.ok).toBe(false);
+        expect(result && !result.ok && !result.conflict && [...result.taken].sort()).toEqual(
+          [topLevel.id, otherChild.id].sort(),
+        );
+        expect(await store.getJob(parent.id)).toBeUndefined();
+        expect(await store.getJob(fresh.id)).toBeUndefined();
+        expect(await store.getJob(topLevel.id)).toEqual(topLevel);
+        expect(await store.getJob(otherChild.id)).toEqual(otherChild);
+        const pending = await store.pendingOutbox({ limit: 5000 });
+        expect(pending.entries.filter((entry) => entry.jobId === parent.id)).toEqual([]);
+      });
+
+      it("refuses an update whose children (more than a transaction holds) take another job's id", async () => {
+        const other = aJob();
+        await store.commit([creating(other)]);
+        const parent = aJob();
+        await store.commit([creating(parent)]);
+        const children = Array.from({ length: 120 }, (_, index) =>
+          aChild(parent, 'fan', index, index === 77 ? { id: other.id } : {}),
+        );
+        const next = { ...parent, rev: 2, input: { moved: true } };
+        expect(await store.commit([updating(parent, next, { creates: children })])).toEqual([
+          { ok: false, conflict: false, taken: [other.id] },
+        ]);
+        expect(await store.getJob(parent.id)).toEqual(parent);
+        expect(await store.getJob(other.id)).toEqual(other);
+        expect((await store.listChildren(parent.id, 'fan', { limit: 10 })).children).toEqual([]);
+        // With the id replaced, the same update goes through.
+        const replaced = children.map((child) => (child.id === other.id ? { ...child, id: uuid() } : child));
+        expect(await store.commit([updating(parent, next, { creates: replaced })])).toEqual([{ ok: true }]);
+        expect((await store.listChildren(parent.id, 'fan', { limit: 200 })).children).toHaveLength(120);
+      });
+
       it('counts each finished child exactly once, with the write that finishes it', async () => {
         const parent = aJob();
         const children = [0, 1, 2].map((index) => aChild(parent, 'fan', index));

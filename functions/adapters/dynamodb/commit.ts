@@ -45,6 +45,7 @@ import { type GroupPlan, planGroups } from './outbox-groups.js';
 import { keyId, type PendingPut, type PendingWrites } from './pending.js';
 import { cancellationReasons, isConditionFailure } from './retry.js';
 import type { DynamoDbTable, Item, Key } from './table.js';
+import { takenIds } from './taken-ids.js';
 import { youngRuleCovers } from './young-heads.js';
 
 export interface CommitDeps {
@@ -54,6 +55,8 @@ export interface CommitDeps {
   heads: HeadCache;
   retentionSeconds?: number;
   newToken: () => string;
+  /** Committed jobs by id: tells a created child's id held by another job from that child written before. */
+  readJobs: (ids: readonly string[]) => Promise<Map<string, JobRecord>>;
   /** Told which entries (short ids, with their times) a commit kept in its job's head, for marking them sent later. */
   onInline?: (jobId: string, entries: readonly { short: string; createdAt: number }[]) => void;
   /** Told which requests a commit wrote into a group item (outbox-groups.ts). */
@@ -599,6 +602,8 @@ class CommitPlan {
           if (reason.Code === 'ConditionalCheckFailed' && createOf) existing.add(createOf);
         });
         if (!existing.size) throw error;
+        const taken = await takenIds(this.deps.readJobs, this.parts.creates, existing);
+        if (taken.length) return this.taken([], taken);
         // Created only when absent: leave the existing jobs (and what belongs to their creation) alone.
         items = items.filter((item) => !item.createOf || !existing.has(item.createOf));
         requestToken = randomUUID();
@@ -702,6 +707,15 @@ class CommitPlan {
     const written: Key[] = [];
     const existingChildren = await deps.pending.putAll(childPuts, token, job.id);
     for (const { key } of childPuts) if (!existingChildren.has(keyId(key))) written.push(key);
+    if (existingChildren.size) {
+      const found = new Set(
+        this.parts.creates
+          .filter((child) => existingChildren.has(keyId(keys.head(child.id))))
+          .map((c) => c.id),
+      );
+      const taken = await takenIds(deps.readJobs, this.parts.creates, found);
+      if (taken.length) return this.taken(written, taken);
+    }
     for (const init of this.parts.fanInits) {
       if (!this.createdIds.has(init.parentId) || existingChildren.has(keyId(keys.head(init.parentId))))
         continue;
@@ -765,6 +779,12 @@ class CommitPlan {
 
   private success(): CommitResult {
     return { ok: true };
+  }
+
+  /** Created children's ids are held by other jobs: take back what this commit wrote ahead, and say which. */
+  private async taken(pendingKeys: readonly Key[], ids: string[]): Promise<CommitResult> {
+    await this.withdraw(pendingKeys);
+    return { ok: false, conflict: false, taken: ids };
   }
 
   /** The job's revision moved on: take back what this commit wrote ahead (best effort; it is invisible anyway). */

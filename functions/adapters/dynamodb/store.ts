@@ -78,6 +78,7 @@ export class DynamoDbStore implements Store {
       heads: this.heads,
       retentionSeconds: options.retentionSeconds,
       newToken: newCommitToken,
+      readJobs: (ids) => this.reader.getJobs(ids),
       onInline: (jobId, entries) => this.inline.note(jobId, entries),
       onGroup: (key, ids) => this.groups.note(key, ids),
       isRegistered: (workflow) => this.workflows.isRegistered(workflow),

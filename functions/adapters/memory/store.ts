@@ -3,6 +3,7 @@ import type { WorkflowDefinition } from '../../../engine/definition/types.js';
 import {
   type FanCounts,
   isFinished,
+  isOtherJob,
   type JobRecord,
   type JobStatus,
   type Timer,
@@ -116,6 +117,11 @@ export class MemoryStore implements Store {
     if (commit.expectedRev === 0 ? current !== undefined : current?.rev !== commit.expectedRev) {
       return { ok: false, conflict: true };
     }
+    const taken = commit.creates.filter((child) => {
+      const stored = this.jobs.get(child.id);
+      return stored !== undefined && isOtherJob(stored, child);
+    });
+    if (taken.length) return { ok: false, conflict: false, taken: taken.map((child) => child.id) };
     this.putJob(commit.job);
     for (const child of commit.creates) if (!this.jobs.has(child.id)) this.putJob(child);
     if (commit.dropUnsent) {

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { ParentRow } from './taken-ids.js';
 
 /** The job columns in the order `insertJob` binds them. */
 export type JobRow = [
@@ -79,6 +80,9 @@ export function prepareStatements(db: Database.Database) {
     ),
 
     getJob: db.prepare<[string], string>('SELECT record FROM jobs WHERE id = ?').pluck(),
+    jobParent: db.prepare<[string], ParentRow>(
+      'SELECT parent_id, parent_step, parent_index FROM jobs WHERE id = ?',
+    ),
     insertJob: db.prepare<JobRow>(
       `INSERT INTO jobs (${JOB_COLUMNS}) VALUES ${valuesFor(12, 1)} ON CONFLICT (id) DO NOTHING`,
     ),

@@ -35,6 +35,7 @@ import {
   type SqliteStatements,
   type WorkflowVersionRow,
 } from './statements.js';
+import { CreatesTaken, takenIds } from './taken-ids.js';
 import { WriteGroups } from './write-groups.js';
 
 export interface SqliteStoreOptions extends SqliteOpenOptions {
@@ -86,6 +87,7 @@ export class SqliteStore implements Store {
     now: number,
   ) => { version: number; created: boolean };
   private readonly deleteJobs: (ids: readonly string[]) => number;
+  private readonly withSavepoint: <T>(body: () => T) => T;
   private closed = false;
 
   private constructor(
@@ -103,6 +105,9 @@ export class SqliteStore implements Store {
     // IMMEDIATE: take the write lock at BEGIN, so a transaction never fails half-way on a lock.
     const transaction = db.transaction((body: () => unknown) => body());
     this.writes = new WriteGroups(<T>(body: () => T) => transaction.immediate(body) as T);
+    // Called inside the write transaction, this one is a savepoint: one commit can be taken back alone.
+    const savepoint = db.transaction((body: () => unknown) => body());
+    this.withSavepoint = <T>(body: () => T) => savepoint(body) as T;
     const saveWorkflowVersion = db.transaction((definition: WorkflowDefinition, now: number) =>
       this.saveWorkflowNow(definition, now),
     );
@@ -289,6 +294,16 @@ export class SqliteStore implements Store {
    * absent, or update at the expected revision): when it writes nothing, nothing else is written.
    */
   private applyCommit(commit: Commit): { result: CommitResult; childrenWritten?: boolean } {
+    if (!commit.creates.length) return this.applyCommitNow(commit);
+    try {
+      return this.withSavepoint(() => this.applyCommitNow(commit));
+    } catch (error) {
+      if (error instanceof CreatesTaken) return { result: { ok: false, conflict: false, taken: error.ids } };
+      throw error;
+    }
+  }
+
+  private applyCommitNow(commit: Commit): { result: CommitResult; childrenWritten?: boolean } {
     const { job } = commit;
     const s = this.statements;
     const record = JSON.stringify(job);
@@ -301,7 +316,8 @@ export class SqliteStore implements Store {
           : s.updateJob.run(job.rev, job.status, job.endedAt ?? null, record, job.id, commit.expectedRev)
               .changes;
     if (written === 0) return { result: { ok: false, conflict: true } };
-    // Children already stored (the same parent, step and index) are left as they are.
+    // Children already stored (the same parent, step and index) are left as they are; an id that
+    // another job holds takes the whole commit back.
     const childrenWritten =
       insertAll(
         commit.creates,
@@ -309,6 +325,10 @@ export class SqliteStore implements Store {
         s.insertJob,
         s.insertJobs,
       ) === commit.creates.length;
+    if (!childrenWritten) {
+      const taken = takenIds(s.jobParent, commit.creates);
+      if (taken.length) throw new CreatesTaken(taken);
+    }
     if (commit.dropUnsent) s.dropUnsentRequests.run(job.id);
     const outcome = commit.childOutcome;
     const counts = outcome && countChild(s, outcome);

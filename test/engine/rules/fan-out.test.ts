@@ -134,6 +134,44 @@ describe('Rules: fan-out steps', () => {
     ]);
   });
 
+  it('does not let an element claim the id derived for a later sibling: all children run', async () => {
+    const world = new SimulatedWorld();
+    await world.register(fanOutWorkflow('t'));
+    const id = await world.start('fan');
+    const split = world.take()[0]!;
+    await world.reply(split, { elements: [{ id: derivedChildId(id, 'each', 2) }, 'b', 'c'] });
+    const children = world.take();
+    expect(new Set(children.map((request) => request.jobId)).size).toBe(3);
+    expect(children.map((request) => request.jobId)).toEqual([
+      derivedChildId(id, 'each', 0),
+      derivedChildId(id, 'each', 1),
+      derivedChildId(id, 'each', 2),
+    ]);
+    for (const child of children) await world.reply(child);
+    await world.reply(world.take()[0]!);
+    expect((await world.job(id)).status).toBe('completed');
+  });
+
+  it("does not let a job started under a child's would-be id hang that fan-out (3/3 complete)", async () => {
+    const world = new SimulatedWorld();
+    await world.register(fanOutWorkflow('t'));
+    const id = await world.start('fan');
+    const split = world.take()[0]!;
+    // Another caller starts a job under the id the fan-out would derive for its second child.
+    const squatter = await world.start('fan', {}, derivedChildId(id, 'each', 1));
+    world.take();
+    await world.reply(split, { elements: ['a', 'b', 'c'] });
+    const children = world.take();
+    expect(children.map((request) => request.body.element)).toEqual(['a', 'b', 'c']);
+    expect(children.map((request) => request.jobId)).not.toContain(squatter);
+    for (const child of children) await world.reply(child);
+    const after = world.take();
+    expect(after.map((request) => [request.jobId, request.step])).toEqual([[id, 'after']]);
+    await world.reply(after[0]!);
+    expect((await world.job(id)).status).toBe('completed');
+    expect((await world.job(squatter)).parent).toBeNull();
+  });
+
   it('creates the same children when a transition runs again (deterministic ids)', async () => {
     const a = await fanOut();
     const b = await fanOut();

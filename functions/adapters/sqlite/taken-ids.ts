@@ -1,0 +1,34 @@
+import type Database from 'better-sqlite3';
+import { isOtherJob, type JobRecord } from '../../../engine/job/types.js';
+
+export interface ParentRow {
+  parent_id: string | null;
+  parent_step: string | null;
+  parent_index: number | null;
+}
+
+/** Thrown inside a commit's savepoint to take it back: these created children's ids belong to other jobs. */
+export class CreatesTaken extends Error {
+  constructor(readonly ids: string[]) {
+    super(`ids held by other jobs: ${ids.join(', ')}`);
+    this.name = 'CreatesTaken';
+  }
+}
+
+/** The created children whose id a stored job holds that is not that same child. */
+export function takenIds(
+  parentOf: Database.Statement<[string], ParentRow>,
+  creates: readonly JobRecord[],
+): string[] {
+  const taken: string[] = [];
+  for (const child of creates) {
+    const row = parentOf.get(child.id);
+    if (!row) continue;
+    const parent =
+      row.parent_id === null
+        ? null
+        : { id: row.parent_id, step: row.parent_step ?? '', index: row.parent_index ?? -1 };
+    if (isOtherJob({ parent }, child)) taken.push(child.id);
+  }
+  return taken;
+}
