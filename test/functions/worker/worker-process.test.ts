@@ -42,10 +42,13 @@ function aQueue(): string {
   return queue;
 }
 
-/** Sends SIGTERM and measures how long the process takes to exit. */
-async function terminate(worker: SdkWorkerProcess): Promise<WorkerExit & { ms: number }> {
+/** Sends SIGTERM (or `signal`) and measures how long the process takes to exit. */
+async function terminate(
+  worker: SdkWorkerProcess,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<WorkerExit & { ms: number }> {
   const sentAt = Date.now();
-  worker.child.kill('SIGTERM');
+  worker.child.kill(signal);
   const exit = await worker.exited;
   return { ...exit, ms: Date.now() - sentAt };
 }
@@ -65,10 +68,10 @@ const brokerWith = (credentials: string, path = ''): string =>
   `${AMQP_URL.replace(/\/\/[^@]*@/, `//${credentials}@`).replace(/\/$/, '')}${path}`;
 
 describe('Function: runWorker, as a process on RabbitMQ', () => {
-  it('exits 0 at once on SIGTERM when idle', async () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('exits 0 at once on %s when idle', async (signal) => {
     const worker = await spawn(aQueue(), 'echo');
 
-    const exit = await terminate(worker);
+    const exit = await terminate(worker, signal);
 
     expect(exit).toMatchObject({ code: 0, signal: null });
     expect(exit.ms).toBeLessThan(5_000);
