@@ -213,13 +213,14 @@ export function createWorker(options: WorkerOptions): Worker {
 
   async function start(): Promise<void> {
     transport ??= await defaultTransport(options, logger);
+    const stoppedFirst = new Error(`${options.queue}: the worker was stopped before it consumed its queue`);
     try {
-      if (stopping) throw new Error('stopped');
-      await transport.consume(options.queue, concurrency, track);
+      if (!stopping) await transport.consume(options.queue, concurrency, track);
+      // A stop that came while consume() was under way (SQS: looking up the queue) must not leave it consuming.
+      if (stopping) throw stoppedFirst;
     } catch (error) {
       await settlesWithin(transport.close(), CLOSE_TIMEOUT_MS);
-      if (stopping) throw new Error(`${options.queue}: the worker was stopped before it consumed its queue`);
-      throw error;
+      throw stopping ? stoppedFirst : error;
     }
     logger.info(`${options.queue}: worker started (concurrency ${concurrency})`);
   }

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker, type WorkerLogger } from '../../../functions/worker/index.js';
 import { BrokerRefusedError } from '../../../functions/worker/transports/broker-refusal.js';
+import { SqsWorkerTransport } from '../../../functions/worker/transports/sqs.js';
+import { createQueue, startSqsEmulator, uniqueQueuePrefix } from '../../support/fauxqs.js';
 import { AMQP_URL, deleteQueues, eventually, openTestChannel, uniqueName } from '../../support/rabbitmq.js';
 
 let inspector: { model: ChannelModel; channel: Channel };
@@ -108,5 +111,51 @@ describe('Function: createWorker, starting and stopping', () => {
       lines.some((line) => /dropping its reply/.test(line)),
     );
     expect(replies).toEqual([]);
+  });
+
+  it('does not go on to consume when stopped while its SQS transport looks up the queue', async () => {
+    // Prepare
+    const sqs = await startSqsEmulator();
+    try {
+      const prefix = uniqueQueuePrefix();
+      const { url: queueUrl } = await createQueue(sqs.client, `${prefix}work`);
+      const handled: string[] = [];
+      const worker = createWorker({
+        queue: 'work',
+        transport: new SqsWorkerTransport({
+          client: sqs.newClient(),
+          queuePrefix: prefix,
+          waitTimeSeconds: 1,
+        }),
+        logger: recordingLogger().logger,
+        handler: (_, { correlationId }) => {
+          handled.push(correlationId);
+          return {};
+        },
+      });
+
+      // Act: stop in the same turn as start, before GetQueueUrl answers; then a request arrives.
+      const starting = worker.start().catch((error: unknown) => error);
+      await worker.stop();
+      await sqs.client.send(
+        new SendMessageCommand({
+          QueueUrl: queueUrl,
+          MessageBody: '{}',
+          MessageAttributes: {
+            correlation_id: { DataType: 'String', StringValue: `${randomUUID()}:step` },
+            reply_to: { DataType: 'String', StringValue: queueUrl },
+          },
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+      // Assess: the start fails, and the request is still there for another worker.
+      expect(String(await starting)).toMatch(/stopped before it consumed its queue/);
+      expect(handled).toEqual([]);
+      const { Messages = [] } = await sqs.client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl }));
+      expect(Messages).toHaveLength(1);
+    } finally {
+      await sqs.stop();
+    }
   });
 });
