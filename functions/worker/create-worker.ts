@@ -2,6 +2,7 @@ import { parseCorrelationId } from '../../engine/job/types.js';
 import { describeJsonType, isJsonObject, type JsonObject } from '../../engine/json.js';
 import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
 import { DeliveryCounter } from './delivery-counter.js';
+import { HeldRequest, settlesWithin } from './in-hand.js';
 import { WorkerError } from './worker-error.js';
 
 export interface WorkerContext {
@@ -43,12 +44,22 @@ export interface WorkerOptions {
   /** Deliveries of a request whose handler fails before the SDK answers with an error reply. @default 5 */
   maxDeliveries?: number;
   logger?: WorkerLogger;
+  /**
+   * How long `stop()` (and SIGTERM or SIGINT under `runWorker`) takes at most. Requests in hand get
+   * all but the last fifth of it (at most 2 s) to finish; those still running are then handed back
+   * for another worker, and their late results dropped. @default 10000
+   */
+  shutdownTimeoutMs?: number;
 }
 
 export interface Worker {
   /** Resolves once the worker consumes its queue. */
   start(): Promise<void>;
-  /** Stops taking requests, finishes the ones in hand (reply, acknowledge), then disconnects. */
+  /**
+   * Stops taking requests, finishes the ones in hand (reply, acknowledge), then disconnects, all
+   * within `shutdownTimeoutMs`: requests whose handlers run longer are handed back. A start still
+   * connecting is abandoned (it rejects).
+   */
   stop(): Promise<void>;
 }
 
@@ -69,18 +80,23 @@ const consoleLogger: WorkerLogger = {
 export function createWorker(options: WorkerOptions): Worker {
   const concurrency = options.concurrency ?? 1;
   const maxDeliveries = options.maxDeliveries ?? 5;
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new Error(`concurrency must be a whole number of at least 1, not ${concurrency}`);
   }
   if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) {
     throw new Error(`maxDeliveries must be a whole number of at least 1, not ${maxDeliveries}`);
   }
+  if (!Number.isFinite(shutdownTimeoutMs) || shutdownTimeoutMs < 0) {
+    throw new Error(`shutdownTimeoutMs must be a number of milliseconds, not ${shutdownTimeoutMs}`);
+  }
   const logger = options.logger ?? consoleLogger;
   const failures = new DeliveryCounter();
-  const inHand = new Set<Promise<void>>();
+  const inHand = new Map<Promise<void>, HeldRequest>();
   let transport: WorkerTransport | undefined = options.transport;
   let started: Promise<void> | undefined;
   let stopped: Promise<void> | undefined;
+  let stopping = false;
 
   async function reply(delivery: WorkerDelivery, body: string, says: ReplyOptions = {}): Promise<void> {
     if (!transport) throw new Error('the worker has not started');
@@ -91,7 +107,13 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   /** Replies, then acknowledges; a reply that cannot be sent hands the request back instead. */
-  async function answer(delivery: WorkerDelivery, body: string, says: ReplyOptions = {}): Promise<void> {
+  async function answer(delivery: HeldRequest, body: string, says: ReplyOptions = {}): Promise<void> {
+    if (delivery.handedBack) {
+      logger.warn(
+        `${options.queue}: ${delivery.correlationId} finished after it was handed back; dropping its reply`,
+      );
+      return;
+    }
     try {
       await reply(delivery, body, says);
     } catch (error) {
@@ -107,7 +129,7 @@ export function createWorker(options: WorkerOptions): Worker {
     await delivery.ack();
   }
 
-  function answerError(delivery: WorkerDelivery, message: string, retryable = true): Promise<void> {
+  function answerError(delivery: HeldRequest, message: string, retryable = true): Promise<void> {
     logger.warn(
       `${options.queue}: ${delivery.correlationId} failed${retryable ? '' : ' (not retryable)'}: ${message}`,
     );
@@ -118,7 +140,7 @@ export function createWorker(options: WorkerOptions): Worker {
     );
   }
 
-  async function handle(delivery: WorkerDelivery): Promise<void> {
+  async function handle(delivery: HeldRequest): Promise<void> {
     if (delivery.replyTo === '') {
       logger.error(`${options.queue}: a request without reply_to cannot be answered; dropping it`, {
         correlationId: delivery.correlationId,
@@ -178,30 +200,56 @@ export function createWorker(options: WorkerOptions): Worker {
     };
   }
 
-  function track(delivery: WorkerDelivery): Promise<void> {
+  function track(received: WorkerDelivery): Promise<void> {
+    const delivery = new HeldRequest(received);
     const handling = handle(delivery).catch((error: unknown) =>
       logger.error(`${options.queue}: handling ${delivery.correlationId} failed`, {
         error: messageOf(error),
       }),
     );
-    inHand.add(handling);
+    inHand.set(handling, delivery);
     return handling.finally(() => inHand.delete(handling));
   }
 
   async function start(): Promise<void> {
     transport ??= await defaultTransport(options, logger);
-    await transport.consume(options.queue, concurrency, track);
+    const stoppedFirst = new Error(`${options.queue}: the worker was stopped before it consumed its queue`);
+    try {
+      if (!stopping) await transport.consume(options.queue, concurrency, track);
+      // A stop that came while consume() was under way (SQS: looking up the queue) must not leave it consuming.
+      if (stopping) throw stoppedFirst;
+    } catch (error) {
+      await settlesWithin(transport.close(), CLOSE_TIMEOUT_MS);
+      throw stopping ? stoppedFirst : error;
+    }
     logger.info(`${options.queue}: worker started (concurrency ${concurrency})`);
   }
 
   async function stop(): Promise<void> {
-    await started?.catch(() => {});
-    if (transport) {
-      await transport.stopConsuming();
-      await Promise.allSettled([...inHand]);
-      await transport.close();
+    stopping = true;
+    const deadline = Date.now() + shutdownTimeoutMs;
+    const handBackAt = deadline - Math.min(HAND_BACK_RESERVE_MS, shutdownTimeoutMs / 5);
+    const current = transport;
+    if (current) {
+      // Each step waits only until its deadline: a broker that does not answer must not hold the stop.
+      await settlesWithin(current.stopConsuming(), handBackAt - Date.now());
+      if (!(await settlesWithin(Promise.allSettled(inHand.keys()), handBackAt - Date.now()))) {
+        await settlesWithin(handBack(), deadline - Date.now());
+      }
+      await settlesWithin(current.close(), deadline - Date.now());
     }
     logger.info(`${options.queue}: worker stopped`);
+  }
+
+  function handBack(): Promise<unknown> {
+    return Promise.allSettled(
+      [...inHand.values()].map((delivery) => {
+        logger.warn(
+          `${options.queue}: ${delivery.correlationId} still running at the shutdown deadline; handing it back`,
+        );
+        return delivery.handBack();
+      }),
+    );
   }
 
   return {
@@ -217,31 +265,54 @@ export function createWorker(options: WorkerOptions): Worker {
   };
 }
 
+/** The part of `shutdownTimeoutMs` kept to hand back requests and disconnect: at most this, a fifth below 10 s. */
+const HAND_BACK_RESERVE_MS = 2_000;
+/** How long a start that failed waits for its transport to close. */
+const CLOSE_TIMEOUT_MS = 2_000;
+
 /**
- * Creates and starts a worker, and stops it gracefully on SIGTERM or SIGINT (no new requests, the
- * ones in hand finished and acknowledged), then exits. A second signal exits at once.
+ * Creates and starts a worker, and owns the process: on SIGTERM or SIGINT it stops the worker (no
+ * new requests, the ones in hand finished or handed back, within `shutdownTimeoutMs`) and exits 0;
+ * a second signal exits at once. A start the broker refuses for good (login, vhost) or that fails
+ * otherwise logs one line and exits 1; a broker that cannot be reached is tried again until it can.
  */
 export async function runWorker(options: WorkerOptions): Promise<Worker> {
   const worker = createWorker(options);
   const logger = options.logger ?? consoleLogger;
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) process.exit(1);
     stopping = true;
-    logger.info(`${options.queue}: ${signal}: finishing the requests in hand`);
+    logger.info(`${options.queue}: ${signal}: stopping within ${shutdownTimeoutMs} ms`);
+    // A backstop: stop() keeps to its deadline, but nothing may hold the process past it.
+    setTimeout(() => {
+      logger.error(`${options.queue}: not stopped within ${shutdownTimeoutMs} ms; exiting`);
+      process.exit(1);
+    }, shutdownTimeoutMs + EXIT_BACKSTOP_MS).unref();
     worker.stop().then(
       () => process.exit(0),
       (error: unknown) => {
-        logger.error(`${options.queue}: stopping failed`, { error: messageOf(error) });
+        logger.error(`${options.queue}: stopping failed: ${messageOf(error)}`);
         process.exit(1);
       },
     );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  await worker.start();
+  try {
+    await worker.start();
+  } catch (error) {
+    // Stopped while starting: the signal's stop exits.
+    if (stopping) return worker;
+    logger.error(`${options.queue}: cannot start: ${messageOf(error)}`);
+    process.exit(1);
+  }
   return worker;
 }
+
+/** How long past `shutdownTimeoutMs` a signalled process may take before it is made to exit. */
+const EXIT_BACKSTOP_MS = 1_000;
 
 /** The JSON object in a request body, or why there is none. */
 function parseInput(body: string): JsonObject | string {

@@ -38,6 +38,18 @@ export interface RabbitMqConnectionOptions {
    * logging in again and again (a vhost a workflow names). @default false
    */
   stopWhenVhostRefused?: boolean;
+  /**
+   * Called for each failed connect in place of the warning the connection logs: returns an error to
+   * stop for good with (a login the broker refused, say), or nothing to retry after `delayMs`.
+   */
+  onConnectFailure?: (failure: ConnectFailure) => Error | undefined;
+}
+
+export interface ConnectFailure {
+  error: unknown;
+  /** The error's message without the URL's secrets. */
+  description: string;
+  delayMs: number;
 }
 
 interface ReadyWaiter {
@@ -70,6 +82,8 @@ export class RabbitMqConnection {
   private lastFailure: string | undefined;
   /** Set when the broker refused the vhost and `stopWhenVhostRefused` made this connection stop. */
   refusal: VhostRefusedError | undefined;
+  /** Set when `onConnectFailure` made this connection stop. */
+  private fatal: Error | undefined;
   private readonly loop: Promise<void>;
 
   constructor(private readonly options: RabbitMqConnectionOptions) {
@@ -164,7 +178,7 @@ export class RabbitMqConnection {
   }
 
   private closedError(): Error {
-    return this.refusal ?? new Error(`connection to ${this.safeUrl} is closed`);
+    return this.refusal ?? this.fatal ?? new Error(`connection to ${this.safeUrl} is closed`);
   }
 
   private async run(): Promise<void> {
@@ -184,6 +198,8 @@ export class RabbitMqConnection {
             : {},
         });
       } catch (error) {
+        // Closed while connecting: sleeping first would hold `close()` up for a whole backoff.
+        if (this.closed) break;
         if (this.options.stopWhenVhostRefused && isVhostRefusal(error)) {
           this.refusal = new VhostRefusedError(this.options.vhost ?? '', this.safeUrl, Date.now());
           this.logger.error(`${this.refusal.message}; not connecting to it again`);
@@ -193,9 +209,18 @@ export class RabbitMqConnection {
         failures++;
         const delay = this.backoff(failures);
         this.lastFailure = describeError(error, this.url);
-        this.logger.warn(
-          `RabbitMQ: cannot connect to ${this.safeUrl}: ${this.lastFailure}; retrying in ${delay} ms`,
-        );
+        const onFailure = this.options.onConnectFailure;
+        const fatal = onFailure?.({ error, description: this.lastFailure, delayMs: delay });
+        if (fatal) {
+          this.fatal = fatal;
+          this.stop(fatal);
+          break;
+        }
+        if (!onFailure) {
+          this.logger.warn(
+            `RabbitMQ: cannot connect to ${this.safeUrl}: ${this.lastFailure}; retrying in ${delay} ms`,
+          );
+        }
         await this.sleep(delay);
         continue;
       }

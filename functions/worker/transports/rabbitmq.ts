@@ -1,10 +1,16 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
-import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
+import {
+  type ConnectFailure,
+  consoleWarnings,
+  RabbitMqConnection,
+  type RabbitMqLogger,
+} from '../../transport/amqp/connection.js';
 import { attemptOf, stringProperty } from '../../transport/amqp/message.js';
 import { ConfirmPublisher } from '../../transport/amqp/publisher.js';
 import { declareDurableQueue, openChannel } from '../../transport/amqp/queues.js';
 import { RETRYABLE_HEADER } from '../../transport/retryable.js';
 import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
+import { brokerRefusal } from './broker-refusal.js';
 
 export interface RabbitMqWorkerTransportOptions {
   /** `amqp://` or `amqps://` (Amazon MQ); the vhost is the URL's. */
@@ -26,7 +32,9 @@ interface ConsumerChannel {
  * The worker side of RabbitMQ (protocol.md): consumes a step queue (declared durable with no
  * arguments, like the original workers do) with prefetch = concurrency and manual acknowledgement,
  * and publishes replies on a confirm channel. One connection, which reconnects by itself and then
- * consumes again; a request in hand when its channel dies is redelivered by the broker.
+ * consumes again; a request in hand when its channel dies is redelivered by the broker. A broker that
+ * cannot be reached is tried again with backoff, said once per outage; a refused login or vhost
+ * stops it for good (`consume` rejects with a `BrokerRefusedError`).
  */
 export class RabbitMqWorkerTransport implements WorkerTransport {
   private readonly connection: RabbitMqConnection;
@@ -35,12 +43,15 @@ export class RabbitMqWorkerTransport implements WorkerTransport {
   private consumer: { state: ConsumerChannel; consumerTag: string } | undefined;
   private unregister: (() => void) | undefined;
   private stopped = false;
+  /** True once an outage was logged, until the consumer is set up again. */
+  private saidUnreachable = false;
 
   constructor(private readonly options: RabbitMqWorkerTransportOptions) {
     this.logger = options.logger ?? consoleWarnings;
     this.connection = new RabbitMqConnection({
       url: options.url,
       logger: this.logger,
+      onConnectFailure: (failure) => this.onConnectFailure(failure),
       ...(options.connectionName ? { connectionName: options.connectionName } : {}),
     });
     this.publisher = new ConfirmPublisher(this.logger);
@@ -79,7 +90,22 @@ export class RabbitMqWorkerTransport implements WorkerTransport {
         { noAck: false },
       );
       this.consumer = { state, consumerTag };
+      if (this.saidUnreachable) this.logger.info(`RabbitMQ at ${this.connection.safeUrl} is reachable again`);
+      this.saidUnreachable = false;
     });
+  }
+
+  private onConnectFailure({ error, description }: ConnectFailure): Error | undefined {
+    const refusal = brokerRefusal(error, this.options.url);
+    if (refusal) return refusal;
+    if (!this.saidUnreachable) {
+      this.saidUnreachable = true;
+      this.logger.warn(
+        `RabbitMQ at ${this.connection.safeUrl} is not reachable (${description}); ` +
+          'trying again with backoff until it is, or until the worker stops',
+      );
+    }
+    return undefined;
   }
 
   async reply(

@@ -116,6 +116,28 @@ describe('Class: RabbitMqConnection', () => {
     expect(lines.filter((line) => /setup .* failed: not yet; reconnecting/.test(line))).toHaveLength(2);
   });
 
+  it('closes without waiting out a backoff when closed while a connect is under way', async () => {
+    // Prepare: a port that takes the TCP connection and never answers the AMQP handshake.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const connection = new RabbitMqConnection({
+      url: `amqp://guest:guest@127.0.0.1:${port}`,
+      logger: recordingLogger().logger,
+      connectTimeoutMs: 300,
+      initialDelayMs: 10_000,
+    });
+
+    // Act: close while the first connect waits for the handshake.
+    const closedAt = Date.now();
+    await connection.close();
+    const closeMs = Date.now() - closedAt;
+    silent.close();
+
+    // Assess: the connect's 300 ms, not the 10 s backoff after it.
+    expect(closeMs).toBeLessThan(2_000);
+  });
+
   it('never writes the password to its log', async () => {
     // Prepare: a broker that refuses the connection, then one that rejects the login.
     const outage = new BrokerOutage();
