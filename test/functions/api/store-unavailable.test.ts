@@ -3,6 +3,7 @@ import type { Store } from '../../../engine/index.js';
 import { StoreUnavailableError } from '../../../engine/ports/store.js';
 import { MemoryStore } from '../../../functions/adapters/memory/store.js';
 import { callApi, worldApi } from '../../support/api-calls.js';
+import { recordingTelemetry } from '../../support/recording-telemetry.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 
 const FULL = 'the SQLite store /data/s.db cannot write: database or disk is full (SQLITE_FULL)';
@@ -30,12 +31,13 @@ function fullStore(): Store & { full: boolean } {
 }
 
 describe('A store that cannot write', () => {
-  it('answers a start 503 store_unavailable with the cause and Retry-After, and keeps no job', async () => {
+  it('answers a start 503 store_unavailable with the cause and Retry-After, keeps no job, and logs a warning', async () => {
     // Prepare
     const store = fullStore();
     const world = new SimulatedWorld(store);
     await world.register('workflows:\n  - name: one\n    steps:\n      - name: a\n');
-    const deps = worldApi(world, { maxBodyBytes: 64 * 1024 });
+    const telemetry = recordingTelemetry();
+    const deps = { ...worldApi(world, { maxBodyBytes: 64 * 1024 }), logger: telemetry.logger };
     store.full = true;
 
     // Act
@@ -48,5 +50,13 @@ describe('A store that cannot write', () => {
     expect(JSON.parse(response.body)).toEqual({ error: { code: 'store_unavailable', message: FULL } });
     expect(listing.status).toBe(200);
     expect(JSON.parse(listing.body)).toEqual({ running: [], completed: [] });
+    // The operator learns of it from the log too, not only the caller.
+    expect(telemetry.logs).toEqual([
+      {
+        level: 'warn',
+        message: 'request refused: the store is unavailable',
+        fields: { method: 'POST', path: '/api/workflow/one', error: FULL },
+      },
+    ]);
   });
 });
