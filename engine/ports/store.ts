@@ -83,6 +83,18 @@ export class InvalidCursorError extends Error {
   }
 }
 
+/**
+ * The store cannot take a write (or a read) for now: the disk is full, I/O failed, the database is
+ * read-only or locked past its timeout, the service throttles or is down. The message names the cause;
+ * the API answers 503 with it, and the caller may try again later.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 export interface JobQuery {
   workflow?: string;
   status?: JobStatus;

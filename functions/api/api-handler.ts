@@ -38,6 +38,9 @@ async function answer(request: HostRequest, deps: ApiDeps): Promise<ApiResponse>
         path: request.path,
         error,
       });
+    } else if (apiError.code === 'store_unavailable') {
+      const fields = { method: request.method, path: request.path, error: apiError.message };
+      deps.logger.warn('request refused: the store is unavailable', fields);
     }
     return errorResponse(error);
   }

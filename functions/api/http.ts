@@ -1,4 +1,4 @@
-import { InvalidCursorError } from '../../engine/ports/store.js';
+import { InvalidCursorError, StoreUnavailableError } from '../../engine/ports/store.js';
 import { ManagerError } from '../manager/errors.js';
 
 /** A request as every route sees it, whichever host received it (API Gateway or node:http). */
@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'unavailable'
+  | 'store_unavailable'
   | 'internal';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -47,6 +48,7 @@ const STATUS: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   unavailable: 503,
+  store_unavailable: 503,
   internal: 500,
 };
 
@@ -89,14 +91,20 @@ export function ifNoneMatchFails(header: string, etag: string): boolean {
   return header.split(',').some((tag) => opaque(tag) === wanted);
 }
 
+/** Seconds a caller refused with `store_unavailable` waits before trying again. */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
 export function errorResponse(error: unknown): ApiResponse {
   const apiError = toApiError(error);
-  return json(apiError.status, { error: { code: apiError.code, message: apiError.message } });
+  const headers: Record<string, string> =
+    apiError.code === 'store_unavailable' ? { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) } : {};
+  return json(apiError.status, { error: { code: apiError.code, message: apiError.message } }, headers);
 }
 
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof InvalidCursorError) return new ApiError('bad_request', error.message);
+  if (error instanceof StoreUnavailableError) return new ApiError('store_unavailable', error.message);
   if (error instanceof ManagerError) {
     const code: ErrorCode =
       error.code === 'invalid'

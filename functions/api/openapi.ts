@@ -452,7 +452,10 @@ export function openApiDocument(): Record<string, unknown> {
       '/healthz': {
         get: {
           summary: 'Health of the store and the bus',
-          responses: { 200: { description: 'Both reachable.' }, 503: { description: 'One is not.' } },
+          responses: {
+            200: { description: 'Both reachable.' },
+            503: { description: "One is not, or the store's last write failed on storage (a full disk)." },
+          },
         },
       },
       '/metrics': {

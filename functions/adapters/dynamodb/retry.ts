@@ -3,6 +3,7 @@
  * server error), with exponential backoff and full jitter, a bounded number of times. A failed
  * condition is never retried here: it is an answer (someone else wrote first), not a failure.
  */
+import { StoreUnavailableError } from '../../../engine/ports/store.js';
 
 export interface RetryPolicy {
   /** Attempts in all, the first one included. @default 10 */
@@ -74,8 +75,11 @@ export function isRetryable(error: unknown): boolean {
   );
 }
 
-/** Thrown when a call kept failing with retryable errors: the last one is its `cause`. */
-export class DynamoDbRetriesExhaustedError extends Error {
+/**
+ * Thrown when a call kept failing with retryable errors: the last one is its `cause`. Only throttling
+ * and server errors are retried, so this is the store being unavailable (the API answers 503).
+ */
+export class DynamoDbRetriesExhaustedError extends StoreUnavailableError {
   constructor(
     readonly operation: string,
     readonly attempts: number,

@@ -35,6 +35,7 @@ import {
   type SqliteStatements,
   type WorkflowVersionRow,
 } from './statements.js';
+import { WriteOutcome } from './storage-errors.js';
 import { CreatesTaken, takenIds } from './taken-ids.js';
 import { WriteGroups } from './write-groups.js';
 
@@ -89,6 +90,7 @@ export class SqliteStore implements Store {
   private readonly deleteJobs: (ids: readonly string[]) => number;
   private readonly withSavepoint: <T>(body: () => T) => T;
   private closed = false;
+  private readonly outcome: WriteOutcome;
 
   private constructor(
     private readonly db: Database.Database,
@@ -104,7 +106,10 @@ export class SqliteStore implements Store {
     if (soleWriter) this.workflowCache = new Map();
     // IMMEDIATE: take the write lock at BEGIN, so a transaction never fails half-way on a lock.
     const transaction = db.transaction((body: () => unknown) => body());
-    this.writes = new WriteGroups(<T>(body: () => T) => transaction.immediate(body) as T);
+    this.outcome = new WriteOutcome(path);
+    this.writes = new WriteGroups(<T>(body: () => T) =>
+      this.outcome.run(() => transaction.immediate(body) as T),
+    );
     // Called inside the write transaction, this one is a savepoint: one commit can be taken back alone.
     const savepoint = db.transaction((body: () => unknown) => body());
     this.withSavepoint = <T>(body: () => T) => savepoint(body) as T;
@@ -113,14 +118,14 @@ export class SqliteStore implements Store {
     );
     this.saveWorkflowVersion = (definition, now) => {
       this.workflowCache?.clear();
-      return saveWorkflowVersion.immediate(definition, now);
+      return this.outcome.run(() => saveWorkflowVersion.immediate(definition, now));
     };
     const deleteJobs = db.transaction((ids: readonly string[]) => {
       let deleted = 0;
       for (const id of ids) deleted += this.deleteJobRows(id);
       return deleted;
     });
-    this.deleteJobs = (ids) => deleteJobs.immediate(ids);
+    this.deleteJobs = (ids) => this.outcome.run(() => deleteJobs.immediate(ids));
   }
 
   /**
@@ -228,13 +233,13 @@ export class SqliteStore implements Store {
 
   async rememberConfigDefinition(name: string, text: string): Promise<void> {
     this.ready();
-    this.statements.rememberConfigDefinition.run(name, text);
+    this.outcome.run(() => this.statements.rememberConfigDefinition.run(name, text));
   }
 
   async setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean> {
     this.ready();
     this.workflowCache?.clear();
-    return this.statements.setWorkflowEnabled.run(enabled ? 1 : 0, name).changes > 0;
+    return this.outcome.run(() => this.statements.setWorkflowEnabled.run(enabled ? 1 : 0, name).changes > 0);
   }
 
   /** The record is shared with the store's cache: never change it. */
@@ -498,9 +503,16 @@ export class SqliteStore implements Store {
     return s.deleteJob.run(id).changes;
   }
 
+  /**
+   * Reads, and while the last write failed on storage, probes with a one-page write (the schema
+   * version written again): the store stays unhealthy until a write gets through.
+   */
   async ping(): Promise<void> {
     this.ready();
     this.statements.ping.get();
+    if (!this.outcome.lastFailure) return;
+    const version = this.db.pragma('user_version', { simple: true }) as number;
+    this.outcome.run(() => this.db.pragma(`user_version = ${version}`));
   }
 
   async close(): Promise<void> {

@@ -15,6 +15,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../../../engine/index.js';
+import { StoreUnavailableError } from '../../../../engine/ports/store.js';
 import {
   backoffDelay,
   DEFAULT_RETRY_POLICY,
@@ -178,6 +179,30 @@ describe('Class: DynamoDbStore (error paths, mocked DynamoDB)', () => {
       // Exponential, capped at 60 ms, jittered (random 0.5).
       expect(waits).toEqual([12, 25, 30, 30]);
     });
+
+    it.each([
+      ['ProvisionedThroughputExceededException', throttled],
+      ['ThrottlingException', () => new ThrottlingException({ message: 'Rate exceeded', ...meta })],
+      ['InternalServerError', () => new InternalServerError({ message: 'Internal server error', ...meta })],
+      [
+        'ServiceUnavailable',
+        () => Object.assign(new Error('Service unavailable'), { name: 'ServiceUnavailable' }),
+      ],
+    ])(
+      'reports %s that outlasts its retries as the store being unavailable, naming it',
+      async (name, error) => {
+        // Prepare
+        const { store, mock } = mockedStore({ maxAttempts: 2 });
+        mock.on(UpdateItemCommand).rejects(error());
+
+        // Act
+        const caught = await store.commit([childUpdate().commit]).catch((thrown: unknown) => thrown);
+
+        // Assess
+        expect(caught).toBeInstanceOf(StoreUnavailableError);
+        expect((caught as Error).message).toContain(`still failed after 2 attempts (${name}: `);
+      },
+    );
 
     it('throws an error that is neither throttling nor a condition at once', async () => {
       // Prepare
