@@ -1,4 +1,5 @@
 import { type ChannelModel, connect } from 'amqplib';
+import { FatalRefusalError, isLoginRefusal } from './fatal-refusal.js';
 import { describeError, redactUrl, urlForVhost } from './url.js';
 import { isVhostRefusal, VhostRefusedError } from './vhost-refusal.js';
 
@@ -38,9 +39,13 @@ export interface RabbitMqConnectionOptions {
    * logging in again and again (a vhost a workflow names). @default false
    */
   stopWhenVhostRefused?: boolean;
+  /** Stop for good, with a `FatalRefusalError`, when the broker refuses the login. @default false */
+  stopWhenLoginRefused?: boolean;
 }
 
 interface ReadyWaiter {
+  /** Rejected by the next failed attempt to connect rather than waiting for a later one. */
+  failFast?: boolean;
   resolve(model: ChannelModel): void;
   reject(error: Error): void;
 }
@@ -70,6 +75,8 @@ export class RabbitMqConnection {
   private lastFailure: string | undefined;
   /** Set when the broker refused the vhost and `stopWhenVhostRefused` made this connection stop. */
   refusal: VhostRefusedError | undefined;
+  /** Set when a login refusal or a setup's `FatalRefusalError` made this connection stop. */
+  private fatal: FatalRefusalError | undefined;
   private readonly loop: Promise<void>;
 
   constructor(private readonly options: RabbitMqConnectionOptions) {
@@ -110,13 +117,19 @@ export class RabbitMqConnection {
     });
   }
 
-  /** The open connection with every setup done; waits while reconnecting. */
-  whenReady(timeoutMs?: number): Promise<ChannelModel> {
+  /**
+   * The open connection with every setup done; waits while reconnecting. With `failFast`, rejects
+   * at once while the last attempt to connect failed, and when the next one fails.
+   */
+  whenReady(timeoutMs?: number, options: { failFast?: boolean } = {}): Promise<ChannelModel> {
     if (this.ready && this.model) return Promise.resolve(this.model);
     if (this.closed) return Promise.reject(this.closedError());
+    if (options.failFast && this.lastFailure)
+      return Promise.reject(new Error(`RabbitMQ at ${this.safeUrl} is not reachable: ${this.lastFailure}`));
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const waiter: ReadyWaiter = {
+        failFast: options.failFast,
         resolve: (model) => {
           clearTimeout(timer);
           resolve(model);
@@ -163,8 +176,16 @@ export class RabbitMqConnection {
     this.firstRunFailures.clear();
   }
 
+  private rejectFailFast(): void {
+    for (const waiter of this.waiters) {
+      if (!waiter.failFast) continue;
+      this.waiters.delete(waiter);
+      waiter.reject(new Error(`RabbitMQ at ${this.safeUrl} is not reachable: ${this.lastFailure}`));
+    }
+  }
+
   private closedError(): Error {
-    return this.refusal ?? new Error(`connection to ${this.safeUrl} is closed`);
+    return this.refusal ?? this.fatal ?? new Error(`connection to ${this.safeUrl} is closed`);
   }
 
   private async run(): Promise<void> {
@@ -190,9 +211,17 @@ export class RabbitMqConnection {
           this.stop(this.refusal);
           break;
         }
+        if (this.options.stopWhenLoginRefused && isLoginRefusal(error)) {
+          this.fatal = new FatalRefusalError(
+            `RabbitMQ at ${this.safeUrl} refused the login: check the user name and password`,
+          );
+          this.stop(this.fatal);
+          break;
+        }
         failures++;
         const delay = this.backoff(failures);
         this.lastFailure = describeError(error, this.url);
+        this.rejectFailFast();
         this.logger.warn(
           `RabbitMQ: cannot connect to ${this.safeUrl}: ${this.lastFailure}; retrying in ${delay} ms`,
         );
@@ -256,6 +285,12 @@ export class RabbitMqConnection {
       await setup(model);
       return true;
     } catch (error) {
+      if (error instanceof FatalRefusalError && !this.closed) {
+        this.fatal = error;
+        this.stop(error);
+        await model.close().catch(() => {});
+        return false;
+      }
       if (this.model === model && !this.closed) {
         this.lastFailure = `setup failed: ${describeError(error, this.url)}`;
         this.logger.warn(
