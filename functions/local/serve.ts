@@ -146,7 +146,10 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       return;
     }
     // The URL's own vhost is serve's: a refusal there is fatal rather than retried for ever.
-    const consuming = bus.consumeReplies({ vhost, stopWhenRefused: vhost === null }, onBatch);
+    const consuming = bus.consumeReplies(
+      vhost === null ? { vhost, stopWhenRefused: true, onFatal: fail } : { vhost },
+      onBatch,
+    );
     const entry = {
       stop: async () => {
         const consumer = await Promise.race([consuming, sleep(2000)]).catch(() => undefined);

@@ -27,6 +27,11 @@ export interface ReplyConsumerOptions {
    * or the vhost, rather than trying again for ever. @default false
    */
   stopWhenRefused?: boolean;
+  /**
+   * Called when the consumer stops for good: a refusal (see `stopWhenRefused`), or the reply queue
+   * found consumed by another manager, at the start or after a reconnect.
+   */
+  onFatal?: (error: Error) => void;
 }
 
 export interface ReplyConsumer {
@@ -105,6 +110,7 @@ class BatchingReplyConsumer implements ReplyConsumer {
       logger: this.logger,
       stopWhenVhostRefused: options.stopWhenRefused || (options.vhost ?? null) !== null,
       stopWhenLoginRefused: options.stopWhenRefused ?? false,
+      ...(options.onFatal ? { onFatal: options.onFatal } : {}),
       ...(options.connectionName ? { connectionName: options.connectionName } : {}),
     });
   }

@@ -41,6 +41,8 @@ export interface RabbitMqConnectionOptions {
   stopWhenVhostRefused?: boolean;
   /** Stop for good, with a `FatalRefusalError`, when the broker refuses the login. @default false */
   stopWhenLoginRefused?: boolean;
+  /** Called when a `FatalRefusalError` stops the connection, at the first connect or any later one. */
+  onFatal?: (error: FatalRefusalError) => void;
 }
 
 interface ReadyWaiter {
@@ -216,6 +218,7 @@ export class RabbitMqConnection {
             `RabbitMQ at ${this.safeUrl} refused the login: check the user name and password`,
           );
           this.stop(this.fatal);
+          this.options.onFatal?.(this.fatal);
           break;
         }
         failures++;
@@ -288,6 +291,7 @@ export class RabbitMqConnection {
       if (error instanceof FatalRefusalError && !this.closed) {
         this.fatal = error;
         this.stop(error);
+        this.options.onFatal?.(error);
         await model.close().catch(() => {});
         return false;
       }
