@@ -71,6 +71,11 @@ export interface ServeHandle {
   store: Store;
   /** With `--bus memory`: the in-process broker workers connect to. */
   broker?: MemoryBroker;
+  /**
+   * Resolves when serve cannot go on (the broker refused the login or the URL's vhost, or another
+   * manager consumes the reply queue); the caller closes it and exits non-zero.
+   */
+  failed: Promise<Error>;
   /** Stops consuming, finishes what is in hand, closes everything. */
   close(): Promise<void>;
 }
@@ -128,6 +133,10 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       });
   const metrics = new PrometheusMetrics(store);
   const consumers = new Map<string, { stop(): Promise<void> | void }>();
+  let fail: (error: Error) => void = () => {};
+  const failed = new Promise<Error>((resolve) => {
+    fail = resolve;
+  });
 
   const onBatch = (replies: InboundReply[]) => manager.handleReplies(replies);
   /**
@@ -141,7 +150,11 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       consumers.set(key, bus.consumeReplies(onBatch));
       return;
     }
-    const consuming = bus.consumeReplies({ vhost }, onBatch);
+    // The URL's own vhost is serve's: a refusal there is fatal rather than retried for ever.
+    const consuming = bus.consumeReplies(
+      vhost === null ? { vhost, stopWhenRefused: true, onFatal: fail } : { vhost },
+      onBatch,
+    );
     const entry = {
       stop: async () => {
         const consumer = await Promise.race([consuming, sleep(2000)]).catch(() => undefined);
@@ -149,6 +162,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       },
     };
     consuming.catch((error) => {
+      if (vhost === null) return fail(error as Error);
       logger.error('cannot consume replies', { vhost, error });
       // A vhost the broker refused: registering a workflow on it again tries again.
       if (consumers.get(key) === entry) consumers.delete(key);
@@ -224,6 +238,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     manager,
     store,
     broker,
+    failed,
     close: () => {
       closing ??= (async () => {
         clearInterval(retention);

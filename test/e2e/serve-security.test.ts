@@ -222,9 +222,12 @@ describe('switchyard serve: credentials, secrets in logs, limits', { timeout: 12
         LOG_LEVEL: 'debug',
       });
       try {
+        // A refused login ends serve with one line; a closed port is retried.
         await eventually(
-          `serve to report ${what} twice`,
-          () => (process.output().match(/cannot connect|setup .* failed|lost/g) ?? []).length >= 2,
+          `serve to report ${what} twice, or to exit`,
+          () =>
+            process.child.exitCode !== null ||
+            (process.output().match(/cannot connect|setup .* failed|lost/g) ?? []).length >= 2,
           30_000,
         );
       } finally {

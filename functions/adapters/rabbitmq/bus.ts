@@ -16,7 +16,7 @@ import {
 import { QueueDeclarer } from '../../transport/amqp/queues.js';
 import { urlForVhost } from '../../transport/amqp/url.js';
 import { VhostRefusedError } from '../../transport/amqp/vhost-refusal.js';
-import { type ReplyConsumer, type ReplyConsumerOptions, startReplyConsumer } from './reply-consumer.js';
+import { createReplyConsumer, type ReplyConsumer, type ReplyConsumerOptions } from './reply-consumer.js';
 
 export interface RabbitMqBusOptions {
   /** `amqp://user:pass@host:5672/vhost` or `amqps://…:5671` (Amazon MQ). */
@@ -139,7 +139,10 @@ export class RabbitMqBus implements Bus {
   }
 
   async ping(): Promise<void> {
-    await this.publisherFor(null).connection.whenReady(this.options.connectTimeoutMs ?? 10_000);
+    // Fails at once while the broker is unreachable: /healthz answers now, not after the timeout.
+    await this.publisherFor(null).connection.whenReady(this.options.connectTimeoutMs ?? 10_000, {
+      failFast: true,
+    });
   }
 
   /**
@@ -151,7 +154,7 @@ export class RabbitMqBus implements Bus {
     onBatch: (replies: InboundReply[]) => Promise<void>,
   ): Promise<{ stop(): Promise<void> }> {
     this.assertOpen();
-    const consumer = await startReplyConsumer(
+    const consumer = createReplyConsumer(
       {
         url: this.options.url,
         logger: this.logger,
@@ -161,7 +164,14 @@ export class RabbitMqBus implements Bus {
       },
       onBatch,
     );
+    // Added before it starts: closing the bus while the broker is down must stop it too.
     this.consumers.add(consumer);
+    try {
+      await consumer.start();
+    } catch (error) {
+      this.consumers.delete(consumer);
+      throw error;
+    }
     return {
       stop: async () => {
         this.consumers.delete(consumer);
@@ -253,8 +263,9 @@ class VhostPublisher {
     private readonly replyQueue: string,
   ) {}
 
+  /** Fails at once while the broker is unreachable: each queue is declared again before its first request. */
   async ensure(queues: readonly string[]): Promise<void> {
-    const model = await this.connection.whenReady(this.connectTimeoutMs);
+    const model = await this.connection.whenReady(this.connectTimeoutMs, { failFast: true });
     const refused = await this.declarer.ensure(model, [this.replyQueue, ...queues]);
     if (refused.size) {
       throw new Error(

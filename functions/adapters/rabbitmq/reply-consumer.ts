@@ -2,6 +2,7 @@ import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import type { InboundReply } from '../../../engine/ports/bus.js';
 import { DEFAULT_REPLY_QUEUE } from '../../../engine/ports/bus.js';
 import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
+import { FatalRefusalError } from '../../transport/amqp/fatal-refusal.js';
 import { declareDurableQueue, openChannel } from '../../transport/amqp/queues.js';
 import { toInboundReply } from './inbound-reply.js';
 
@@ -21,6 +22,16 @@ export interface ReplyConsumerOptions {
   retryDelayMs?: number;
   connectionName?: string;
   logger?: RabbitMqLogger;
+  /**
+   * Give up for good (the start rejects, or the consumer stops) when the broker refuses the login
+   * or the vhost, rather than trying again for ever. @default false
+   */
+  stopWhenRefused?: boolean;
+  /**
+   * Called when the consumer stops for good: a refusal (see `stopWhenRefused`), or the reply queue
+   * found consumed by another manager, at the start or after a reconnect.
+   */
+  onFatal?: (error: Error) => void;
 }
 
 export interface ReplyConsumer {
@@ -29,7 +40,11 @@ export interface ReplyConsumer {
 }
 
 /**
- * Consumes a reply queue (durable, not exclusive, manual acknowledgement) and hands the replies
+ * Consumes a reply queue (durable, manual acknowledgement) as its only consumer: the queue's
+ * replies belong to one manager's database, and a second manager on it would take replies for jobs
+ * it does not have. While another connection consumes it, the start fails with a
+ * `FatalRefusalError`; the broker releases an exclusive consumer when its connection dies, so a
+ * manager that was killed takes its queue again at once. Consumes and hands the replies
  * to `onBatch` in batches: whatever arrived while the previous batch was being handled, up to
  * `maxBatch`, so a quiet queue gets one reply at a time with no added wait and a busy one gets
  * large batches. A batch is acknowledged only after `onBatch` resolves (the manager resolves once
@@ -40,9 +55,20 @@ export async function startReplyConsumer(
   options: ReplyConsumerOptions,
   onBatch: (replies: InboundReply[]) => Promise<void>,
 ): Promise<ReplyConsumer> {
-  const consumer = new BatchingReplyConsumer(options, onBatch);
+  const consumer = createReplyConsumer(options, onBatch);
   await consumer.start();
   return consumer;
+}
+
+/**
+ * `startReplyConsumer` in two steps, for an owner that must be able to stop the consumer while it
+ * is still waiting for the broker (`start` then rejects).
+ */
+export function createReplyConsumer(
+  options: ReplyConsumerOptions,
+  onBatch: (replies: InboundReply[]) => Promise<void>,
+): ReplyConsumer & { start(): Promise<void> } {
+  return new BatchingReplyConsumer(options, onBatch);
 }
 
 interface Delivery {
@@ -82,7 +108,9 @@ class BatchingReplyConsumer implements ReplyConsumer {
       url: options.url,
       vhost: options.vhost ?? null,
       logger: this.logger,
-      stopWhenVhostRefused: (options.vhost ?? null) !== null,
+      stopWhenVhostRefused: options.stopWhenRefused || (options.vhost ?? null) !== null,
+      stopWhenLoginRefused: options.stopWhenRefused ?? false,
+      ...(options.onFatal ? { onFatal: options.onFatal } : {}),
       ...(options.connectionName ? { connectionName: options.connectionName } : {}),
     });
   }
@@ -131,9 +159,15 @@ class BatchingReplyConsumer implements ReplyConsumer {
       this.buffer = this.buffer.filter((delivery) => delivery.channel !== state);
     });
     await channel.prefetch(this.options.prefetch ?? 1000);
-    const { consumerTag } = await channel.consume(this.queue, (message) => this.receive(state, message), {
-      noAck: false,
-    });
+    const { consumerTag } = await channel
+      .consume(this.queue, (message) => this.receive(state, message), { noAck: false, exclusive: true })
+      .catch((error: unknown) => {
+        if ((error as { code?: number }).code !== 403) throw error;
+        throw new FatalRefusalError(
+          `the reply queue "${this.queue}" at ${this.connection.safeUrl} is consumed by another manager ` +
+            '(another serve with its own database?): give each serve its own --reply-queue',
+        );
+      });
     this.current = { state, consumerTag };
   }
 

@@ -76,15 +76,20 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
   } catch (error) {
     throw new CliError((error as Error).message);
   }
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.info('stopping', { signal });
-      handle.close().then(resolve, (error) => {
-        logger.error('stopping failed', { error });
-        resolve();
-      });
+  const fatal = await new Promise<Error | undefined>((resolve) => {
+    const stop = (reason: Record<string, unknown>, error?: Error) => {
+      logger.info('stopping', reason);
+      handle.close().then(
+        () => resolve(error),
+        (closeError) => {
+          logger.error('stopping failed', { error: closeError });
+          resolve(error);
+        },
+      );
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop({ signal: 'SIGTERM' }));
+    process.once('SIGINT', () => stop({ signal: 'SIGINT' }));
+    void handle.failed.then((error) => stop({ reason: error.message }, error));
   });
+  if (fatal) throw new CliError(fatal.message);
 }

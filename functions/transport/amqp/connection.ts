@@ -1,4 +1,5 @@
 import { type ChannelModel, connect } from 'amqplib';
+import { FatalRefusalError, isLoginRefusal } from './fatal-refusal.js';
 import { describeError, redactUrl, urlForVhost } from './url.js';
 import { isVhostRefusal, VhostRefusedError } from './vhost-refusal.js';
 
@@ -43,6 +44,10 @@ export interface RabbitMqConnectionOptions {
    * stop for good with (a login the broker refused, say), or nothing to retry after `delayMs`.
    */
   onConnectFailure?: (failure: ConnectFailure) => Error | undefined;
+  /** Stop for good, with a `FatalRefusalError`, when the broker refuses the login. @default false */
+  stopWhenLoginRefused?: boolean;
+  /** Called when a `FatalRefusalError` stops the connection, at the first connect or any later one. */
+  onFatal?: (error: FatalRefusalError) => void;
 }
 
 export interface ConnectFailure {
@@ -53,6 +58,8 @@ export interface ConnectFailure {
 }
 
 interface ReadyWaiter {
+  /** Rejected by the next failed attempt to connect rather than waiting for a later one. */
+  failFast?: boolean;
   resolve(model: ChannelModel): void;
   reject(error: Error): void;
 }
@@ -82,7 +89,7 @@ export class RabbitMqConnection {
   private lastFailure: string | undefined;
   /** Set when the broker refused the vhost and `stopWhenVhostRefused` made this connection stop. */
   refusal: VhostRefusedError | undefined;
-  /** Set when `onConnectFailure` made this connection stop. */
+  /** Set when a login refusal, a setup's `FatalRefusalError` or `onConnectFailure` made this connection stop. */
   private fatal: Error | undefined;
   private readonly loop: Promise<void>;
 
@@ -124,13 +131,19 @@ export class RabbitMqConnection {
     });
   }
 
-  /** The open connection with every setup done; waits while reconnecting. */
-  whenReady(timeoutMs?: number): Promise<ChannelModel> {
+  /**
+   * The open connection with every setup done; waits while reconnecting. With `failFast`, rejects
+   * at once while the last attempt to connect failed, and when the next one fails.
+   */
+  whenReady(timeoutMs?: number, options: { failFast?: boolean } = {}): Promise<ChannelModel> {
     if (this.ready && this.model) return Promise.resolve(this.model);
     if (this.closed) return Promise.reject(this.closedError());
+    if (options.failFast && this.lastFailure)
+      return Promise.reject(new Error(`RabbitMQ at ${this.safeUrl} is not reachable: ${this.lastFailure}`));
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const waiter: ReadyWaiter = {
+        failFast: options.failFast,
         resolve: (model) => {
           clearTimeout(timer);
           resolve(model);
@@ -177,6 +190,14 @@ export class RabbitMqConnection {
     this.firstRunFailures.clear();
   }
 
+  private rejectFailFast(): void {
+    for (const waiter of this.waiters) {
+      if (!waiter.failFast) continue;
+      this.waiters.delete(waiter);
+      waiter.reject(new Error(`RabbitMQ at ${this.safeUrl} is not reachable: ${this.lastFailure}`));
+    }
+  }
+
   private closedError(): Error {
     return this.refusal ?? this.fatal ?? new Error(`connection to ${this.safeUrl} is closed`);
   }
@@ -206,9 +227,18 @@ export class RabbitMqConnection {
           this.stop(this.refusal);
           break;
         }
+        if (this.options.stopWhenLoginRefused && isLoginRefusal(error)) {
+          this.fatal = new FatalRefusalError(
+            `RabbitMQ at ${this.safeUrl} refused the login: check the user name and password`,
+          );
+          this.stop(this.fatal);
+          this.options.onFatal?.(this.fatal);
+          break;
+        }
         failures++;
         const delay = this.backoff(failures);
         this.lastFailure = describeError(error, this.url);
+        this.rejectFailFast();
         const onFailure = this.options.onConnectFailure;
         const fatal = onFailure?.({ error, description: this.lastFailure, delayMs: delay });
         if (fatal) {
@@ -281,6 +311,13 @@ export class RabbitMqConnection {
       await setup(model);
       return true;
     } catch (error) {
+      if (error instanceof FatalRefusalError && !this.closed) {
+        this.fatal = error;
+        this.stop(error);
+        this.options.onFatal?.(error);
+        await model.close().catch(() => {});
+        return false;
+      }
       if (this.model === model && !this.closed) {
         this.lastFailure = `setup failed: ${describeError(error, this.url)}`;
         this.logger.warn(
