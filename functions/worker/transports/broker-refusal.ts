@@ -1,3 +1,4 @@
+import { isLoginRefusal } from '../../transport/amqp/fatal-refusal.js';
 import { redactUrl, vhostOfUrl } from '../../transport/amqp/url.js';
 import { isVhostRefusal } from '../../transport/amqp/vhost-refusal.js';
 
@@ -35,11 +36,6 @@ export function brokerRefusal(error: unknown, url: string): BrokerRefusedError |
     );
   }
   return undefined;
-}
-
-/** amqplib's error when the broker ends the handshake with 403 (a wrong user name or password). */
-function isLoginRefusal(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('Handshake terminated by server: 403');
 }
 
 function userOf(url: string): string {
