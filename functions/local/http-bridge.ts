@@ -13,9 +13,13 @@ import { refuseForeignRequest, type SourcePolicy, sourcePolicy } from './request
  * only a local server must check: that the request names this server and is not another site's.
  */
 export function createHttpBridge(deps: ApiDeps, policy: SourcePolicy = sourcePolicy({})): Server {
+  // The address is read once it is bound, not per request (each read is a system call).
+  let bound: string | undefined;
   const server = createServer((request, response) => {
-    const bound = (server.address() as AddressInfo | null)?.address;
     void serve(request, response, deps, () => refuseForeignRequest(request.headers, policy, bound));
+  });
+  server.on('listening', () => {
+    bound = (server.address() as AddressInfo | null)?.address;
   });
   return server;
 }
