@@ -38,7 +38,7 @@ export async function registerConfigWorkflows(
       latest !== undefined &&
       (remembered === undefined ? await store.hasWorkflowDefinition(workflow, text) : remembered === text);
     if (unchanged) {
-      await store.rememberConfigDefinition(workflow, text);
+      if (remembered !== text) await store.rememberConfigDefinition(workflow, text);
       logger.info('workflow file unchanged since the last start', { workflow, version: latest.version });
       continue;
     }
