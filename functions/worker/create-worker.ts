@@ -63,6 +63,9 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
+/** How long a worker's stop takes at most, unless `shutdownTimeoutMs` says otherwise. */
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
 const consoleLogger: WorkerLogger = {
   info: (message, details) => (details ? console.info(message, details) : console.info(message)),
   warn: (message, details) => (details ? console.warn(message, details) : console.warn(message)),
@@ -80,7 +83,7 @@ const consoleLogger: WorkerLogger = {
 export function createWorker(options: WorkerOptions): Worker {
   const concurrency = options.concurrency ?? 1;
   const maxDeliveries = options.maxDeliveries ?? 5;
-  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new Error(`concurrency must be a whole number of at least 1, not ${concurrency}`);
   }
@@ -279,7 +282,7 @@ const CLOSE_TIMEOUT_MS = 2_000;
 export async function runWorker(options: WorkerOptions): Promise<Worker> {
   const worker = createWorker(options);
   const logger = options.logger ?? consoleLogger;
-  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) process.exit(1);

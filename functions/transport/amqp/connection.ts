@@ -41,7 +41,7 @@ export interface RabbitMqConnectionOptions {
   stopWhenVhostRefused?: boolean;
   /**
    * Called for each failed connect in place of the warning the connection logs: returns an error to
-   * stop for good with (a login the broker refused, say), or nothing to retry after `delayMs`.
+   * stop for good with (a login the broker refused, say), or nothing to retry after the backoff.
    */
   onConnectFailure?: (failure: ConnectFailure) => Error | undefined;
   /** Stop for good, with a `FatalRefusalError`, when the broker refuses the login. @default false */
@@ -54,7 +54,6 @@ export interface ConnectFailure {
   error: unknown;
   /** The error's message without the URL's secrets. */
   description: string;
-  delayMs: number;
 }
 
 interface ReadyWaiter {
@@ -240,7 +239,7 @@ export class RabbitMqConnection {
         this.lastFailure = describeError(error, this.url);
         this.rejectFailFast();
         const onFailure = this.options.onConnectFailure;
-        const fatal = onFailure?.({ error, description: this.lastFailure, delayMs: delay });
+        const fatal = onFailure?.({ error, description: this.lastFailure });
         if (fatal) {
           this.fatal = fatal;
           this.stop(fatal);

@@ -43,7 +43,7 @@ export async function openChannel(model: ChannelModel, logger: RabbitMqLogger): 
 }
 
 /** Channel-level refusals of a declaration (access refused, not found, locked, other settings). */
-const REFUSALS = new Set([403, 404, 405, 406]);
+const REFUSALS = new Set([ACCESS_REFUSED, 404, 405, PRECONDITION_FAILED]);
 
 /** Longest queue name AMQP 0-9-1 carries, in bytes; amqplib cannot even encode a longer one. */
 const MAX_QUEUE_NAME_BYTES = 255;
