@@ -1,5 +1,6 @@
+import { DEFAULT_REPLY_QUEUE } from '../engine/ports/bus.js';
 /** The reply queue's name, under the prefix on SQS and as is on RabbitMQ (the protocol's default). */
-export const REPLY_QUEUE = 'workflow-manager';
+export const REPLY_QUEUE = DEFAULT_REPLY_QUEUE;
 
 /** The stack's own queues; a workflow step may not use one of these names. */
 export const MANAGER_QUEUES = {

@@ -6,7 +6,7 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * A browser marks its requests with `Origin` (on every write) or `Sec-Fetch-Site`; curl, scripts and
  * Node's fetch send neither.
  */
-export function fromBrowser(headers: Readonly<Record<string, string>>): boolean {
+function fromBrowser(headers: Readonly<Record<string, string>>): boolean {
   return headers.origin !== undefined || headers['sec-fetch-site'] !== undefined;
 }
 

@@ -92,7 +92,7 @@ export function ifNoneMatchFails(header: string, etag: string): boolean {
 }
 
 /** Seconds a caller refused with `store_unavailable` waits before trying again. */
-export const STORE_RETRY_AFTER_SECONDS = 5;
+const STORE_RETRY_AFTER_SECONDS = 5;
 
 export function errorResponse(error: unknown): ApiResponse {
   const apiError = toApiError(error);

@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { DEFAULT_REPLY_QUEUE } from '../../engine/ports/bus.js';
 import { CliError, DEFAULT_URL } from './client.js';
 import { graph, push, validate } from './commands/definitions.js';
 import { command, listJobs, status, submit, watch } from './commands/jobs.js';
@@ -28,7 +29,7 @@ program
     'RabbitMQ (default: $AMQP_URL, then $AMQP_SERVER, then amqp://guest:guest@127.0.0.1:5672)',
   )
   .option('--bus <bus>', 'rabbitmq, or memory for a try-out with no broker', 'rabbitmq')
-  .option('--reply-queue <name>', 'the queue workers reply to', 'workflow-manager')
+  .option('--reply-queue <name>', 'the queue workers reply to', DEFAULT_REPLY_QUEUE)
   .option('--port <port>', 'HTTP port', '8080')
   .option('--host <host>', 'HTTP address to bind', '127.0.0.1')
   .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d')

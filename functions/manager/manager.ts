@@ -53,8 +53,6 @@ export interface ManagerOptions {
   onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
 }
 
-export type { JobEventInput };
-
 export interface EventOutcome {
   /** The job's state changed. */
   applied: boolean;

@@ -22,6 +22,7 @@ export class QueueBackoff {
 
   /** Whether requests for the queue may be sent at `now`. */
   open(queue: string, vhost: string | null, now: number): boolean {
+    if (this.waits.size === 0) return true;
     const wait = this.waits.get(key(queue, vhost));
     return wait === undefined || wait.until <= now;
   }
@@ -37,10 +38,11 @@ export class QueueBackoff {
   ): void {
     const byQueue = new Map<string, { took: boolean; refused: boolean }>();
     for (const { queue, vhost, refused } of outcomes) {
-      const seen = byQueue.get(key(queue, vhost)) ?? { took: false, refused: false };
+      const queueKey = key(queue, vhost);
+      const seen = byQueue.get(queueKey) ?? { took: false, refused: false };
       if (refused) seen.refused = true;
       else seen.took = true;
-      byQueue.set(key(queue, vhost), seen);
+      byQueue.set(queueKey, seen);
     }
     for (const [queueKey, { took, refused }] of byQueue) {
       if (!refused) {

@@ -2,6 +2,7 @@ import type { LoadOptions } from '../../engine/definition/load.js';
 import type { DefinitionError, StepDefinition, WorkflowDefinition } from '../../engine/definition/types.js';
 import type { LoadResult } from '../../engine/definition/validate.js';
 import { loadWorkflows } from '../../engine/index.js';
+import { SQS_MAX_QUEUE_NAME, SQS_QUEUE_CHARACTERS } from '../transport/sqs/message.js';
 
 /** What the deployment adds to the engine's queue-name rules (which know only RabbitMQ's). */
 export interface QueueRules {
@@ -10,9 +11,6 @@ export interface QueueRules {
   /** Deployed on SQS: step queue `q` is the SQS queue `<sqsPrefix>q`. */
   sqsPrefix?: string;
 }
-
-const SQS_CHARACTERS = /^[A-Za-z0-9_-]+$/;
-const SQS_MAX_NAME = 80;
 
 /** `loadWorkflows`, refusing too the step queues this deployment cannot have. */
 export function loadForDeployment(text: string, options: LoadOptions, rules: QueueRules = {}): LoadResult {
@@ -45,9 +43,9 @@ function sqsProblems(workflow: WorkflowDefinition, prefix: string): DefinitionEr
 function sqsQueueProblem(prefix: string, queue: string): string | undefined {
   const full = `${prefix}${queue}`;
   const start = `queue "${queue}" cannot be an SQS queue`;
-  if (!SQS_CHARACTERS.test(queue)) return `${start}: SQS takes only letters, digits, "-" and "_"`;
-  if (full.length > SQS_MAX_NAME) {
-    return `${start}: "${full}" has ${full.length} characters; SQS takes at most ${SQS_MAX_NAME}, the stack's prefix "${prefix}" included`;
+  if (!SQS_QUEUE_CHARACTERS.test(queue)) return `${start}: SQS takes only letters, digits, "-" and "_"`;
+  if (full.length > SQS_MAX_QUEUE_NAME) {
+    return `${start}: "${full}" has ${full.length} characters; SQS takes at most ${SQS_MAX_QUEUE_NAME}, the stack's prefix "${prefix}" included`;
   }
   return undefined;
 }

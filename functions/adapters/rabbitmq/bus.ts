@@ -1,4 +1,5 @@
 import type { Options } from 'amqplib';
+import { MAX_AMQP_NAME_BYTES } from '../../../engine/definition/queue-name.js';
 import type { StepRequest } from '../../../engine/job/types.js';
 import {
   type Bus,
@@ -35,7 +36,6 @@ export interface RabbitMqBusOptions {
 }
 
 /** Longest queue name AMQP 0-9-1 allows, in bytes. */
-const MAX_QUEUE_NAME_BYTES = 255;
 
 /** How long requests to a vhost the broker refused fail without asking the broker again. */
 const REFUSED_VHOST_RETRY_MS = 30_000;
@@ -72,7 +72,7 @@ export class RabbitMqBus implements Bus {
     if (requests.length === 0) return;
     const maxBytes = this.options.maxMessageBytes ?? 128 * 1024 * 1024;
     const failures: Error[] = [];
-    const byVhost = new Map<string | null, { request: StepRequest; message: OutgoingMessage }[]>();
+    const byVhost = new Map<string | null, OutgoingMessage[]>();
     for (const request of requests) {
       let message: OutgoingMessage;
       try {
@@ -83,11 +83,11 @@ export class RabbitMqBus implements Bus {
         continue;
       }
       const group = byVhost.get(request.vhost);
-      if (group) group.push({ request, message });
-      else byVhost.set(request.vhost, [{ request, message }]);
+      if (group) group.push(message);
+      else byVhost.set(request.vhost, [message]);
     }
     const results = await Promise.allSettled(
-      [...byVhost].map(([vhost, items]) => this.sendToVhost(vhost, items)),
+      [...byVhost].map(([vhost, messages]) => this.sendToVhost(vhost, messages)),
     );
     for (const result of results) {
       if (result.status === 'fulfilled') {
@@ -105,25 +105,17 @@ export class RabbitMqBus implements Bus {
   }
 
   /** Publishes one vhost's requests; returns one error per request not confirmed or not deliverable. */
-  private async sendToVhost(
-    vhost: string | null,
-    items: readonly { request: StepRequest; message: OutgoingMessage }[],
-  ): Promise<Error[]> {
-    const { refused, undeliverable } = await this.publisherFor(vhost).send(items.map((item) => item.message));
-    const requestOf = new Map(items.map((item) => [item.message, item.request]));
+  private async sendToVhost(vhost: string | null, messages: readonly OutgoingMessage[]): Promise<Error[]> {
+    const { refused, undeliverable } = await this.publisherFor(vhost).send(messages);
     const retryable = refused.map(({ message, reason, error }) => {
-      const request = requestOf.get(message) as StepRequest;
+      const correlationId = correlationOf(message);
       const why =
         reason === 'nacked'
           ? `refused by queue ${message.queue} (nack: the queue may be full, x-overflow reject-publish)`
           : reason === 'returned'
             ? `returned by RabbitMQ: queue ${message.queue} does not exist`
             : `not confirmed by RabbitMQ: ${error.message}`;
-      return new RetryableSendError(
-        `the request ${request.correlationId} was ${why}`,
-        request.correlationId,
-        reason,
-      );
+      return new RetryableSendError(`the request ${correlationId} was ${why}`, correlationId, reason);
     });
     return [...undeliverable, ...retryable];
   }
@@ -193,7 +185,7 @@ export class RabbitMqBus implements Bus {
 
   private messageFor(request: StepRequest, maxBytes: number): OutgoingMessage {
     const queueBytes = Buffer.byteLength(request.queue);
-    if (queueBytes === 0 || queueBytes > MAX_QUEUE_NAME_BYTES || request.queue.startsWith('amq.')) {
+    if (queueBytes === 0 || queueBytes > MAX_AMQP_NAME_BYTES || request.queue.startsWith('amq.')) {
       throw new UndeliverableError(
         `cannot send to queue "${request.queue}": a RabbitMQ queue name has 1 to 255 bytes and does not start with "amq."`,
         request.correlationId,

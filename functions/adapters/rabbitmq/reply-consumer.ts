@@ -1,12 +1,9 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
-import type { InboundReply } from '../../../engine/ports/bus.js';
-import { DEFAULT_REPLY_QUEUE } from '../../../engine/ports/bus.js';
+import { DEFAULT_REPLY_QUEUE, type InboundReply } from '../../../engine/ports/bus.js';
 import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
 import { FatalRefusalError } from '../../transport/amqp/fatal-refusal.js';
 import { declareDurableQueue, openChannel } from '../../transport/amqp/queues.js';
 import { toInboundReply } from './inbound-reply.js';
-
-/** The manager's reply queue, as in the original workflow-manager. */
 
 export interface ReplyConsumerOptions {
   url: string;

@@ -9,7 +9,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { StepRequest } from '../../../engine/job/types.js';
-import { type Bus, UndeliverableError } from '../../../engine/ports/bus.js';
+import { type Bus, RetryableSendError, UndeliverableError } from '../../../engine/ports/bus.js';
 import {
   isQueueDoesNotExist,
   isValidSqsQueueName,
@@ -19,7 +19,7 @@ import {
   sqsMessageSize,
   stringAttribute,
 } from '../../transport/sqs/message.js';
-import { RetryableSendError, SqsSendError } from './send-error.js';
+import { SqsSendError } from './send-error.js';
 
 /** The settings of step queues created after deploy: the same the stack gives the queues it creates. */
 export interface SqsQueueSettings {

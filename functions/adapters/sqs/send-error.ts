@@ -1,7 +1,5 @@
 import { RetryableSendError, UndeliverableError } from '../../../engine/ports/bus.js';
 
-export { RetryableSendError };
-
 /**
  * Rejection of `SqsBus.send` when some requests were not sent. The others of the call were sent: a
  * caller drops the undeliverable requests (failing their steps with the message) and keeps the

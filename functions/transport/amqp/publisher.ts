@@ -9,7 +9,7 @@ export interface OutgoingMessage {
 }
 
 /** A `mandatory` message the broker could not route: its queue does not exist (any more). */
-export class UnroutableError extends Error {
+class UnroutableError extends Error {
   constructor(readonly queue: string) {
     super(`RabbitMQ returned a message for queue ${queue}: the queue does not exist`);
     this.name = 'UnroutableError';

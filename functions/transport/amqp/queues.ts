@@ -1,4 +1,5 @@
 import type { Channel, ChannelModel } from 'amqplib';
+import { MAX_AMQP_NAME_BYTES } from '../../../engine/definition/queue-name.js';
 import type { RabbitMqLogger } from './connection.js';
 
 /** AMQP reply codes after which a passive check can still prove the queue is there. */
@@ -46,7 +47,6 @@ export async function openChannel(model: ChannelModel, logger: RabbitMqLogger): 
 const REFUSALS = new Set([ACCESS_REFUSED, 404, 405, PRECONDITION_FAILED]);
 
 /** Longest queue name AMQP 0-9-1 carries, in bytes; amqplib cannot even encode a longer one. */
-const MAX_QUEUE_NAME_BYTES = 255;
 
 /**
  * Remembers which queues were declared on which connection, so each is declared once per connection
@@ -91,9 +91,9 @@ export class QueueDeclarer {
       if (this.model !== model) throw new Error('connection lost while declaring queues');
       if (this.declared.has(queue)) continue;
       const bytes = Buffer.byteLength(queue);
-      if (bytes === 0 || bytes > MAX_QUEUE_NAME_BYTES) {
+      if (bytes === 0 || bytes > MAX_AMQP_NAME_BYTES) {
         // amqplib would throw while encoding and leave the channel waiting for ever for a reply.
-        refused.set(queue, `a RabbitMQ queue name has 1 to ${MAX_QUEUE_NAME_BYTES} bytes, this one ${bytes}`);
+        refused.set(queue, `a RabbitMQ queue name has 1 to ${MAX_AMQP_NAME_BYTES} bytes, this one ${bytes}`);
         continue;
       }
       const channel = this.channel ?? this.track(await openChannel(model, this.logger));

@@ -20,9 +20,14 @@ export function sqsMessageSize(body: string, attributes: Record<string, MessageA
   return size;
 }
 
+/** The characters of a standard queue's name: letters, digits, hyphens and underscores. */
+export const SQS_QUEUE_CHARACTERS = /^[A-Za-z0-9_-]+$/;
+/** A standard queue's name has at most 80 characters. */
+export const SQS_MAX_QUEUE_NAME = 80;
+
 /** A standard queue's name: 1 to 80 letters, digits, hyphens and underscores. */
 export function isValidSqsQueueName(name: string): boolean {
-  return /^[A-Za-z0-9_-]{1,80}$/.test(name);
+  return name.length <= SQS_MAX_QUEUE_NAME && SQS_QUEUE_CHARACTERS.test(name);
 }
 
 export function stringAttribute(value: string): MessageAttributeValue {
