@@ -9,7 +9,7 @@ import {
   setOwn,
 } from '../json.js';
 import { isUuid } from './types.js';
-import { derivedChildId, uuidV5 } from './uuid-v5.js';
+import { derivedChildId } from './uuid-v5.js';
 
 /** The list a fan-out step runs over, or why there is none. */
 export type FanOutList = { ok: true; items: readonly Json[] } | { ok: false; error: string };
@@ -76,7 +76,8 @@ export function childIds(
   to = items.length,
   seed?: string,
 ): string[] {
-  const derivedIds = derivedIdsIfClaimable(parentId, step, items);
+  const derived = derivedIdsIfClaimable(parentId, step, items, to);
+  const derivedIds = new Set(derived);
   const used = new Set<string>([parentId]);
   const ids: string[] = [];
   for (let index = 0; index < to; index++) {
@@ -84,9 +85,8 @@ export function childIds(
     const claims = own !== undefined && !used.has(own) && !takenIds.has(own) && !derivedIds.has(own);
     if (claims) used.add(own);
     if (index < from) continue;
-    let id = claims ? own : derivedChildId(parentId, step, index);
-    if (!claims && seed !== undefined && takenIds.has(id))
-      id = uuidV5(`${parentId}/${step}/${index}/${seed}`);
+    let id = claims ? own : (derived[index] ?? derivedChildId(parentId, step, index));
+    if (!claims && seed !== undefined && takenIds.has(id)) id = derivedChildId(parentId, step, index, seed);
     used.add(id);
     ids.push(id);
   }
@@ -97,12 +97,14 @@ const elementId = (item: Json): string | undefined =>
   isJsonObject(item) && isUuid(item.id) ? item.id.toLowerCase() : undefined;
 
 /**
- * Every index's derived id, when some element brings an id that could be one (else none): derived
- * ids are version 5 UUIDs, so elements with random (version 4) ids cost no hashing.
+ * Every index's derived id, when an element up to `to` (whose claims are decided now) brings an id
+ * that could be one (else none): derived ids are version 5 UUIDs, so elements with random (version
+ * 4) ids cost no hashing.
  */
-function derivedIdsIfClaimable(parentId: string, step: string, items: readonly Json[]): Set<string> {
-  const derived = new Set<string>();
-  if (!items.some((item) => elementId(item)?.[14] === '5')) return derived;
-  for (let index = 0; index < items.length; index++) derived.add(derivedChildId(parentId, step, index));
-  return derived;
+function derivedIdsIfClaimable(parentId: string, step: string, items: readonly Json[], to: number): string[] {
+  let claimable = false;
+  for (let index = 0; index < to && !claimable; index++)
+    claimable = elementId(items[index] as Json)?.[14] === '5';
+  if (!claimable) return [];
+  return items.map((_, index) => derivedChildId(parentId, step, index));
 }

@@ -17,7 +17,10 @@ export function uuidV5(name: string): string {
   );
 }
 
-/** The id of child `index` of a fan-out step when its element brings no usable id of its own. */
-export function derivedChildId(parentId: string, step: string, index: number): string {
-  return uuidV5(`${parentId}/${step}/${index}`);
+/**
+ * The id of child `index` of a fan-out step when its element brings no usable id of its own; with
+ * `seed`, the id derived again for a child whose first derived id another job holds.
+ */
+export function derivedChildId(parentId: string, step: string, index: number, seed?: string): string {
+  return uuidV5(seed === undefined ? `${parentId}/${step}/${index}` : `${parentId}/${step}/${index}/${seed}`);
 }
