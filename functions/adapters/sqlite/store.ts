@@ -386,7 +386,9 @@ export class SqliteStore implements Store {
 
   async setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void> {
     this.ready();
-    this.statements.setFanCounts.run(parentId, step, counts.total, counts.done, counts.failed);
+    this.outcome.run(() =>
+      this.statements.setFanCounts.run(parentId, step, counts.total, counts.done, counts.failed),
+    );
   }
 
   async queryJobs(query: JobQuery): Promise<JobPage> {
