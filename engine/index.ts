@@ -54,10 +54,10 @@ export {
   type Json,
   type JsonObject,
   jsonEqual,
-  MAX_JSON_DEPTH,
   mergeFirstWins,
   parseJsonObjectBody,
 } from './json.js';
+export { MAX_JSON_DEPTH } from './json-depth.js';
 
 // Ports: what the engine needs of a bus, a store and timers.
 export { type Bus, type InboundReply, RetryableSendError, UndeliverableError } from './ports/bus.js';

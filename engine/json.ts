@@ -1,7 +1,5 @@
 import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth.js';
 
-export { MAX_JSON_DEPTH };
-
 /** JSON values as they travel between the manager and workers. */
 export type Json = null | boolean | number | string | Json[] | JsonObject;
 export interface JsonObject {

@@ -22,7 +22,7 @@ export function everyChildCompleted(counts: FanCounts | undefined): counts is Fa
 }
 
 /** Some child of a fan-out step has still to finish: the completed and failed fall short of the total. */
-export function childrenStillToFinish(counts: FanCounts): boolean {
+function childrenStillToFinish(counts: FanCounts): boolean {
   return counts.done + counts.failed < counts.total;
 }
 

@@ -58,7 +58,7 @@ function unknownTypeMessage(type: string): string {
 }
 
 /** A reply over the size limit fails its attempt, saying why; undefined when it is within the limit. */
-export function oversizedReply(body: string, maxBytes: number): string | undefined {
+function oversizedReply(body: string, maxBytes: number): string | undefined {
   const size = Buffer.byteLength(body);
   return size > maxBytes ? `the reply is ${size} bytes; replies may be at most ${maxBytes}` : undefined;
 }

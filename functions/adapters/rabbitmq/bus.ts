@@ -187,7 +187,7 @@ export class RabbitMqBus implements Bus {
     const queueBytes = Buffer.byteLength(request.queue);
     if (queueBytes === 0 || queueBytes > MAX_AMQP_NAME_BYTES || request.queue.startsWith('amq.')) {
       throw new UndeliverableError(
-        `cannot send to queue "${request.queue}": a RabbitMQ queue name has 1 to 255 bytes and does not start with "amq."`,
+        `cannot send to queue "${request.queue}": a RabbitMQ queue name has 1 to ${MAX_AMQP_NAME_BYTES} bytes and does not start with "amq."`,
         request.correlationId,
       );
     }
