@@ -68,6 +68,22 @@ export function isOtherJob(
   return have?.id !== want.id || have.step !== want.step || have.index !== want.index;
 }
 
+/**
+ * Of the children a commit creates, the ids a stored job holds that is not that same child:
+ * `storedOf` reads the stored job (its parent link is enough) by id, undefined where there is none.
+ */
+export function heldByOtherJobs(
+  creates: readonly { id: string; parent: ParentLink | null }[],
+  storedOf: (id: string) => { parent: ParentLink | null } | undefined,
+): string[] {
+  const held: string[] = [];
+  for (const child of creates) {
+    const stored = storedOf(child.id);
+    if (stored !== undefined && isOtherJob(stored, child)) held.push(child.id);
+  }
+  return held;
+}
+
 export interface JobError {
   /** The step that failed, or null when the job as a whole timed out. */
   step: string | null;

@@ -1,4 +1,4 @@
-import { isOtherJob, type JobRecord } from '../../../engine/job/types.js';
+import { heldByOtherJobs, type JobRecord } from '../../../engine/job/types.js';
 
 /**
  * Of the created children whose head was found in place (`found`, by id), those held by another
@@ -13,10 +13,5 @@ export async function takenIds(
   const candidates = creates.filter((child) => child.parent && found.has(child.id));
   if (!candidates.length) return [];
   const stored = await readJobs(candidates.map((child) => child.id));
-  return candidates
-    .filter((child) => {
-      const job = stored.get(child.id);
-      return !job || isOtherJob(job, child);
-    })
-    .map((child) => child.id);
+  return heldByOtherJobs(candidates, (id) => stored.get(id) ?? { parent: null });
 }

@@ -2,8 +2,8 @@ import { definitionText, versionToSave } from '../../../engine/definition/same-d
 import type { WorkflowDefinition } from '../../../engine/definition/types.js';
 import {
   type FanCounts,
+  heldByOtherJobs,
   isFinished,
-  isOtherJob,
   type JobRecord,
   type JobStatus,
   type Timer,
@@ -117,11 +117,8 @@ export class MemoryStore implements Store {
     if (commit.expectedRev === 0 ? current !== undefined : current?.rev !== commit.expectedRev) {
       return { ok: false, conflict: true };
     }
-    const taken = commit.creates.filter((child) => {
-      const stored = this.jobs.get(child.id);
-      return stored !== undefined && isOtherJob(stored, child);
-    });
-    if (taken.length) return { ok: false, conflict: false, taken: taken.map((child) => child.id) };
+    const taken = heldByOtherJobs(commit.creates, (id) => this.jobs.get(id));
+    if (taken.length) return { ok: false, conflict: false, taken };
     this.putJob(commit.job);
     for (const child of commit.creates) if (!this.jobs.has(child.id)) this.putJob(child);
     if (commit.dropUnsent) {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { isOtherJob, type JobRecord } from '../../../engine/job/types.js';
+import { heldByOtherJobs, type JobRecord } from '../../../engine/job/types.js';
 
 export interface ParentRow {
   parent_id: string | null;
@@ -20,15 +20,14 @@ export function takenIds(
   parentOf: Database.Statement<[string], ParentRow>,
   creates: readonly JobRecord[],
 ): string[] {
-  const taken: string[] = [];
-  for (const child of creates) {
-    const row = parentOf.get(child.id);
-    if (!row) continue;
-    const parent =
-      row.parent_id === null
-        ? null
-        : { id: row.parent_id, step: row.parent_step ?? '', index: row.parent_index ?? -1 };
-    if (isOtherJob({ parent }, child)) taken.push(child.id);
-  }
-  return taken;
+  return heldByOtherJobs(creates, (id) => {
+    const row = parentOf.get(id);
+    if (!row) return undefined;
+    return {
+      parent:
+        row.parent_id === null
+          ? null
+          : { id: row.parent_id, step: row.parent_step ?? '', index: row.parent_index ?? -1 },
+    };
+  });
 }
