@@ -1,0 +1,42 @@
+import type { Json, JsonObject } from '../json.js';
+
+/** The variables an expression sees (workflows.md, "Expressions"). */
+export interface ExpressionVariables {
+  /** The step's input as the merge rules compute it (before `input:` mapping). */
+  input: JsonObject;
+  job: { id: string; workflow: string; version: number; input: JsonObject };
+  /** Output of each step of this job that has completed so far. */
+  steps: Record<string, JsonObject>;
+  /** For a fan-out child only. */
+  parent?: { id: string; step: string; index: number; input: JsonObject };
+}
+
+export type VariableName = keyof ExpressionVariables;
+
+/** What an expression must give: a boolean (`when:`) or a map with string keys (`input:`). */
+export type ExpressionKind = 'bool' | 'map';
+
+export type EvaluationResult<K extends ExpressionKind> =
+  | { ok: true; value: K extends 'bool' ? boolean : JsonObject }
+  | { ok: false; error: string };
+
+/** An expression parsed and checked once per definition version, evaluated per step. */
+export interface CompiledExpression<K extends ExpressionKind = ExpressionKind> {
+  readonly source: string;
+  readonly kind: K;
+  /** The variables it reads: the engine builds only those (`steps` costs O(steps) to build). */
+  readonly uses: ReadonlySet<VariableName>;
+  evaluate(variables: ExpressionVariables): EvaluationResult<K>;
+}
+
+/** Where in the expression a syntax or type error is (1-based). */
+export interface ExpressionPosition {
+  line: number;
+  column: number;
+}
+
+export type CompileResult<K extends ExpressionKind> =
+  | { ok: true; expression: CompiledExpression<K> }
+  | { ok: false; error: string; position?: ExpressionPosition };
+
+export type { Json };
