@@ -1,3 +1,6 @@
+import { compileExpression } from '../expressions/compile.js';
+import type { CompiledExpression, ExpressionKind } from '../expressions/expression.js';
+import type { JsonObject } from '../json.js';
 import { parseDuration } from './duration.js';
 import { defaultItemKey } from './item-key.js';
 import type { StepDefinition, WorkflowDefinition } from './types.js';
@@ -18,6 +21,14 @@ export interface StepNode {
   timeoutMs?: number;
   retries: number;
   retryDelayMs?: number;
+  /** `when:`: false skips the step. */
+  when?: CompiledExpression<'bool'>;
+  /** `input:`: the request body instead of the merged input. */
+  inputMap?: CompiledExpression<'map'>;
+  /** The step's `params` over the workflow's: defaults under the input. */
+  params?: JsonObject;
+  /** `continueOnError: true`: failing for good hands `{"error": …}` on instead of failing the job. */
+  continueOnError: boolean;
 }
 
 export interface FanOutTask {
@@ -36,6 +47,8 @@ export interface Graph {
   byName: ReadonlyMap<string, StepNode>;
   /** Steps nobody depends on, in declaration order: their outputs make the job's result. */
   terminals: readonly string[];
+  /** Some step's expression reads `parent`: its children are created with their parent's input. */
+  usesParent: boolean;
 }
 
 export interface CompiledWorkflow {
@@ -44,6 +57,7 @@ export interface CompiledWorkflow {
   definition: WorkflowDefinition;
   vhosts: readonly string[];
   timeoutMs?: number;
+  onFailure?: string;
   main: Graph;
   tasks: ReadonlyMap<string, Graph>;
 }
@@ -73,7 +87,11 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
         dependents: steps.filter((other) => other.depends?.includes(step.name)).map((other) => other.name),
         kind: step.type === 'signal' ? 'signal' : step.task ? 'fanout' : 'worker',
         retries: step.retries ?? 0,
+        continueOnError: step.continueOnError === true,
       };
+      if (step.when) node.when = expression(step.when, 'bool');
+      if (step.input) node.inputMap = expression(step.input, 'map');
+      if (definition.params || step.params) node.params = { ...definition.params, ...step.params };
       if (step.task) node.task = fanOutTask(step.task);
       if (step.timeout) node.timeoutMs = parseDuration(step.timeout);
       if (step.retryDelay) node.retryDelayMs = parseDuration(step.retryDelay);
@@ -84,6 +102,7 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
       steps: nodes,
       byName: new Map(nodes.map((node) => [node.name, node])),
       terminals: nodes.filter((node) => node.dependents.length === 0).map((node) => node.name),
+      usesParent: nodes.some((node) => node.when?.uses.has('parent') || node.inputMap?.uses.has('parent')),
     };
   };
   const compiled: CompiledWorkflow = {
@@ -95,7 +114,15 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
     tasks: new Map((definition.tasks ?? []).map((task) => [task.name, build(task.name, task.steps)])),
   };
   if (definition.timeout) compiled.timeoutMs = parseDuration(definition.timeout);
+  if (definition.onFailure) compiled.onFailure = definition.onFailure;
   return compiled;
+}
+
+function expression<K extends ExpressionKind>(source: string, kind: K): CompiledExpression<K> {
+  const compiled = compileExpression(source, kind);
+  // Definitions are validated before they are compiled, expressions included.
+  if (!compiled.ok) throw new Error(`expression ${JSON.stringify(source)}: ${compiled.error}`);
+  return compiled.expression;
 }
 
 /** The graph a job runs: the workflow's own, or the task's for a fan-out child. */

@@ -1,3 +1,5 @@
+import type { JsonObject } from '../json.js';
+
 /**
  * A workflow definition as written by users (YAML or JSON), after validation and normalisation:
  * defaults are left out so that two files meaning the same thing compare equal.
@@ -9,6 +11,10 @@ export interface WorkflowDefinition {
   vhosts?: string[];
   /** Deadline for a whole job, e.g. `1h`. */
   timeout?: string;
+  /** Defaults for every step's request body: under the step's own `params`, under its input. */
+  params?: JsonObject;
+  /** A workflow started, once per failure, when a job of this one fails, times out or is aborted. */
+  onFailure?: string;
   steps: StepDefinition[];
   tasks?: TaskDefinition[];
 }
@@ -30,6 +36,14 @@ export interface StepDefinition {
   retries?: number;
   /** Delay before a retry, doubling each time. @default immediate */
   retryDelay?: string;
+  /** CEL, boolean: evaluated when the step becomes ready; false skips it. */
+  when?: string;
+  /** CEL, map: replaces the merged input the step is sent. */
+  input?: string;
+  /** Defaults for the request body, under the input. */
+  params?: JsonObject;
+  /** A step that fails for good hands `{"error": …}` to its dependents instead of failing the job. */
+  continueOnError?: true;
 }
 
 export interface TaskDefinition {

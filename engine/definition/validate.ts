@@ -1,3 +1,5 @@
+import { compileExpression } from '../expressions/compile.js';
+import type { ExpressionKind } from '../expressions/expression.js';
 import { describeJsonType, isJsonObject, type Json, type JsonObject } from '../json.js';
 import { closest } from './closest.js';
 import { findCycles } from './cycles.js';
@@ -11,7 +13,7 @@ export const START = '__start__';
 export const END = '__end__';
 
 const ROOT_KEYS = ['workflows'];
-const WORKFLOW_KEYS = ['name', 'description', 'vhosts', 'timeout', 'steps', 'tasks'];
+const WORKFLOW_KEYS = ['name', 'description', 'vhosts', 'timeout', 'params', 'onFailure', 'steps', 'tasks'];
 const STEP_KEYS = [
   'name',
   'description',
@@ -22,6 +24,10 @@ const STEP_KEYS = [
   'timeout',
   'retries',
   'retryDelay',
+  'when',
+  'input',
+  'params',
+  'continueOnError',
 ];
 const TASK_KEYS = ['name', 'description', 'itemListKey', 'itemKey', 'concurrency', 'steps'];
 const MAX_RETRIES = 100;
@@ -135,6 +141,26 @@ function readWorkflow(
   }
   const timeout = readDuration(raw, 'timeout', path, scope, report);
   if (timeout !== undefined) workflow.timeout = timeout;
+  const params = readParams(raw, path, scope, report);
+  if (params !== undefined) workflow.params = params;
+  const onFailure = readString(raw, 'onFailure', path, scope, report);
+  if (onFailure !== undefined) {
+    if (!NAME_PATTERN.test(onFailure)) {
+      report(
+        [...path, 'onFailure'],
+        scope,
+        `"onFailure" must name a workflow, got ${JSON.stringify(onFailure)}`,
+      );
+    } else if (onFailure === name) {
+      report(
+        [...path, 'onFailure'],
+        scope,
+        '"onFailure" names the workflow itself: a failing handler would start itself again and again',
+      );
+    } else {
+      workflow.onFailure = onFailure;
+    }
+  }
 
   const tasksRaw = raw.tasks;
   const tasks: TaskDefinition[] = [];
@@ -348,6 +374,24 @@ function readStep(
     }
   }
 
+  const when = readExpression(raw, 'when', 'bool', path, scope, report);
+  if (when !== undefined) step.when = when;
+  const input = readExpression(raw, 'input', 'map', path, scope, report);
+  if (input !== undefined) step.input = input;
+  const params = readParams(raw, path, scope, report);
+  if (params !== undefined) step.params = params;
+  if (raw.continueOnError !== undefined && raw.continueOnError !== null) {
+    if (typeof raw.continueOnError !== 'boolean') {
+      report(
+        [...path, 'continueOnError'],
+        scope,
+        `"continueOnError" must be true or false, got ${JSON.stringify(raw.continueOnError)}`,
+      );
+    } else if (raw.continueOnError) {
+      step.continueOnError = true;
+    }
+  }
+
   if (step.type === 'signal') {
     for (const key of ['retries', 'retryDelay', 'queue', 'task'] as const) {
       if (raw[key] !== undefined) {
@@ -449,6 +493,51 @@ function readString(
     return undefined;
   }
   return value;
+}
+
+function readParams(raw: JsonObject, path: Path, scope: Scope, report: Report): JsonObject | undefined {
+  const value = raw.params;
+  if (value === undefined || value === null) return undefined;
+  if (!isJsonObject(value)) {
+    report(
+      [...path, 'params'],
+      scope,
+      `"params" must be a mapping of default values, e.g. { currency: EUR }; got ${describeJsonType(value)}`,
+    );
+    return undefined;
+  }
+  return Object.keys(value).length ? value : undefined;
+}
+
+/** A CEL expression, parsed and checked now so that a mistake shows at validation, not in a job. */
+function readExpression(
+  raw: JsonObject,
+  key: 'when' | 'input',
+  kind: ExpressionKind,
+  path: Path,
+  scope: Scope,
+  report: Report,
+): string | undefined {
+  const value = raw[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'boolean' && key === 'when') {
+    report([...path, key], scope, `"when" must be a CEL expression; write it in quotes, e.g. "${value}"`);
+    return undefined;
+  }
+  if (typeof value !== 'string' || value.trim() === '') {
+    report([...path, key], scope, `"${key}" must be a CEL expression (text), got ${describeJsonType(value)}`);
+    return undefined;
+  }
+  const compiled = compileExpression(value, kind);
+  if (compiled.ok) return value;
+  const position = compiled.position;
+  const at = !position
+    ? ''
+    : value.includes('\n')
+      ? ` (line ${position.line}, column ${position.column} of the expression)`
+      : ` (column ${position.column})`;
+  report([...path, key], scope, `"${key}" expression ${JSON.stringify(value)}${at}: ${compiled.error}`);
+  return undefined;
 }
 
 function readDuration(

@@ -4,7 +4,7 @@ import { formatDuration } from '../definition/duration.js';
 import type { JsonObject } from '../json.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
-import { stepInput } from './inputs.js';
+import { startedInput } from './step-input.js';
 import {
   cancelJob,
   completeStep,
@@ -24,7 +24,7 @@ import {
   type JobPatch,
   type Transition,
 } from './transition.js';
-import { isFinished, type JobRecord, type Timer } from './types.js';
+import { isFinished, isSettled, type JobRecord, type Timer } from './types.js';
 
 export interface CreateJobParams {
   id: string;
@@ -107,7 +107,7 @@ export function applyEvent(
         if (d.job.status !== 'running') return d.reject('conflict', `the job is ${d.job.status}`);
         const state = d.step(node.name);
         if (state.status === 'waiting') {
-          const pending = node.depends.filter((name) => d.step(name).status !== 'completed');
+          const pending = node.depends.filter((name) => !isSettled(d.step(name)));
           return d.reject(
             'conflict',
             `step "${event.step}" is not ready yet: it waits for ${pending.join(', ')}`,
@@ -116,7 +116,7 @@ export function applyEvent(
         if (state.status !== 'running')
           return d.reject('conflict', `step "${event.step}" is already ${state.status}`);
         // The job's data upstream of the step flows on through it, with the signal's keys over it.
-        return completeStep(d, node, { ...stepInput(d.job, node, d.graph), ...event.output });
+        return completeStep(d, node, { ...startedInput(d, node), ...event.output });
       }
       case 'cancel':
         if (isFinished(d.job.status)) return d.reject('conflict', `the job is already ${d.job.status}`);

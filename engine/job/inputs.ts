@@ -16,9 +16,18 @@ export function stepInput(job: JobRecord, node: StepNode, graph: Graph): JsonObj
   return mergeFirstWins(node.depends.map((name) => outputOf(job, graph, name)));
 }
 
-/** A job's result: the merge, as above, of its terminal steps' outputs in declaration order. */
+/**
+ * A job's result: the merge, as above, of its terminal steps' outputs in declaration order; only
+ * completed ones count (a skipped step has no output, a handled failure's is its error).
+ */
 export function jobResult(job: JobRecord, graph: Graph): JsonObject {
-  return mergeFirstWins(graph.terminals.map((name) => outputOf(job, graph, name)));
+  return mergeFirstWins(
+    graph.terminals.map((name) => {
+      const index = graph.byName.get(name)?.index;
+      const state = index === undefined ? undefined : job.steps[index];
+      return state?.status === 'completed' ? state.output : undefined;
+    }),
+  );
 }
 
 function outputOf(job: JobRecord, graph: Graph, name: string): JsonObject | undefined {

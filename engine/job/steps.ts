@@ -4,29 +4,40 @@ import type { Json, JsonObject } from '../json.js';
 import { Draft } from './draft.js';
 import { DEFAULT_FAN_OUT_SLICE, DEFAULT_MAX_FAN_OUT, type EngineContext } from './events.js';
 import { childIds, childInput, childInputBase, emptyFanOutOutput, fanOutList } from './fan-out.js';
-import { jobResult, stepInput } from './inputs.js';
+import { jobResult } from './inputs.js';
+import { effectiveInput, evaluateWhen, startedInput } from './step-input.js';
 import type { ChildOutcome, Effects, FanInit } from './transition.js';
-import { correlationIdOf, type JobError, type JobRecord, type ParentLink, type StepState } from './types.js';
+import {
+  correlationIdOf,
+  isSettled,
+  type JobError,
+  type JobRecord,
+  type ParentLink,
+  type StepState,
+} from './types.js';
 
-/** Dispatches, in declaration order, the candidates that are waiting and whose ancestors all completed. */
+/**
+ * Dispatches, in declaration order, the candidates that are waiting and whose ancestors all
+ * settled (completed, skipped, or failed with `continueOnError`).
+ */
 export function dispatchReady(d: Draft, candidates: Iterable<string>): void {
   for (const name of candidates) {
     if (d.job.status !== 'running') return;
     if (d.step(name).status !== 'waiting') continue;
     const node = d.graph.byName.get(name) as StepNode;
-    if (node.dependsIndex.every((index) => d.job.steps[index]?.status === 'completed')) dispatchStep(d, node);
+    if (node.dependsIndex.every((index) => isSettled(d.job.steps[index]))) dispatchStep(d, node);
   }
 }
 
 /**
- * A step completed: its dependents each count one dependency fewer (in their `waitingOn`, so that
+ * A step settled: its dependents each count one dependency fewer (in their `waitingOn`, so that
  * a step with many dependencies is not checked against all of them at each one's completion), then
  * those with none left are dispatched, in declaration order. Every count is taken before the first
  * dispatch, which may stop the job: a retry then finds them right.
  */
-function dispatchDependents(d: Draft, completed: StepNode): void {
+function dispatchDependents(d: Draft, settled: StepNode): void {
   const ready: StepNode[] = [];
-  for (const name of completed.dependents) {
+  for (const name of settled.dependents) {
     const node = d.graph.byName.get(name) as StepNode;
     if (node.dependsIndex.length === 1) {
       ready.push(node);
@@ -43,17 +54,35 @@ function dispatchDependents(d: Draft, completed: StepNode): void {
   }
 }
 
-/** Dependencies not completed (a job stored before `waitingOn` existed counts them once). */
+/** Dependencies not settled (a job stored before `waitingOn` existed counts them once). */
 function unfinishedDepends(d: Draft, node: StepNode): number {
   let count = 0;
-  for (const index of node.dependsIndex) if (d.job.steps[index]?.status !== 'completed') count++;
+  for (const index of node.dependsIndex) if (!isSettled(d.job.steps[index])) count++;
   return count;
 }
 
-/** Ready steps are dispatched at once: a request to a worker, a wait for a signal, or a fan-out. */
+/**
+ * A ready step is skipped when every step it depends on was skipped, or its `when:` is false;
+ * else it starts with its input fixed and is dispatched: a request to a worker, a wait for a
+ * signal, or a fan-out.
+ */
 export function dispatchStep(d: Draft, node: StepNode): void {
-  if (node.kind === 'worker') return sendAttempt(d, node);
+  if (node.dependsIndex.length && node.dependsIndex.every((i) => d.job.steps[i]?.status === 'skipped')) {
+    return skipStep(d, node, 'every step it depends on was skipped');
+  }
+  if (node.when) {
+    const when = evaluateWhen(d, node, node.when);
+    if (!when.ok) return failStep(d, node, when.error);
+    if (!when.value) return skipStep(d, node, `"when" is false: ${node.when.source}`);
+  }
   const state = d.step(node.name);
+  if (state.status === 'waiting' && !(node.kind === 'fanout' && state.children)) {
+    const input = effectiveInput(d, node);
+    if (!input.ok) return failStep(d, node, input.error);
+    if (input.recorded || state.input !== undefined)
+      d.updateStep(node.name, { input: input.recorded ? input.value : undefined });
+  }
+  if (node.kind === 'worker') return sendAttempt(d, node);
   const started: Partial<StepState> = {
     status: 'running',
     attempts: state.attempts + 1,
@@ -80,7 +109,7 @@ export function dispatchStep(d: Draft, node: StepNode): void {
 
 function fanOut(d: Draft, node: StepNode, started: Partial<StepState>): void {
   const task = node.task as NonNullable<StepNode['task']>;
-  const input = stepInput(d.job, node, d.graph);
+  const input = startedInput(d, node);
   const list = fanOutList(input, task);
   d.updateStep(node.name, started);
   if (!list.ok) return failStep(d, node, list.error);
@@ -120,9 +149,9 @@ export function createMoreChildren(d: Draft, node: StepNode, from: number): void
   const children = d.step(node.name).children;
   if (children?.created !== from) return d.ignore('these children were created already');
   const task = node.task as NonNullable<StepNode['task']>;
-  const input = stepInput(d.job, node, d.graph);
+  const input = startedInput(d, node);
   const list = fanOutList(input, task);
-  // The step's input is made of completed steps' outputs, which cannot change while it runs.
+  // The step's input is fixed when it starts: made of settled steps' outputs, or recorded.
   if (!list.ok || list.items.length !== children.total) return d.ignore('the fan-out list is not the same');
   const to = Math.min(children.total, from + fanOutSlice(d.context));
   d.updateStep(node.name, { children: childrenState(children.total, children.concurrency, to) });
@@ -157,7 +186,8 @@ function createChildren(
   const { total, concurrency } = d.step(node.name).children as NonNullable<StepState['children']>;
   const ids = childIds(d.job.id, node.name, items, d.context.takenIds, from, to, d.context.childIdSeed);
   const allAtOnce = concurrency === total ? (true as const) : undefined;
-  const stepNames = d.workflow.tasks.get(task.name)?.steps.map((step) => step.name) ?? [];
+  const taskGraph = d.workflow.tasks.get(task.name);
+  const stepNames = taskGraph?.steps.map((step) => step.name) ?? [];
   const startLater: string[] = [];
   for (let index = from; index < to; index++) {
     const child = newJobRecord({
@@ -174,6 +204,7 @@ function createChildren(
       stepNames,
       now: d.now,
     });
+    if (taskGraph?.usesParent) child.parentInput = d.job.input;
     if (index >= concurrency) {
       d.effects.creates.push(child);
       continue;
@@ -237,7 +268,7 @@ export function sendAttempt(d: Draft, node: StepNode): void {
     vhost: d.job.vhost,
     correlationId: correlationIdOf(d.job.id, node.name),
     attempt,
-    body: stepInput(d.job, node, d.graph),
+    body: startedInput(d, node),
   });
   if (node.timeoutMs) armAttemptTimer(d, node);
   else if (state.retryAt !== undefined) clearStepTimer(d, node.name);
@@ -278,8 +309,22 @@ export function completeStep(d: Draft, node: StepNode, output: JsonObject): void
     attempt: state.attempts,
     durationMs: d.now - (state.attemptStartedAt ?? d.now),
   });
+  settle(d, node);
+}
+
+/** Its dependents become ready, or the job completes with its last step to settle. */
+function settle(d: Draft, node: StepNode): void {
   if (node.dependents.length) dispatchDependents(d, node);
   else if (d.job.status === 'running' && d.job.seq === d.graph.steps.length) completeJob(d);
+}
+
+/** The step does not run: it has no output, and counts as settled for its dependents. */
+function skipStep(d: Draft, node: StepNode, reason: string): void {
+  const seq = d.job.seq + 1;
+  d.updateJob({ seq });
+  d.updateStep(node.name, { status: 'skipped', skipReason: reason, endedAt: d.now, seq, input: undefined });
+  d.effects.notes.push({ kind: 'stepSkipped', jobId: d.job.id, step: node.name, message: reason });
+  settle(d, node);
 }
 
 /**
@@ -331,12 +376,22 @@ export function failAttempt(
 
 export function failStep(d: Draft, node: StepNode, message: string): void {
   const state = d.step(node.name);
+  const handled = node.continueOnError;
+  const seq = handled ? d.job.seq + 1 : undefined;
+  if (seq !== undefined) d.updateJob({ seq });
   d.updateStep(node.name, {
     status: 'failed',
     endedAt: d.now,
     error: message,
     deadline: undefined,
     retryAt: undefined,
+    ...(handled
+      ? {
+          handled: true as const,
+          seq,
+          output: { error: { step: node.name, message, attempts: state.attempts, at: d.now } },
+        }
+      : {}),
   });
   if (state.deadline !== undefined || state.retryAt !== undefined) clearStepTimer(d, node.name);
   if (node.kind === 'fanout' && d.step(node.name).children) {
@@ -349,6 +404,7 @@ export function failStep(d: Draft, node: StepNode, message: string): void {
     attempt: state.attempts,
     message,
   });
+  if (handled) return settle(d, node);
   failJob(d, { step: node.name, attempt: state.attempts, message, at: d.now });
 }
 
@@ -437,7 +493,8 @@ export function startJob(d: Draft): void {
 export function resetForRetry(d: Draft): void {
   for (const node of d.graph.steps) {
     const state = d.step(node.name);
-    if (state.status !== 'failed' && state.status !== 'cancelled') continue;
+    // A handled failure settled, and its dependents went on with its error: it stays as it is.
+    if ((state.status !== 'failed' && state.status !== 'cancelled') || state.handled) continue;
     d.updateStep(node.name, {
       status: 'waiting',
       firstAttempt: state.attempts + 1,

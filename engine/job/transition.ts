@@ -11,6 +11,7 @@ export interface TransitionNote {
   kind:
     | 'dispatched'
     | 'stepCompleted'
+    | 'stepSkipped'
     | 'attemptFailed'
     | 'retryScheduled'
     | 'timedOut'

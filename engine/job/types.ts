@@ -1,7 +1,7 @@
 import type { JsonObject } from '../json.js';
 
 export type JobStatus = 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled';
-export type StepStatus = 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled';
+export type StepStatus = 'waiting' | 'running' | 'completed' | 'skipped' | 'failed' | 'cancelled';
 
 export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
 
@@ -26,8 +26,17 @@ export interface StepState {
   /** Set while a failed attempt waits for its retry. */
   retryAt?: number;
   output?: JsonObject;
+  /**
+   * What the step was given when `input:` or `params` made it differ from the merged input: the
+   * request body a worker was sent. Fixed when the step starts, so that its retries send the same.
+   */
+  input?: JsonObject;
   /** The last error of this step. */
   error?: string;
+  /** A `continueOnError` step that failed: its `output` is `{"error": …}` and the job went on. */
+  handled?: true;
+  /** Why a `skipped` step was skipped. */
+  skipReason?: string;
   /**
    * Fan-out steps: how many children, and how many may run at once. `created`: while a large
    * fan-out's children are still being created, slice by slice, how many exist (absent once all do).
@@ -112,12 +121,29 @@ export interface JobRecord {
   endedAt?: number;
   /** Whole-job deadline (workflow `timeout`). */
   deadline?: number;
+  /** A fan-out child whose task's expressions read `parent`: its parent job's input. */
+  parentInput?: JsonObject;
+  /** How many times the job failed (times out and aborts included): numbers `onFailure` jobs. */
+  failures?: number;
+  /** The `onFailure` job the latest failure started. */
+  followUp?: string;
+  /** This is an `onFailure` job: the job whose failure started it. */
+  causedBy?: string;
   /** Incremented by every change: stores write conditionally on it. */
   rev: number;
   /** Completion counter that numbers steps as they complete. */
   seq: number;
   /** One per step, in the order the workflow (or task) declares them. */
   steps: StepState[];
+}
+
+/**
+ * A step that let its dependents go on: completed, skipped, or failed with `continueOnError`
+ * (then its output is `{"error": …}`).
+ */
+export function isSettled(state: StepState | undefined): boolean {
+  if (state === undefined) return false;
+  return state.status === 'completed' || state.status === 'skipped' || state.handled === true;
 }
 
 /** A step's state by name (a linear search: for code outside the engine's hot path). */

@@ -17,6 +17,12 @@ export interface StepView {
   retryAt?: string;
   deadline?: string;
   error?: string;
+  /** What the step was sent, when `input:` or `params` made it differ from the merged input. */
+  input?: JsonObject;
+  /** Failed with `continueOnError`: its dependents went on with `{"error": …}`. */
+  handled?: true;
+  /** Why a skipped step did not run. */
+  skipReason?: string;
   children?: number;
   childrenDone?: number;
   childrenFailed?: number;
@@ -38,6 +44,10 @@ export interface JobDocument {
   createdAt: string;
   updatedAt: string;
   endedAt?: string;
+  /** The `onFailure` job this job's latest failure started. */
+  followUp?: string;
+  /** For an `onFailure` job: the failed job that started it. */
+  causedBy?: string;
   steps: Record<string, StepView>;
   running: { name: string; startTime: string; attempt: number; tasks?: string[] }[];
   completed: { name: string; startTime: string; elapsed?: number; message: Json }[];
@@ -55,6 +65,9 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
       retryAt: iso(state.retryAt),
       deadline: iso(state.deadline),
       error: state.error,
+      input: state.input,
+      handled: state.handled,
+      skipReason: state.skipReason,
     });
     if (state.children) {
       const counts = await fanCounts(store, job, state);
@@ -115,7 +128,12 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
     running,
     completed,
   };
-  assignDefined(document, { result: job.result, endedAt: iso(job.endedAt) });
+  assignDefined(document, {
+    result: job.result,
+    endedAt: iso(job.endedAt),
+    followUp: job.followUp,
+    causedBy: job.causedBy,
+  });
   if (job.error) document.error = { ...job.error, at: iso(job.error.at) as string };
   return document;
 }

@@ -1,15 +1,16 @@
-import type { JobStatus } from './api-types.js';
+import type { JobStatus, StepStatus } from './api-types.js';
 
-const LABELS: Record<JobStatus, string> = {
+const LABELS: Record<JobStatus | StepStatus, string> = {
   waiting: 'Waiting',
   running: 'Running',
   completed: 'Completed',
+  skipped: 'Skipped',
   failed: 'Failed',
   cancelled: 'Cancelled',
 };
 
 /** A job's or step's state as a coloured pill (the same colours as the graph). */
-export function StatusBadge({ status, large }: { status: JobStatus; large?: boolean }) {
+export function StatusBadge({ status, large }: { status: JobStatus | StepStatus; large?: boolean }) {
   return (
     <span class={`badge state-${status}${large ? ' badge-large' : ''}`} data-status={status}>
       <span class="badge-dot" aria-hidden="true" />

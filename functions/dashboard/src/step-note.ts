@@ -18,7 +18,10 @@ export function stepNote(view: StepView | undefined, now: number): string {
       const took = view.startedAt ? ` in ${elapsedBetween(view.startedAt, view.endedAt, now)}` : '';
       return view.children !== undefined ? `${view.children} children${took}` : `completed${took}`;
     }
+    case 'skipped':
+      return 'skipped';
     case 'failed':
+      if (view.handled) return 'failed · handled';
       return children || (view.attempts > 1 ? `failed after ${view.attempts} attempts` : 'failed');
     case 'cancelled':
       return children ? `cancelled · ${children}` : 'cancelled';

@@ -1,0 +1,75 @@
+import type { StepNode } from '../definition/compile.js';
+import type { CompiledExpression, ExpressionVariables } from '../expressions/expression.js';
+import { isJsonObject, type JsonObject, setOwn } from '../json.js';
+import type { Draft } from './draft.js';
+import { stepInput } from './inputs.js';
+
+export type Evaluated<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** Evaluates a step's `when:`; the merged input is what the expression sees as `input`. */
+export function evaluateWhen(d: Draft, node: StepNode, when: CompiledExpression<'bool'>): Evaluated<boolean> {
+  const result = when.evaluate(variablesFor(d, when, stepInput(d.job, node, d.graph)));
+  return result.ok ? result : { ok: false, error: expressionError('when', when, result.error) };
+}
+
+/**
+ * What a step is given: its `input:` mapping's value (else the merged input), over its `params`.
+ * `recorded` when that differs from the merged input, so that the job keeps what was sent.
+ */
+export function effectiveInput(
+  d: Draft,
+  node: StepNode,
+): { ok: true; value: JsonObject; recorded: boolean } | { ok: false; error: string } {
+  const merged = stepInput(d.job, node, d.graph);
+  let value = merged;
+  if (node.inputMap) {
+    const mapped = node.inputMap.evaluate(variablesFor(d, node.inputMap, merged));
+    if (!mapped.ok) return { ok: false, error: expressionError('input', node.inputMap, mapped.error) };
+    value = mapped.value;
+  }
+  if (node.params) value = withDefaults(node.params, value);
+  return { ok: true, value, recorded: value !== merged };
+}
+
+/** The input a step started with: recorded when it differs from the merged input. */
+export function startedInput(d: Draft, node: StepNode): JsonObject {
+  return d.step(node.name).input ?? stepInput(d.job, node, d.graph);
+}
+
+function withDefaults(defaults: JsonObject, input: JsonObject): JsonObject {
+  const body: JsonObject = {};
+  for (const key of Object.keys(defaults)) setOwn(body, key, defaults[key] as JsonObject[string]);
+  for (const key of Object.keys(input)) setOwn(body, key, input[key] as JsonObject[string]);
+  return body;
+}
+
+/** Builds only the variables the expression reads: `steps` costs a pass over the job's steps. */
+function variablesFor(d: Draft, expression: CompiledExpression, input: JsonObject): ExpressionVariables {
+  const variables = { input } as ExpressionVariables;
+  const { uses } = expression;
+  if (uses.has('job')) {
+    const { id, workflow, version } = d.job;
+    variables.job = { id, workflow, version, input: d.job.input };
+  }
+  if (uses.has('steps')) {
+    const steps: Record<string, JsonObject> = {};
+    for (const state of d.job.steps) {
+      if (isJsonObject(state.output)) setOwn(steps, state.name, state.output);
+    }
+    variables.steps = steps;
+  }
+  const parent = d.job.parent;
+  if (uses.has('parent') && parent) {
+    variables.parent = {
+      id: parent.id,
+      step: parent.step,
+      index: parent.index,
+      input: d.job.parentInput ?? {},
+    };
+  }
+  return variables;
+}
+
+function expressionError(key: string, expression: CompiledExpression, error: string): string {
+  return `"${key}" expression ${JSON.stringify(expression.source)}: ${error}`;
+}
