@@ -25,7 +25,7 @@ export {
   everyChildCompleted,
   followUpNotNeeded,
 } from './job/fan-in.js';
-export { ChildGatherer, gatherChildren } from './job/gather.js';
+export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
 export { DEFAULT_MAX_REPLY_BYTES, type ReplyEvent, replyEvent } from './job/reply-body.js';
 export { resetOnResume, resumeFanOut } from './job/resume-children.js';
 export type { Rejection, Transition, TransitionNote } from './job/transition.js';

@@ -30,6 +30,8 @@ export interface CreateJobParams {
   id: string;
   input: JsonObject;
   vhost?: string | null;
+  /** An `onFailure` job: the failed job that started it. */
+  causedBy?: string;
 }
 
 /** Starts a new top-level job: its record, and the requests for the steps that start with it. */
@@ -50,6 +52,7 @@ export function createJob(
     stepNames: workflow.main.steps.map((step) => step.name),
     now: context.now,
   });
+  if (params.causedBy) record.causedBy = params.causedBy;
   return run(workflow, record, context, true, (d) => startJob(d));
 }
 

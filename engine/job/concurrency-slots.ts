@@ -26,9 +26,10 @@ export function* slotIndexesFrom(index: number, limits: SlotLimits): Generator<n
 /**
  * The next child of a slot is the first one that has not completed: a completed child passes the
  * turn on, a waiting one is started, and any other (running, stopped, not created yet) holds it.
+ * In a `continueOnError` fan-out a failed child passes the turn on too.
  */
-export function slotTurn(status: JobStatus | undefined): SlotTurn {
-  if (status === 'completed') return 'passOn';
+export function slotTurn(status: JobStatus | undefined, failedPassesOn = false): SlotTurn {
+  if (status === 'completed' || (failedPassesOn && status === 'failed')) return 'passOn';
   return status === 'waiting' ? 'start' : 'hold';
 }
 

@@ -29,16 +29,19 @@ function childrenStillToFinish(counts: FanCounts): boolean {
 /**
  * Children of one fan-out step finished: a failed one fails the step; when every child has
  * completed the step fans in; otherwise, in a limited fan-out, each finished child's slot starts
- * its next child.
+ * its next child. A `continueOnError` step lets failed children count as finished: it fans in
+ * once every child completed or failed.
  */
 export function afterChildrenFinished(
   finished: readonly ChildFinished[],
   counts: FanCounts | undefined,
   limits: SlotLimits | undefined,
+  continueOnError = false,
 ): ChildrenFinishedPlan {
   const failed = finished.find((item) => item.status === 'failed');
-  if (failed) return { kind: 'failStep', index: failed.index };
-  if (everyChildCompleted(counts)) return { kind: 'fanIn' };
+  if (failed && !continueOnError) return { kind: 'failStep', index: failed.index };
+  if (continueOnError ? counts !== undefined && !childrenStillToFinish(counts) : everyChildCompleted(counts))
+    return { kind: 'fanIn' };
   if (limits && isLimited(limits))
     return { kind: 'nextInSlots', from: finished.map((item) => item.index + limits.concurrency) };
   return { kind: 'wait' };

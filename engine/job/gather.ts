@@ -6,6 +6,8 @@ export interface GatheredChild {
   index: number;
   input: JsonObject;
   result?: JsonObject;
+  /** A failed child of a `continueOnError` step: its entry in the list is `{"error": …}`. */
+  error?: JsonObject;
 }
 
 /**
@@ -33,6 +35,10 @@ export class ChildGatherer {
       if (child.index < 0 || child.index >= this.total || this.seen[child.index]) continue;
       this.seen[child.index] = true;
       this.count++;
+      if (child.error) {
+        this.items[child.index] = { error: child.error };
+        continue;
+      }
       const result = child.result ?? {};
       this.items[child.index] = hasOwn(result, this.task.itemKey)
         ? (result[this.task.itemKey] as Json)

@@ -5,6 +5,7 @@ import { Draft } from './draft.js';
 import { DEFAULT_FAN_OUT_SLICE, DEFAULT_MAX_FAN_OUT, type EngineContext } from './events.js';
 import { childIds, childInput, childInputBase, emptyFanOutOutput, fanOutList } from './fan-out.js';
 import { jobResult } from './inputs.js';
+import { startOnFailure } from './on-failure.js';
 import { effectiveInput, evaluateWhen, startedInput } from './step-input.js';
 import type { ChildOutcome, Effects, FanInit } from './transition.js';
 import {
@@ -412,6 +413,7 @@ export function failStep(d: Draft, node: StepNode, message: string): void {
 export function failJob(d: Draft, error: JobError): void {
   stopRunningSteps(d);
   d.updateJob({ status: 'failed', error, endedAt: d.now, deadline: undefined });
+  startOnFailure(d, error);
   d.effects.notes.push({
     kind: 'jobFailed',
     jobId: d.job.id,

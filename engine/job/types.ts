@@ -211,7 +211,12 @@ export type FollowUp =
    * Children of a later slice that would finish as they start (a nested fan-out over an empty
    * list) were created waiting: start them, so that each is counted by its own write.
    */
-  | { kind: 'startChildren'; jobId: string; step: string; ids: string[] };
+  | { kind: 'startChildren'; jobId: string; step: string; ids: string[] }
+  /**
+   * Start a top-level job of another workflow (an `onFailure` job), with a derived id: a start
+   * carried out twice finds the job it started.
+   */
+  | { kind: 'startJob'; jobId: string; workflow: string; id: string; input: JsonObject; causedBy: string };
 
 /** Fan-out counters a store keeps beside the parent job (O(1) writes per child). */
 export interface FanCounts {

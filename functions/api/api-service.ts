@@ -10,8 +10,9 @@ import type {
   WorkflowRegistry,
   WorkflowSummary,
 } from '../../engine/ports/store.js';
-import type { Manager, StartJobParams } from '../manager/manager.js';
+import type { Manager } from '../manager/manager.js';
 import type { QueueRules } from '../manager/queue-rules.js';
+import type { StartJobParams } from '../manager/start-job-params.js';
 import { type JobDocument, type JobSummary, jobDocument, jobSummary, jobVersion } from './job-document.js';
 
 /** The manager's commands the API gives its callers. */

@@ -5,9 +5,11 @@ import {
   type CompiledWorkflow,
   type FollowUp,
   findStep,
+  type GatheredChild,
   graphOf,
   type JobRecord,
   type JobStatus,
+  type JsonObject,
   resetOnResume,
   resumeFanOut,
   type SlotLimits,
@@ -17,7 +19,9 @@ import {
   slotTurn,
 } from '../../engine/index.js';
 import type { Logger } from '../telemetry/telemetry.js';
+import { ManagerError } from './errors.js';
 import type { JobEventInput } from './job-event-input.js';
+import type { StartJobParams } from './start-job-params.js';
 
 const PAGE = 1000;
 
@@ -27,6 +31,7 @@ export interface FollowUpHost {
   workflows: { get(name: string, version: number): Promise<CompiledWorkflow | undefined> };
   logger: Logger;
   apply(inputs: readonly JobEventInput[]): Promise<unknown>;
+  startJob(params: StartJobParams): Promise<unknown>;
 }
 
 /**
@@ -51,6 +56,8 @@ export class FollowUpRunner {
         await this.cancelChildren(followUp.jobId, followUp.step);
       } else if (followUp.kind === 'resumeChildren') {
         await this.resumeChildren(followUp.jobId, followUp.step);
+      } else if (followUp.kind === 'startJob') {
+        await this.startJob(followUp);
       } else if (followUp.kind === 'createChildren') {
         await this.host.apply([
           {
@@ -63,6 +70,25 @@ export class FollowUpRunner {
       }
     }
     for (const finished of finishedBySteps.values()) await this.childrenFinished(finished);
+  }
+
+  /**
+   * Starts an `onFailure` job. Its id is derived, so a start carried out again finds that job; a
+   * workflow that is missing or disabled now cannot start one, which is logged, not retried.
+   */
+  private async startJob(followUp: Extract<FollowUp, { kind: 'startJob' }>): Promise<void> {
+    const { workflow, id, input, causedBy } = followUp;
+    try {
+      await this.host.startJob({ workflow, id, input, causedBy });
+    } catch (error) {
+      if (!(error instanceof ManagerError) || error.code === 'unavailable') throw error;
+      this.host.logger.error('the onFailure job could not start', {
+        jobId: causedBy,
+        workflow,
+        followUp: id,
+        error: error.message,
+      });
+    }
   }
 
   /** The fan-out step of `parent` named `step`, when it is still running. */
@@ -82,10 +108,12 @@ export class FollowUpRunner {
     const { parentId, step } = finished[0] as ChildFinished;
     const fanOut = await this.runningFanOut(parentId, step);
     if (!fanOut) return;
+    const { continueOnError } = fanOut.node;
     const failed = finished.some((item) => item.status === 'failed');
-    const counts = failed ? undefined : await this.host.store.getFanCounts(parentId, step);
+    const counts =
+      failed && !continueOnError ? undefined : await this.host.store.getFanCounts(parentId, step);
     const limits = findStep(fanOut.parent, step)?.children;
-    const plan = afterChildrenFinished(finished, counts, limits);
+    const plan = afterChildrenFinished(finished, counts, limits, continueOnError);
     if (plan.kind === 'failStep') {
       const child = await this.childAt(parentId, step, plan.index);
       await this.host.apply([
@@ -105,7 +133,7 @@ export class FollowUpRunner {
     } else if (plan.kind === 'nextInSlots' && limits) {
       const starts: JobEventInput[] = [];
       for (const from of plan.from) {
-        const next = await this.nextInSlot(parentId, step, from, limits);
+        const next = await this.nextInSlot(parentId, step, from, limits, continueOnError);
         if (next) starts.push({ jobId: next.id, event: { type: 'start' } });
       }
       await this.host.apply(starts);
@@ -130,18 +158,22 @@ export class FollowUpRunner {
     step: string,
     index: number,
     limits: SlotLimits,
+    failedPassesOn: boolean,
   ): Promise<JobRecord | undefined> {
     for (const i of slotIndexesFrom(index, limits)) {
       const found = await this.childAt(parentId, step, i);
       const child = found?.parent?.index === i ? found : undefined;
-      const turn = slotTurn(child?.status);
+      const turn = slotTurn(child?.status, failedPassesOn);
       if (turn === 'passOn') continue;
       return turn === 'start' ? child : undefined;
     }
     return undefined;
   }
 
-  /** Every child completed: gather their results in pages and complete the step. */
+  /**
+   * Every child completed (or, for a `continueOnError` step, completed or failed): gather their
+   * results in pages and complete the step.
+   */
   private async fanIn(parent: JobRecord, node: StepNode): Promise<void> {
     const task = node.task as NonNullable<StepNode['task']>;
     const total = findStep(parent, node.name)?.children?.total ?? 0;
@@ -150,9 +182,12 @@ export class FollowUpRunner {
     while (fromIndex !== undefined) {
       const page = await this.host.store.listChildren(parent.id, node.name, { fromIndex, limit: PAGE });
       gatherer.add(
-        page.children
-          .filter((child) => child.status === 'completed')
-          .map((child) => ({ index: child.parent?.index ?? -1, input: child.input, result: child.result })),
+        page.children.flatMap((child): GatheredChild[] => {
+          const index = child.parent?.index ?? -1;
+          if (child.status === 'completed') return [{ index, input: child.input, result: child.result }];
+          if (child.status !== 'failed' || !node.continueOnError) return [];
+          return [{ index, input: child.input, error: childError(child, node.name) }];
+        }),
       );
       fromIndex = page.nextIndex;
     }
@@ -215,4 +250,16 @@ export class FollowUpRunner {
       plan.starts.map((i): JobEventInput => ({ jobId: ids[i] as string, event: { type: 'start' } })),
     );
   }
+}
+
+/** A failed child's entry in a `continueOnError` fan-out's list. */
+function childError(child: JobRecord, step: string): JsonObject {
+  const error = child.error;
+  return {
+    step: error?.step ?? step,
+    message: error?.message ?? 'the child job failed',
+    attempts: error?.attempt ?? 0,
+    at: error?.at ?? child.updatedAt,
+    child: child.id,
+  };
 }

@@ -31,6 +31,7 @@ import { FollowUpRunner } from './follow-ups.js';
 import { ReplyIsolation } from './isolate-replies.js';
 import type { JobEventInput } from './job-event-input.js';
 import { OutboxPump } from './outbox-pump.js';
+import type { StartJobParams } from './start-job-params.js';
 import { recordNotes } from './transition-telemetry.js';
 import { WorkflowCache } from './workflow-cache.js';
 
@@ -61,14 +62,6 @@ export interface EventOutcome {
   ignored?: string;
   rejected?: Rejection;
   job?: JobRecord;
-}
-
-export interface StartJobParams {
-  workflow: string;
-  id?: string;
-  input?: JsonObject;
-  version?: number;
-  vhost?: string;
 }
 
 const MAX_ROUNDS = 50;
@@ -121,6 +114,7 @@ export class Manager {
       workflows: this.workflows,
       logger: this.telemetry.logger,
       apply: (inputs) => this.apply(inputs),
+      startJob: (params) => this.startJob(params),
     });
     this.pump = new OutboxPump({
       store: this.store,
@@ -257,7 +251,10 @@ export class Manager {
         `workflow "${workflow.name}" does not run on vhost "${params.vhost}"`,
       );
     }
-    return { workflow, transition: createJob(workflow, { id, input, vhost }, context) };
+    return {
+      workflow,
+      transition: createJob(workflow, { id, input, vhost, causedBy: params.causedBy }, context),
+    };
   }
 
   private sameJob(existing: JobRecord, workflow: string, input: JsonObject): JobRecord {

@@ -333,7 +333,7 @@ describe('Rules: handled errors (continueOnError)', () => {
     const id = await w.start('guarded', {});
     const [b] = w.take();
     expect(b?.step).toBe('b');
-    expect((b?.body.error as JsonObject).message).toContain('"when" expression');
+    expect((b?.body.error as JsonObject | undefined)?.message).toContain('"when" expression');
     await w.reply(b!, {});
     expect((await w.job(id)).status).toBe('completed');
   });
@@ -355,4 +355,43 @@ describe('Rules: handled errors (continueOnError)', () => {
     await w.manager.drain();
     expect(w.take().map((request) => request.step)).toEqual(['hard']);
   });
+});
+
+describe('Rules: handled errors in a fan-out', () => {
+  it.each([
+    ['all at once', ''],
+    ['one at a time', '        concurrency: 1\n'],
+  ])(
+    'completes when every child ended, %s, with failed children as their errors in the list',
+    async (_, limit) => {
+      const w = await world(`workflows:
+  - name: lines
+    steps:
+      - name: each
+        task: per-line
+        continueOnError: true
+      - name: report
+        depends: [ each ]
+    tasks:
+      - name: per-line
+        itemListKey: lines
+${limit}        steps:
+          - name: price-line
+`);
+      const id = await w.start('lines', { lines: ['a', 'bad', 'c'] });
+      for (let requests = w.take(); requests.length; requests = w.take()) {
+        for (const request of requests) {
+          if (request.body.line === 'bad') await w.reply(request, { error: 'no price' }, { type: 'error' });
+          else if (request.step === 'price-line') await w.reply(request, { line: `${request.body.line}=1` });
+          else await w.reply(request, request.body);
+        }
+      }
+      const job = await w.job(id);
+      expect(job.status).toBe('completed');
+      const lines = job.result?.lines as JsonObject[];
+      expect(lines[0]).toBe('a=1');
+      expect(lines[2]).toBe('c=1');
+      expect(lines[1]).toMatchObject({ error: { step: 'price-line', message: 'no price', attempts: 1 } });
+    },
+  );
 });

@@ -1,0 +1,12 @@
+import type { JsonObject } from '../../engine/index.js';
+
+/** What starting a job takes: the workflow (and version, vhost), its input, and an id if chosen. */
+export interface StartJobParams {
+  workflow: string;
+  id?: string;
+  input?: JsonObject;
+  version?: number;
+  vhost?: string;
+  /** An `onFailure` job: the failed job that started it. */
+  causedBy?: string;
+}
