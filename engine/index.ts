@@ -30,6 +30,7 @@ export { DEFAULT_MAX_REPLY_BYTES, type ReplyEvent, replyEvent } from './job/repl
 export { resetOnResume, resumeFanOut } from './job/resume-children.js';
 export type { Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
+  type CallLink,
   type FanCounts,
   type FollowUp,
   findStep,

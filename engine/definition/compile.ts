@@ -16,8 +16,10 @@ export interface StepNode {
   dependsIndex: readonly number[];
   /** Steps that depend on this one, in declaration order. */
   dependents: readonly string[];
-  kind: 'worker' | 'signal' | 'fanout';
+  kind: 'worker' | 'signal' | 'fanout' | 'call';
   task?: FanOutTask;
+  /** `workflow:` steps: the workflow (and version) each attempt runs a job of. */
+  call?: { workflow: string; version?: number };
   timeoutMs?: number;
   retries: number;
   retryDelayMs?: number;
@@ -85,7 +87,7 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
         depends: step.depends ?? [],
         dependsIndex: (step.depends ?? []).map((name) => positions.get(name) as number),
         dependents: steps.filter((other) => other.depends?.includes(step.name)).map((other) => other.name),
-        kind: step.type === 'signal' ? 'signal' : step.task ? 'fanout' : 'worker',
+        kind: step.type === 'signal' ? 'signal' : step.task ? 'fanout' : step.workflow ? 'call' : 'worker',
         retries: step.retries ?? 0,
         continueOnError: step.continueOnError === true,
       };
@@ -93,6 +95,10 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
       if (step.input) node.inputMap = expression(step.input, 'map');
       if (definition.params || step.params) node.params = { ...definition.params, ...step.params };
       if (step.task) node.task = fanOutTask(step.task);
+      if (step.workflow)
+        node.call = step.version
+          ? { workflow: step.workflow, version: step.version }
+          : { workflow: step.workflow };
       if (step.timeout) node.timeoutMs = parseDuration(step.timeout);
       if (step.retryDelay) node.retryDelayMs = parseDuration(step.retryDelay);
       return node;

@@ -44,6 +44,10 @@ export interface StepDefinition {
   params?: JsonObject;
   /** A step that fails for good hands `{"error": …}` to its dependents instead of failing the job. */
   continueOnError?: true;
+  /** Runs a job of this registered workflow with the step's input, and completes with its result. */
+  workflow?: string;
+  /** With `workflow`: the version to run. @default the latest when the step starts */
+  version?: number;
 }
 
 export interface TaskDefinition {

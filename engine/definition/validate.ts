@@ -28,6 +28,8 @@ const STEP_KEYS = [
   'input',
   'params',
   'continueOnError',
+  'workflow',
+  'version',
 ];
 const TASK_KEYS = ['name', 'description', 'itemListKey', 'itemKey', 'concurrency', 'steps'];
 const MAX_RETRIES = 100;
@@ -345,6 +347,7 @@ function readStep(
 
   const task = readString(raw, 'task', path, scope, report);
   if (task !== undefined) step.task = task;
+  readCall(raw, step, path, scope, report);
 
   if (raw.type !== undefined && raw.type !== null) {
     if (raw.type === 'signal') step.type = 'signal';
@@ -404,7 +407,12 @@ function readStep(
       }
     }
   }
-  if (name !== undefined && step.type !== 'signal' && step.task === undefined) {
+  if (
+    name !== undefined &&
+    step.type !== 'signal' &&
+    step.task === undefined &&
+    step.workflow === undefined
+  ) {
     // Without "queue", the step name is the queue (then checked here as a queue too).
     const problem = stepQueueProblem(queue ?? name, replyQueue);
     if (problem) report(queue === undefined ? [...path, 'name'] : [...path, 'queue'], scope, problem);
@@ -424,6 +432,58 @@ function readStep(
   return name === undefined ? undefined : step;
 }
 
+/** `workflow:` (and `version:`): a step that runs a job of another registered workflow. */
+function readCall(raw: JsonObject, step: StepDefinition, path: Path, scope: Scope, report: Report): void {
+  const workflow = readString(raw, 'workflow', path, scope, report);
+  if (raw.version !== undefined && raw.version !== null) {
+    const version = raw.version;
+    if (workflow === undefined) {
+      report(
+        [...path, 'version'],
+        scope,
+        '"version" applies only with "workflow": the version of the workflow to run',
+        true,
+      );
+    } else if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
+      report(
+        [...path, 'version'],
+        scope,
+        `"version" must be a whole number of at least 1, got ${JSON.stringify(version)}`,
+      );
+    } else {
+      step.version = version;
+    }
+  }
+  if (workflow === undefined) return;
+  if (!NAME_PATTERN.test(workflow)) {
+    report(
+      [...path, 'workflow'],
+      scope,
+      `"workflow" must name a registered workflow, got ${JSON.stringify(workflow)}`,
+    );
+    return;
+  }
+  step.workflow = workflow;
+  const clash =
+    raw.task !== undefined
+      ? 'task'
+      : raw.type === 'signal'
+        ? 'type'
+        : raw.queue !== undefined
+          ? 'queue'
+          : undefined;
+  if (clash) {
+    report(
+      [...path, clash],
+      scope,
+      clash === 'task'
+        ? '"workflow" and "task" on one step: a step either fans out over a task or runs another workflow'
+        : `"${clash}" does not apply to a step that runs workflow "${workflow}"`,
+      true,
+    );
+  }
+}
+
 /** Every `task` names a defined task, and no task uses itself, directly or through nesting. */
 function checkTaskReferences(workflow: WorkflowDefinition, path: Path, report: Report): void {
   const tasks = workflow.tasks ?? [];
@@ -441,6 +501,21 @@ function checkTaskReferences(workflow: WorkflowDefinition, path: Path, report: R
     });
   };
   checkSteps(workflow.steps, [...path, 'steps'], { workflow: workflow.name });
+  const checkCalls = (steps: StepDefinition[], stepsPath: Path, scope: Scope): void => {
+    steps.forEach((step, index) => {
+      if (step.workflow === workflow.name) {
+        report(
+          [...stepsPath, index, 'workflow'],
+          { ...scope, step: step.name },
+          `runs workflow "${workflow.name}", the workflow it belongs to: a workflow may not call itself`,
+        );
+      }
+    });
+  };
+  checkCalls(workflow.steps, [...path, 'steps'], { workflow: workflow.name });
+  tasks.forEach((task, index) => {
+    checkCalls(task.steps, [...path, 'tasks', index, 'steps'], { workflow: workflow.name, task: task.name });
+  });
   tasks.forEach((task, index) => {
     checkSteps(task.steps, [...path, 'tasks', index, 'steps'], { workflow: workflow.name, task: task.name });
   });

@@ -24,7 +24,7 @@ import {
   type JobPatch,
   type Transition,
 } from './transition.js';
-import { isFinished, isSettled, type JobRecord, type Timer } from './types.js';
+import { type CallLink, isFinished, isSettled, type JobRecord, type Timer } from './types.js';
 
 export interface CreateJobParams {
   id: string;
@@ -32,6 +32,8 @@ export interface CreateJobParams {
   vhost?: string | null;
   /** An `onFailure` job: the failed job that started it. */
   causedBy?: string;
+  /** A job a `workflow:` step started. */
+  calledBy?: CallLink;
 }
 
 /** Starts a new top-level job: its record, and the requests for the steps that start with it. */
@@ -53,6 +55,7 @@ export function createJob(
     now: context.now,
   });
   if (params.causedBy) record.causedBy = params.causedBy;
+  if (params.calledBy) record.calledBy = params.calledBy;
   return run(workflow, record, context, true, (d) => startJob(d));
 }
 
@@ -143,6 +146,19 @@ export function applyEvent(
         const node = awaitingStep(d, event.step, 'fanout');
         if (node) completeStep(d, node, event.output);
         return;
+      }
+      case 'callFinished': {
+        const node = awaitingStep(d, event.step, 'call');
+        if (!node) return;
+        const state = d.step(node.name);
+        if (state.attempts !== event.attempt || state.job !== event.childId || state.retryAt !== undefined)
+          return d.ignore(`job ${event.childId} is not the step's current call`);
+        if (event.status === 'completed') return completeStep(d, node, event.result ?? {});
+        const message =
+          event.status === 'cancelled'
+            ? `the called job ${event.childId} was cancelled`
+            : `the called job ${event.childId} failed: ${event.message ?? 'no reason given'}`;
+        return failAttempt(d, node, message);
       }
       case 'createChildren': {
         const node = awaitingStep(d, event.step, 'fanout');

@@ -28,6 +28,16 @@ export type JobEvent =
   | { type: 'childFailed'; step: string; index: number; childId: string; message: string }
   /** Every child of a fan-out step completed; `output` is what `gatherChildren` made of their results. */
   | { type: 'fanIn'; step: string; output: JsonObject }
+  /** The job a `workflow:` step's attempt started ended (`result` when completed). */
+  | {
+      type: 'callFinished';
+      step: string;
+      attempt: number;
+      childId: string;
+      status: 'completed' | 'failed' | 'cancelled';
+      result?: JsonObject;
+      message?: string;
+    }
   /** The next slice of a large fan-out's children, from child `from` on (a `createChildren` follow-up). */
   | { type: 'createChildren'; step: string; from: number };
 

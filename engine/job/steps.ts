@@ -1,6 +1,7 @@
 import type { StepNode } from '../definition/compile.js';
 import { formatDuration } from '../definition/duration.js';
 import type { Json, JsonObject } from '../json.js';
+import { cancelCall, reportToCaller, startCall } from './calls.js';
 import { Draft } from './draft.js';
 import { DEFAULT_FAN_OUT_SLICE, DEFAULT_MAX_FAN_OUT, type EngineContext } from './events.js';
 import { childIds, childInput, childInputBase, emptyFanOutOutput, fanOutList } from './fan-out.js';
@@ -83,7 +84,7 @@ export function dispatchStep(d: Draft, node: StepNode): void {
     if (input.recorded || state.input !== undefined)
       d.updateStep(node.name, { input: input.recorded ? input.value : undefined });
   }
-  if (node.kind === 'worker') return sendAttempt(d, node);
+  if (node.kind === 'worker' || node.kind === 'call') return sendAttempt(d, node);
   const started: Partial<StepState> = {
     status: 'running',
     attempts: state.attempts + 1,
@@ -250,8 +251,16 @@ function rollBack(effects: Effects, mark: EffectsMark): void {
   for (const key of Object.keys(mark) as (keyof Effects)[]) effects[key].length = mark[key];
 }
 
-/** Sends the step's next attempt to its queue. */
+/** Sends the step's next attempt to its queue (or, for a `workflow:` step, starts its next job). */
 export function sendAttempt(d: Draft, node: StepNode): void {
+  if (node.kind === 'call') {
+    return startCall(
+      d,
+      node,
+      (message) => failStep(d, node, message),
+      () => armAttemptTimer(d, node),
+    );
+  }
   const state = d.step(node.name);
   const attempt = state.attempts + 1;
   d.updateStep(node.name, {
@@ -346,8 +355,10 @@ export function failAttempt(
     attempt: state.attempts,
     message,
   });
+  if (timedOut) cancelCall(d, node);
   const retriesUsed = state.attempts - state.firstAttempt;
-  if (!retryable || node.kind !== 'worker' || retriesUsed >= node.retries) return failStep(d, node, message);
+  const retries = node.kind === 'worker' || node.kind === 'call' ? node.retries : 0;
+  if (!retryable || retriesUsed >= retries) return failStep(d, node, message);
   const delay = node.retryDelayMs ? node.retryDelayMs * 2 ** retriesUsed : 0;
   if (delay === 0) {
     d.updateStep(node.name, { error: message });
@@ -414,6 +425,7 @@ export function failJob(d: Draft, error: JobError): void {
   stopRunningSteps(d);
   d.updateJob({ status: 'failed', error, endedAt: d.now, deadline: undefined });
   startOnFailure(d, error);
+  reportToCaller(d);
   d.effects.notes.push({
     kind: 'jobFailed',
     jobId: d.job.id,
@@ -427,6 +439,7 @@ export function cancelJob(d: Draft): void {
   stopRunningSteps(d);
   d.updateJob({ status: 'cancelled', endedAt: d.now, deadline: undefined });
   d.effects.notes.push({ kind: 'jobCancelled', jobId: d.job.id });
+  reportToCaller(d);
 }
 
 function stopRunningSteps(d: Draft): void {
@@ -441,6 +454,7 @@ function stopRunningSteps(d: Draft): void {
     if (node.kind === 'fanout' && state.children) {
       d.effects.followUps.push({ kind: 'cancelChildren', jobId: d.job.id, step: node.name });
     }
+    cancelCall(d, node);
   }
   d.dropUnsent = true;
 }
@@ -456,6 +470,7 @@ function completeJob(d: Draft): void {
   });
   d.effects.notes.push({ kind: 'jobCompleted', jobId: d.job.id });
   finishAsChild(d, 'completed');
+  reportToCaller(d);
 }
 
 function finishAsChild(d: Draft, status: 'completed' | 'failed'): void {

@@ -37,6 +37,8 @@ export interface StepState {
   handled?: true;
   /** Why a `skipped` step was skipped. */
   skipReason?: string;
+  /** A `workflow:` step: the job its current attempt runs. */
+  job?: string;
   /**
    * Fan-out steps: how many children, and how many may run at once. `created`: while a large
    * fan-out's children are still being created, slice by slice, how many exist (absent once all do).
@@ -93,6 +95,15 @@ export function heldByOtherJobs(
   return held;
 }
 
+/** The `workflow:` step that started a job, and the workflows of the calls that led to it. */
+export interface CallLink {
+  id: string;
+  step: string;
+  attempt: number;
+  /** The workflows from the top-level job down to the caller: its length is the job's depth. */
+  chain: string[];
+}
+
 export interface JobError {
   /** The step that failed, or null when the job as a whole timed out. */
   step: string | null;
@@ -129,6 +140,8 @@ export interface JobRecord {
   followUp?: string;
   /** This is an `onFailure` job: the job whose failure started it. */
   causedBy?: string;
+  /** A job a `workflow:` step started: that step's job and attempt. */
+  calledBy?: CallLink;
   /** Incremented by every change: stores write conditionally on it. */
   rev: number;
   /** Completion counter that numbers steps as they complete. */
@@ -216,7 +229,20 @@ export type FollowUp =
    * Start a top-level job of another workflow (an `onFailure` job), with a derived id: a start
    * carried out twice finds the job it started.
    */
-  | { kind: 'startJob'; jobId: string; workflow: string; id: string; input: JsonObject; causedBy: string };
+  | {
+      kind: 'startJob';
+      jobId: string;
+      workflow: string;
+      version?: number;
+      id: string;
+      input: JsonObject;
+      causedBy?: string;
+      calledBy?: CallLink;
+    }
+  /** A job a `workflow:` step started ended: its caller's step completes or fails with it. */
+  | { kind: 'callFinished'; jobId: string; callerId: string; step: string; attempt: number }
+  /** Cancel a job (a called job whose step stopped). */
+  | { kind: 'cancelJob'; jobId: string };
 
 /** Fan-out counters a store keeps beside the parent job (O(1) writes per child). */
 export interface FanCounts {

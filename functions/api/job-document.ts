@@ -23,6 +23,8 @@ export interface StepView {
   handled?: true;
   /** Why a skipped step did not run. */
   skipReason?: string;
+  /** A `workflow:` step: the job its latest attempt runs. */
+  job?: string;
   children?: number;
   childrenDone?: number;
   childrenFailed?: number;
@@ -48,6 +50,8 @@ export interface JobDocument {
   followUp?: string;
   /** For an `onFailure` job: the failed job that started it. */
   causedBy?: string;
+  /** For a job a `workflow:` step started: that job, step and attempt. */
+  calledBy?: { id: string; step: string; attempt: number };
   steps: Record<string, StepView>;
   running: { name: string; startTime: string; attempt: number; tasks?: string[] }[];
   completed: { name: string; startTime: string; elapsed?: number; message: Json }[];
@@ -68,6 +72,7 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
       input: state.input,
       handled: state.handled,
       skipReason: state.skipReason,
+      job: state.job,
     });
     if (state.children) {
       const counts = await fanCounts(store, job, state);
@@ -133,6 +138,7 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
     endedAt: iso(job.endedAt),
     followUp: job.followUp,
     causedBy: job.causedBy,
+    calledBy: job.calledBy && { id: job.calledBy.id, step: job.calledBy.step, attempt: job.calledBy.attempt },
   });
   if (job.error) document.error = { ...job.error, at: iso(job.error.at) as string };
   return document;

@@ -58,6 +58,10 @@ export class FollowUpRunner {
         await this.resumeChildren(followUp.jobId, followUp.step);
       } else if (followUp.kind === 'startJob') {
         await this.startJob(followUp);
+      } else if (followUp.kind === 'callFinished') {
+        await this.callFinished(followUp);
+      } else if (followUp.kind === 'cancelJob') {
+        await this.host.apply([{ jobId: followUp.jobId, event: { type: 'cancel' } }]);
       } else if (followUp.kind === 'createChildren') {
         await this.host.apply([
           {
@@ -73,15 +77,32 @@ export class FollowUpRunner {
   }
 
   /**
-   * Starts an `onFailure` job. Its id is derived, so a start carried out again finds that job; a
-   * workflow that is missing or disabled now cannot start one, which is logged, not retried.
+   * Starts an `onFailure` job or a `workflow:` step's job. Its id is derived, so a start carried
+   * out again finds that job. A workflow that is missing or disabled now cannot start one: a called
+   * job's step fails with the reason; an `onFailure` job's is logged, not retried.
    */
   private async startJob(followUp: Extract<FollowUp, { kind: 'startJob' }>): Promise<void> {
-    const { workflow, id, input, causedBy } = followUp;
+    const { workflow, version, id, input, causedBy, calledBy } = followUp;
     try {
-      await this.host.startJob({ workflow, id, input, causedBy });
+      await this.host.startJob({ workflow, version, id, input, causedBy, calledBy });
     } catch (error) {
       if (!(error instanceof ManagerError) || error.code === 'unavailable') throw error;
+      if (calledBy) {
+        await this.host.apply([
+          {
+            jobId: calledBy.id,
+            event: {
+              type: 'callFinished',
+              step: calledBy.step,
+              attempt: calledBy.attempt,
+              childId: id,
+              status: 'failed',
+              message: `it could not start: ${error.message}`,
+            },
+          },
+        ]);
+        return;
+      }
       this.host.logger.error('the onFailure job could not start', {
         jobId: causedBy,
         workflow,
@@ -89,6 +110,27 @@ export class FollowUpRunner {
         error: error.message,
       });
     }
+  }
+
+  /** A called job ended: its caller's step completes with its result, or fails with its error. */
+  private async callFinished(followUp: Extract<FollowUp, { kind: 'callFinished' }>): Promise<void> {
+    const child = await this.host.store.getJob(followUp.jobId);
+    if (!child || (child.status !== 'completed' && child.status !== 'failed' && child.status !== 'cancelled'))
+      return;
+    await this.host.apply([
+      {
+        jobId: followUp.callerId,
+        event: {
+          type: 'callFinished',
+          step: followUp.step,
+          attempt: followUp.attempt,
+          childId: child.id,
+          status: child.status,
+          result: child.result,
+          message: child.error?.message,
+        },
+      },
+    ]);
   }
 
   /** The fan-out step of `parent` named `step`, when it is still running. */

@@ -253,7 +253,11 @@ export class Manager {
     }
     return {
       workflow,
-      transition: createJob(workflow, { id, input, vhost, causedBy: params.causedBy }, context),
+      transition: createJob(
+        workflow,
+        { id, input, vhost, causedBy: params.causedBy, calledBy: params.calledBy },
+        context,
+      ),
     };
   }
 

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../engine/index.js';
+import type { CallLink, JsonObject } from '../../engine/index.js';
 
 /** What starting a job takes: the workflow (and version, vhost), its input, and an id if chosen. */
 export interface StartJobParams {
@@ -9,4 +9,6 @@ export interface StartJobParams {
   vhost?: string;
   /** An `onFailure` job: the failed job that started it. */
   causedBy?: string;
+  /** A job a `workflow:` step starts. */
+  calledBy?: CallLink;
 }
