@@ -2,10 +2,12 @@ import type { CompiledWorkflow, StepNode } from '../definition/compile.js';
 import { graphOf } from '../definition/compile.js';
 import { formatDuration } from '../definition/duration.js';
 import type { JsonObject } from '../json.js';
+import { abortFromWorker, resumeSuspended, suspendStep } from './control-replies.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
 import { startedInput } from './step-input.js';
 import {
+  abortJob,
   cancelJob,
   completeStep,
   createMoreChildren,
@@ -88,13 +90,9 @@ export function applyEvent(
         return failAttempt(d, node, event.message, { retryable: event.retryable !== false });
       }
       case 'heartbeat': {
-        const node = awaitingStep(d, event.step, 'worker');
+        const node = currentAttemptOf(d, event.step, event.attempt);
         if (!node) return;
         const state = d.step(node.name);
-        if (event.attempt !== undefined && event.attempt !== state.attempts) {
-          return d.ignore(`attempt ${event.attempt} is not the current attempt (${state.attempts})`);
-        }
-        if (state.retryAt !== undefined) return d.ignore('the attempt already failed');
         if (!node.timeoutMs) return d.ignore('the step has no timeout to extend');
         const deadline = d.now + node.timeoutMs;
         d.updateStep(node.name, { deadline });
@@ -109,7 +107,18 @@ export function applyEvent(
       case 'signal': {
         const node = d.graph.byName.get(event.step);
         if (!node) return d.reject('invalid', `job ${d.job.id} has no step "${event.step}"`);
-        if (node.kind !== 'signal') return d.reject('invalid', `step "${event.step}" is not a signal step`);
+        if (node.kind === 'worker' && d.step(node.name).status === 'suspended') {
+          if (d.job.status !== 'running') return d.reject('conflict', `the job is ${d.job.status}`);
+          return resumeSuspended(d, node, event.output);
+        }
+        if (node.kind !== 'signal') {
+          return d.reject(
+            'invalid',
+            node.kind === 'worker'
+              ? `step "${event.step}" is ${d.step(node.name).status}: only a suspended step takes a signal`
+              : `step "${event.step}" is not a signal step`,
+          );
+        }
         if (d.job.status !== 'running') return d.reject('conflict', `the job is ${d.job.status}`);
         const state = d.step(node.name);
         if (state.status === 'waiting') {
@@ -127,11 +136,25 @@ export function applyEvent(
       case 'cancel':
         if (isFinished(d.job.status)) return d.reject('conflict', `the job is already ${d.job.status}`);
         return cancelJob(d);
+      case 'abort': {
+        if (event.step === undefined) {
+          if (isFinished(d.job.status)) return d.ignore(`job is ${d.job.status}`);
+          return abortJob(d, { step: null, attempt: 0, message: `aborted: ${event.reason}`, at: d.now });
+        }
+        const node = currentAttemptOf(d, event.step, event.attempt);
+        if (node) abortFromWorker(d, node, event.reason);
+        return;
+      }
+      case 'suspend': {
+        const node = currentAttemptOf(d, event.step, event.attempt);
+        if (node) suspendStep(d, node);
+        return;
+      }
       case 'retry':
-        if (d.job.status !== 'failed' && d.job.status !== 'cancelled') {
+        if (d.job.status !== 'failed' && d.job.status !== 'cancelled' && d.job.status !== 'aborted') {
           return d.reject(
             'conflict',
-            `only a failed or cancelled job can be retried; this one is ${d.job.status}`,
+            `only a failed, cancelled or aborted job can be retried; this one is ${d.job.status}`,
           );
         }
         resetForRetry(d);
@@ -167,6 +190,21 @@ export function applyEvent(
       }
     }
   });
+}
+
+/**
+ * The worker step a control reply names, when the reply answers its current attempt and that
+ * attempt has not failed already; else the reason is noted.
+ */
+function currentAttemptOf(d: Draft, step: string, attempt: number | undefined): StepNode | undefined {
+  const node = awaitingStep(d, step, 'worker');
+  if (!node) return undefined;
+  const state = d.step(node.name);
+  if (attempt !== undefined && attempt !== state.attempts) {
+    return void d.ignore(`attempt ${attempt} is not the current attempt (${state.attempts})`);
+  }
+  if (state.retryAt !== undefined) return void d.ignore('the attempt already failed');
+  return node;
 }
 
 /** The step named by a reply, when it is running and awaits one of this kind; else the reason is noted. */

@@ -20,6 +20,13 @@ export type JobEvent =
   | { type: 'signal'; step: string; output: JsonObject }
   | { type: 'cancel' }
   /**
+   * A worker's `abort` reply (with the step and attempt it answers), or a fan-out child's abort
+   * reaching its top-level job (without): the whole job ends as `aborted`.
+   */
+  | { type: 'abort'; reason: string; step?: string; attempt?: number }
+  /** A worker's `suspend` reply: the step waits, with no timeout, for a signal that sends it again. */
+  | { type: 'suspend'; step: string; attempt?: number }
+  /**
    * Run a failed or cancelled job again. `hold` leaves it waiting for a `start` (a fan-out child
    * whose turn has not come yet).
    */

@@ -42,12 +42,27 @@ export function replyEvent(reply: InboundReply, maxBytes = DEFAULT_MAX_REPLY_BYT
         : { type: 'failure', step, attempt, message };
     return { ...base, event };
   }
+  if (reply.type === 'abort')
+    return { ...base, event: { type: 'abort', step, attempt, reason: abortReason(reply.body) } };
+  if (reply.type === 'suspend') return { ...base, event: { type: 'suspend', step, attempt } };
   if (reply.type !== undefined && reply.type !== 'result')
     return { ...base, event: { type: 'failure', step, attempt, message: unknownTypeMessage(reply.type) } };
   const parsed = parseJsonObjectBody(reply.body);
   if (!parsed.ok)
     return { ...base, event: { type: 'failure', step, attempt, message: `invalid reply: ${parsed.error}` } };
   return { ...base, event: { type: 'reply', step, attempt, output: parsed.value } };
+}
+
+/** An `abort` reply's reason: the body's `reason` (the protocol's shape), else its text. */
+function abortReason(body: string): string {
+  const parsed = parseJsonObjectBody(body);
+  if (parsed.ok) {
+    const reason = parsed.value.reason ?? parsed.value.error ?? parsed.value.message;
+    if (typeof reason === 'string' && reason) return reason.slice(0, MAX_ERROR_MESSAGE);
+    if (reason !== undefined) return JSON.stringify(reason).slice(0, MAX_ERROR_MESSAGE);
+  }
+  const text = body.trim();
+  return text ? text.slice(0, MAX_ERROR_MESSAGE) : 'no reason given';
 }
 
 /** Types are cut in the message, as a worker could send any text. */

@@ -435,6 +435,24 @@ export function failJob(d: Draft, error: JobError): void {
   finishAsChild(d, 'failed');
 }
 
+/**
+ * The job ends now as `aborted` (a worker's `abort`): like a failure, its running steps are
+ * cancelled, its `onFailure` workflow runs, and a caller hears of it; a fan-out parent does not
+ * (the abort reaches the top-level job instead).
+ */
+export function abortJob(d: Draft, error: JobError): void {
+  stopRunningSteps(d);
+  d.updateJob({ status: 'aborted', error, endedAt: d.now, deadline: undefined });
+  d.effects.notes.push({
+    kind: 'jobAborted',
+    jobId: d.job.id,
+    step: error.step ?? undefined,
+    message: error.message,
+  });
+  startOnFailure(d, error);
+  reportToCaller(d);
+}
+
 export function cancelJob(d: Draft): void {
   stopRunningSteps(d);
   d.updateJob({ status: 'cancelled', endedAt: d.now, deadline: undefined });
@@ -448,7 +466,7 @@ function stopRunningSteps(d: Draft): void {
   }
   for (const node of d.graph.steps) {
     const state = d.step(node.name);
-    if (state.status !== 'running') continue;
+    if (state.status !== 'running' && state.status !== 'suspended') continue;
     d.updateStep(node.name, { status: 'cancelled', endedAt: d.now, deadline: undefined, retryAt: undefined });
     if (state.deadline !== undefined || state.retryAt !== undefined) clearStepTimer(d, node.name);
     if (node.kind === 'fanout' && state.children) {

@@ -18,7 +18,9 @@ export interface TransitionNote {
     | 'stepFailed'
     | 'jobCompleted'
     | 'jobFailed'
-    | 'jobCancelled';
+    | 'jobCancelled'
+    | 'jobAborted'
+    | 'stepSuspended';
   jobId: string;
   step?: string;
   attempt?: number;

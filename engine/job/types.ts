@@ -1,12 +1,19 @@
 import type { JsonObject } from '../json.js';
 
-export type JobStatus = 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled';
-export type StepStatus = 'waiting' | 'running' | 'completed' | 'skipped' | 'failed' | 'cancelled';
+export type JobStatus = 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled' | 'aborted';
+export type StepStatus =
+  | 'waiting'
+  | 'running'
+  | 'suspended'
+  | 'completed'
+  | 'skipped'
+  | 'failed'
+  | 'cancelled';
 
-export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
+export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled', 'aborted'];
 
 export function isFinished(status: JobStatus): boolean {
-  return status === 'completed' || status === 'failed' || status === 'cancelled';
+  return status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'aborted';
 }
 
 /** The state of one step of one job. Times are milliseconds since the epoch. */
@@ -242,7 +249,9 @@ export type FollowUp =
   /** A job a `workflow:` step started ended: its caller's step completes or fails with it. */
   | { kind: 'callFinished'; jobId: string; callerId: string; step: string; attempt: number }
   /** Cancel a job (a called job whose step stopped). */
-  | { kind: 'cancelJob'; jobId: string };
+  | { kind: 'cancelJob'; jobId: string }
+  /** A worker of a fan-out child aborted: the whole job (its root) ends as aborted. */
+  | { kind: 'abortJob'; jobId: string; root: string; reason: string };
 
 /** Fan-out counters a store keeps beside the parent job (O(1) writes per child). */
 export interface FanCounts {

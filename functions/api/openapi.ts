@@ -83,11 +83,17 @@ export function openApiDocument(): Record<string, unknown> {
             },
           },
         },
-        JobStatus: { type: 'string', enum: ['waiting', 'running', 'completed', 'failed', 'cancelled'] },
+        JobStatus: {
+          type: 'string',
+          enum: ['waiting', 'running', 'completed', 'failed', 'cancelled', 'aborted'],
+        },
         Step: {
           type: 'object',
           properties: {
-            status: { type: 'string', enum: ['waiting', 'running', 'completed', 'failed', 'cancelled'] },
+            status: {
+              type: 'string',
+              enum: ['waiting', 'running', 'suspended', 'completed', 'skipped', 'failed', 'cancelled'],
+            },
             attempts: { type: 'integer' },
             startedAt: { type: 'string', format: 'date-time' },
             endedAt: { type: 'string', format: 'date-time' },
@@ -317,7 +323,7 @@ export function openApiDocument(): Record<string, unknown> {
             query('workflow', 'Only this workflow.'),
             query('status', 'Only this status, or `all` (default: running).', {
               type: 'string',
-              enum: ['waiting', 'running', 'completed', 'failed', 'cancelled', 'all'],
+              enum: ['waiting', 'running', 'completed', 'failed', 'cancelled', 'aborted', 'all'],
             }),
             query('children', '1: include fan-out children.'),
             query('detail', '1: summaries instead of ids.'),

@@ -11,6 +11,7 @@ const COUNTER_NAMES: Record<CounterName, (labels: Record<string, string>) => str
   jobs_finished_total: (labels) => `Jobs${capitalize(labels.status ?? 'finished')}`,
   steps_dispatched_total: () => 'StepsDispatched',
   steps_completed_total: () => 'StepsCompleted',
+  steps_skipped_total: () => 'StepsSkipped',
   step_attempts_failed_total: () => 'StepAttemptsFailed',
   retries_total: () => 'Retries',
   timeouts_total: () => 'Timeouts',

@@ -7,6 +7,7 @@ import {
   findStep,
   type GatheredChild,
   graphOf,
+  isFinished,
   type JobRecord,
   type JobStatus,
   type JsonObject,
@@ -60,6 +61,8 @@ export class FollowUpRunner {
         await this.startJob(followUp);
       } else if (followUp.kind === 'callFinished') {
         await this.callFinished(followUp);
+      } else if (followUp.kind === 'abortJob') {
+        await this.host.apply([{ jobId: followUp.root, event: { type: 'abort', reason: followUp.reason } }]);
       } else if (followUp.kind === 'cancelJob') {
         await this.host.apply([{ jobId: followUp.jobId, event: { type: 'cancel' } }]);
       } else if (followUp.kind === 'createChildren') {
@@ -115,8 +118,8 @@ export class FollowUpRunner {
   /** A called job ended: its caller's step completes with its result, or fails with its error. */
   private async callFinished(followUp: Extract<FollowUp, { kind: 'callFinished' }>): Promise<void> {
     const child = await this.host.store.getJob(followUp.jobId);
-    if (!child || (child.status !== 'completed' && child.status !== 'failed' && child.status !== 'cancelled'))
-      return;
+    const status = child?.status;
+    if (!child || status === undefined || status === 'waiting' || status === 'running') return;
     await this.host.apply([
       {
         jobId: followUp.callerId,
@@ -125,7 +128,7 @@ export class FollowUpRunner {
           step: followUp.step,
           attempt: followUp.attempt,
           childId: child.id,
-          status: child.status,
+          status: status === 'aborted' ? 'failed' : status,
           result: child.result,
           message: child.error?.message,
         },

@@ -43,6 +43,17 @@ export function recordNotes({ logger, metrics }: Telemetry, notes: readonly Tran
         metrics.count('jobs_finished_total', { status: 'cancelled' });
         logger.info('job cancelled', fields);
         break;
+      case 'jobAborted':
+        metrics.count('jobs_finished_total', { status: 'aborted' });
+        logger.warn('job aborted', { ...fields, error: note.message });
+        break;
+      case 'stepSkipped':
+        metrics.count('steps_skipped_total');
+        logger.debug('step skipped', { ...fields, detail: note.message });
+        break;
+      case 'stepSuspended':
+        logger.info('step suspended: waits for a signal', fields);
+        break;
     }
   }
 }

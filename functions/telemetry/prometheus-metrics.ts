@@ -8,6 +8,7 @@ const HELP: Record<CounterName | HistogramName, string> = {
   jobs_finished_total: 'Jobs (top-level and fan-out children) that completed, failed or were cancelled.',
   steps_dispatched_total: 'Steps dispatched (attempts sent, signal waits begun, fan-outs started).',
   steps_completed_total: 'Steps completed.',
+  steps_skipped_total: 'Steps skipped: their `when:` was false, or every step they depend on was skipped.',
   step_attempts_failed_total: 'Attempts that failed (error replies, malformed replies, timeouts).',
   retries_total: 'Retries scheduled.',
   timeouts_total: 'Attempts that timed out.',

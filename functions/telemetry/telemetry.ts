@@ -23,6 +23,7 @@ export type CounterName =
   | 'jobs_finished_total'
   | 'steps_dispatched_total'
   | 'steps_completed_total'
+  | 'steps_skipped_total'
   | 'step_attempts_failed_total'
   | 'retries_total'
   | 'timeouts_total'

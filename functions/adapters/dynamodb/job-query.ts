@@ -7,7 +7,7 @@ import type { JobReader } from './job-reader.js';
 import { type Candidate, MergeSource, mergePage, pageSizeFor } from './merge.js';
 import type { DynamoDbTable, Item } from './table.js';
 
-const STATUSES: readonly JobStatus[] = ['waiting', 'running', 'completed', 'failed', 'cancelled'];
+const STATUSES: readonly JobStatus[] = ['waiting', 'running', 'completed', 'failed', 'cancelled', 'aborted'];
 const CURSOR = /^\d{15}#.+$/;
 
 /**

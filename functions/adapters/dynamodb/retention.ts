@@ -60,13 +60,14 @@ async function deleteTree(table: DynamoDbTable, root: Item, endedBefore: number)
       Key: keys.head(rootId),
       UpdateExpression: 'SET del = :now',
       ConditionExpression:
-        'rev = :rev AND st IN (:s0, :s1, :s2) AND (attribute_not_exists(ea) OR ea < :before)',
+        'rev = :rev AND st IN (:s0, :s1, :s2, :s3) AND (attribute_not_exists(ea) OR ea < :before)',
       ExpressionAttributeValues: {
         ':now': { N: String(Date.now()) },
         ':rev': { N: String(rev) },
         ':s0': S(FINISHED_JOB_STATUSES[0] as string),
         ':s1': S(FINISHED_JOB_STATUSES[1] as string),
         ':s2': S(FINISHED_JOB_STATUSES[2] as string),
+        ':s3': S(FINISHED_JOB_STATUSES[3] as string),
         ':before': { N: String(endedBefore) },
       },
     });

@@ -209,6 +209,7 @@ export class MemoryStore implements Store {
       completed: 0,
       failed: 0,
       cancelled: 0,
+      aborted: 0,
     };
     for (const job of this.jobs.values()) {
       if (job.workflow === workflow && job.parent === null) counts[job.status]++;

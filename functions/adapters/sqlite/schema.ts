@@ -123,6 +123,12 @@ export const MIGRATIONS: readonly string[] = [
     definition TEXT NOT NULL
   ) WITHOUT ROWID;
   `,
+  // Aborted jobs (a worker's `abort` reply) are finished too: retention deletes them as it does the rest.
+  `
+  DROP INDEX jobs_top_finished;
+  CREATE INDEX jobs_top_finished ON jobs (ended_at)
+    WHERE parent_id IS NULL AND status IN ('completed', 'failed', 'cancelled', 'aborted');
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

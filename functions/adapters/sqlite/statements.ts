@@ -159,7 +159,7 @@ export function prepareStatements(db: Database.Database) {
     finishedRoots: db
       .prepare<[endedBefore: number, limit: number], string>(
         `SELECT id FROM jobs INDEXED BY jobs_top_finished
-         WHERE parent_id IS NULL AND status IN ('completed', 'failed', 'cancelled') AND ended_at < ? LIMIT ?`,
+         WHERE parent_id IS NULL AND status IN ('completed', 'failed', 'cancelled', 'aborted') AND ended_at < ? LIMIT ?`,
       )
       .pluck(),
     /** A job and all its descendants (children, their children…), breadth first: each after its parent. */

@@ -415,6 +415,7 @@ export class SqliteStore implements Store {
       completed: 0,
       failed: 0,
       cancelled: 0,
+      aborted: 0,
     };
     for (const [status, count] of this.statements.countJobs.all(workflow)) {
       if (Object.hasOwn(counts, status)) counts[status as JobStatus] = count;

@@ -3,7 +3,7 @@ import { ApiError, type ApiRequest, type ApiResponse, ifNoneMatchFails, json, no
 import { flagParam, intParam, readJsonObject } from '../read-body.js';
 import type { ApiDeps, Route } from '../router.js';
 
-const STATUSES: readonly JobStatus[] = ['waiting', 'running', 'completed', 'failed', 'cancelled'];
+const STATUSES: readonly JobStatus[] = ['waiting', 'running', 'completed', 'failed', 'cancelled', 'aborted'];
 const MAX_WAIT_SECONDS = 25;
 
 function jobId(request: ApiRequest): string {

@@ -5,6 +5,8 @@ const LABELS: Record<JobStatus | StepStatus, string> = {
   running: 'Running',
   completed: 'Completed',
   skipped: 'Skipped',
+  suspended: 'Suspended',
+  aborted: 'Aborted',
   failed: 'Failed',
   cancelled: 'Cancelled',
 };

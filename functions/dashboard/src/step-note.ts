@@ -18,6 +18,8 @@ export function stepNote(view: StepView | undefined, now: number): string {
       const took = view.startedAt ? ` in ${elapsedBetween(view.startedAt, view.endedAt, now)}` : '';
       return view.children !== undefined ? `${view.children} children${took}` : `completed${took}`;
     }
+    case 'suspended':
+      return 'suspended · waits for a signal';
     case 'skipped':
       return 'skipped';
     case 'failed':
