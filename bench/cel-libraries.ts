@@ -14,7 +14,17 @@
  * (b) Speed on expressions like the ones workflows use, compile (parse + check / plan) and evaluate
  * measured apart. Self-contained: nothing here is imported by the engine.
  */
-import { celEnv, celUint, isCelError, isCelList, isCelMap, isCelType, isCelUint, parse, plan } from '@bufbuild/cel';
+import {
+  celEnv,
+  celUint,
+  isCelError,
+  isCelList,
+  isCelMap,
+  isCelType,
+  isCelUint,
+  parse,
+  plan,
+} from '@bufbuild/cel';
 import { tests as conformance } from '@bufbuild/cel-spec/testdata/conformance.js';
 import { Environment } from '@marcbachmann/cel-js';
 import { compileExpression } from '../engine/expressions/compile.js';
@@ -133,7 +143,8 @@ function celJsInput(v: ProtoValue): unknown {
   if (v.stringValue !== undefined) return v.stringValue;
   if (v.bytesValue !== undefined) return new Uint8Array(Buffer.from(v.bytesValue, 'base64'));
   if (v.listValue) return (v.listValue.values ?? []).map(celJsInput);
-  if (v.mapValue) return new Map((v.mapValue.entries ?? []).map((e) => [celJsInput(e.key), celJsInput(e.value)]));
+  if (v.mapValue)
+    return new Map((v.mapValue.entries ?? []).map((e) => [celJsInput(e.key), celJsInput(e.value)]));
   throw new Error(`binding not supported: ${JSON.stringify(v)}`);
 }
 
@@ -176,7 +187,8 @@ const celJs: Library = {
       const program = celJsEnv.parse(o.expr);
       if (!o.disableCheck) {
         const checked = program.check();
-        if (!checked.valid && Object.keys(bindings).length === 0) return { error: String(checked.error?.message) };
+        if (!checked.valid && Object.keys(bindings).length === 0)
+          return { error: String(checked.error?.message) };
       }
       return { value: celJsCanon(program(bindings)) };
     } catch (error) {
@@ -267,7 +279,8 @@ function runConformance(libraries: Library[]): void {
         } catch (error) {
           outcome = { error: String(error) };
         }
-        const ok = expected === undefined ? 'error' in outcome : 'value' in outcome && outcome.value === expected;
+        const ok =
+          expected === undefined ? 'error' in outcome : 'value' in outcome && outcome.value === expected;
         if (ok) tally.pass++;
         else {
           tally.fail++;
@@ -275,9 +288,10 @@ function runConformance(libraries: Library[]): void {
           tally.failures.push(`${name}: ${t.original.expr}  expected ${expected ?? 'an error'}, got ${got}`);
         }
       }
-      totals[i].pass += tally.pass;
-      totals[i].fail += tally.fail;
-      failuresByLibrary[i].push(...tally.failures);
+      const total = totals[i] as { pass: number; fail: number };
+      total.pass += tally.pass;
+      total.fail += tally.fail;
+      (failuresByLibrary[i] as string[]).push(...tally.failures);
       return tally;
     });
     totalTests += tests.length;
@@ -295,7 +309,7 @@ function runConformance(libraries: Library[]): void {
   if (process.argv.includes('--failures')) {
     libraries.forEach((library, i) => {
       console.log(`\nfailures of ${library.name}:`);
-      for (const f of failuresByLibrary[i]) console.log(`  ${f}`);
+      for (const f of failuresByLibrary[i] ?? []) console.log(`  ${f}`);
     });
   } else {
     console.log('\n(--failures lists each failing test)');
