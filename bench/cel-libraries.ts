@@ -378,14 +378,18 @@ function runSpeed(): void {
       return p.check();
     });
     const bufCompile = opsPerSecond((i) => plan(bufEnv, parse(i % 2 ? source : `${source} `)));
-    const oursCompile = opsPerSecond((i) => compileExpression(i % 2 ? source : `${source} `, 'bool'));
+    const kind = source.startsWith('{') ? 'map' : 'bool';
+    const oursCompile = opsPerSecond((i) => {
+      const result = compileExpression(i % 2 ? source : `${source} `, kind);
+      if (!result.ok) throw new Error(`${source}: ${result.error}`);
+      return result;
+    });
 
     const celJsProgram = celJsCompiled.parse(source);
     celJsProgram.check();
     const celJsEval = opsPerSecond(() => celJsProgram(VARIABLES as unknown as Record<string, unknown>));
     const bufProgram = plan(bufEnv, parse(source));
     const bufEval = opsPerSecond(() => bufProgram(VARIABLES as unknown as Parameters<typeof bufProgram>[0]));
-    const kind = source.startsWith('{') ? 'map' : 'bool';
     const ours = compileExpression(source, kind);
     if (!ours.ok) throw new Error(`${source}: ${ours.error}`);
     const oursEval = opsPerSecond(() => ours.expression.evaluate(VARIABLES));

@@ -91,19 +91,20 @@ function instrument(node: Node): void {
   const original = node.handle;
   if (!original) return;
   if (node.op === ('comprehension' as string)) {
-    node.handle = (items: unknown, ...rest: unknown[]) => {
+    // Fixed arity (the library's): a rest parameter would allocate on every call.
+    node.handle = (items: unknown, args: unknown, evaluator: unknown, context: unknown) => {
       charge(sizeOf(items));
-      return original(items, ...rest);
+      return original(items, args, evaluator, context);
     };
   } else if (node.op === '+' || node.op === 'in' || node.op === '==' || node.op === '!=') {
     const strings = node.op === '+';
-    node.handle = (left: unknown, right: unknown, ...rest: unknown[]) => {
+    node.handle = (left: unknown, right: unknown, ast: unknown, evaluator: unknown) => {
       if (typeof left === 'object' && left !== null) charge(sizeOf(left));
       if (typeof right === 'object' && right !== null) charge(sizeOf(right));
       if (strings && typeof left === 'string' && typeof right === 'string') {
         charge(Math.ceil((left.length + right.length) / 64));
       }
-      return original(left, right, ...rest);
+      return original(left, right, ast, evaluator);
     };
   }
 }
