@@ -18,9 +18,10 @@ const VARIABLES: readonly VariableName[] = ['input', 'job', 'steps', 'parent'];
  * The runtime budget of one evaluation, in units: one per element of a list or map a comprehension
  * (`all`, `exists`, `exists_one`, `map`, `filter`) ranges over, charged when it starts (so nesting
  * multiplies), one per element of a list or map an operator (`==`, `!=`, `in`, `+`) reads, and one per 64
- * characters of a string `+` joins. 100,000 units is 10 to 40 ms of work on one core at worst (the
- * engine evaluates inside a transition), and lets a comprehension range over 100,000 elements, or
- * 300 × 300 nested. Deterministic: it depends on the data, never on time.
+ * characters of a string `+` joins. cel-js runs a comprehension step in about 1.5 µs, so 100,000
+ * units is 0.1 to 0.2 s of work at worst (the engine evaluates inside a transition), and lets a
+ * comprehension range over 100,000 elements, or 300 × 300 nested. Deterministic: it depends on the
+ * data, never on time.
  */
 export const COST_LIMIT = 100_000;
 
