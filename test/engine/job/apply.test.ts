@@ -101,7 +101,7 @@ describe('Function: applyEvent', () => {
     expect(transition.changed).toBe(false);
     expect(transition.rejected).toEqual({
       code: 'conflict',
-      message: 'only a failed or cancelled job can be retried; this one is running',
+      message: 'only a failed, cancelled or aborted job can be retried; this one is running',
     });
   });
 

@@ -89,7 +89,7 @@ describe('Rules: a worker reply as an event', () => {
   });
 
   it('fails the attempt of a reply of any other type, naming it: never a silent success', () => {
-    for (const type of ['Error', 'failed', 'ERROR', 'Result', 'Heartbeat', 'abort', 'suspend', 'done ']) {
+    for (const type of ['Error', 'failed', 'ERROR', 'Result', 'Heartbeat', 'Abort', 'SUSPEND', 'done ']) {
       expect(replyEvent({ correlationId: ID, body: '{"error": "disk full"}', type, attempt: 2 })).toEqual({
         ok: true,
         jobId: JOB,

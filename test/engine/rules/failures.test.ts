@@ -227,7 +227,7 @@ describe('Rules: cancel and retry', () => {
     expect(job.status).toBe('completed');
     expect(stepsOf(job).a?.output).toEqual({ a: 1 });
     await expect(world.manager.retry(id)).rejects.toThrow(
-      'only a failed or cancelled job can be retried; this one is completed',
+      'only a failed, cancelled or aborted job can be retried; this one is completed',
     );
   });
 
@@ -276,7 +276,7 @@ describe('Rules: signal steps', () => {
       'step "approve" is already completed',
     );
     await expect(world.manager.signal(id, 'publish', {})).rejects.toThrow(
-      new ManagerError('invalid', 'step "publish" is not a signal step'),
+      new ManagerError('invalid', 'step "publish" is running: only a suspended step takes a signal'),
     );
   });
 
