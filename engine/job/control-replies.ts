@@ -9,8 +9,13 @@ import { abortJob, sendAttempt } from './steps.js';
  * ends so, and a follow-up aborts its top-level job, which cancels the other children.
  */
 export function abortFromWorker(d: Draft, node: StepNode, reason: string): void {
-  const attempt = d.step(node.name).attempts;
-  abortJob(d, { step: node.name, attempt, message: `aborted by the worker: ${reason}`, at: d.now });
+  const state = d.step(node.name);
+  const message = `aborted by the worker: ${reason}`;
+  d.updateStep(node.name, { status: 'failed', error: message, endedAt: d.now, deadline: undefined });
+  if (state.deadline !== undefined) {
+    d.effects.timers.push({ op: 'clear', key: { jobId: d.job.id, step: node.name } });
+  }
+  abortJob(d, { step: node.name, attempt: state.attempts, message, at: d.now });
   if (d.job.parent !== null) {
     d.effects.followUps.push({ kind: 'abortJob', jobId: d.job.id, root: d.job.root, reason });
   }

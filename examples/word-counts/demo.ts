@@ -1,5 +1,4 @@
 import { mkdtemp } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +6,7 @@ import { MemoryWorkerTransport } from '../../functions/adapters/memory/bus.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { amqpUrlFromEnv, startServe } from '../../functions/local/serve.js';
 import { createJsonLogger } from '../../functions/telemetry/json-logger.js';
+import { brokerAnswers } from '../broker-answers.js';
 import { startWordCountWorkers } from './workers.js';
 
 /**
@@ -15,22 +15,6 @@ import { startWordCountWorkers } from './workers.js';
  * prints the result and the top words.
  */
 const here = dirname(fileURLToPath(import.meta.url));
-
-async function brokerAnswers(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect(Number(port || 5672), hostname);
-    socket.setTimeout(2000, () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('connect', () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 async function main(): Promise<void> {
   const amqpUrl = amqpUrlFromEnv();

@@ -22,7 +22,7 @@ export interface WorkerDelivery {
   reject(): Promise<void>;
 }
 
-export type ReplyType = 'error' | 'heartbeat';
+export type ReplyType = 'error' | 'heartbeat' | 'abort' | 'suspend';
 
 /** What a reply says beside its body. */
 export interface ReplyOptions {

@@ -1,6 +1,7 @@
 import { parseCorrelationId } from '../../engine/job/types.js';
 import { describeJsonType, isJsonObject, type JsonObject } from '../../engine/json.js';
 import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
+import { AbortJob, SuspendStep } from './control-replies.js';
 import { DeliveryCounter } from './delivery-counter.js';
 import { HeldRequest, settlesWithin } from './in-hand.js';
 import { WorkerError } from './worker-error.js';
@@ -161,6 +162,16 @@ export function createWorker(options: WorkerOptions): Worker {
       if (error instanceof WorkerError) {
         failures.forget(delivery.correlationId, delivery.attempt);
         return answerError(delivery, error.message, error.retryable);
+      }
+      if (error instanceof AbortJob || error instanceof SuspendStep) {
+        failures.forget(delivery.correlationId, delivery.attempt);
+        const abort = error instanceof AbortJob;
+        logger.warn(
+          `${options.queue}: ${delivery.correlationId} ${abort ? 'aborts its job' : 'suspends'}: ${error.message}`,
+        );
+        return answer(delivery, JSON.stringify(abort ? { reason: error.reason } : { reason: error.why }), {
+          type: abort ? 'abort' : 'suspend',
+        });
       }
       const counted = failures.recordFailure(delivery.correlationId, delivery.attempt);
       const deliveries = Math.max(counted, delivery.deliveryCount ?? 0);

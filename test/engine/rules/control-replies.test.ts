@@ -36,6 +36,7 @@ describe('Rules: a worker aborts the job', () => {
       step: 'fetch',
       message: 'aborted by the worker: the source was withdrawn',
     });
+    expect(stepsOf(job).fetch).toMatchObject({ status: 'failed', error: job.error?.message });
     expect(stepsOf(job).parse?.status).toBe('cancelled');
     expect(stepsOf(job).store?.status).toBe('waiting');
     const alert = await w.job(onFailureJobId(id, 1));
