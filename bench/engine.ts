@@ -25,6 +25,17 @@ function chain(length: number): CompiledWorkflow {
   return compileWorkflow({ name: 'chain', steps } as WorkflowDefinition, 1);
 }
 
+/** A chain whose every step has a condition and an input mapping (expressions compiled once here). */
+function conditionalChain(length: number): CompiledWorkflow {
+  const steps = Array.from({ length }, (_, i) => ({
+    name: `s${i}`,
+    ...(i === 0 ? {} : { depends: [`s${i - 1}`] }),
+    when: 'input.n > 0 && !has(input.error)',
+    input: '{"n": input.n + 1, "job": job.id}',
+  }));
+  return compileWorkflow({ name: 'conditional-chain', steps } as WorkflowDefinition, 1);
+}
+
 function wide(width: number): CompiledWorkflow {
   const middle = Array.from({ length: width }, (_, i) => ({ name: `m${i}`, depends: ['root'] }));
   const definition = {
@@ -48,7 +59,7 @@ function runJobs(workflow: CompiledWorkflow, jobs: number): { transitions: numbe
       t = applyEvent(
         workflow,
         job,
-        { type: 'reply', step: request.step, output: { [request.step]: 1 } },
+        { type: 'reply', step: request.step, output: { n: 1, [request.step]: 1 } },
         { now },
       );
       job = t.job;
@@ -124,6 +135,8 @@ export interface EngineFigures {
   /** The same with 1,000 steps per job: a transition copies the job's step list, O(steps). */
   chain1000PerSecond: number[];
   wide1000PerSecond: number[];
+  /** A 100-step chain with a `when:` and an `input:` on every step. */
+  conditionalPerSecond: number[];
   /** Per size: dispatch to fan-in seconds, heap growth, and the process's peak RSS meanwhile. */
   fanOut: Record<number, { seconds: number[]; heapMb: number[]; peakRssMb: number[] }>;
 }
@@ -133,13 +146,15 @@ export async function benchEngine(runs = 5, sizes = [10_000, 100_000]): Promise<
   const wideDag = wide(100);
   const chain1000 = chain(1_000);
   const wide1000 = wide(1_000);
+  const conditional = conditionalChain(100);
   // Warm-up: V8 needs a few thousand transitions of each shape before its optimised code settles.
-  for (const workflow of [longChain, wideDag]) runJobs(workflow, 200);
+  for (const workflow of [longChain, wideDag, conditional]) runJobs(workflow, 200);
   for (const workflow of [chain1000, wide1000]) runJobs(workflow, 20);
   const chainRuns = await repeat(runs, () => runJobs(longChain, 200));
   const wideRuns = await repeat(runs, () => runJobs(wideDag, 200));
   const chain1000Runs = await repeat(runs, () => runJobs(chain1000, 20));
   const wide1000Runs = await repeat(runs, () => runJobs(wide1000, 20));
+  const conditionalRuns = await repeat(runs, () => runJobs(conditional, 200));
   const fan: EngineFigures['fanOut'] = {};
   for (const size of sizes) {
     fanOut(Math.min(size, 1_000));
@@ -158,6 +173,7 @@ export async function benchEngine(runs = 5, sizes = [10_000, 100_000]): Promise<
     widePerSecond: wideRuns.map((r) => r.transitions / r.seconds),
     chain1000PerSecond: chain1000Runs.map((r) => r.transitions / r.seconds),
     wide1000PerSecond: wide1000Runs.map((r) => r.transitions / r.seconds),
+    conditionalPerSecond: conditionalRuns.map((r) => r.transitions / r.seconds),
     fanOut: fan,
   };
 }
@@ -170,6 +186,7 @@ export function reportEngine(figures: EngineFigures): string {
     `| wide DAG (1 -> 100 -> 1), transitions/s | ${formatSpread(spread(figures.widePerSecond))} |`,
     `| long chain (1,000 steps), transitions/s | ${formatSpread(spread(figures.chain1000PerSecond))} |`,
     `| wide DAG (1 -> 1,000 -> 1), transitions/s | ${formatSpread(spread(figures.wide1000PerSecond))} |`,
+    `| long chain (100 steps), a \`when:\` and an \`input:\` on every step, transitions/s | ${formatSpread(spread(figures.conditionalPerSecond))} |`,
   ];
   for (const [size, result] of Object.entries(figures.fanOut)) {
     lines.push(
