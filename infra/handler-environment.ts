@@ -29,6 +29,7 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
     MAX_BODY_BYTES: String(256 * 1024),
     MAX_FAN_OUT: String(100_000),
     RETENTION_DAYS: String(settings.jobRetentionDays),
+    MAX_MESSAGE_BYTES: String(settings.maxMessageBytes),
   };
   if (sqsBus) {
     Object.assign(environment, {

@@ -49,6 +49,8 @@ export interface SwitchyardSettings {
   logRetentionDays: number;
   /** Finished jobs older than this many days are deleted; 0 keeps them. @default 30 */
   jobRetentionDays: number;
+  /** The largest worker reply taken and request sent, in bytes (`-c maxMessageBytes=`; SQS: 1 MiB at most). */
+  maxMessageBytes: number;
   api: ApiSettings;
   broker: BrokerSettings;
 }
@@ -103,6 +105,7 @@ export function readSettings(node: Node): SwitchyardSettings {
     ),
     logRetentionDays: context.oneOf('logRetentionDays', LOG_RETENTION_DAYS, 30),
     jobRetentionDays: context.integer('jobRetentionDays', 30, 0, 3650),
+    maxMessageBytes: context.integer('maxMessageBytes', 1024 * 1024, 1024, 1024 * 1024),
     api: {
       auth: context.oneOf('auth', ['apiKey', 'iam'], 'apiKey'),
       rateLimit: context.integer('apiRateLimit', 50, 1, 10_000),

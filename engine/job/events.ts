@@ -63,6 +63,8 @@ export interface EngineContext {
    * transitions of the parent, one slice each, so that no transition holds them all. @default 10000
    */
   fanOutSlice?: number;
+  /** The largest request a step may send, in bytes (the same limit as replies). @default 1 MiB */
+  maxRequestBytes?: number;
 }
 
 export const DEFAULT_MAX_FAN_OUT = 100_000;

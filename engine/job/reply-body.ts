@@ -1,9 +1,10 @@
 import { parseJsonObjectBody } from '../json.js';
 import type { InboundReply } from '../ports/bus.js';
 import type { JobEvent } from './events.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from './message-size.js';
 import { parseCorrelationId } from './types.js';
 
-export const DEFAULT_MAX_REPLY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_REPLY_BYTES = DEFAULT_MAX_MESSAGE_BYTES;
 
 /** Error messages taken from a worker's reply are cut to this many characters. */
 const MAX_ERROR_MESSAGE = 4000;

@@ -6,6 +6,7 @@ import { Draft } from './draft.js';
 import { DEFAULT_FAN_OUT_SLICE, DEFAULT_MAX_FAN_OUT, type EngineContext } from './events.js';
 import { childIds, childInput, childInputBase, emptyFanOutOutput, fanOutList } from './fan-out.js';
 import { jobResult } from './inputs.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
 import { effectiveInput, evaluateWhen, startedInput } from './step-input.js';
 import type { ChildOutcome, Effects, FanInit } from './transition.js';
@@ -271,6 +272,10 @@ export function sendAttempt(d: Draft, node: StepNode): void {
     retryAt: undefined,
     deadline: node.timeoutMs ? d.now + node.timeoutMs : undefined,
   });
+  const body = startedInput(d, node);
+  const tooLarge = oversizedRequest(body, d.context.maxRequestBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+  // The same input would be too large again: the step fails now, whatever its retries.
+  if (tooLarge) return failAttempt(d, node, tooLarge, { retryable: false });
   d.effects.requests.push({
     jobId: d.job.id,
     step: node.name,
@@ -278,11 +283,21 @@ export function sendAttempt(d: Draft, node: StepNode): void {
     vhost: d.job.vhost,
     correlationId: correlationIdOf(d.job.id, node.name),
     attempt,
-    body: startedInput(d, node),
+    body,
   });
   if (node.timeoutMs) armAttemptTimer(d, node);
   else if (state.retryAt !== undefined) clearStepTimer(d, node.name);
   d.effects.notes.push({ kind: 'dispatched', jobId: d.job.id, step: node.name, attempt });
+}
+
+/** A request over the size limit, saying why and what to do; undefined when it is within it. */
+function oversizedRequest(body: JsonObject, maxBytes: number): string | undefined {
+  const text = JSON.stringify(body);
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: count exactly only when that could matter.
+  if (text.length * 3 <= maxBytes) return undefined;
+  const size = Buffer.byteLength(text);
+  if (size <= maxBytes) return undefined;
+  return `the request is ${size} bytes; requests may be at most ${maxBytes}: give the step only what its worker needs with an "input:" mapping`;
 }
 
 function armAttemptTimer(d: Draft, node: StepNode): void {

@@ -88,6 +88,7 @@ export async function createContainer(
     clock,
     maxFanOut: env.maxFanOut,
     fanOutSlice: env.fanOutSlice,
+    maxReplyBytes: env.maxMessageBytes,
   });
   return { env, manager, store, bus, timers, telemetry };
 }

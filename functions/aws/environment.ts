@@ -33,6 +33,8 @@ export interface HandlerEnvironment {
   logLevel: LogLevel;
   maxBodyBytes: number;
   maxFanOut: number;
+  /** The largest reply taken and request sent (MAX_MESSAGE_BYTES; SQS takes at most 1 MiB). */
+  maxMessageBytes: number;
   /** Children a fan-out creates per transition (FAN_OUT_SLICE): the memory a transition holds. */
   fanOutSlice: number;
   /** Finished jobs older than this many days are deleted (0: kept for good). */
@@ -78,6 +80,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
   const maxBodyBytes = reader.integer('MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, 1, 10 * 1024 * 1024);
   const maxFanOut = reader.integer('MAX_FAN_OUT', DEFAULT_MAX_FAN_OUT, 1, 10_000_000);
   const fanOutSlice = reader.integer('FAN_OUT_SLICE', DEFAULT_FAN_OUT_SLICE, 1, 1_000_000);
+  const maxMessageBytes = reader.integer('MAX_MESSAGE_BYTES', 1024 * 1024, 1024, 1024 * 1024);
   const retentionDays = reader.integer('RETENTION_DAYS', 0, 0, 3650);
 
   let bus: HandlerEnvironment['bus'] | undefined;
@@ -111,6 +114,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
     logLevel,
     maxBodyBytes,
     maxFanOut,
+    maxMessageBytes,
     fanOutSlice,
     retentionDays,
   };

@@ -49,6 +49,10 @@ program
   )
   .option('--max-body <bytes>', 'the largest request body the API accepts (default 262144)')
   .option(
+    '--max-reply <bytes>',
+    "the largest worker reply taken, and the largest request sent to a worker: a step's larger input fails it (default 1048576)",
+  )
+  .option(
     '--synchronous <level>',
     "SQLite's synchronous level: FULL (default) syncs every commit to disk; NORMAL survives a crash of serve but may lose the last commits if the machine loses power",
     'FULL',

@@ -51,6 +51,8 @@ export interface ServeOptions {
   allowOrigins?: string[];
   maxBodyBytes?: number;
   maxFanOut?: number;
+  /** The largest reply taken and request sent, in bytes (`--max-reply`). @default 1 MiB */
+  maxReplyBytes?: number;
   /** Children a fan-out creates per transition. @default 10000 */
   fanOutSlice?: number;
   /** Static dashboard files served at `/`. */
@@ -182,6 +184,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     telemetry: { logger, metrics },
     maxFanOut: options.maxFanOut,
     fanOutSlice: options.fanOutSlice,
+    maxReplyBytes: options.maxReplyBytes,
     onRegistered: async (definition) => {
       for (const vhost of definition.vhosts ?? []) consumeVhost(vhost);
     },

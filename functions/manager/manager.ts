@@ -48,7 +48,7 @@ export interface ManagerOptions {
   maxFanOut?: number;
   /** Children a fan-out creates per transition (the engine's `fanOutSlice`). @default 10000 */
   fanOutSlice?: number;
-  /** @default 1 MiB */
+  /** The largest reply taken, and the largest request sent. @default 1 MiB */
   maxReplyBytes?: number;
   /** Called after a definition is registered (the local host starts consuming new vhosts). */
   onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
@@ -444,6 +444,7 @@ export class Manager {
       childIdSeed: seed,
       maxFanOut: this.maxFanOut,
       fanOutSlice: this.fanOutSlice,
+      maxRequestBytes: this.maxReplyBytes,
     };
   }
 

@@ -18,6 +18,7 @@ export interface ServeCommandOptions {
   maxFanOut?: string;
   fanOutSlice?: string;
   maxBody?: string;
+  maxReply?: string;
   replyQueue?: string;
   synchronous: string;
 }
@@ -70,6 +71,7 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       maxFanOut: positiveInt(options.maxFanOut, '--max-fan-out'),
       fanOutSlice,
       maxBodyBytes: positiveInt(options.maxBody, '--max-body'),
+      maxReplyBytes: positiveInt(options.maxReply, '--max-reply'),
       dashboard: await loadDashboard(),
       logger,
     });

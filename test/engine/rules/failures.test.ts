@@ -339,3 +339,46 @@ describe('Rules: signal steps', () => {
     expect((await world.job(id)).result).toEqual({ items: ['X'] });
   });
 });
+
+describe('Rules: the size of a request', () => {
+  it('fails the step, whatever its retries, when its input is larger than the limit, pointing to input: mapping', async () => {
+    const world = new SimulatedWorld();
+    await world.register(`workflows:
+  - name: big
+    steps:
+      - name: left
+      - name: right
+      - name: summarise
+        depends: [ left, right ]
+        retries: 3
+`);
+    const id = await world.start('big', {});
+    const [left, right] = world.take();
+    await world.reply(left!, { left: 'é'.repeat(300_000) });
+    await world.reply(right!, { right: 'é'.repeat(300_000) });
+    expect(world.take()).toEqual([]);
+    const job = await world.job(id);
+    expect(job.status).toBe('failed');
+    expect(job.error?.message).toBe(
+      'the request is 1200022 bytes; requests may be at most 1048576: give the step only what its worker needs with an "input:" mapping',
+    );
+  });
+
+  it('sends the step once an input: mapping leaves the large value out', async () => {
+    const world = new SimulatedWorld();
+    await world.register(`workflows:
+  - name: big
+    steps:
+      - name: left
+      - name: right
+      - name: summarise
+        depends: [ left, right ]
+        input: '{"size": size(input.left) + size(input.right)}'
+`);
+    await world.start('big', {});
+    const [left, right] = world.take();
+    await world.reply(left!, { left: 'é'.repeat(300_000) });
+    await world.reply(right!, { right: 'é'.repeat(300_000) });
+    expect(world.take().map((request) => request.body)).toEqual([{ size: 600_000 }]);
+  });
+});

@@ -49,6 +49,7 @@ describe('Function: readHandlerEnvironment', () => {
       logLevel: 'info',
       maxBodyBytes: 262144,
       maxFanOut: 100000,
+      maxMessageBytes: 1048576,
       fanOutSlice: 10000,
       retentionDays: 0,
       bus: {
