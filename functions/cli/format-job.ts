@@ -1,9 +1,10 @@
-import type { JobDocument } from '../api/job-document.js';
+import type { JobDocument, StepView } from '../api/job-document.js';
 
 const SYMBOL: Record<string, string> = {
   completed: '✓',
   running: '●',
   waiting: '○',
+  skipped: '↷',
   failed: '✗',
   cancelled: '⊘',
 };
@@ -14,25 +15,40 @@ function seconds(from?: string, to?: string): string {
   return ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`;
 }
 
-/** The job, readable by a person: its status, each step's state, then its result or error. */
+/** A step's status as people read it: a failure its workflow handled (`continueOnError`) says so. */
+function stepStatus(step: StepView): string {
+  return step.handled ? 'failed · handled' : step.status;
+}
+
+/** The job, readable by a person: its status, its links, each step's state, then its result or error. */
 export function formatJob(job: JobDocument): string {
   const lines = [
     `job ${job.uuid}  ${job.workflow} v${job.version}  ${job.status}  (${seconds(job.createdAt, job.endedAt)})`,
   ];
   if (job.parent) lines.push(`  child ${job.index} of ${job.parent}`);
-  const width = Math.max(...Object.keys(job.steps).map((name) => name.length), 4);
-  for (const [name, step] of Object.entries(job.steps)) {
+  if (job.calledBy)
+    lines.push(
+      `  called by job ${job.calledBy.id}, step ${job.calledBy.step}${job.calledBy.attempt > 1 ? ` (attempt ${job.calledBy.attempt})` : ''}`,
+    );
+  if (job.causedBy) lines.push(`  started because job ${job.causedBy} failed`);
+  if (job.followUp) lines.push(`  on failure: started job ${job.followUp}`);
+  const steps = Object.entries(job.steps);
+  const width = Math.max(...steps.map(([name]) => name.length), 4);
+  const statusWidth = Math.max(...steps.map(([, step]) => stepStatus(step).length), 9);
+  for (const [name, step] of steps) {
     const details: string[] = [];
+    if (step.status === 'skipped' && step.skipReason) details.push(step.skipReason);
     if (step.children !== undefined)
       details.push(
         `${step.childrenDone ?? 0}/${step.children} children${step.childrenFailed ? `, ${step.childrenFailed} failed` : ''}`,
       );
+    if (step.job) details.push(`called job ${step.job}`);
     if (step.attempts > 1) details.push(`${step.attempts} attempts`);
     if (step.startedAt) details.push(seconds(step.startedAt, step.endedAt));
     if (step.retryAt) details.push(`retry at ${step.retryAt}`);
     if (step.error && step.status !== 'completed') details.push(`error: ${step.error}`);
     lines.push(
-      `  ${SYMBOL[step.status] ?? ' '} ${name.padEnd(width)}  ${step.status.padEnd(9)}  ${details.join(', ')}`.trimEnd(),
+      `  ${SYMBOL[step.status] ?? ' '} ${name.padEnd(width)}  ${stepStatus(step).padEnd(statusWidth)}  ${details.join(', ')}`.trimEnd(),
     );
   }
   if (job.error)
@@ -43,16 +59,27 @@ export function formatJob(job: JobDocument): string {
   return lines.join('\n');
 }
 
-/** Steps and children done out of total, as a bar: `[#######-------] 3/5 steps, 7/12 children, 4.2s` */
+/**
+ * Steps and children done out of total, as a bar: `[#######-------] 3/5 steps done, 7/12 children, 4.2s`.
+ * A step is done once it settled: completed, skipped, or failed with its failure handled; the skipped and
+ * the handled ones are counted in brackets, as `3/4 steps done (1 skipped, 1 failure handled)`.
+ */
 export function progressLine(job: JobDocument, width = 30): string {
   const steps = Object.values(job.steps);
-  const stepsDone = steps.filter((step) => step.status === 'completed').length;
+  const skipped = steps.filter((step) => step.status === 'skipped').length;
+  const handled = steps.filter((step) => step.handled).length;
+  const stepsDone = steps.filter((step) => step.status === 'completed').length + skipped + handled;
   const children = steps.reduce((sum, step) => sum + (step.children ?? 0), 0);
   const childrenDone = steps.reduce((sum, step) => sum + (step.childrenDone ?? 0), 0);
   const total = steps.length + children;
   const done = stepsDone + childrenDone;
   const filled = total ? Math.round((done / total) * width) : width;
-  const parts = [`${stepsDone}/${steps.length} steps`];
+  const settled: string[] = [];
+  if (skipped) settled.push(`${skipped} skipped`);
+  if (handled) settled.push(`${handled} ${handled === 1 ? 'failure' : 'failures'} handled`);
+  const parts = [
+    `${stepsDone}/${steps.length} steps done${settled.length ? ` (${settled.join(', ')})` : ''}`,
+  ];
   if (children) parts.push(`${childrenDone}/${children} children`);
   parts.push(seconds(job.createdAt, job.endedAt));
   return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${parts.join(', ')}  ${job.status}`;

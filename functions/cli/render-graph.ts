@@ -9,27 +9,82 @@ export function renderGraph(workflow: WorkflowDefinition, format: GraphFormat): 
   return format === 'dot' ? renderDot(workflow) : renderMermaid(workflow);
 }
 
-function label(step: StepDefinition): string {
+/**
+ * A dependent of a `continueOnError` step whose `when` tests for the handed-on error (`has(input.error)`,
+ * not negated): the handler branch, drawn as the "on error" edge. Its sibling with `!has(input.error)`
+ * is the normal branch, drawn as any edge.
+ */
+export function handlesError(step: StepDefinition): boolean {
+  return step.when !== undefined && /(?<!!\s*)\bhas\(\s*input\.error\s*\)/.test(step.when);
+}
+
+/** "calls payment v3", or "calls payment (latest)" when the step names no version. */
+export function callLabel(step: StepDefinition): string | undefined {
+  if (!step.workflow) return undefined;
+  return `calls ${step.workflow} ${step.version ? `v${step.version}` : '(latest)'}`;
+}
+
+/** A node's text, line by line: name, short facts, then what the control-flow keys add. */
+function labelLines(step: StepDefinition): string[] {
   const notes: string[] = [];
   if (step.queue) notes.push(`queue ${step.queue}`);
   if (step.type === 'signal') notes.push('signal');
   if (step.task) notes.push(`for each: ${step.task}`);
   if (step.retries) notes.push(`retries ${step.retries}`);
   if (step.timeout) notes.push(`timeout ${step.timeout}`);
-  return notes.length ? `${step.name}\\n(${notes.join(', ')})` : step.name;
+  const lines = [step.name];
+  if (notes.length) lines.push(`(${notes.join(', ')})`);
+  const call = callLabel(step);
+  if (call) lines.push(call);
+  if (step.when) lines.push(`when: ${step.when}`);
+  if (step.continueOnError) lines.push('on error: continues');
+  return lines;
 }
+
+/** The edge from `dependency` to `step` carries the error to a handler branch. */
+function isErrorEdge(steps: readonly StepDefinition[], dependency: string, step: StepDefinition): boolean {
+  return (
+    handlesError(step) && steps.some((other) => other.name === dependency && other.continueOnError === true)
+  );
+}
+
+/** Text inside a quoted Mermaid label: its entity codes for what would end the string or read as HTML. */
+const mermaidText = (text: string) =>
+  text.replaceAll('#', '#35;').replaceAll('"', '#quot;').replaceAll('<', '#lt;').replaceAll('>', '#gt;');
+
+const ERROR_COLOUR = '#c0392b';
 
 function renderMermaid(workflow: WorkflowDefinition): string {
   const lines = ['flowchart TD'];
+  const classes = new Map<string, string[]>();
+  const classify = (node: string, name: string) => classes.set(name, [...(classes.get(name) ?? []), node]);
+  // Mermaid styles an edge by its position among all edges drawn.
+  let edges = 0;
+  const errorEdges: number[] = [];
   const scope = (name: string, steps: StepDefinition[], indent: string) => {
     for (const step of steps) {
-      const text = label(step).replaceAll('\\n', '<br/>').replaceAll('"', "'");
-      const shape = step.task ? `[["${text}"]]` : step.type === 'signal' ? `{{"${text}"}}` : `["${text}"]`;
-      lines.push(`${indent}${id(name, step.name)}${shape}`);
+      const text = labelLines(step).map(mermaidText).join('<br/>');
+      const shape = step.task
+        ? `[["${text}"]]`
+        : step.type === 'signal'
+          ? `{{"${text}"}}`
+          : step.workflow
+            ? `(["${text}"])`
+            : `["${text}"]`;
+      const node = id(name, step.name);
+      lines.push(`${indent}${node}${shape}`);
+      if (step.when) classify(node, 'conditional');
+      if (step.continueOnError) classify(node, 'continues');
+      if (step.workflow) classify(node, 'call');
     }
     for (const step of steps)
-      for (const dependency of step.depends ?? [])
-        lines.push(`${indent}${id(name, dependency)} --> ${id(name, step.name)}`);
+      for (const dependency of step.depends ?? []) {
+        if (isErrorEdge(steps, dependency, step)) {
+          errorEdges.push(edges);
+          lines.push(`${indent}${id(name, dependency)} -.->|"on error"| ${id(name, step.name)}`);
+        } else lines.push(`${indent}${id(name, dependency)} --> ${id(name, step.name)}`);
+        edges++;
+      }
   };
   scope(workflow.name, workflow.steps, '  ');
   for (const task of workflow.tasks ?? []) {
@@ -42,22 +97,57 @@ function renderMermaid(workflow: WorkflowDefinition): string {
   const owners = [{ name: workflow.name, steps: workflow.steps }, ...(workflow.tasks ?? [])];
   for (const owner of owners) {
     for (const step of owner.steps)
-      if (step.task) lines.push(`  ${id(owner.name, step.name)} -.-> ${id('task', step.task)}`);
+      if (step.task) {
+        lines.push(`  ${id(owner.name, step.name)} -.-> ${id('task', step.task)}`);
+        edges++;
+      }
   }
+  if (workflow.onFailure) {
+    const node = id('onFailure', workflow.name);
+    lines.push(`  ${node}>"${mermaidText(`on failure: starts workflow ${workflow.onFailure}`)}"]`);
+    classify(node, 'onFailure');
+  }
+  // Only what this workflow uses: a workflow without the control-flow keys draws as it always did.
+  const styles: Record<string, string> = {
+    conditional: 'stroke-dasharray: 5 3',
+    continues: 'stroke:#d97706,stroke-width:2px',
+    call: 'fill:#eef4ff,stroke:#3b6fd8',
+    onFailure: `fill:#fdecec,stroke:${ERROR_COLOUR},color:${ERROR_COLOUR}`,
+  };
+  for (const [name, nodes] of classes) {
+    lines.push(`  classDef ${name} ${styles[name]}`);
+    lines.push(`  class ${nodes.join(',')} ${name}`);
+  }
+  if (errorEdges.length)
+    lines.push(`  linkStyle ${errorEdges.join(',')} stroke:${ERROR_COLOUR},color:${ERROR_COLOUR}`);
   return `${lines.join('\n')}\n`;
 }
 
 function renderDot(workflow: WorkflowDefinition): string {
   const quote = (text: string) => `"${text.replaceAll('"', '\\"')}"`;
+  // Label lines: backslashes and quotes escaped, joined by DOT's own line break.
+  const label = (lines: string[]) =>
+    `"${lines.map((line) => line.replaceAll('\\', '\\\\').replaceAll('"', '\\"')).join('\\n')}"`;
   const lines = [`digraph ${quote(workflow.name)} {`, '  rankdir=TB;', '  node [shape=box, style=rounded];'];
   const scope = (name: string, steps: StepDefinition[], indent: string) => {
     for (const step of steps) {
-      const shape = step.task ? ', shape=box3d' : step.type === 'signal' ? ', shape=hexagon' : '';
-      lines.push(`${indent}${id(name, step.name)} [label=${quote(label(step))}${shape}];`);
+      const attributes = [`label=${label(labelLines(step))}`];
+      if (step.task) attributes.push('shape=box3d');
+      else if (step.type === 'signal') attributes.push('shape=hexagon');
+      else if (step.workflow) attributes.push('shape=component');
+      if (step.when) attributes.push('style="rounded,dashed"');
+      if (step.continueOnError) attributes.push('color=darkorange', 'penwidth=2');
+      lines.push(`${indent}${id(name, step.name)} [${attributes.join(', ')}];`);
     }
     for (const step of steps)
       for (const dependency of step.depends ?? [])
-        lines.push(`${indent}${id(name, dependency)} -> ${id(name, step.name)};`);
+        lines.push(
+          `${indent}${id(name, dependency)} -> ${id(name, step.name)}${
+            isErrorEdge(steps, dependency, step)
+              ? ' [style=dashed, color=red3, fontcolor=red3, label="on error"]'
+              : ''
+          };`,
+        );
   };
   scope(workflow.name, workflow.steps, '  ');
   for (const task of workflow.tasks ?? []) {
@@ -76,6 +166,10 @@ function renderDot(workflow: WorkflowDefinition): string {
         );
     }
   }
+  if (workflow.onFailure)
+    lines.push(
+      `  ${id('onFailure', workflow.name)} [shape=note, style=solid, color=red3, fontcolor=red3, label=${label([`on failure: starts workflow ${workflow.onFailure}`])}];`,
+    );
   lines.push('}');
   return `${lines.join('\n')}\n`;
 }

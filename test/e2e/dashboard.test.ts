@@ -423,6 +423,107 @@ describe('Dashboard: in chromium against serve', () => {
     await page.close();
   });
 
+  it('shows skipped steps with their condition, a handled failure apart from failures, and a call with its links', async () => {
+    // Prepare: a workflow whose charge may fail without failing the job, registered as users do.
+    const flow = `${WORKFLOW}-flow`;
+    const helper = `${WORKFLOW}-helper`;
+    const put = (name: string, yaml: string) =>
+      fetch(`${serve.url}/api/workflow/${name}`, { method: 'PUT', body: yaml }).then(
+        (answer) => answer.status,
+      );
+    expect(
+      await put(
+        helper,
+        `workflows:\n  - name: ${helper}\n    steps:\n      - name: noop\n        when: 'false'\n`,
+      ),
+    ).toBe(201);
+    expect(
+      await put(
+        flow,
+        `workflows:
+  - name: ${flow}
+    steps:
+      - name: charge
+        queue: ${queues.prepare}
+        continueOnError: true
+        params: { currency: EUR }
+      - name: big-order
+        queue: ${queues.finish}
+        when: input.total > 100
+      - name: refund
+        type: signal
+        depends: [charge]
+        when: has(input.error)
+      - name: ship
+        queue: ${queues.finish}
+        depends: [charge]
+        when: '!has(input.error)'
+      - name: notify
+        workflow: ${helper}
+        depends: [refund]
+`,
+      ),
+    ).toBe(201);
+    const { page, errors } = await openPage();
+    const started = await fetch(`${serve.url}/api/workflow/${flow}`, {
+      method: 'POST',
+      body: '{"total": 40}',
+    });
+    const id = ((await started.json()) as { id: string }).id;
+
+    // Act: the charge is sent with its params, and fails for good.
+    await page.goto(`${serve.url}/#/job/${id}`);
+    await expectStepState(page, 'charge', 'running');
+    const charge = await prepare.take('the charge request', (request) => request.jobId === id);
+    expect(charge.input).toEqual({ total: 40, currency: 'EUR' });
+    charge.fail('card declined');
+
+    // Assess: the job goes on: the charge failed but was handled, the handler branch runs, the rest skipped.
+    await expectStepState(page, 'refund', 'running');
+    await expectJobStatus(page, 'running');
+    const node = (step: string) => page.locator(`.graph-card [data-step="${step}"]`);
+    expect(await stepState(page, 'charge')).toBe('failed');
+    expect(await node('charge').getAttribute('data-handled')).toBe('true');
+    expect(await node('charge').getAttribute('class')).toContain('state-handled');
+    expect(await node('charge').locator('.node-note').textContent()).toBe('failed · handled');
+    expect(await stepState(page, 'big-order')).toBe('skipped');
+    expect(await node('big-order').getAttribute('class')).toContain('state-skipped');
+    expect(await node('big-order').locator('title').textContent()).toContain('input.total > 100 is false');
+    expect(await stepState(page, 'ship')).toBe('skipped');
+    expect(await page.locator('.graph-card .edge-error').count()).toBe(1);
+    expect(await node('notify').getAttribute('class')).toContain('kind-call');
+    expect(await page.locator('.legend').textContent()).toContain('failed · handled');
+
+    // The step panels: the handled error and what was sent; the skipped step's condition and reason.
+    await node('charge').click();
+    const chargePanel = page.locator('[data-step-panel="charge"]');
+    await chargePanel.locator('.tag-handled').waitFor({ timeout: STATE_TIMEOUT });
+    expect(await chargePanel.locator('.step-error').textContent()).toContain('card declined');
+    expect(await chargePanel.locator('[data-json="Input of charge"]').textContent()).toContain('"currency"');
+    expect(await chargePanel.locator('[data-json="Output of charge"]').textContent()).toContain(
+      'card declined',
+    );
+    await screenshot(page, 'job-control-flow');
+    await node('big-order').click();
+    const skippedPanel = page.locator('[data-step-panel="big-order"]');
+    await skippedPanel.locator('.step-skipped').waitFor({ timeout: STATE_TIMEOUT });
+    expect(await skippedPanel.locator('.step-when').textContent()).toBe('input.total > 100');
+    expect(await skippedPanel.locator('.step-skipped').textContent()).toContain('"when" is false');
+
+    // The refund signal lets the call run: a job of the helper workflow, linked both ways.
+    await fetch(`${serve.url}/api/job/${id}/signal/refund`, { method: 'POST', body: '{"refunded": true}' });
+    await expectJobStatus(page, 'completed');
+    await expectStepState(page, 'notify', 'completed');
+    const called = (await jobDocument(id)).steps.notify?.job;
+    expect(called).toBeDefined();
+    await page.locator(`.graph-card [data-called-job="${called}"]`).click();
+    await page.locator(`.job-view[data-job="${called}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    expect(await page.locator('[data-link="called-by"]').textContent()).toContain(id.slice(0, 8));
+    await expectStepState(page, 'noop', 'skipped');
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   it('lists jobs newest first, filtered by status and workflow', async () => {
     const { page, errors } = await openPage();
     const older = await startJob();

@@ -6,7 +6,8 @@ import type {
   WorkflowDefinition,
 } from './api-types.js';
 
-export type NodeKind = 'step' | 'fan-out' | 'signal';
+/** `call`: a `workflow:` step, which runs a job of another workflow. */
+export type NodeKind = 'step' | 'fan-out' | 'signal' | 'call';
 
 /** A box of the drawing: one step of the workflow or of one of its tasks. */
 export interface GraphNode {
@@ -24,13 +25,24 @@ export interface GraphNode {
   attempts?: number;
   /** A fan-out step's children, once it has fanned out. */
   children?: { done: number; total: number; failed: number };
+  /** The step's `when:` condition. */
+  when?: string;
+  /** `continueOnError: true`: its failure is handed on to its dependents. */
+  continueOnError?: true;
+  /** In a job's drawing: it failed, and its dependents went on with the error. */
+  handled?: true;
+  /** In a job's drawing, a `workflow:` step: the job its latest attempt runs. */
+  job?: string;
 }
 
 export interface GraphEdge {
   from: string;
   to: string;
-  /** `fan-out`: from a step to the first steps of the task it runs once per item (dashed). */
-  kind: 'depends' | 'fan-out';
+  /**
+   * `fan-out`: from a step to the first steps of the task it runs once per item (dashed); `error`: from a
+   * `continueOnError` step to a dependent whose `when` tests for its error (the handler branch).
+   */
+  kind: 'depends' | 'fan-out' | 'error';
 }
 
 /** A task drawn as a box around its steps. */
@@ -51,7 +63,19 @@ const clusterId = (task: string) => `cluster:${task}`;
 
 function kindOf(step: StepDefinition): NodeKind {
   if (step.task) return 'fan-out';
+  if (step.workflow) return 'call';
   return step.type === 'signal' ? 'signal' : 'step';
+}
+
+/** "calls payment v3", or "calls payment (latest)" for a `workflow:` step that names no version. */
+export function callLabel(step: Pick<StepDefinition, 'workflow' | 'version'>): string | undefined {
+  if (!step.workflow) return undefined;
+  return `calls ${step.workflow} ${step.version ? `v${step.version}` : '(latest)'}`;
+}
+
+/** A `when` that tests for a handed-on error (`has(input.error)`, not negated): a handler branch. */
+export function handlesError(step: Pick<StepDefinition, 'when'>): boolean {
+  return step.when !== undefined && /(?<!!\s*)\bhas\(\s*input\.error\s*\)/.test(step.when);
 }
 
 /** The facts worth a glance, shortest first. */
@@ -62,9 +86,12 @@ export function stepNotes(step: StepDefinition, tasks: readonly TaskDefinition[]
     notes.push(task ? `each of ${task.itemListKey} → ${task.name}` : `task ${step.task}`);
   }
   if (step.type === 'signal') notes.push('waits for a signal');
+  else if (step.workflow) notes.push(callLabel(step) as string);
   else if (!step.task) notes.push(`queue ${step.queue ?? step.name}`);
   if (step.retries) notes.push(`retries ${step.retries}`);
   if (step.timeout) notes.push(`timeout ${step.timeout}`);
+  if (step.continueOnError) notes.push('continues on error');
+  if (step.when) notes.push(`when ${step.when}`);
   return notes;
 }
 
@@ -75,17 +102,25 @@ function scopeNodes(
   cluster?: string,
 ): { nodes: GraphNode[]; edges: GraphEdge[] } {
   const names = new Set(steps.map((step) => step.name));
-  const nodes = steps.map((step) => ({
-    id: id(step.name),
-    step: step.name,
-    kind: kindOf(step),
-    notes: stepNotes(step, tasks),
-    ...(cluster ? { cluster } : {}),
-  }));
+  const nodes = steps.map((step) => {
+    const node: GraphNode = {
+      id: id(step.name),
+      step: step.name,
+      kind: kindOf(step),
+      notes: stepNotes(step, tasks),
+      ...(cluster ? { cluster } : {}),
+    };
+    if (step.when) node.when = step.when;
+    if (step.continueOnError) node.continueOnError = true;
+    return node;
+  });
+  const continuing = new Set(steps.filter((step) => step.continueOnError).map((step) => step.name));
   const edges: GraphEdge[] = [];
   for (const step of steps) {
     for (const dependency of step.depends ?? []) {
-      if (names.has(dependency)) edges.push({ from: id(dependency), to: id(step.name), kind: 'depends' });
+      if (!names.has(dependency)) continue;
+      const kind = continuing.has(dependency) && handlesError(step) ? 'error' : 'depends';
+      edges.push({ from: id(dependency), to: id(step.name), kind });
     }
   }
   return { nodes, edges };
@@ -165,6 +200,8 @@ export function jobGraph(
     if (!view) continue;
     node.state = view.status;
     node.attempts = view.attempts;
+    if (view.handled) node.handled = true;
+    if (view.job) node.job = view.job;
     if (view.children !== undefined) {
       node.children = {
         done: view.childrenDone ?? 0,

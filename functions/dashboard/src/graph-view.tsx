@@ -11,10 +11,12 @@ export interface GraphViewProps {
   hrefFor?: (node: PositionedNode) => string;
   /** The second line of a node; by default its notes. */
   noteFor?: (node: PositionedNode) => string;
+  /** A `workflow:` step's called job: a link of its own at the box's corner. */
+  jobHref?: (job: string) => string;
 }
 
 /** The DAG as SVG: boxes by dagre, edges as smooth curves, a job's steps coloured by state. */
-export function GraphView({ layout, title, selected, hrefFor, noteFor }: GraphViewProps) {
+export function GraphView({ layout, title, selected, hrefFor, noteFor, jobHref }: GraphViewProps) {
   return (
     <div class="graph-scroll">
       <svg
@@ -60,8 +62,14 @@ export function GraphView({ layout, title, selected, hrefFor, noteFor }: GraphVi
             selected={node.id === selected}
             href={hrefFor?.(node)}
             note={noteFor ? noteFor(node) : node.notes.join(' · ')}
+            facts={noteFor ? node.notes : []}
           />
         ))}
+        {jobHref &&
+          layout.nodes.map(
+            (node) =>
+              node.job && <CalledJobLink key={`job:${node.id}`} node={node} href={jobHref(node.job)} />,
+          )}
       </svg>
     </div>
   );
@@ -72,15 +80,20 @@ function GraphNodeView({
   selected,
   href,
   note,
+  facts,
 }: {
   node: PositionedNode;
   selected: boolean;
   href?: string;
   note: string;
+  /** More lines for the tooltip: the step's definition, when the note shows its state. */
+  facts: string[];
 }) {
   const m = NODE_METRICS;
   const { width, height } = node;
-  const classes = ['node', `kind-${node.kind}`, `state-${node.state ?? 'none'}`];
+  // A failure its workflow handled is drawn apart from one that failed the job.
+  const classes = ['node', `kind-${node.kind}`, `state-${node.handled ? 'handled' : (node.state ?? 'none')}`];
+  if (node.when) classes.push('conditional');
   if (selected) classes.push('selected');
   if (href) classes.push('clickable');
   const labelX = node.state ? 38 : m.paddingX;
@@ -91,7 +104,7 @@ function GraphNodeView({
   const share = (count: number) => (children?.total ? (barWidth * count) / children.total : 0);
   const body = (
     <>
-      <title>{[node.step, note].filter(Boolean).join('\n')}</title>
+      <title>{[node.step, note, ...facts].filter(Boolean).join('\n')}</title>
       {selected && (
         <rect
           class="node-halo"
@@ -112,9 +125,16 @@ function GraphNodeView({
       {node.kind === 'signal' && (
         <path class="node-flag" d={`M${width - 22},12 v18 M${width - 22},12 h10 l-3,4 l3,4 h-10`} />
       )}
+      {node.kind === 'call' && (
+        <path class="node-call-bars" d={`M6,6 v${height - 12} M${width - 6},6 v${height - 12}`} />
+      )}
       {node.state && <StateIcon state={node.state} />}
       <text class="node-label" x={labelX} y="24">
-        {fitText(node.step, width - labelX - (node.kind === 'signal' ? 30 : 14), m.labelCharWidth)}
+        {fitText(
+          node.step,
+          width - labelX - (node.kind === 'signal' || node.job ? 30 : 14),
+          m.labelCharWidth,
+        )}
       </text>
       <text class="node-note" x={m.paddingX} y="44">
         {fitText(note, barWidth, m.noteCharWidth)}
@@ -142,6 +162,7 @@ function GraphNodeView({
     'data-step': node.step,
     'data-node': node.id,
     'data-state': node.state,
+    'data-handled': node.handled ? 'true' : undefined,
   };
   if (!href) return <g {...common}>{body}</g>;
   return (
@@ -149,7 +170,7 @@ function GraphNodeView({
       {...common}
       href={href}
       aria-current={selected ? 'true' : undefined}
-      aria-label={`${node.step}${node.state ? `, ${node.state}` : ''}${note ? `: ${note}` : ''}`}
+      aria-label={`${node.step}${node.state ? `, ${node.handled ? 'failed, handled' : node.state}` : ''}${note ? `: ${note}` : ''}`}
     >
       {body}
     </a>
@@ -166,6 +187,27 @@ function StateIcon({ state }: { state: StepStatus }) {
       {state === 'cancelled' && <path d="M-4,0 L4,0" class="node-icon-mark" />}
       {state === 'running' && <path d="M0,-5 A5,5 0 1,1 -5,0" class="node-icon-spin" />}
       {state === 'waiting' && <circle r="2" class="node-icon-dot" />}
+      {state === 'skipped' && (
+        <path d="M-4,-3.5 L-0.5,0 L-4,3.5 M0.5,-3.5 L4,0 L0.5,3.5" class="node-icon-mark" />
+      )}
     </g>
+  );
+}
+
+/** A link to the job a `workflow:` step called, drawn over its box's top right corner. */
+function CalledJobLink({ node, href }: { node: PositionedNode; href: string }) {
+  return (
+    <a
+      class="node-job-link"
+      href={href}
+      aria-label={`Open the job ${node.step} called`}
+      data-called-job={node.job}
+    >
+      <g transform={`translate(${node.x + node.width - 30},${node.y + 8})`}>
+        <title>Open the job it called</title>
+        <rect width="22" height="22" rx="5" />
+        <path d="M8,6 h8 v8 M16,6 L7,15" />
+      </g>
+    </a>
   );
 }

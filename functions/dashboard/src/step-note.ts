@@ -1,8 +1,15 @@
-import type { JobDocument, StepView } from './api-types.js';
+import type { JobDocument, StepDefinition, StepView } from './api-types.js';
 import { elapsedBetween, relativeTime } from './format.js';
 
-/** The second line of a step's box in a job's drawing: where it stands, in a few words. */
-export function stepNote(view: StepView | undefined, now: number): string {
+/**
+ * The second line of a step's box in a job's drawing: where it stands, in a few words. A skipped step
+ * says why: its condition (from the definition, `step`) was false, or everything before it was skipped.
+ */
+export function stepNote(
+  view: StepView | undefined,
+  now: number,
+  step?: Pick<StepDefinition, 'when'>,
+): string {
   if (!view) return '';
   const attempt = view.attempts > 1 ? ` · attempt ${view.attempts}` : '';
   const children =
@@ -21,7 +28,7 @@ export function stepNote(view: StepView | undefined, now: number): string {
     case 'suspended':
       return 'suspended · waits for a signal';
     case 'skipped':
-      return 'skipped';
+      return skippedNote(view, step);
     case 'failed':
       if (view.handled) return 'failed · handled';
       return children || (view.attempts > 1 ? `failed after ${view.attempts} attempts` : 'failed');
@@ -30,12 +37,28 @@ export function stepNote(view: StepView | undefined, now: number): string {
   }
 }
 
-/** The step to show first: a failed one, else a running one, else the last to complete, else the first. */
+/**
+ * The step to show first: one that failed the job, else a running one, else a failure the workflow
+ * handled, else the last to complete, else the first.
+ */
 export function defaultStep(job: Pick<JobDocument, 'steps' | 'completed'>): string | undefined {
   const entries = Object.entries(job.steps);
-  const withStatus = (status: string) => entries.find(([, view]) => view.status === status)?.[0];
+  const first = (test: (view: StepView) => boolean) => entries.find(([, view]) => test(view))?.[0];
   const lastCompleted = [...job.completed]
     .reverse()
     .find((entry) => entry.name !== '__end__' && entry.name !== '__start__')?.name;
-  return withStatus('failed') ?? withStatus('running') ?? lastCompleted ?? entries[0]?.[0];
+  return (
+    first((view) => view.status === 'failed' && !view.handled) ??
+    first((view) => view.status === 'running') ??
+    first((view) => view.handled === true) ??
+    lastCompleted ??
+    entries[0]?.[0]
+  );
+}
+
+function skippedNote(view: StepView, step?: Pick<StepDefinition, 'when'>): string {
+  // The engine's reason for a false condition is `"when" is false: <source>`.
+  if (step?.when && (!view.skipReason || view.skipReason.startsWith('"when" is false')))
+    return `skipped · ${step.when} is false`;
+  return view.skipReason ? `skipped · ${view.skipReason}` : 'skipped';
 }

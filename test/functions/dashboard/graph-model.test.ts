@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { JobDocument, WorkflowDefinition } from '../../../functions/dashboard/src/api-types.js';
 import {
+  callLabel,
+  handlesError,
   jobGraph,
   jobSteps,
   stepNotes,
@@ -120,5 +122,96 @@ describe('Function: jobGraph', () => {
   it('still draws the steps of a job whose definition does not match', () => {
     const odd = jobDocument({ mystery: { status: 'running', attempts: 1 } });
     expect(jobGraph(WORKFLOW, odd).nodes.map((node) => node.step)).toEqual(['mystery']);
+  });
+});
+
+/** A checkout with the control-flow keys: a handled failure and its two branches, a call. */
+const CHECKOUT: WorkflowDefinition = {
+  name: 'checkout',
+  onFailure: 'notify-ops',
+  steps: [
+    { name: 'charge', queue: 'payments', continueOnError: true },
+    { name: 'refund', depends: ['charge'], when: 'has(input.error)' },
+    { name: 'ship', depends: ['charge'], when: '!has(input.error)' },
+    { name: 'pay', depends: ['ship'], workflow: 'payment', version: 3 },
+    { name: 'audit', depends: ['refund', 'pay'], workflow: 'audit' },
+  ],
+};
+
+describe('Function: workflowGraph, control flow', () => {
+  it('draws calls as their own kind, the error branch as its own edge, and notes conditions', () => {
+    // Act
+    const graph = workflowGraph(CHECKOUT);
+
+    // Assess
+    expect(graph.nodes.map((node) => [node.step, node.kind, node.when, node.continueOnError])).toEqual([
+      ['charge', 'step', undefined, true],
+      ['refund', 'step', 'has(input.error)', undefined],
+      ['ship', 'step', '!has(input.error)', undefined],
+      ['pay', 'call', undefined, undefined],
+      ['audit', 'call', undefined, undefined],
+    ]);
+    expect(graph.edges).toEqual([
+      { from: 'step:charge', to: 'step:refund', kind: 'error' },
+      { from: 'step:charge', to: 'step:ship', kind: 'depends' },
+      { from: 'step:ship', to: 'step:pay', kind: 'depends' },
+      { from: 'step:refund', to: 'step:audit', kind: 'depends' },
+      { from: 'step:pay', to: 'step:audit', kind: 'depends' },
+    ]);
+    expect(graph.nodes.map((node) => node.notes)).toEqual([
+      ['queue payments', 'continues on error'],
+      ['queue refund', 'when has(input.error)'],
+      ['queue ship', 'when !has(input.error)'],
+      ['calls payment v3'],
+      ['calls audit (latest)'],
+    ]);
+  });
+
+  it('draws no error edge from a step that does not continue on error', () => {
+    const graph = workflowGraph({
+      name: 'w',
+      steps: [{ name: 'a' }, { name: 'b', depends: ['a'], when: 'has(input.error)' }],
+    });
+    expect(graph.edges).toEqual([{ from: 'step:a', to: 'step:b', kind: 'depends' }]);
+  });
+});
+
+describe('Function: jobGraph, control flow', () => {
+  it('marks a handled failure, a skipped step and the job a call step runs', () => {
+    const graph = jobGraph(
+      CHECKOUT,
+      jobDocument({
+        charge: { status: 'failed', attempts: 1, handled: true, error: 'declined' },
+        refund: { status: 'completed', attempts: 1 },
+        ship: { status: 'skipped', attempts: 0, skipReason: '"when" is false: !has(input.error)' },
+        pay: { status: 'skipped', attempts: 0, skipReason: 'every step it depends on was skipped' },
+        audit: { status: 'running', attempts: 1, job: '0f8fad5b-d9cb-469f-a165-70867728950e' },
+      }),
+    );
+    expect(graph.nodes.map((node) => [node.step, node.state, node.handled, node.job])).toEqual([
+      ['charge', 'failed', true, undefined],
+      ['refund', 'completed', undefined, undefined],
+      ['ship', 'skipped', undefined, undefined],
+      ['pay', 'skipped', undefined, undefined],
+      ['audit', 'running', undefined, '0f8fad5b-d9cb-469f-a165-70867728950e'],
+    ]);
+    expect(graph.edges.filter((edge) => edge.kind === 'error')).toEqual([
+      { from: 'step:charge', to: 'step:refund', kind: 'error' },
+    ]);
+  });
+});
+
+describe('Functions: callLabel and handlesError', () => {
+  it('names the called workflow and its version', () => {
+    expect(callLabel({ workflow: 'payment', version: 3 })).toBe('calls payment v3');
+    expect(callLabel({ workflow: 'payment' })).toBe('calls payment (latest)');
+    expect(callLabel({})).toBeUndefined();
+  });
+
+  it('finds the handler branch: has(input.error), not negated', () => {
+    expect(handlesError({ when: 'has(input.error)' })).toBe(true);
+    expect(handlesError({ when: 'input.retry && has(input.error)' })).toBe(true);
+    expect(handlesError({ when: '!has(input.error)' })).toBe(false);
+    expect(handlesError({})).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JobDocument } from '../../../functions/dashboard/src/api-types.js';
-import { stepInput, stepOutput } from '../../../functions/dashboard/src/step-data.js';
+import { sentInput, stepInput, stepOutput } from '../../../functions/dashboard/src/step-data.js';
 
 const JOB: Pick<JobDocument, 'input' | 'completed'> = {
   input: { book: 'alice.txt' },
@@ -43,5 +43,51 @@ describe('Function: stepOutput', () => {
   it("reads a completed step's message", () => {
     expect(stepOutput(JOB, 'title')).toEqual({ title: 'Alice', shared: 'title' });
     expect(stepOutput(JOB, 'sum')).toBeUndefined();
+  });
+});
+
+describe('Functions: step data with skipped steps, handled failures and recorded input', () => {
+  const ended = '2024-05-01T12:00:02.000Z';
+  const job: Pick<JobDocument, 'input' | 'completed' | 'steps'> = {
+    input: { total: 40 },
+    completed: [
+      { name: '__start__', startTime: '2024-05-01T12:00:00Z', message: { total: 40 } },
+      { name: 'load', startTime: '2024-05-01T12:00:00Z', elapsed: 1, message: { orderId: 7 } },
+    ],
+    steps: {
+      load: { status: 'completed', attempts: 1 },
+      charge: { status: 'failed', attempts: 2, handled: true, error: 'card declined', endedAt: ended },
+      big: { status: 'skipped', attempts: 0, skipReason: '"when" is false: input.total > 100' },
+      ship: { status: 'completed', attempts: 1, input: { orderId: 7, currency: 'EUR' } },
+      refund: { status: 'running', attempts: 1 },
+    },
+  };
+
+  it("gives a handled failure's output as the error it handed on", () => {
+    expect(stepOutput(job, 'charge')).toEqual({
+      error: { step: 'charge', message: 'card declined', attempts: 2, at: Date.parse(ended) },
+    });
+  });
+
+  it('merges completed and handled outputs, leaves skipped steps out, and knows no input for a skipped step', () => {
+    expect(stepInput(job, { name: 'refund', depends: ['big', 'charge', 'load'] })).toEqual({
+      error: { step: 'charge', message: 'card declined', attempts: 2, at: Date.parse(ended) },
+      orderId: 7,
+    });
+    expect(stepInput(job, { name: 'after-big', depends: ['big'] })).toBeUndefined();
+    expect(stepInput(job, { name: 'big', depends: ['load'] })).toBeUndefined();
+    expect(stepInput(job, { name: 'late', depends: ['load', 'refund'] })).toBeUndefined();
+  });
+
+  it('shows what was sent: the recorded input when there is one, else the merged input', () => {
+    expect(sentInput(job, { name: 'ship', depends: ['load'] })).toEqual({
+      value: { orderId: 7, currency: 'EUR' },
+      recorded: true,
+    });
+    expect(sentInput(job, { name: 'refund', depends: ['load'] })).toEqual({
+      value: { orderId: 7 },
+      recorded: false,
+    });
+    expect(sentInput(job, { name: 'big', depends: ['load'] })).toBeUndefined();
   });
 });

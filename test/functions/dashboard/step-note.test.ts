@@ -58,3 +58,58 @@ describe('Function: defaultStep', () => {
     expect(defaultStep({ steps: { a: { status: 'waiting', attempts: 0 } }, completed: [] })).toBe('a');
   });
 });
+
+describe('Function: stepNote, control flow', () => {
+  it('says why a step was skipped: its condition from the definition, else the reason recorded', () => {
+    const skipped: StepView = {
+      status: 'skipped',
+      attempts: 0,
+      skipReason: '"when" is false: input.total > 100',
+    };
+    expect(stepNote(skipped, NOW, { when: 'input.total > 100' })).toBe(
+      'skipped · input.total > 100 is false',
+    );
+    expect(stepNote(skipped, NOW)).toBe('skipped · "when" is false: input.total > 100');
+    expect(
+      stepNote({ status: 'skipped', attempts: 0, skipReason: 'every step it depends on was skipped' }, NOW, {
+        when: 'input.total > 100',
+      }),
+    ).toBe('skipped · every step it depends on was skipped');
+    expect(stepNote({ status: 'skipped', attempts: 0 }, NOW)).toBe('skipped');
+  });
+
+  it('tells a handled failure from one that failed the job', () => {
+    expect(stepNote({ status: 'failed', attempts: 2, handled: true, error: 'declined' }, NOW)).toBe(
+      'failed · handled',
+    );
+    expect(stepNote({ status: 'failed', attempts: 2, error: 'declined' }, NOW)).toBe(
+      'failed after 2 attempts',
+    );
+  });
+});
+
+describe('Function: defaultStep, control flow', () => {
+  it('shows the failure that failed the job before a handled one, and a handled one before completed steps', () => {
+    const completed = [{ name: 'c', startTime: at(1), message: {} }];
+    expect(
+      defaultStep({
+        steps: {
+          a: { status: 'failed', attempts: 1, handled: true },
+          b: { status: 'failed', attempts: 1 },
+          c: { status: 'completed', attempts: 1 },
+        },
+        completed,
+      }),
+    ).toBe('b');
+    expect(
+      defaultStep({
+        steps: {
+          a: { status: 'failed', attempts: 1, handled: true },
+          s: { status: 'skipped', attempts: 0 },
+          c: { status: 'completed', attempts: 1 },
+        },
+        completed,
+      }),
+    ).toBe('a');
+  });
+});

@@ -11,6 +11,7 @@ import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
 import { StatusBadge } from '../status-badge.js';
 import { defaultStep, stepNote } from '../step-note.js';
+import { JobLinks } from './job-links.js';
 import { type LiveState, useLiveJob } from './live-job.js';
 import { ErrorNote, Loading } from './notes.js';
 import { StepPanel } from './step-panel.js';
@@ -172,6 +173,7 @@ function JobHeader({
             </dd>
           </div>
         )}
+        <JobLinks job={job} />
         <div class="fact">
           <dt>Started</dt>
           <dd>
@@ -228,7 +230,7 @@ function JobBody({
       <div class="card graph-card">
         <div class="graph-head">
           <h2>Steps</h2>
-          <Legend />
+          <Legend job={job} />
         </div>
         {layout ? (
           <GraphView
@@ -236,7 +238,8 @@ function JobBody({
             title={`The steps of job ${job.uuid}, coloured by state`}
             selected={selected ? `step:${selected}` : undefined}
             hrefFor={(node) => routeHref({ view: 'job', id: job.uuid, step: node.step })}
-            noteFor={(node) => stepNote(job.steps[node.step], now)}
+            noteFor={(node) => stepNote(job.steps[node.step], now, node)}
+            jobHref={(called) => routeHref({ view: 'job', id: called })}
           />
         ) : (
           <Loading what="the graph" />
@@ -268,13 +271,24 @@ function JobBody({
   );
 }
 
-function Legend() {
+/** The states' colours; skipped and handled failures only for a job that has them. */
+function Legend({ job }: { job: JobDocument }) {
+  const views = Object.values(job.steps);
+  const states = [
+    'waiting',
+    'running',
+    'completed',
+    ...(views.some((view) => view.status === 'skipped') ? (['skipped'] as const) : []),
+    'failed',
+    ...(views.some((view) => view.handled) ? (['handled'] as const) : []),
+    'cancelled',
+  ] as const;
   return (
     <ul class="legend" aria-label="Step states">
-      {(['waiting', 'running', 'completed', 'failed', 'cancelled'] as const).map((state) => (
+      {states.map((state) => (
         <li key={state} class={`state-${state}`}>
           <span class="legend-swatch" aria-hidden="true" />
-          {state}
+          {state === 'handled' ? 'failed · handled' : state}
         </li>
       ))}
     </ul>

@@ -1,11 +1,13 @@
 import { useState } from 'preact/hooks';
 import type { JobDocument, JsonObject, StepDefinition, StepStatus, TaskDefinition } from '../api-types.js';
-import { absoluteTime, elapsedBetween } from '../format.js';
+import { absoluteTime, elapsedBetween, shortId } from '../format.js';
+import { callLabel } from '../graph-model.js';
 import { useAction, useApi } from '../hooks.js';
 import { JsonView } from '../json-view.js';
 import { RelativeTime } from '../relative-time.js';
+import { routeHref } from '../route.js';
 import { StatusBadge } from '../status-badge.js';
-import { stepInput, stepOutput } from '../step-data.js';
+import { sentInput, stepOutput } from '../step-data.js';
 import { ChildrenList } from './children-list.js';
 import { ErrorNote } from './notes.js';
 
@@ -18,14 +20,21 @@ interface StepPanelProps {
   onJob(job: JobDocument): void;
 }
 
-/** One step of a job: its state, timings, attempts, error, children, input and output. */
+/**
+ * One step of a job: its state, timings, attempts, error, children, input and output, and what its
+ * definition adds: its condition, input mapping, defaults, whether it continues on error, what it calls.
+ */
 export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPanelProps) {
   const view = job.steps[step];
   if (!view) return null;
   const task = definition?.task ? tasks.find((candidate) => candidate.name === definition.task) : undefined;
   const queue =
-    definition && definition.type !== 'signal' && !definition.task ? (definition.queue ?? step) : undefined;
-  const input = definition ? stepInput(job, definition) : undefined;
+    definition && definition.type !== 'signal' && !definition.task && !definition.workflow
+      ? (definition.queue ?? step)
+      : undefined;
+  const input = definition ? sentInput(job, definition) : undefined;
+  // Before it runs, a step with `input:` or `params` is sent something other than the merged input.
+  const reshaped = !!(definition?.input || definition?.params) && !input?.recorded;
   const output = stepOutput(job, step);
   const duration = view.startedAt ? elapsedBetween(view.startedAt, view.endedAt, now) : undefined;
   return (
@@ -40,10 +49,47 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
           </span>
         )}
         {definition?.type === 'signal' && <span class="tag">signal</span>}
+        {definition?.workflow && <span class="tag tag-call">{callLabel(definition)}</span>}
+        {view.handled && (
+          <span class="tag tag-handled" title="It failed; the steps after it went on with its error.">
+            handled: the job went on
+          </span>
+        )}
       </header>
       {definition?.description && <p class="muted">{definition.description}</p>}
+      {view.status === 'skipped' && (
+        <p class="note step-skipped" data-skip-reason={view.skipReason}>
+          Skipped, nothing was sent: {view.skipReason ?? 'its condition was false'}.
+        </p>
+      )}
       <dl class="facts">
         {queue && <Fact name="Queue" value={<code>{queue}</code>} />}
+        {definition?.workflow && (
+          <Fact
+            name="Calls"
+            value={
+              <>
+                {definition.workflow}{' '}
+                <span class="muted">
+                  {definition.version ? `v${definition.version}` : '(latest version)'}
+                </span>
+              </>
+            }
+          />
+        )}
+        {view.job && (
+          <Fact
+            name="Called job"
+            value={
+              <a class="mono step-called-job" href={routeHref({ view: 'job', id: view.job })}>
+                {shortId(view.job)}
+              </a>
+            }
+          />
+        )}
+        {definition?.when && <Fact name="When" value={<code class="step-when">{definition.when}</code>} />}
+        {definition?.input && <Fact name="Input mapping" value={<code>{definition.input}</code>} />}
+        {definition?.continueOnError && <Fact name="On error" value="continues: dependents get the error" />}
         <Fact
           name="Attempts"
           value={`${view.attempts}${definition?.retries ? ` of ${definition.retries + 1}` : ''}`}
@@ -65,8 +111,8 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
         {definition?.timeout && <Fact name="Timeout" value={definition.timeout} />}
       </dl>
       {view.error && (
-        <div class="note note-error step-error">
-          <strong>Error</strong>
+        <div class={`note ${view.handled ? 'note-handled' : 'note-error'} step-error`}>
+          <strong>{view.handled ? 'Error (handled: handed on to the steps after it)' : 'Error'}</strong>
           <pre>{view.error}</pre>
         </div>
       )}
@@ -83,21 +129,35 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
       {definition?.type === 'signal' && view.status === 'running' && job.status === 'running' && (
         <SignalForm jobId={job.uuid} step={step} onJob={onJob} />
       )}
+      {definition?.params && (
+        <div class="step-params">
+          <h3>Params (defaults under the input)</h3>
+          <JsonView value={definition.params} label={`Params of ${step}`} />
+        </div>
+      )}
       <div class="io-grid">
         <div>
-          <h3>Input</h3>
+          <h3>{input?.recorded ? 'Input, as sent' : 'Input'}</h3>
           {input === undefined ? (
             <p class="muted">
-              {view.status === 'waiting'
-                ? 'Known once the steps it depends on have completed.'
-                : 'Not known: the steps it depends on did not all complete.'}
+              {view.status === 'skipped'
+                ? 'None: the step was skipped.'
+                : view.status === 'waiting'
+                  ? 'Known once the steps it depends on have completed.'
+                  : 'Not known: the steps it depends on did not all complete.'}
             </p>
           ) : (
-            <JsonView value={input} label={`Input of ${step}`} />
+            <>
+              {input.recorded && <p class="muted">What it was sent, after its input mapping and params.</p>}
+              {reshaped && (
+                <p class="muted">The merged input: its input mapping and params apply when it is sent.</p>
+              )}
+              <JsonView value={input.value} label={`Input of ${step}`} />
+            </>
           )}
         </div>
         <div>
-          <h3>Output</h3>
+          <h3>{view.handled ? 'Output, handed on' : 'Output'}</h3>
           {output === undefined ? (
             <p class="muted">{noOutput(view.status)}</p>
           ) : (
@@ -116,6 +176,8 @@ function noOutput(status: StepStatus): string {
     case 'failed':
     case 'cancelled':
       return `None: the step ${status === 'failed' ? 'failed' : 'was cancelled'}.`;
+    case 'skipped':
+      return 'None: the step was skipped.';
     default:
       return 'Known once the step completes.';
   }
