@@ -36,6 +36,7 @@ export {
   findStep,
   isFinished,
   isOtherJob,
+  isSettled,
   isUuid,
   type JobRecord,
   type JobStatus,

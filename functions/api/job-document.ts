@@ -1,4 +1,12 @@
-import type { FanCounts, JobRecord, JobStatus, Json, JsonObject, StepState } from '../../engine/index.js';
+import {
+  type FanCounts,
+  isSettled,
+  type JobRecord,
+  type JobStatus,
+  type Json,
+  type JsonObject,
+  type StepState,
+} from '../../engine/index.js';
 import type { JobReader } from '../../engine/ports/store.js';
 
 /** Child ids listed inline in a running fan-out step (`tasks`); page through the rest. */
@@ -184,7 +192,8 @@ export interface Progress {
 async function jobProgress(store: JobReader, job: JobRecord): Promise<Progress> {
   const progress: Progress = { steps: job.steps.length, stepsDone: 0, children: 0, childrenDone: 0 };
   for (const state of job.steps) {
-    if (state.status === 'completed') progress.stepsDone++;
+    // Done as far as the job goes: completed, skipped, or failed with continueOnError.
+    if (isSettled(state)) progress.stepsDone++;
     if (state.children) {
       progress.children += state.children.total;
       progress.childrenDone += (await fanCounts(store, job, state)).done;

@@ -7,7 +7,6 @@ import {
   findStep,
   type GatheredChild,
   graphOf,
-  isFinished,
   type JobRecord,
   type JobStatus,
   type JsonObject,

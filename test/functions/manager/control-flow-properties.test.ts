@@ -64,19 +64,17 @@ ${steps.join('\n')}
 function expectedStatuses(shape: Shape): string[] {
   const statuses: string[] = [];
   let jobFailed = false;
-  shape.steps.forEach((step, index) => {
+  const statusOf = (step: Shape['steps'][number], index: number): string => {
     const deps = step.depends.map((d) => statuses[d]);
-    if (jobFailed || deps.some((status) => status === 'waiting' || status === 'failed!'))
-      return statuses.push('waiting');
-    if (deps.length && deps.every((status) => status === 'skipped')) return statuses.push('skipped');
-    if (step.conditioned && !shape.flags[index]) return statuses.push('skipped');
-    if (step.fails) {
-      if (step.handled) return statuses.push('failed');
-      jobFailed = true;
-      return statuses.push('failed!');
-    }
-    return statuses.push('completed');
-  });
+    if (jobFailed || deps.some((status) => status === 'waiting' || status === 'failed!')) return 'waiting';
+    if (deps.length && deps.every((status) => status === 'skipped')) return 'skipped';
+    if (step.conditioned && !shape.flags[index]) return 'skipped';
+    if (!step.fails) return 'completed';
+    if (step.handled) return 'failed';
+    jobFailed = true;
+    return 'failed!';
+  };
+  for (const [index, step] of shape.steps.entries()) statuses.push(statusOf(step, index));
   return statuses;
 }
 
