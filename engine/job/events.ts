@@ -65,7 +65,14 @@ export interface EngineContext {
   fanOutSlice?: number;
   /** The largest request a step may send, in bytes (the same limit as replies). @default 1 MiB */
   maxRequestBytes?: number;
+  /**
+   * The most bytes of input a fan-out step may hand its children, all together: a large input
+   * copied to every child multiplies what is stored and sent. @default 256 MiB
+   */
+  maxFanOutBytes?: number;
 }
+
+export const DEFAULT_MAX_FAN_OUT_BYTES = 256 * 1024 * 1024;
 
 export const DEFAULT_MAX_FAN_OUT = 100_000;
 export const DEFAULT_FAN_OUT_SLICE = 10_000;

@@ -36,6 +36,26 @@ export function fanOutList(input: JsonObject, task: FanOutTask): FanOutList {
   return { ok: true, items: value };
 }
 
+/**
+ * What a fan-out's children are given, all together: the shared input once per child plus the
+ * elements. Over `maxBytes`, why (with what to do); else undefined. JSON text length stands in for
+ * bytes: it is what is stored and sent, give or take non-ASCII characters.
+ */
+export function fanOutTooLarge(
+  base: JsonObject,
+  items: readonly Json[],
+  maxBytes: number,
+): string | undefined {
+  const shared = JSON.stringify(base).length;
+  const total = items.length * shared + JSON.stringify(items).length;
+  if (total <= maxBytes) return undefined;
+  const mb = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  return (
+    `the fan-out would give its ${items.length} children ${mb(total)} of input (${shared} bytes each besides its element); ` +
+    `a fan-out may give at most ${mb(maxBytes)}: map the step's input with "input:" to give the children only what they need`
+  );
+}
+
 /** An empty list completes the step at once: its output is its input with `<itemListKey>: []`. */
 export function emptyFanOutOutput(input: JsonObject, task: FanOutTask): JsonObject {
   const output = copyWithout(input);

@@ -3,8 +3,20 @@ import { formatDuration } from '../definition/duration.js';
 import type { Json, JsonObject } from '../json.js';
 import { cancelCall, reportToCaller, startCall } from './calls.js';
 import { Draft } from './draft.js';
-import { DEFAULT_FAN_OUT_SLICE, DEFAULT_MAX_FAN_OUT, type EngineContext } from './events.js';
-import { childIds, childInput, childInputBase, emptyFanOutOutput, fanOutList } from './fan-out.js';
+import {
+  DEFAULT_FAN_OUT_SLICE,
+  DEFAULT_MAX_FAN_OUT,
+  DEFAULT_MAX_FAN_OUT_BYTES,
+  type EngineContext,
+} from './events.js';
+import {
+  childIds,
+  childInput,
+  childInputBase,
+  emptyFanOutOutput,
+  fanOutList,
+  fanOutTooLarge,
+} from './fan-out.js';
 import { jobResult } from './inputs.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
@@ -126,6 +138,10 @@ function fanOut(d: Draft, node: StepNode, started: Partial<StepState>): void {
     );
   }
 
+  const base = childInputBase(input, task);
+  const tooLarge = fanOutTooLarge(base, list.items, d.context.maxFanOutBytes ?? DEFAULT_MAX_FAN_OUT_BYTES);
+  if (tooLarge) return failStep(d, node, tooLarge);
+
   const total = list.items.length;
   const concurrency = Math.min(total, task.concurrency);
   // A limited fan-out's slots look up each next child in the store: its children are created at once.
@@ -135,7 +151,7 @@ function fanOut(d: Draft, node: StepNode, started: Partial<StepState>): void {
   d.effects.fanInits.push(counts);
   // Children started here that finish at once (an empty nested fan-out) are counted in the counters
   // set here rather than counted again when stored.
-  createChildren(d, node, list.items, childInputBase(input, task), 0, created, (outcome) => {
+  createChildren(d, node, list.items, base, 0, created, (outcome) => {
     if (outcome.status === 'completed') counts.done++;
     else counts.failed++;
   });

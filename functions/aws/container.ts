@@ -89,6 +89,7 @@ export async function createContainer(
     maxFanOut: env.maxFanOut,
     fanOutSlice: env.fanOutSlice,
     maxReplyBytes: env.maxMessageBytes,
+    maxFanOutBytes: env.maxFanOutBytes,
   });
   return { env, manager, store, bus, timers, telemetry };
 }

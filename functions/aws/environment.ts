@@ -35,6 +35,8 @@ export interface HandlerEnvironment {
   maxFanOut: number;
   /** The largest reply taken and request sent (MAX_MESSAGE_BYTES; SQS takes at most 1 MiB). */
   maxMessageBytes: number;
+  /** The most input one fan-out may give its children (MAX_FAN_OUT_BYTES). */
+  maxFanOutBytes: number;
   /** Children a fan-out creates per transition (FAN_OUT_SLICE): the memory a transition holds. */
   fanOutSlice: number;
   /** Finished jobs older than this many days are deleted (0: kept for good). */
@@ -81,6 +83,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
   const maxFanOut = reader.integer('MAX_FAN_OUT', DEFAULT_MAX_FAN_OUT, 1, 10_000_000);
   const fanOutSlice = reader.integer('FAN_OUT_SLICE', DEFAULT_FAN_OUT_SLICE, 1, 1_000_000);
   const maxMessageBytes = reader.integer('MAX_MESSAGE_BYTES', 1024 * 1024, 1024, 1024 * 1024);
+  const maxFanOutBytes = reader.integer('MAX_FAN_OUT_BYTES', 256 * 1024 * 1024, 1024, 2 ** 40);
   const retentionDays = reader.integer('RETENTION_DAYS', 0, 0, 3650);
 
   let bus: HandlerEnvironment['bus'] | undefined;
@@ -115,6 +118,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
     maxBodyBytes,
     maxFanOut,
     maxMessageBytes,
+    maxFanOutBytes,
     fanOutSlice,
     retentionDays,
   };

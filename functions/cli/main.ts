@@ -44,6 +44,10 @@ program
   )
   .option('--max-fan-out <n>', 'the longest list a fan-out step accepts (default 100000)')
   .option(
+    '--max-fan-out-bytes <bytes>',
+    "the most input one fan-out may give its children together: the step's input is copied to each (default 268435456)",
+  )
+  .option(
     '--fan-out-slice <n>',
     'children a fan-out creates per transition: the most a transition holds in memory (default 10000)',
   )

@@ -53,6 +53,8 @@ export interface ServeOptions {
   maxFanOut?: number;
   /** The largest reply taken and request sent, in bytes (`--max-reply`). @default 1 MiB */
   maxReplyBytes?: number;
+  /** The most bytes of input one fan-out may give its children (`--max-fan-out-bytes`). @default 256 MiB */
+  maxFanOutBytes?: number;
   /** Children a fan-out creates per transition. @default 10000 */
   fanOutSlice?: number;
   /** Static dashboard files served at `/`. */
@@ -185,6 +187,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     maxFanOut: options.maxFanOut,
     fanOutSlice: options.fanOutSlice,
     maxReplyBytes: options.maxReplyBytes,
+    maxFanOutBytes: options.maxFanOutBytes,
     onRegistered: async (definition) => {
       for (const vhost of definition.vhosts ?? []) consumeVhost(vhost);
     },

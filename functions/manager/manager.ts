@@ -50,6 +50,8 @@ export interface ManagerOptions {
   fanOutSlice?: number;
   /** The largest reply taken, and the largest request sent. @default 1 MiB */
   maxReplyBytes?: number;
+  /** The most bytes of input one fan-out may give its children. @default 256 MiB */
+  maxFanOutBytes?: number;
   /** Called after a definition is registered (the local host starts consuming new vhosts). */
   onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
 }
@@ -82,6 +84,7 @@ export class Manager {
   private readonly maxFanOut: number;
   private readonly fanOutSlice?: number;
   private readonly maxReplyBytes: number;
+  private readonly maxFanOutBytes: number | undefined;
   private readonly pump: OutboxPump;
   private readonly followUps: FollowUpRunner;
   private readonly isolation: ReplyIsolation;
@@ -98,6 +101,7 @@ export class Manager {
     this.maxFanOut = options.maxFanOut ?? DEFAULT_MAX_FAN_OUT;
     this.fanOutSlice = options.fanOutSlice;
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+    this.maxFanOutBytes = options.maxFanOutBytes;
     this.workflows = new WorkflowCache(this.store);
     this.isolation = new ReplyIsolation(
       this.telemetry.logger,
@@ -445,6 +449,7 @@ export class Manager {
       maxFanOut: this.maxFanOut,
       fanOutSlice: this.fanOutSlice,
       maxRequestBytes: this.maxReplyBytes,
+      maxFanOutBytes: this.maxFanOutBytes,
     };
   }
 

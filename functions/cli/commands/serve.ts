@@ -19,6 +19,7 @@ export interface ServeCommandOptions {
   fanOutSlice?: string;
   maxBody?: string;
   maxReply?: string;
+  maxFanOutBytes?: string;
   replyQueue?: string;
   synchronous: string;
 }
@@ -72,6 +73,7 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       fanOutSlice,
       maxBodyBytes: positiveInt(options.maxBody, '--max-body'),
       maxReplyBytes: positiveInt(options.maxReply, '--max-reply'),
+      maxFanOutBytes: positiveInt(options.maxFanOutBytes, '--max-fan-out-bytes'),
       dashboard: await loadDashboard(),
       logger,
     });

@@ -50,6 +50,7 @@ describe('Function: readHandlerEnvironment', () => {
       maxBodyBytes: 262144,
       maxFanOut: 100000,
       maxMessageBytes: 1048576,
+      maxFanOutBytes: 268435456,
       fanOutSlice: 10000,
       retentionDays: 0,
       bus: {
