@@ -62,6 +62,12 @@ export {
 export { MAX_JSON_DEPTH } from './json-depth.js';
 
 // Ports: what the engine needs of a bus, a store and timers.
-export { type Bus, type InboundReply, RetryableSendError, UndeliverableError } from './ports/bus.js';
+export {
+  type Bus,
+  type InboundReply,
+  RetryableSendError,
+  type SendOptions,
+  UndeliverableError,
+} from './ports/bus.js';
 export { type Commit, InvalidCursorError, type OutboxEntry, type Store } from './ports/store.js';
 export type { TimerScheduler } from './ports/timers.js';

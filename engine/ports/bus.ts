@@ -31,12 +31,21 @@ export interface Bus {
    * per request not sent: every request it does not list was sent. Any other rejection says
    * nothing of what was sent (the whole call may be sent again).
    */
-  send(requests: readonly StepRequest[]): Promise<void>;
+  send(requests: readonly StepRequest[], options?: SendOptions): Promise<void>;
   /** Makes sure step queues exist before the first request goes to them. */
   ensureQueues(queues: readonly { queue: string; vhost: string | null }[]): Promise<void>;
   /** Throws when the broker cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface SendOptions {
+  /**
+   * Called with each request (the object given) as soon as the broker holds it, before `send`
+   * resolves: the caller may record it as sent at once, so that a crash during a long send re-sends
+   * only what was not confirmed. A bus may also report nothing here and let `send` say it all.
+   */
+  onSent?: (request: StepRequest) => void;
 }
 
 /** Thrown by a bus for a request it can never send (too large, invalid queue name): not retryable. */

@@ -1,4 +1,10 @@
-import { type Bus, type OutboxEntry, RetryableSendError, UndeliverableError } from '../../engine/index.js';
+import {
+  type Bus,
+  type OutboxEntry,
+  RetryableSendError,
+  type StepRequest,
+  UndeliverableError,
+} from '../../engine/index.js';
 import type { JobStore } from '../../engine/ports/store.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import { QueueBackoff, type QueueBackoffOptions } from './queue-backoff.js';
@@ -200,12 +206,14 @@ export class OutboxPump {
 
   private async sendSome(batch: RequestEntry[]): Promise<void> {
     for (const entry of batch) this.sending.add(entry.id);
+    const confirms = new ConfirmRecorder(batch, this.options.store, this.options.logger);
     let refused: Map<string, string>;
     let undeliverable: Map<string, string>;
     try {
-      ({ refused, undeliverable } = await this.deliver(batch));
+      ({ refused, undeliverable } = await this.deliver(batch, confirms));
     } finally {
       this.sending.clear();
+      await confirms.stop();
     }
     const now = this.now();
     const done = new Set<string>();
@@ -241,7 +249,7 @@ export class OutboxPump {
         ],
       });
     }
-    await this.removeSent(done);
+    await this.removeSent(done, true, confirms.recorded);
     const failed = new Set<string>();
     try {
       for (const [entry, message] of givenUp) {
@@ -269,8 +277,15 @@ export class OutboxPump {
       this.refusedBy.delete(entry.request.correlationId);
   }
 
-  /** Takes the requests in `done` out (acknowledged in the store); `sent`: measure their overhead. */
-  private async removeSent(done: ReadonlySet<string>, sent = true): Promise<void> {
+  /**
+   * Takes the requests in `done` out (acknowledged in the store, but for those `acked` already);
+   * `sent`: measure their overhead.
+   */
+  private async removeSent(
+    done: ReadonlySet<string>,
+    sent = true,
+    acked: ReadonlySet<string> = new Set(),
+  ): Promise<void> {
     if (!done.size) return;
     const now = this.now();
     const origins: number[] = [];
@@ -280,7 +295,8 @@ export class OutboxPump {
       return false;
     });
     if (this.options.onSent) for (const origin of origins) this.options.onSent((now - origin) / 1000);
-    await this.options.store.ackOutbox([...done]);
+    const toAck = acked.size ? [...done].filter((id) => !acked.has(id)) : [...done];
+    if (toAck.length) await this.options.store.ackOutbox(toAck);
     for (const id of done) this.queued.delete(id);
   }
 
@@ -304,11 +320,15 @@ export class OutboxPump {
    */
   private async deliver(
     batch: RequestEntry[],
+    confirms: ConfirmRecorder,
   ): Promise<{ refused: Map<string, string>; undeliverable: Map<string, string> }> {
     const refused = new Map<string, string>();
     const undeliverable = new Map<string, string>();
     try {
-      await this.options.bus.send(batch.map((entry) => entry.request));
+      await this.options.bus.send(
+        batch.map((entry) => entry.request),
+        { onSent: (request) => confirms.confirmed(request) },
+      );
     } catch (error) {
       const errors = error instanceof AggregateError ? error.errors : [error];
       for (const item of errors) {
@@ -326,5 +346,63 @@ export class OutboxPump {
     this.followUps.splice(0, batch.length);
     await this.options.store.ackOutbox(batch.map((entry) => entry.id));
     for (const entry of batch) this.queued.delete(entry.id);
+  }
+}
+
+/** How often a long send records the requests the broker confirmed so far. */
+const RECORD_CONFIRMS_EVERY_MS = 50;
+
+/**
+ * Records the requests of a send batch as the broker confirms them, every 50 ms while the send goes
+ * on, rather than all at its end: a crash in the middle of a long send (a fan-out's thousands of
+ * requests) then re-sends only what was not yet confirmed, not the whole batch.
+ */
+class ConfirmRecorder {
+  readonly recorded = new Set<string>();
+  private readonly entryOf: Map<StepRequest, RequestEntry>;
+  private waiting: string[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    batch: readonly RequestEntry[],
+    private readonly store: Pick<JobStore, 'ackOutbox'>,
+    private readonly logger: Logger,
+  ) {
+    this.entryOf = new Map(batch.map((entry) => [entry.request, entry]));
+  }
+
+  confirmed(request: StepRequest): void {
+    const entry = this.entryOf.get(request);
+    if (!entry || this.stopped) return;
+    this.waiting.push(entry.id);
+    this.timer ??= setTimeout(() => this.flush(), RECORD_CONFIRMS_EVERY_MS);
+  }
+
+  /** Stops recording; what is still waiting is left to the caller, which acknowledges every sent request. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.writing;
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    const ids = this.waiting;
+    this.waiting = [];
+    if (!ids.length || this.stopped) return;
+    this.writing = this.writing
+      .then(() => this.store.ackOutbox(ids))
+      .then(
+        () => {
+          for (const id of ids) this.recorded.add(id);
+        },
+        (error: unknown) => {
+          // Not fatal: the end of the send acknowledges these requests again.
+          this.logger.warn('could not record confirmed requests yet', { error, requests: ids.length });
+        },
+      );
   }
 }

@@ -6,6 +6,7 @@ import {
   DEFAULT_REPLY_QUEUE,
   type InboundReply,
   RetryableSendError,
+  type SendOptions,
   UndeliverableError,
 } from '../../../engine/ports/bus.js';
 import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
@@ -68,8 +69,16 @@ export class RabbitMqBus implements Bus {
    * twice when sent again). The requests it does not list were confirmed. A vhost the broker refuses
    * makes its requests undeliverable; one that cannot be reached at all rejects with a plain error.
    */
-  async send(requests: readonly StepRequest[]): Promise<void> {
+  async send(requests: readonly StepRequest[], options: SendOptions = {}): Promise<void> {
     if (requests.length === 0) return;
+    const { onSent } = options;
+    const requestOf = onSent ? new Map<OutgoingMessage, StepRequest>() : undefined;
+    const onConfirmed =
+      onSent &&
+      ((message: OutgoingMessage) => {
+        const request = requestOf?.get(message);
+        if (request) onSent(request);
+      });
     const maxBytes = this.options.maxMessageBytes ?? 128 * 1024 * 1024;
     const failures: Error[] = [];
     const byVhost = new Map<string | null, OutgoingMessage[]>();
@@ -82,12 +91,13 @@ export class RabbitMqBus implements Bus {
         failures.push(error);
         continue;
       }
+      requestOf?.set(message, request);
       const group = byVhost.get(request.vhost);
       if (group) group.push(message);
       else byVhost.set(request.vhost, [message]);
     }
     const results = await Promise.allSettled(
-      [...byVhost].map(([vhost, messages]) => this.sendToVhost(vhost, messages)),
+      [...byVhost].map(([vhost, messages]) => this.sendToVhost(vhost, messages, onConfirmed)),
     );
     for (const result of results) {
       if (result.status === 'fulfilled') {
@@ -105,8 +115,12 @@ export class RabbitMqBus implements Bus {
   }
 
   /** Publishes one vhost's requests; returns one error per request not confirmed or not deliverable. */
-  private async sendToVhost(vhost: string | null, messages: readonly OutgoingMessage[]): Promise<Error[]> {
-    const { refused, undeliverable } = await this.publisherFor(vhost).send(messages);
+  private async sendToVhost(
+    vhost: string | null,
+    messages: readonly OutgoingMessage[],
+    onConfirmed?: (message: OutgoingMessage) => void,
+  ): Promise<Error[]> {
+    const { refused, undeliverable } = await this.publisherFor(vhost).send(messages, onConfirmed);
     const retryable = refused.map(({ message, reason, error }) => {
       const correlationId = correlationOf(message);
       const why =
@@ -273,6 +287,7 @@ class VhostPublisher {
    */
   async send(
     messages: readonly OutgoingMessage[],
+    onConfirmed?: (message: OutgoingMessage) => void,
   ): Promise<{ refused: PublishFailure[]; undeliverable: UndeliverableError[] }> {
     const model = await this.connection.whenReady(this.connectTimeoutMs).catch((error: unknown) => {
       if (!(error instanceof VhostRefusedError)) throw error;
@@ -295,7 +310,7 @@ class VhostPublisher {
     if (replyRefusal)
       throw new Error(`the reply queue ${this.replyQueue} cannot be declared: ${replyRefusal}`);
     const sendable = declined.size ? messages.filter((message) => !declined.has(message.queue)) : messages;
-    const refused = await this.publisher.publishEach(model, sendable);
+    const refused = await this.publisher.publishEach(model, sendable, onConfirmed);
     for (const { reason, message } of refused) if (reason === 'returned') this.declarer.forget(message.queue);
     const undeliverable = messages
       .filter((message) => declined.has(message.queue))

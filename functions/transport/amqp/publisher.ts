@@ -56,7 +56,11 @@ export class ConfirmPublisher {
    * unconfirmed when the channel closed or the confirm timeout passed), in the order given. Every
    * message not listed is confirmed. Rejects only when no channel could be opened: nothing was sent.
    */
-  async publishEach(model: ChannelModel, messages: readonly OutgoingMessage[]): Promise<PublishFailure[]> {
+  async publishEach(
+    model: ChannelModel,
+    messages: readonly OutgoingMessage[],
+    onConfirmed?: (message: OutgoingMessage) => void,
+  ): Promise<PublishFailure[]> {
     if (messages.length === 0) return [];
     const channel = await this.channelOn(model);
     const failures = new Map<number, PublishFailure>();
@@ -90,7 +94,7 @@ export class ConfirmPublisher {
           if (error) fail(index, { message, ...describeRefusal(error) });
           else if (this.takeReturned(returnKey(message.queue, message.options))) {
             fail(index, { message, reason: 'returned', error: new UnroutableError(message.queue) });
-          }
+          } else onConfirmed?.(message);
           if (--unsettled === 0) finish();
         };
       writeAll(channel, messages, confirmationOf, () => finished).catch((error: unknown) => {

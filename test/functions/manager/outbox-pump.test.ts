@@ -341,3 +341,45 @@ describe('Outbox pump: a refused request no longer awaited', () => {
     expect(pump.pending).toBe(0);
   });
 });
+
+describe('OutboxPump: a long send', () => {
+  it('records requests as the broker confirms them, before the send ends, and each only once', async () => {
+    const acked: string[] = [];
+    let finish: () => void = () => {};
+    const finished = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const bus = {
+      async send(requests: readonly StepRequest[], options?: { onSent?: (request: StepRequest) => void }) {
+        // The broker confirms the first half at once; the rest only when the test says so.
+        for (const request of requests.slice(0, requests.length / 2)) options?.onSent?.(request);
+        await finished;
+        for (const request of requests.slice(requests.length / 2)) options?.onSent?.(request);
+      },
+    } as unknown as Bus;
+    const pump = new OutboxPump({
+      store: {
+        async ackOutbox(ids: readonly string[]) {
+          acked.push(...ids);
+        },
+      },
+      bus,
+      logger: silentLogger,
+      runFollowUps: async () => {},
+      onUndeliverable: async () => {},
+    });
+    const entries = Array.from({ length: 10 }, (_, i) => requestEntry('job', `s${i}`));
+    pump.enqueue(entries);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A crash now would re-send only the five not yet confirmed.
+    expect(acked.sort()).toEqual(
+      entries
+        .slice(0, 5)
+        .map((entry) => entry.id)
+        .sort(),
+    );
+    finish();
+    await pump.drain();
+    expect(acked.sort()).toEqual(entries.map((entry) => entry.id).sort());
+  });
+});

@@ -1,5 +1,6 @@
 import type { Channel, ChannelModel, GetMessage } from 'amqplib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { StepRequest } from '../../../../engine/job/types.js';
 import { type InboundReply, RetryableSendError, UndeliverableError } from '../../../../engine/ports/bus.js';
 import { RabbitMqBus } from '../../../../functions/adapters/rabbitmq/bus.js';
 import type { RabbitMqLogger } from '../../../../functions/transport/amqp/connection.js';
@@ -184,6 +185,33 @@ describe('Class: RabbitMqBus', () => {
       expect(elapsedMs).toBeLessThan(20_000);
       const counts = await Promise.all(queues.map(messageCount));
       expect(counts).toEqual([2_500, 2_500, 2_500, 2_500]);
+    });
+
+    it('tells of each request as its confirm arrives, before the send ends, and never of a refused one', async () => {
+      const full = aQueue('rmq-bus-test-full');
+      const healthy = aQueue();
+      await inspector.channel.assertQueue(full, {
+        durable: true,
+        arguments: { 'x-max-length': 1, 'x-overflow': 'reject-publish' },
+      });
+      inspector.channel.sendToQueue(full, Buffer.from('{}'));
+      await eventually('the full queue to be full', async () => (await messageCount(full)) === 1);
+      const { bus } = aBus();
+      const requests = Array.from({ length: 2_000 }, () => aRequestTo(healthy));
+      const refused = aRequestTo(full);
+      const told: StepRequest[] = [];
+
+      // What was told by the time the send settles (its callbacks run first).
+      const toldBeforeTheEnd = await bus
+        .send([...requests, refused], { onSent: (request) => told.push(request) })
+        .then(
+          () => told.length,
+          () => told.length,
+        );
+
+      expect(toldBeforeTheEnd).toBe(2_000);
+      expect(new Set(told)).toEqual(new Set(requests));
+      expect(told).not.toContain(refused);
     });
 
     it('reports a request to a queue name RabbitMQ cannot have as undeliverable, and sends the others', async () => {
