@@ -4,6 +4,7 @@ import type { Json, JsonObject } from '../json.js';
 import { Draft } from './draft.js';
 import { DEFAULT_FAN_OUT_SLICE, DEFAULT_MAX_FAN_OUT, type EngineContext } from './events.js';
 import { childIds, childInput, childInputBase, emptyFanOutOutput, fanOutList } from './fan-out.js';
+import { holdAttempt } from './hold.js';
 import { jobResult, stepInput } from './inputs.js';
 import type { ChildOutcome, Effects, FanInit } from './transition.js';
 import { correlationIdOf, type JobError, type JobRecord, type ParentLink, type StepState } from './types.js';
@@ -220,6 +221,7 @@ function rollBack(effects: Effects, mark: EffectsMark): void {
 
 /** Sends the step's next attempt to its queue. */
 export function sendAttempt(d: Draft, node: StepNode): void {
+  if (d.job.status === 'paused') return holdAttempt(d, node);
   const state = d.step(node.name);
   const attempt = state.attempts + 1;
   d.updateStep(node.name, {
@@ -279,7 +281,8 @@ export function completeStep(d: Draft, node: StepNode, output: JsonObject): void
     durationMs: d.now - (state.attemptStartedAt ?? d.now),
   });
   if (node.dependents.length) dispatchDependents(d, node);
-  else if (d.job.status === 'running' && d.job.seq === d.graph.steps.length) completeJob(d);
+  else if ((d.job.status === 'running' || d.job.status === 'paused') && d.job.seq === d.graph.steps.length)
+    completeJob(d);
 }
 
 /**

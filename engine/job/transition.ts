@@ -17,7 +17,9 @@ export interface TransitionNote {
     | 'stepFailed'
     | 'jobCompleted'
     | 'jobFailed'
-    | 'jobCancelled';
+    | 'jobCancelled'
+    | 'jobPaused'
+    | 'jobResumed';
   jobId: string;
   step?: string;
   attempt?: number;

@@ -1,9 +1,16 @@
 import type { JsonObject } from '../json.js';
 
-export type JobStatus = 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled';
+/**
+ * `paused`: nothing new is dispatched for the job (or its children) until it is resumed; replies to
+ * requests already sent are still stored, and its timers still run (engine/job/pause.ts).
+ */
+export type JobStatus = 'waiting' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled';
 export type StepStatus = 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled';
 
 export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
+/** Jobs that have not ended (a paused job is one of them: it counts among active jobs everywhere). */
+export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['waiting', 'running', 'paused'];
+export const JOB_STATUSES: readonly JobStatus[] = [...ACTIVE_JOB_STATUSES, ...FINISHED_JOB_STATUSES];
 
 export function isFinished(status: JobStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'cancelled';
@@ -177,6 +184,13 @@ export type FollowUp =
     }
   /** Cancel the children of a fan-out step that stopped (cancelled job, failed job). */
   | { kind: 'cancelChildren'; jobId: string; step: string }
+  /** A paused job's running fan-out step: pause its running children (and theirs, in turn). */
+  | { kind: 'pauseChildren'; jobId: string; step: string }
+  /**
+   * A resumed job's running fan-out step: resume its paused children, and start the children whose
+   * turn came while it was paused.
+   */
+  | { kind: 'unpauseChildren'; jobId: string; step: string }
   /** A retried fan-out step: rerun its unfinished children, keep the completed ones. */
   | { kind: 'resumeChildren'; jobId: string; step: string }
   /** A large fan-out creates its children slice by slice: the next slice starts at child `from`. */

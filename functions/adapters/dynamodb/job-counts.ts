@@ -51,7 +51,14 @@ export const countsKey = (workflow: string, jobId: string) =>
   keys.counts(shardOf(jobId, SHARDS.counts), workflow);
 
 export async function readCounts(table: DynamoDbTable, workflow: string): Promise<Record<JobStatus, number>> {
-  const counts: Record<JobStatus, number> = { waiting: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
+  const counts: Record<JobStatus, number> = {
+    waiting: 0,
+    running: 0,
+    paused: 0,
+    completed: 0,
+    failed: 0,
+    cancelled: 0,
+  };
   const shards = Array.from({ length: SHARDS.counts }, (_, shard) => keys.counts(shard, workflow));
   const [items, active] = await Promise.all([
     table.batchGet(shards),
