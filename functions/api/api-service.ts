@@ -17,7 +17,7 @@ import { type JobDocument, type JobSummary, jobDocument, jobSummary, jobVersion 
 /** The manager's commands the API gives its callers. */
 export type ApiCommands = Pick<
   Manager,
-  'now' | 'registerWorkflow' | 'startJob' | 'cancel' | 'retry' | 'signal'
+  'now' | 'registerWorkflow' | 'startJob' | 'cancel' | 'retry' | 'signal' | 'pause' | 'resume'
 >;
 
 /** The store's roles the API reads (and writes a workflow's switch through), and its health check. */
@@ -118,6 +118,14 @@ export class ApiService {
 
   retry(id: string): Promise<JobRecord> {
     return this.manager.retry(id);
+  }
+
+  pause(id: string): Promise<JobRecord> {
+    return this.manager.pause(id);
+  }
+
+  resume(id: string): Promise<JobRecord> {
+    return this.manager.resume(id);
   }
 
   signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {

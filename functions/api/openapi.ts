@@ -83,7 +83,10 @@ export function openApiDocument(): Record<string, unknown> {
             },
           },
         },
-        JobStatus: { type: 'string', enum: ['waiting', 'running', 'completed', 'failed', 'cancelled'] },
+        JobStatus: {
+          type: 'string',
+          enum: ['waiting', 'running', 'paused', 'completed', 'failed', 'cancelled'],
+        },
         Step: {
           type: 'object',
           properties: {
@@ -317,7 +320,7 @@ export function openApiDocument(): Record<string, unknown> {
             query('workflow', 'Only this workflow.'),
             query('status', 'Only this status, or `all` (default: running).', {
               type: 'string',
-              enum: ['waiting', 'running', 'completed', 'failed', 'cancelled', 'all'],
+              enum: ['waiting', 'running', 'paused', 'completed', 'failed', 'cancelled', 'all'],
             }),
             query('children', '1: include fan-out children.'),
             query('detail', '1: summaries instead of ids.'),
@@ -446,6 +449,29 @@ export function openApiDocument(): Record<string, unknown> {
             200: jobResponse('Running again.'),
             404: error('No such job.'),
             409: error('Not failed or cancelled.'),
+          },
+        },
+      },
+      '/api/job/{id}/pause': {
+        parameters: [uuidParam('id', 'The job (a child id pauses its top-level job).')],
+        post: {
+          summary:
+            'Pause the job and its children: nothing new is dispatched until resume; replies to requests already sent are stored, timers run on',
+          responses: {
+            200: jobResponse('Paused (or already paused: nothing changed).'),
+            404: error('No such job.'),
+            409: error('Already finished.'),
+          },
+        },
+      },
+      '/api/job/{id}/resume': {
+        parameters: [uuidParam('id', 'The job (a child id resumes its top-level job).')],
+        post: {
+          summary: 'Resume a paused job: what became ready while paused (and retries held) is dispatched',
+          responses: {
+            200: jobResponse('Running (or already running: nothing changed).'),
+            404: error('No such job.'),
+            409: error('Already finished.'),
           },
         },
       },
