@@ -4,6 +4,7 @@ const SYMBOL: Record<string, string> = {
   completed: '✓',
   running: '●',
   waiting: '○',
+  paused: '‖',
   failed: '✗',
   cancelled: '⊘',
 };
