@@ -3,6 +3,7 @@ import type { JobStatus } from './api-types.js';
 const LABELS: Record<JobStatus, string> = {
   waiting: 'Waiting',
   running: 'Running',
+  paused: 'Paused',
   completed: 'Completed',
   failed: 'Failed',
   cancelled: 'Cancelled',
