@@ -85,14 +85,17 @@ export class ApiService {
     return this.store.countJobs(workflow);
   }
 
+  /** Running and paused top-level jobs (a paused job has not ended) of a workflow on one vhost. */
   async countRunningOnVhost(workflow: string, vhost: string): Promise<number> {
     let count = 0;
-    let cursor: string | undefined;
-    do {
-      const page = await this.store.queryJobs({ workflow, vhost, status: 'running', limit: PAGE, cursor });
-      count += page.jobs.length;
-      cursor = page.cursor;
-    } while (cursor);
+    for (const status of ['running', 'paused'] as const) {
+      let cursor: string | undefined;
+      do {
+        const page = await this.store.queryJobs({ workflow, vhost, status, limit: PAGE, cursor });
+        count += page.jobs.length;
+        cursor = page.cursor;
+      } while (cursor);
+    }
     return count;
   }
 

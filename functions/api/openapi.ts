@@ -208,7 +208,7 @@ export function openApiDocument(): Record<string, unknown> {
                   properties: {
                     name: { type: 'string' },
                     vhost: { type: 'string' },
-                    job_count: { type: 'integer', description: 'running top-level jobs' },
+                    job_count: { type: 'integer', description: 'running and paused top-level jobs' },
                     version: { type: 'integer' },
                     enabled: { type: 'boolean' },
                     description: { type: 'string' },

@@ -86,7 +86,13 @@ describe('POST /api/job/{id}/pause and /resume', () => {
     const { children } = await world.store.listChildren(id, 'each', { limit: 10 });
     expect(children.map((c) => c.status)).toEqual(['paused', 'paused']);
     expect(await world.store.countJobs('fan')).toMatchObject({ paused: 1, running: 0 });
-    const workflows = JSON.parse((await callApi(deps, { method: 'GET', path: '/api/workflows' })).body);
-    expect(JSON.stringify(workflows)).toContain('"fan"');
+    const workflows = JSON.parse((await callApi(deps, { method: 'GET', path: '/api/workflows' })).body) as {
+      name: string;
+      job_count: number;
+      jobs: Record<string, number>;
+    }[];
+    expect(workflows.find((w) => w.name === 'fan')).toMatchObject({ job_count: 1, jobs: { paused: 1 } });
+    const listed = JSON.parse((await callApi(deps, { method: 'GET', path: '/api/workflow/fan' })).body);
+    expect(listed.running).toEqual([id]);
   });
 });

@@ -80,9 +80,11 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
           refreshKey={`${job.updatedAt}|${view.childrenDone}|${view.status}`}
         />
       )}
-      {definition?.type === 'signal' && view.status === 'running' && job.status === 'running' && (
-        <SignalForm jobId={job.uuid} step={step} onJob={onJob} />
-      )}
+      {definition?.type === 'signal' &&
+        view.status === 'running' &&
+        (job.status === 'running' || job.status === 'paused') && (
+          <SignalForm jobId={job.uuid} step={step} onJob={onJob} />
+        )}
       <div class="io-grid">
         <div>
           <h3>Input</h3>
