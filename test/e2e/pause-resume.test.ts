@@ -105,6 +105,9 @@ describe('Pause and resume under load (serve on RabbitMQ and SQLite, the CLI)', 
     const listed = await serve.api<{ jobs: string[] }>('GET', '/api/jobs?status=paused');
     expect(listed.body.jobs).toContain(id);
 
+    console.info(
+      `paused with ${done}/${CHILDREN} children done and ${held} requests handled; nothing moved for 1.5 s`,
+    );
     await command('resume', id, { url: serve.url }, (line) => lines.push(line));
     const finished = await eventually(async () => {
       const job = await read(id);
