@@ -31,6 +31,8 @@ export { resetOnResume, resumeFanOut } from './job/resume-children.js';
 export type { Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
   ACTIVE_JOB_STATUSES,
+  type AttemptOutcome,
+  type AttemptRecord,
   type CallLink,
   type FanCounts,
   FINISHED_JOB_STATUSES,

@@ -1,6 +1,7 @@
 import type { StepNode } from '../definition/compile.js';
 import { formatDuration } from '../definition/duration.js';
 import type { Json, JsonObject } from '../json.js';
+import { recordAttemptEnd } from './attempt-log.js';
 import { cancelCall, reportToCaller, startCall } from './calls.js';
 import { Draft } from './draft.js';
 import {
@@ -379,8 +380,13 @@ export function failAttempt(
   d: Draft,
   node: StepNode,
   message: string,
-  { timedOut = false, retryable = true }: { timedOut?: boolean; retryable?: boolean } = {},
+  {
+    timedOut = false,
+    retryable = true,
+    rejected = false,
+  }: { timedOut?: boolean; retryable?: boolean; rejected?: boolean } = {},
 ): void {
+  recordAttemptEnd(d, node.name, timedOut ? 'timeout' : rejected ? 'rejected' : 'error', message);
   const state = d.step(node.name);
   d.effects.notes.push({
     kind: timedOut ? 'timedOut' : 'attemptFailed',
@@ -501,6 +507,9 @@ function stopRunningSteps(d: Draft): void {
   for (const node of d.graph.steps) {
     const state = d.step(node.name);
     if (state.status !== 'running' && state.status !== 'suspended') continue;
+    // A running attempt ends cancelled; one that failed and waits for its retry was recorded then.
+    if (state.status === 'running' && state.retryAt === undefined)
+      recordAttemptEnd(d, node.name, 'cancelled');
     d.updateStep(node.name, { status: 'cancelled', endedAt: d.now, deadline: undefined, retryAt: undefined });
     if (state.deadline !== undefined || state.retryAt !== undefined) clearStepTimer(d, node.name);
     if (node.kind === 'fanout' && state.children) {

@@ -44,7 +44,7 @@ export function formatJob(job: JobDocument): string {
         `${step.childrenDone ?? 0}/${step.children} children${step.childrenFailed ? `, ${step.childrenFailed} failed` : ''}`,
       );
     if (step.job) details.push(`called job ${step.job}`);
-    if (step.attempts > 1) details.push(`${step.attempts} attempts`);
+    if (step.attempt > 1) details.push(`${step.attempt} attempts`);
     if (step.startedAt) details.push(seconds(step.startedAt, step.endedAt));
     if (step.retryAt) details.push(`retry at ${step.retryAt}`);
     if (step.error && step.status !== 'completed') details.push(`error: ${step.error}`);

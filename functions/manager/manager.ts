@@ -339,7 +339,9 @@ export class Manager {
       this.telemetry.logger.warn('dead-lettered message without a usable correlation id', { correlationId });
       return;
     }
-    await this.apply([{ jobId: parsed.jobId, event: parsed.event }]);
+    const event: JobEvent =
+      parsed.event.type === 'failure' ? { ...parsed.event, rejected: true } : parsed.event;
+    await this.apply([{ jobId: parsed.jobId, event }]);
   }
 
   /** Cancelling a child cancels the whole top-level job it belongs to. */
