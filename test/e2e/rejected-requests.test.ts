@@ -120,7 +120,7 @@ describe('Requests that workers keep rejecting (serve on RabbitMQ and SQLite)', 
     workers.push(worker);
     const id = await start(serve, 'cancelled');
     await eventually('the first delivery', () => worker.count > 0);
-    expect((await serve.api('POST', `/api/job/${id}/cancel`)).status).toBe(200);
+    expect((await serve.api('DELETE', `/api/job/${id}`)).status).toBe(200);
     const cancelledAt = Date.now();
     const lastAt = await quiet(worker, 1000, TTL_MS + 5000);
     expect(lastAt - cancelledAt).toBeLessThan(TTL_MS + 300);
