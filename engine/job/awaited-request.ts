@@ -17,11 +17,11 @@ export function awaitedRequest(
 ): StepRequest | undefined {
   if (job.status !== 'running') return undefined;
   const state = job.steps.find((candidate) => candidate.name === step);
-  if (!state || state.status !== 'running' || state.attempts !== attempt) return undefined;
+  if (state?.status !== 'running' || state.attempts !== attempt) return undefined;
   if (state.deadline !== undefined && state.deadline <= now) return undefined;
   const graph = graphOf(workflow, job.task);
   const node = graph.byName.get(step);
-  if (!node || node.kind !== 'worker') return undefined;
+  if (node?.kind !== 'worker') return undefined;
   return {
     jobId: job.id,
     step,
