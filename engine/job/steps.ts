@@ -303,6 +303,7 @@ export function sendAttempt(d: Draft, node: StepNode): void {
     correlationId: correlationIdOf(d.job.id, node.name),
     attempt,
     body,
+    ...(node.timeoutMs ? { deadline: d.now + node.timeoutMs } : {}),
   });
   if (node.timeoutMs) armAttemptTimer(d, node);
   else if (state.retryAt !== undefined) clearStepTimer(d, node.name);

@@ -202,6 +202,11 @@ export interface StepRequest {
   correlationId: string;
   attempt: number;
   body: JsonObject;
+  /**
+   * The attempt's reply deadline, for a step with a `timeout`: the request is of no use after it (the
+   * step has failed or moved on to a new attempt), so a bus may let it expire then.
+   */
+  deadline?: number;
 }
 
 export type TimerKind = 'attempt' | 'retry' | 'job';

@@ -22,6 +22,9 @@ export interface ServeCommandOptions {
   maxFanOutBytes?: string;
   replyQueue?: string;
   synchronous: string;
+  requestTtl?: string;
+  quorumQueues?: boolean;
+  maxDeliveries?: string;
 }
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -53,6 +56,11 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
     throw new CliError(`--retain must be a duration such as 7d or 12h, got "${options.retain}"`);
   const fanOutSlice = positiveInt(options.fanOutSlice, '--fan-out-slice');
   if (fanOutSlice === 0) throw new CliError('--fan-out-slice must be at least 1, got "0"');
+  const requestTtlMs = options.requestTtl === undefined ? undefined : parseDuration(options.requestTtl);
+  if (options.requestTtl !== undefined && !requestTtlMs)
+    throw new CliError(`--request-ttl must be a duration such as 1h or 10m, got "${options.requestTtl}"`);
+  const maxDeliveries = positiveInt(options.maxDeliveries, '--max-deliveries');
+  if (maxDeliveries === 0) throw new CliError('--max-deliveries must be at least 1, got "0"');
   const logger = createJsonLogger({});
   let handle: Awaited<ReturnType<typeof startServe>>;
   try {
@@ -74,6 +82,9 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       maxBodyBytes: positiveInt(options.maxBody, '--max-body'),
       maxReplyBytes: positiveInt(options.maxReply, '--max-reply'),
       maxFanOutBytes: positiveInt(options.maxFanOutBytes, '--max-fan-out-bytes'),
+      requestTtlMs,
+      quorumQueues: options.quorumQueues,
+      maxDeliveries,
       dashboard: await loadDashboard(),
       logger,
     });
