@@ -1,6 +1,7 @@
 import type { StepNode } from '../definition/compile.js';
 import { formatDuration } from '../definition/duration.js';
 import type { Json, JsonObject } from '../json.js';
+import { surelyWithin } from '../json-size.js';
 import { recordAttemptEnd } from './attempt-log.js';
 import { cancelCall, reportToCaller, startCall } from './calls.js';
 import { Draft } from './draft.js';
@@ -312,6 +313,7 @@ export function sendAttempt(d: Draft, node: StepNode): void {
 
 /** A request over the size limit, saying why and what to do; undefined when it is within it. */
 function oversizedRequest(body: JsonObject, maxBytes: number): string | undefined {
+  if (surelyWithin(body, maxBytes)) return undefined;
   const text = JSON.stringify(body);
   // UTF-8 takes at most 3 bytes per UTF-16 unit: count exactly only when that could matter.
   if (text.length * 3 <= maxBytes) return undefined;
