@@ -3,6 +3,8 @@ import type { JobDocument, StepView } from '../api/job-document.js';
 const SYMBOL: Record<string, string> = {
   completed: '✓',
   running: '●',
+  suspended: '◌',
+  aborted: '✗',
   waiting: '○',
   skipped: '↷',
   paused: '‖',
