@@ -218,6 +218,7 @@ workflows:
         completed: 1,
         failed: 0,
         cancelled: 0,
+        aborted: 0,
       });
       expect(await second.getFanCounts(id, 'each')).toEqual({ total: children, done: children, failed: 0 });
       expect((await first.pendingOutbox({ limit: 10_000 })).entries).toEqual([]);
@@ -972,13 +973,14 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
     // Assess
     expect(written).toEqual(['UpdateItemCommand']);
     expect(countersWhileRunning).toEqual([]);
-    expect(whileRunning).toEqual({ waiting: 0, running: 1, completed: 0, failed: 0, cancelled: 0 });
+    expect(whileRunning).toEqual({ waiting: 0, running: 1, completed: 0, failed: 0, cancelled: 0, aborted: 0 });
     expect(await store.countJobs(workflow)).toEqual({
       waiting: 0,
       running: 0,
       completed: 1,
       failed: 0,
       cancelled: 0,
+      aborted: 0,
     });
   });
 
@@ -1008,13 +1010,14 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
     await store.commit([updating(again, waiting)]);
 
     // Assess
-    expect(afterFailing).toEqual({ waiting: 0, running: 1, completed: 0, failed: 1, cancelled: 0 });
+    expect(afterFailing).toEqual({ waiting: 0, running: 1, completed: 0, failed: 1, cancelled: 0, aborted: 0 });
     expect(await store.countJobs(workflow)).toEqual({
       waiting: 1,
       running: 1,
       completed: 0,
       failed: 0,
       cancelled: 0,
+      aborted: 0,
     });
   });
 
@@ -1222,6 +1225,7 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
       completed: 4,
       failed: 0,
       cancelled: 0,
+      aborted: 0,
     });
     const completed = await store.queryJobs({ workflow, status: 'completed' });
     expect(completed.jobs.map((job) => job.id).sort()).toEqual(
