@@ -973,7 +973,14 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
     // Assess
     expect(written).toEqual(['UpdateItemCommand']);
     expect(countersWhileRunning).toEqual([]);
-    expect(whileRunning).toEqual({ waiting: 0, running: 1, completed: 0, failed: 0, cancelled: 0, aborted: 0 });
+    expect(whileRunning).toEqual({
+      waiting: 0,
+      running: 1,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+      aborted: 0,
+    });
     expect(await store.countJobs(workflow)).toEqual({
       waiting: 0,
       running: 0,
@@ -1010,7 +1017,14 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
     await store.commit([updating(again, waiting)]);
 
     // Assess
-    expect(afterFailing).toEqual({ waiting: 0, running: 1, completed: 0, failed: 1, cancelled: 0, aborted: 0 });
+    expect(afterFailing).toEqual({
+      waiting: 0,
+      running: 1,
+      completed: 0,
+      failed: 1,
+      cancelled: 0,
+      aborted: 0,
+    });
     expect(await store.countJobs(workflow)).toEqual({
       waiting: 1,
       running: 1,
