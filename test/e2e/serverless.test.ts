@@ -401,12 +401,12 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     // Prepare: the example's workers on the SDK's SQS transport.
     const client = sqs.newClient();
     const alerts: Record<string, unknown>[] = [];
-    workers.push(
-      ...(await startOrderWorkers({
-        transport: () => new SqsWorkerTransport({ client, queuePrefix: prefix, waitTimeSeconds: 1 }),
-        onAlert: (input) => alerts.push(input),
-      })),
-    );
+    const orderWorkers = await startOrderWorkers({
+      transport: () => new SqsWorkerTransport({ client, queuePrefix: prefix, waitTimeSeconds: 1 }),
+      onAlert: (input) => alerts.push(input),
+    });
+    // Stopped when done (afterAll too, should an assertion fail): ten long polls less beside the big fan-out.
+    workers.push(...orderWorkers);
     // The API handler as API Gateway calls it: the query string in its own maps.
     const orderApi: OrderApi = async (method, path, body) => {
       const [route = path, search = ''] = path.split('?');
@@ -434,6 +434,7 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
       '/api/jobs?workflow=order-pipeline&status=aborted',
     );
     expect(aborted.body.jobs).toEqual([runs.get('o-9999')?.id]);
+    await Promise.all(orderWorkers.map((worker) => worker.stop()));
   }, 180_000);
 
   it(`fans out to ${FAN_OUT.toLocaleString('en-US')} children and gathers them`, async () => {
