@@ -202,6 +202,8 @@ export function ticks(span: number, scale: number, most = 6): TimelineTick[] {
 export function offsetLabel(ms: number): string {
   if (ms === 0) return '0';
   if (ms < SECOND) return `${ms} ms`;
+  // Ticks a fraction of a second apart: "1.25 s", not "1 s" twice.
+  if (ms < MINUTE && ms % SECOND) return `${Number((ms / SECOND).toFixed(2))} s`;
   const parts: string[] = [];
   const units: [number, string][] = [
     [DAY, 'd'],

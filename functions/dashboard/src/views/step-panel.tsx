@@ -7,7 +7,7 @@ import type {
   StepView,
   TaskDefinition,
 } from '../api-types.js';
-import { absoluteTime, elapsedBetween, shortId } from '../format.js';
+import { absoluteTime, elapsedBetween, formatDuration, shortId } from '../format.js';
 import { callLabel } from '../graph-model.js';
 import { useAction, useApi } from '../hooks.js';
 import { JsonView } from '../json-view.js';
@@ -231,7 +231,10 @@ function AttemptList({ view, now }: { view: StepView; now: number }) {
                   <RelativeTime iso={attempt.sentAt} now={now} />
                 </td>
                 <td title={attempt.endedAt ? `ended ${absoluteTime(attempt.endedAt)}` : undefined}>
-                  {elapsedBetween(attempt.sentAt, attempt.endedAt, now)}
+                  {/* The page's clock may trail the server's by a moment: never a negative time. */}
+                  {attempt.endedAt
+                    ? elapsedBetween(attempt.sentAt, attempt.endedAt, now)
+                    : formatDuration(Math.max(0, now - Date.parse(attempt.sentAt)))}
                   {!attempt.endedAt && <span class="muted"> so far</span>}
                 </td>
                 <td>
