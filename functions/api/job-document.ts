@@ -253,10 +253,15 @@ export interface JobSummary {
   createdAt: string;
   updatedAt: string;
   progress: Progress;
+  /** A failed job's error: its step and message, the message cut to SUMMARY_ERROR_CHARS. */
+  error?: { step: string | null; message: string };
 }
 
+/** A summary's error message is cut to this many characters: lists stay small; the job has it whole. */
+export const SUMMARY_ERROR_CHARS = 300;
+
 export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobSummary> {
-  return {
+  const summary: JobSummary = {
     uuid: job.id,
     workflow: job.workflow,
     version: job.version,
@@ -265,6 +270,15 @@ export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobS
     updatedAt: iso(job.updatedAt) as string,
     progress: await jobProgress(store, job),
   };
+  if (job.error) {
+    const { message } = job.error;
+    summary.error = {
+      step: job.error.step,
+      message:
+        message.length > SUMMARY_ERROR_CHARS ? `${message.slice(0, SUMMARY_ERROR_CHARS - 1)}…` : message,
+    };
+  }
+  return summary;
 }
 
 function assignDefined<T extends object>(target: T, values: Partial<T>): void {
