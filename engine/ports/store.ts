@@ -156,7 +156,12 @@ export interface JobStore extends JobReader {
    * that a running handler may still be sending.
    */
   pendingOutbox(page: { limit: number; cursor?: string; createdBefore?: number }): Promise<OutboxPage>;
-  ackOutbox(ids: readonly string[]): Promise<void>;
+  /**
+   * Deletes sent entries. A store may hold the write back a moment to group it with others (a crash
+   * then only re-sends them); `urgent` asks for it to be written at once (the requests of a long
+   * send, recorded as they are confirmed, so that a crash re-sends as few as possible).
+   */
+  ackOutbox(ids: readonly string[], options?: { urgent?: boolean }): Promise<void>;
 }
 
 /** Listings and counts of jobs, for the API, the dashboard and metrics. */

@@ -445,19 +445,19 @@ export class SqliteStore implements Store {
    * lost in a crash only sends its request again, which delivery at least once allows; until it is
    * written, `pendingOutbox` leaves the entry out.
    */
-  async ackOutbox(ids: readonly string[]): Promise<void> {
+  async ackOutbox(ids: readonly string[], options: { urgent?: boolean } = {}): Promise<void> {
     this.assertOpen();
     if (!ids.length) return;
     const acked = [...ids];
     for (const id of acked) this.unwrittenAcks.add(id);
-    this.writes.defer(
-      () => {
-        for (const id of acked) this.statements.ackOutbox.run(id);
-      },
-      () => {
-        for (const id of acked) this.unwrittenAcks.delete(id);
-      },
-    );
+    const write = () => {
+      for (const id of acked) this.statements.ackOutbox.run(id);
+    };
+    const written = () => {
+      for (const id of acked) this.unwrittenAcks.delete(id);
+    };
+    if (options.urgent) await this.writes.add(write, written);
+    else this.writes.defer(write, written);
   }
 
   async listTimers(page: { dueBy?: number; limit: number }): Promise<Timer[]> {
