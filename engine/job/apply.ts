@@ -5,6 +5,7 @@ import type { JsonObject } from '../json.js';
 import { abortFromWorker, resumeSuspended, suspendStep } from './control-replies.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
+import { pauseJob, resumeJob } from './pause.js';
 import { startedInput } from './step-input.js';
 import {
   abortJob,
@@ -108,7 +109,7 @@ export function applyEvent(
         const node = d.graph.byName.get(event.step);
         if (!node) return d.reject('invalid', `job ${d.job.id} has no step "${event.step}"`);
         if (node.kind === 'worker' && d.step(node.name).status === 'suspended') {
-          if (d.job.status !== 'running') return d.reject('conflict', `the job is ${d.job.status}`);
+          if (!isActive(d.job.status)) return d.reject('conflict', `the job is ${d.job.status}`);
           return resumeSuspended(d, node, event.output);
         }
         if (node.kind !== 'signal') {
@@ -119,7 +120,8 @@ export function applyEvent(
               : `step "${event.step}" is not a signal step`,
           );
         }
-        if (d.job.status !== 'running') return d.reject('conflict', `the job is ${d.job.status}`);
+        // A paused job stores a signal like a reply; the steps it makes ready wait for resume.
+        if (!isActive(d.job.status)) return d.reject('conflict', `the job is ${d.job.status}`);
         const state = d.step(node.name);
         if (state.status === 'waiting') {
           const pending = node.depends.filter((name) => !isSettled(d.step(name)));
@@ -150,6 +152,10 @@ export function applyEvent(
         if (node) suspendStep(d, node);
         return;
       }
+      case 'pause':
+        return pauseJob(d);
+      case 'resume':
+        return resumeJob(d);
       case 'retry':
         if (d.job.status !== 'failed' && d.job.status !== 'cancelled' && d.job.status !== 'aborted') {
           return d.reject(
@@ -184,6 +190,9 @@ export function applyEvent(
         return failAttempt(d, node, message);
       }
       case 'createChildren': {
+        // Resume asks for the slice again (engine/job/pause.ts): the step keeps `children.created`.
+        if (d.job.status === 'paused')
+          return d.ignore('the job is paused: its children are created at resume');
         const node = awaitingStep(d, event.step, 'fanout');
         if (node) createMoreChildren(d, node, event.from);
         return;
@@ -207,9 +216,12 @@ function currentAttemptOf(d: Draft, step: string, attempt: number | undefined): 
   return node;
 }
 
-/** The step named by a reply, when it is running and awaits one of this kind; else the reason is noted. */
+/**
+ * The step named by a reply, when it is running and awaits one of this kind; else the reason is noted.
+ * A paused job takes replies as a running one does: nothing already sent is lost.
+ */
 function awaitingStep(d: Draft, step: string, kind: StepNode['kind']): StepNode | undefined {
-  if (d.job.status !== 'running') return void d.ignore(`job is ${d.job.status}`);
+  if (!isActive(d.job.status)) return void d.ignore(`job is ${d.job.status}`);
   const node = d.graph.byName.get(step);
   if (!node) return void d.ignore(`job has no step "${step}"`);
   if (node.kind !== kind) return void d.ignore(`step "${step}" is a ${node.kind} step`);
@@ -219,8 +231,13 @@ function awaitingStep(d: Draft, step: string, kind: StepNode['kind']): StepNode 
   return node;
 }
 
+/** Running or paused: a paused job's timers run on (its timeouts and deadline fail as they would). */
+function isActive(status: JobRecord['status']): boolean {
+  return status === 'running' || status === 'paused';
+}
+
 function onTimer(d: Draft, timer: Timer): void {
-  if (d.job.status !== 'running') return d.ignore(`job is ${d.job.status}`);
+  if (!isActive(d.job.status)) return d.ignore(`job is ${d.job.status}`);
   if (timer.kind === 'job') {
     if (d.job.deadline === undefined || d.job.deadline > d.now) return d.ignore('stale job timer');
     const timeout = d.workflow.timeoutMs ?? 0;
@@ -237,6 +254,8 @@ function onTimer(d: Draft, timer: Timer): void {
   if (state.status !== 'running' || state.attempts !== timer.attempt) return d.ignore('stale step timer');
   if (timer.kind === 'retry') {
     if (state.retryAt === undefined || state.retryAt > d.now) return d.ignore('stale retry timer');
+    // The retry stays due (`retryAt` is past): resume sends it.
+    if (d.job.status === 'paused') return d.ignore('the job is paused: the retry is sent at resume');
     return sendAttempt(d, node);
   }
   if (state.retryAt !== undefined || state.deadline === undefined || state.deadline > d.now) {

@@ -19,6 +19,10 @@ export type JobEvent =
   /** `POST /api/job/{id}/signal/{step}`: `output` is the signal's body, laid over the step's input. */
   | { type: 'signal'; step: string; output: JsonObject }
   | { type: 'cancel' }
+  /** `POST /api/job/{id}/pause`: nothing new is dispatched until `resume` (engine/job/pause.ts). */
+  | { type: 'pause' }
+  /** `POST /api/job/{id}/resume`: what became ready while paused is dispatched. */
+  | { type: 'resume' }
   /**
    * A worker's `abort` reply (with the step and attempt it answers), or a fan-out child's abort
    * reaching its top-level job (without): the whole job ends as `aborted`.

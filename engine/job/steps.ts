@@ -17,6 +17,7 @@ import {
   fanOutList,
   fanOutTooLarge,
 } from './fan-out.js';
+import { holdAttempt } from './hold.js';
 import { jobResult } from './inputs.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
@@ -270,6 +271,7 @@ function rollBack(effects: Effects, mark: EffectsMark): void {
 
 /** Sends the step's next attempt to its queue (or, for a `workflow:` step, starts its next job). */
 export function sendAttempt(d: Draft, node: StepNode): void {
+  if (d.job.status === 'paused') return holdAttempt(d, node);
   if (node.kind === 'call') {
     return startCall(
       d,
@@ -356,7 +358,8 @@ export function completeStep(d: Draft, node: StepNode, output: JsonObject): void
 /** Its dependents become ready, or the job completes with its last step to settle. */
 function settle(d: Draft, node: StepNode): void {
   if (node.dependents.length) dispatchDependents(d, node);
-  else if (d.job.status === 'running' && d.job.seq === d.graph.steps.length) completeJob(d);
+  else if ((d.job.status === 'running' || d.job.status === 'paused') && d.job.seq === d.graph.steps.length)
+    completeJob(d);
 }
 
 /** The step does not run: it has no output, and counts as settled for its dependents. */

@@ -20,7 +20,9 @@ export interface TransitionNote {
     | 'jobFailed'
     | 'jobCancelled'
     | 'jobAborted'
-    | 'stepSuspended';
+    | 'stepSuspended'
+    | 'jobPaused'
+    | 'jobResumed';
   jobId: string;
   step?: string;
   attempt?: number;

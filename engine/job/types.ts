@@ -1,6 +1,10 @@
 import type { JsonObject } from '../json.js';
 
-export type JobStatus = 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled' | 'aborted';
+/**
+ * `paused`: nothing new is dispatched for the job (or its children) until it is resumed; replies to
+ * requests already sent are still stored, and its timers still run (engine/job/pause.ts).
+ */
+export type JobStatus = 'waiting' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled' | 'aborted';
 export type StepStatus =
   | 'waiting'
   | 'running'
@@ -11,6 +15,9 @@ export type StepStatus =
   | 'cancelled';
 
 export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled', 'aborted'];
+/** Jobs that have not ended (a paused job is one of them: it counts among active jobs everywhere). */
+export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['waiting', 'running', 'paused'];
+export const JOB_STATUSES: readonly JobStatus[] = [...ACTIVE_JOB_STATUSES, ...FINISHED_JOB_STATUSES];
 
 export function isFinished(status: JobStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'aborted';
@@ -223,6 +230,13 @@ export type FollowUp =
     }
   /** Cancel the children of a fan-out step that stopped (cancelled job, failed job). */
   | { kind: 'cancelChildren'; jobId: string; step: string }
+  /** A paused job's running fan-out step: pause its running children (and theirs, in turn). */
+  | { kind: 'pauseChildren'; jobId: string; step: string }
+  /**
+   * A resumed job's running fan-out step: resume its paused children, and start the children whose
+   * turn came while it was paused.
+   */
+  | { kind: 'unpauseChildren'; jobId: string; step: string }
   /** A retried fan-out step: rerun its unfinished children, keep the completed ones. */
   | { kind: 'resumeChildren'; jobId: string; step: string }
   /** A large fan-out creates its children slice by slice: the next slice starts at child `from`. */
@@ -250,6 +264,9 @@ export type FollowUp =
   | { kind: 'callFinished'; jobId: string; callerId: string; step: string; attempt: number }
   /** Cancel a job (a called job whose step stopped). */
   | { kind: 'cancelJob'; jobId: string }
+  /** Pause or resume a job (a called job whose caller was paused or resumed). */
+  | { kind: 'pauseJob'; jobId: string }
+  | { kind: 'resumeJob'; jobId: string }
   /** A worker of a fan-out child aborted: the whole job (its root) ends as aborted. */
   | { kind: 'abortJob'; jobId: string; root: string; reason: string };
 

@@ -18,7 +18,7 @@ import { type JobDocument, type JobSummary, jobDocument, jobSummary, jobVersion 
 /** The manager's commands the API gives its callers. */
 export type ApiCommands = Pick<
   Manager,
-  'now' | 'registerWorkflow' | 'startJob' | 'cancel' | 'retry' | 'signal'
+  'now' | 'registerWorkflow' | 'startJob' | 'cancel' | 'retry' | 'signal' | 'pause' | 'resume'
 >;
 
 /** The store's roles the API reads (and writes a workflow's switch through), and its health check. */
@@ -92,14 +92,17 @@ export class ApiService {
     return this.store.countJobs(workflow);
   }
 
+  /** Running and paused top-level jobs (a paused job has not ended) of a workflow on one vhost. */
   async countRunningOnVhost(workflow: string, vhost: string): Promise<number> {
     let count = 0;
-    let cursor: string | undefined;
-    do {
-      const page = await this.store.queryJobs({ workflow, vhost, status: 'running', limit: PAGE, cursor });
-      count += page.jobs.length;
-      cursor = page.cursor;
-    } while (cursor);
+    for (const status of ['running', 'paused'] as const) {
+      let cursor: string | undefined;
+      do {
+        const page = await this.store.queryJobs({ workflow, vhost, status, limit: PAGE, cursor });
+        count += page.jobs.length;
+        cursor = page.cursor;
+      } while (cursor);
+    }
     return count;
   }
 
@@ -125,6 +128,14 @@ export class ApiService {
 
   retry(id: string): Promise<JobRecord> {
     return this.manager.retry(id);
+  }
+
+  pause(id: string): Promise<JobRecord> {
+    return this.manager.pause(id);
+  }
+
+  resume(id: string): Promise<JobRecord> {
+    return this.manager.resume(id);
   }
 
   signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {

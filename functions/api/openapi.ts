@@ -85,7 +85,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
         JobStatus: {
           type: 'string',
-          enum: ['waiting', 'running', 'completed', 'failed', 'cancelled', 'aborted'],
+          enum: ['waiting', 'running', 'paused', 'completed', 'failed', 'cancelled', 'aborted'],
         },
         Step: {
           type: 'object',
@@ -211,7 +211,7 @@ export function openApiDocument(): Record<string, unknown> {
                   properties: {
                     name: { type: 'string' },
                     vhost: { type: 'string' },
-                    job_count: { type: 'integer', description: 'running top-level jobs' },
+                    job_count: { type: 'integer', description: 'running and paused top-level jobs' },
                     version: { type: 'integer' },
                     enabled: { type: 'boolean' },
                     description: { type: 'string' },
@@ -323,7 +323,7 @@ export function openApiDocument(): Record<string, unknown> {
             query('workflow', 'Only this workflow.'),
             query('status', 'Only this status, or `all` (default: running).', {
               type: 'string',
-              enum: ['waiting', 'running', 'completed', 'failed', 'cancelled', 'aborted', 'all'],
+              enum: ['waiting', 'running', 'paused', 'completed', 'failed', 'cancelled', 'aborted', 'all'],
             }),
             query('children', '1: include fan-out children.'),
             query('detail', '1: summaries instead of ids.'),
@@ -452,6 +452,29 @@ export function openApiDocument(): Record<string, unknown> {
             200: jobResponse('Running again.'),
             404: error('No such job.'),
             409: error('Not failed or cancelled.'),
+          },
+        },
+      },
+      '/api/job/{id}/pause': {
+        parameters: [uuidParam('id', 'The job (a child id pauses its top-level job).')],
+        post: {
+          summary:
+            'Pause the job and its children: nothing new is dispatched until resume; replies to requests already sent are stored, timers run on',
+          responses: {
+            200: jobResponse('Paused (or already paused: nothing changed).'),
+            404: error('No such job.'),
+            409: error('Already finished.'),
+          },
+        },
+      },
+      '/api/job/{id}/resume': {
+        parameters: [uuidParam('id', 'The job (a child id resumes its top-level job).')],
+        post: {
+          summary: 'Resume a paused job: what became ready while paused (and retries held) is dispatched',
+          responses: {
+            200: jobResponse('Running (or already running: nothing changed).'),
+            404: error('No such job.'),
+            409: error('Already finished.'),
           },
         },
       },

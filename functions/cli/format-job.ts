@@ -5,6 +5,7 @@ const SYMBOL: Record<string, string> = {
   running: '●',
   waiting: '○',
   skipped: '↷',
+  paused: '‖',
   failed: '✗',
   cancelled: '⊘',
 };

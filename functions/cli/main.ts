@@ -122,7 +122,7 @@ program
   .command('jobs')
   .description('list jobs, newest first')
   .option('--workflow <name>', 'only this workflow')
-  .option('--status <status>', 'running (default), completed, failed, cancelled, waiting or all')
+  .option('--status <status>', 'running (default), paused, completed, failed, cancelled, waiting or all')
   .option('--limit <n>', 'at most this many', '50')
   .addOption(urlOption())
   .action(async (options) => listJobs(options, out));
@@ -133,6 +133,22 @@ program
   .argument('<id>', 'the job id')
   .addOption(urlOption())
   .action(async (id: string, options) => command('cancel', id, options, out));
+
+program
+  .command('pause')
+  .description(
+    'pause a job and its children: nothing new is dispatched until resume; replies are still stored (a child id pauses its top-level job)',
+  )
+  .argument('<id>', 'the job id')
+  .addOption(urlOption())
+  .action(async (id: string, options) => command('pause', id, options, out));
+
+program
+  .command('resume')
+  .description('resume a paused job: what became ready while it was paused is dispatched')
+  .argument('<id>', 'the job id')
+  .addOption(urlOption())
+  .action(async (id: string, options) => command('resume', id, options, out));
 
 program
   .command('retry')

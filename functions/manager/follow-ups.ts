@@ -16,6 +16,7 @@ import {
   type StepNode,
   type Store,
   slotIndexesFrom,
+  slotStarts,
   slotTurn,
 } from '../../engine/index.js';
 import type { Logger } from '../telemetry/telemetry.js';
@@ -54,6 +55,10 @@ export class FollowUpRunner {
         else finishedBySteps.set(key, [followUp]);
       } else if (followUp.kind === 'cancelChildren') {
         await this.cancelChildren(followUp.jobId, followUp.step);
+      } else if (followUp.kind === 'pauseChildren') {
+        await this.pauseChildren(followUp.jobId, followUp.step);
+      } else if (followUp.kind === 'unpauseChildren') {
+        await this.unpauseChildren(followUp.jobId, followUp.step);
       } else if (followUp.kind === 'resumeChildren') {
         await this.resumeChildren(followUp.jobId, followUp.step);
       } else if (followUp.kind === 'startJob') {
@@ -62,6 +67,10 @@ export class FollowUpRunner {
         await this.callFinished(followUp);
       } else if (followUp.kind === 'abortJob') {
         await this.host.apply([{ jobId: followUp.root, event: { type: 'abort', reason: followUp.reason } }]);
+      } else if (followUp.kind === 'pauseJob') {
+        await this.host.apply([{ jobId: followUp.jobId, event: { type: 'pause' } }]);
+      } else if (followUp.kind === 'resumeJob') {
+        await this.host.apply([{ jobId: followUp.jobId, event: { type: 'resume' } }]);
       } else if (followUp.kind === 'cancelJob') {
         await this.host.apply([{ jobId: followUp.jobId, event: { type: 'cancel' } }]);
       } else if (followUp.kind === 'createChildren') {
@@ -118,7 +127,8 @@ export class FollowUpRunner {
   private async callFinished(followUp: Extract<FollowUp, { kind: 'callFinished' }>): Promise<void> {
     const child = await this.host.store.getJob(followUp.jobId);
     const status = child?.status;
-    if (!child || status === undefined || status === 'waiting' || status === 'running') return;
+    if (!child || status === undefined || status === 'waiting' || status === 'running' || status === 'paused')
+      return;
     await this.host.apply([
       {
         jobId: followUp.callerId,
@@ -135,13 +145,17 @@ export class FollowUpRunner {
     ]);
   }
 
-  /** The fan-out step of `parent` named `step`, when it is still running. */
+  /**
+   * The fan-out step of `parent` named `step`, when it is still running (in a running or a paused
+   * job: a paused job's children still finish, and their step fans in; only no child starts).
+   */
   private async runningFanOut(
     parentId: string,
     step: string,
   ): Promise<{ parent: JobRecord; node: StepNode } | undefined> {
     const parent = await this.host.store.getJob(parentId);
-    if (parent?.status !== 'running' || findStep(parent, step)?.status !== 'running') return undefined;
+    if (parent?.status !== 'running' && parent?.status !== 'paused') return undefined;
+    if (findStep(parent, step)?.status !== 'running') return undefined;
     const workflow = await this.host.workflows.get(parent.workflow, parent.version);
     const node = workflow && graphOf(workflow, parent.task).byName.get(step);
     return node?.task ? { parent, node } : undefined;
@@ -175,12 +189,14 @@ export class FollowUpRunner {
     } else if (plan.kind === 'fanIn') {
       await this.fanIn(fanOut.parent, fanOut.node);
     } else if (plan.kind === 'nextInSlots' && limits) {
-      const starts: JobEventInput[] = [];
+      // A paused job starts no child: at resume, `unpauseChildren` starts each slot's next one.
+      if (fanOut.parent.status === 'paused') return;
+      const starts: string[] = [];
       for (const from of plan.from) {
         const next = await this.nextInSlot(parentId, step, from, limits, continueOnError);
-        if (next) starts.push({ jobId: next.id, event: { type: 'start' } });
+        if (next) starts.push(next.id);
       }
-      await this.host.apply(starts);
+      await this.startChecked(parentId, starts);
     }
   }
 
@@ -192,8 +208,40 @@ export class FollowUpRunner {
 
   /** Children created waiting in a later slice of a fan-out start, while their step still runs. */
   private async startChildren(parentId: string, step: string, ids: readonly string[]): Promise<void> {
-    if (!(await this.runningFanOut(parentId, step))) return;
+    const fanOut = await this.runningFanOut(parentId, step);
+    // Paused: `unpauseChildren` starts them at resume.
+    if (fanOut?.parent.status !== 'running') return;
+    await this.startChecked(parentId, ids);
+  }
+
+  /**
+   * Starts children of a job read running, then reads it again: paused in the meantime, its
+   * `pauseChildren` may have listed them before they started, so they are paused here (pause is
+   * idempotent). Either that listing saw them started, or this read comes after the pause.
+   */
+  private async startChecked(parentId: string, ids: readonly string[]): Promise<void> {
+    if (!ids.length) return;
     await this.host.apply(ids.map((id): JobEventInput => ({ jobId: id, event: { type: 'start' } })));
+    await this.followParent(parentId, ids, 'running');
+  }
+
+  /**
+   * After pausing or resuming (or starting) children, the parent is read again: when it was resumed
+   * or paused meanwhile, the other follow-up may have listed these children before this one changed
+   * them, so they are brought to the parent's state here. Pause and resume are idempotent, and
+   * events to one job are applied one at a time, so the children end as their parent last was.
+   */
+  private async followParent(
+    parentId: string,
+    ids: readonly string[],
+    expected: 'running' | 'paused',
+  ): Promise<void> {
+    if (!ids.length) return;
+    const parent = await this.host.store.getJob(parentId);
+    if (parent?.status === expected) return;
+    if (parent?.status !== 'running' && parent?.status !== 'paused') return;
+    const type = parent.status === 'paused' ? 'pause' : 'resume';
+    await this.host.apply(ids.map((id): JobEventInput => ({ jobId: id, event: { type } })));
   }
 
   /** The child the slot of `index` starts next (engine/job/concurrency-slots.ts), if any. */
@@ -257,7 +305,7 @@ export class FollowUpRunner {
     while (fromIndex !== undefined) {
       const page = await this.host.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
       const cancels = page.children
-        .filter((child) => child.status === 'running')
+        .filter((child) => child.status === 'running' || child.status === 'paused')
         .map((child): JobEventInput => ({ jobId: child.id, event: { type: 'cancel' } }));
       if (cancels.length) await this.host.apply(cancels);
       fromIndex = page.nextIndex;
@@ -290,9 +338,59 @@ export class FollowUpRunner {
     const plan = resumeFanOut(statuses, limits);
     await this.host.store.setFanCounts(parentId, step, plan.counts);
     if (plan.fanIn) return this.fanIn(fanOut.parent, fanOut.node);
-    await this.host.apply(
-      plan.starts.map((i): JobEventInput => ({ jobId: ids[i] as string, event: { type: 'start' } })),
+    // Paused since its retry: `unpauseChildren` starts them at resume.
+    if (fanOut.parent.status === 'paused') return;
+    await this.startChecked(
+      parentId,
+      plan.starts.map((i) => ids[i] as string),
     );
+  }
+
+  /** A paused job's fan-out step: its running children pause, page by page (theirs follow in turn). */
+  private async pauseChildren(parentId: string, step: string): Promise<void> {
+    const paused: string[] = [];
+    let fromIndex: number | undefined = 0;
+    while (fromIndex !== undefined) {
+      const page = await this.host.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
+      const pauses = page.children
+        .filter((child) => child.status === 'running')
+        .map((child): JobEventInput => ({ jobId: child.id, event: { type: 'pause' } }));
+      if (pauses.length) await this.host.apply(pauses);
+      for (const input of pauses) paused.push(input.jobId);
+      fromIndex = page.nextIndex;
+    }
+    await this.followParent(parentId, paused, 'paused');
+  }
+
+  /**
+   * A resumed job's fan-out step: its paused children resume, then each slot starts its next child
+   * (engine/job/concurrency-slots.ts): the turns that came while the job was paused.
+   */
+  private async unpauseChildren(parentId: string, step: string): Promise<void> {
+    const fanOut = await this.runningFanOut(parentId, step);
+    const limits = fanOut && findStep(fanOut.parent, step)?.children;
+    if (fanOut?.parent.status !== 'running' || !limits) return;
+    const statuses: (JobStatus | undefined)[] = new Array(limits.total);
+    const ids: string[] = new Array(limits.total);
+    const resumed: string[] = [];
+    let fromIndex: number | undefined = 0;
+    while (fromIndex !== undefined) {
+      const page = await this.host.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
+      const resumes: JobEventInput[] = [];
+      for (const child of page.children) {
+        const index = child.parent?.index ?? -1;
+        ids[index] = child.id;
+        statuses[index] = child.status === 'paused' ? 'running' : child.status;
+        if (child.status === 'paused') resumes.push({ jobId: child.id, event: { type: 'resume' } });
+      }
+      if (resumes.length) await this.host.apply(resumes);
+      for (const input of resumes) resumed.push(input.jobId);
+      fromIndex = page.nextIndex;
+    }
+    const starts = slotStarts((index) => statuses[index], limits).map((i) => ids[i] as string);
+    if (starts.length)
+      await this.host.apply(starts.map((id): JobEventInput => ({ jobId: id, event: { type: 'start' } })));
+    await this.followParent(parentId, [...resumed, ...starts], 'running');
   }
 }
 

@@ -348,6 +348,20 @@ export class Manager {
     return this.command(root, { type: 'cancel' });
   }
 
+  /**
+   * Pausing (or resuming) a child pauses (or resumes) the whole top-level job it belongs to, as
+   * cancel and retry do: its children follow (follow-ups.ts), so no child runs under a paused job.
+   */
+  async pause(id: string): Promise<JobRecord> {
+    const root = await this.rootOf(id);
+    return this.command(root, { type: 'pause' });
+  }
+
+  async resume(id: string): Promise<JobRecord> {
+    const root = await this.rootOf(id);
+    return this.command(root, { type: 'resume' });
+  }
+
   async retry(id: string): Promise<JobRecord> {
     const root = await this.rootOf(id);
     return this.command(root, { type: 'retry' });

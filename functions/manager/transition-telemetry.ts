@@ -39,6 +39,12 @@ export function recordNotes({ logger, metrics }: Telemetry, notes: readonly Tran
         metrics.count('jobs_finished_total', { status: 'failed' });
         logger.warn('job failed', { ...fields, error: note.message });
         break;
+      case 'jobPaused':
+        logger.info('job paused', fields);
+        break;
+      case 'jobResumed':
+        logger.info('job resumed', fields);
+        break;
       case 'jobCancelled':
         metrics.count('jobs_finished_total', { status: 'cancelled' });
         logger.info('job cancelled', fields);

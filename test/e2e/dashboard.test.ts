@@ -401,6 +401,31 @@ describe('Dashboard: in chromium against serve', () => {
     await page.close();
   }, 60_000);
 
+  it('pauses a running job, and resumes it', async () => {
+    const { page, errors } = await openPage();
+    const id = await startJob();
+    await page.goto(`${serve.url}/#/job/${id}`);
+    await expectStepState(page, 'prepare', 'running');
+
+    await page.getByRole('button', { name: 'Pause job' }).click();
+    await expectJobStatus(page, 'paused');
+    expect(await page.locator('.job-header .badge').first().textContent()).toBe('Paused');
+    expect((await jobDocument(id)).status).toBe('paused');
+    expect(await page.getByRole('button', { name: 'Cancel job' }).isVisible()).toBe(true);
+    await screenshot(page, 'job-paused');
+
+    await page.getByRole('button', { name: 'Resume job' }).click();
+    await expectJobStatus(page, 'running');
+    expect((await jobDocument(id)).status).toBe('running');
+    expect(await page.getByRole('button', { name: 'Pause job' }).isVisible()).toBe(true);
+    const held = await prepare.take('the request', (request) => request.jobId === id);
+    await fetch(`${serve.url}/api/job/${id}`, { method: 'DELETE' });
+    await expectJobStatus(page, 'cancelled');
+    held.release({ items: [] });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   it("shows a failed job's error, on the job and on its step", async () => {
     const { page, errors } = await openPage();
     const id = await startJob();

@@ -75,6 +75,16 @@ workflows:
   - name: dead-end
     steps:
       - name: dead-end-step
+  - name: pausable
+    steps:
+      - name: pause-each
+        task: pause-item
+    tasks:
+      - name: pause-item
+        itemListKey: items
+        concurrency: 3
+        steps:
+          - name: pause-work
 `;
 
 let dynamo: DynamoDbLocal;
@@ -113,7 +123,7 @@ async function finished(id: string, timeoutMs: number): Promise<JobDocument> {
     async () => {
       const { body } = await call('GET', `/api/job/${id}`, { query: { wait: '2' } });
       const job = body as unknown as JobDocument;
-      return job.status === 'running' ? undefined : job;
+      return job.status === 'running' || job.status === 'paused' ? undefined : job;
     },
     timeoutMs,
   );
@@ -187,7 +197,9 @@ beforeAll(async () => {
   const registered = await createRegisterWorkflowsHandler(registrar)(
     aCustomResourceEvent('Create', definitions),
   );
-  expect(registered.Data?.Versions).toBe('book-word-counts@1,fan-out-squares@1,patience@1,dead-end@1');
+  expect(registered.Data?.Versions).toBe(
+    'book-word-counts@1,fan-out-squares@1,patience@1,dead-end@1,pausable@1',
+  );
 
   api = createApiHandler({ ...(await newContainer()), maxBodyBytes: environment.maxBodyBytes });
   const replyHandlers = [];
@@ -382,6 +394,73 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
       new RegExp(`no worker answered the request: .* dead-letter queue ${prefix}switchyard-steps-dlq`),
     );
   }, 60_000);
+
+  it('pauses a limited fan-out (nothing handled while paused), resumes it, and runs each child once', async () => {
+    // Prepare
+    const client = sqs.newClient();
+    const handled = new Map<number, number>();
+    const total = () => [...handled.values()].reduce((sum, n) => sum + n, 0);
+    const worker = createWorker({
+      queue: 'pause-work',
+      transport: new SqsWorkerTransport({ client, queuePrefix: prefix, waitTimeSeconds: 1 }),
+      logger: { info() {}, warn: console.warn, error: console.error },
+      concurrency: 3,
+      handler: async (input) => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const item = Number(input.item);
+        handled.set(item, (handled.get(item) ?? 0) + 1);
+        return { item: item * 10 };
+      },
+    });
+    await worker.start();
+    workers.push(worker);
+    const items = Array.from({ length: 24 }, (_, n) => n);
+    const { body } = await call('POST', '/api/workflow/pausable', { body: { items } });
+    const id = body.id as string;
+    await eventually('some children to finish', async () => (total() >= 3 ? true : undefined), 30_000);
+
+    // Act: pause, let what is in flight land, hold.
+    const paused = await call('POST', `/api/job/${id}/pause`);
+    const again = await call('POST', `/api/job/${id}/pause`);
+    let last = -1;
+    await eventually(
+      'the in-flight children to land',
+      async () => {
+        const now = total();
+        const settled = now === last;
+        last = now;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        return settled ? true : undefined;
+      },
+      30_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const heldAt = total();
+    const whilePaused = (await call('GET', `/api/job/${id}`)).body as unknown as JobDocument;
+    const listed = await eventually(
+      'the paused listing',
+      async () => {
+        const { body: page } = await call('GET', '/api/jobs', { query: { status: 'paused' } });
+        return (page.jobs as string[]).includes(id) ? page : undefined;
+      },
+      10_000,
+    );
+    const resumed = await call('POST', `/api/job/${id}/resume`);
+    const job = await finished(id, 60_000);
+
+    // Assess
+    expect([paused.status, again.status, resumed.status]).toEqual([200, 200, 200]);
+    expect(paused.body.status).toBe('paused');
+    expect(heldAt).toBe(last);
+    expect(heldAt).toBeLessThan(items.length);
+    expect(whilePaused.status).toBe('paused');
+    expect(listed.jobs).toContain(id);
+    expect(resumed.body.status).toBe('running');
+    expect(job.status).toBe('completed');
+    expect(job.result).toEqual({ items: items.map((n) => n * 10) });
+    expect(items.map((n) => handled.get(n))).toEqual(items.map(() => 1));
+    expect((await call('POST', `/api/job/${id}/pause`)).status).toBe(409);
+  }, 120_000);
 
   it(`fans out to ${FAN_OUT.toLocaleString('en-US')} children and gathers them`, async () => {
     // Prepare

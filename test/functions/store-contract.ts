@@ -514,6 +514,7 @@ export function describeStoreContract(
         expect(await store.countJobs(workflow)).toEqual({
           waiting: 0,
           running: 4,
+          paused: 0,
           completed: 3,
           failed: 0,
           cancelled: 0,
@@ -532,6 +533,56 @@ export function describeStoreContract(
         expect(await store.getJob(oldChild.id)).toBeUndefined();
         expect(await store.getJob(recent.id)).toBeDefined();
         expect(await store.getJob(running.id)).toBeDefined();
+      });
+    });
+
+    describe('paused jobs (not finished: listed, counted, recovered and kept like running ones)', () => {
+      it('moves a job between the running and paused listings and counts, and keeps it from retention', async () => {
+        const workflow = `paused-${uuid()}`;
+        const job = aJob({ workflow, status: 'running', createdAt: 1_000 });
+        const other = aJob({ workflow, status: 'running', createdAt: 2_000 });
+        await store.commit([creating(job), creating(other)]);
+        const paused = { ...job, rev: 2, status: 'paused' as const, updatedAt: 3_000 };
+        await store.commit([updating(job, paused)]);
+        const ids = async (status: JobRecord['status']) =>
+          (await store.queryJobs({ workflow, status })).jobs.map((found) => found.id);
+        expect(await ids('paused')).toEqual([job.id]);
+        expect(await ids('running')).toEqual([other.id]);
+        expect((await store.queryJobs({ workflow })).jobs.map((found) => found.id)).toEqual([
+          other.id,
+          job.id,
+        ]);
+        expect(await store.countJobs(workflow)).toMatchObject({ running: 1, paused: 1, completed: 0 });
+        // Retention deletes finished jobs only: a paused one, however old, stays.
+        await store.deleteFinishedJobs(Number.MAX_SAFE_INTEGER);
+        expect((await store.getJob(job.id))?.status).toBe('paused');
+
+        const resumed = { ...paused, rev: 3, status: 'running' as const, updatedAt: 4_000 };
+        await store.commit([updating(paused, resumed)]);
+        expect(await ids('paused')).toEqual([]);
+        expect(await ids('running')).toEqual([other.id, job.id]);
+        expect(await store.countJobs(workflow)).toMatchObject({ running: 2, paused: 0 });
+      });
+
+      it("hands a paused job's outbox entries to recovery, whether written as it paused or while paused", async () => {
+        const job = aJob({ status: 'running', createdAt: Date.now() });
+        await store.commit([creating(job)]);
+        const paused = { ...job, rev: 2, status: 'paused' as const, updatedAt: job.createdAt + 10 };
+        const pauseChildren = {
+          id: `${job.id}:2:f0`,
+          kind: 'followUp' as const,
+          jobId: job.id,
+          createdAt: job.createdAt + 10,
+          followUp: { kind: 'pauseChildren' as const, jobId: job.id, step: 'a' },
+        };
+        await store.commit([updating(job, paused, { outbox: [pauseChildren] })]);
+        const later = { ...paused, rev: 3, updatedAt: job.createdAt + 20 };
+        const reply = requestEntry(later, `${job.id}:3:r0`, job.createdAt + 20);
+        await store.commit([updating(paused, later, { outbox: [reply] })]);
+        const pending = (await store.pendingOutbox({ limit: 10_000 })).entries.filter(
+          (entry) => entry.jobId === job.id,
+        );
+        expect(pending.map((entry) => entry.id).sort()).toEqual([pauseChildren.id, reply.id].sort());
       });
     });
 

@@ -1,12 +1,18 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { FINISHED_JOB_STATUSES, isFinished, type JobStatus } from '../../../engine/job/types.js';
+import {
+  ACTIVE_JOB_STATUSES,
+  FINISHED_JOB_STATUSES,
+  isFinished,
+  type JobStatus,
+} from '../../../engine/job/types.js';
 import { gsi, keys, N, num, S, SHARDS, shardOf } from './items.js';
 import type { DynamoDbTable } from './table.js';
 import { registeredWorkflows } from './workflows.js';
 
 // Top-level jobs per workflow and status, counted two ways: see README.md, "The indexes".
 
-const ACTIVE_STATUSES: readonly JobStatus[] = ['waiting', 'running'];
+// Paused jobs have not ended: counted from their listing partitions like running ones.
+const ACTIVE_STATUSES = ACTIVE_JOB_STATUSES;
 
 /** What a status change adds to the finished counts (nothing when neither status is finished). */
 export function finishedCountsChange(
@@ -54,6 +60,7 @@ export async function readCounts(table: DynamoDbTable, workflow: string): Promis
   const counts: Record<JobStatus, number> = {
     waiting: 0,
     running: 0,
+    paused: 0,
     completed: 0,
     failed: 0,
     cancelled: 0,

@@ -1,4 +1,4 @@
-import type { JobRecord, JobStatus } from '../../../engine/job/types.js';
+import { JOB_STATUSES, type JobRecord, type JobStatus } from '../../../engine/job/types.js';
 import type { JobPage, JobQuery } from '../../../engine/ports/store.js';
 import { InvalidCursorError } from '../../../engine/ports/store.js';
 import { gsi, keys, num, pad, S, SHARDS, str } from './items.js';
@@ -7,7 +7,7 @@ import type { JobReader } from './job-reader.js';
 import { type Candidate, MergeSource, mergePage, pageSizeFor } from './merge.js';
 import type { DynamoDbTable, Item } from './table.js';
 
-const STATUSES: readonly JobStatus[] = ['waiting', 'running', 'completed', 'failed', 'cancelled', 'aborted'];
+const STATUSES: readonly JobStatus[] = JOB_STATUSES;
 const CURSOR = /^\d{15}#.+$/;
 
 /**

@@ -1,4 +1,9 @@
-import { isFinished, type JobRecord, type JobStatus } from '../../../engine/job/types.js';
+import {
+  ACTIVE_JOB_STATUSES,
+  isFinished,
+  type JobRecord,
+  type JobStatus,
+} from '../../../engine/job/types.js';
 import type { OutboxEntry } from '../../../engine/ports/store.js';
 import { INLINE_INDEX, inlineIndexKey } from './inline-outbox.js';
 import { type InlineRecovery, recoverable } from './inline-recovery.js';
@@ -14,7 +19,8 @@ export const YOUNG_FOR_MS = 60_000;
 /** Longer than any commit takes to land after it was computed (function timeouts are at most 2 minutes). */
 export const LATE_COMMIT_MS = 300_000;
 
-const ACTIVE: readonly JobStatus[] = ['waiting', 'running'];
+/** Listings recovery reads for young heads: every status that has not ended (paused included). */
+const ACTIVE = ACTIVE_JOB_STATUSES;
 
 /** Whether a commit of a top-level job may leave the inline entries its head holds out of gsi3. */
 export function youngRuleCovers(

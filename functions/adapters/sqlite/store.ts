@@ -412,6 +412,7 @@ export class SqliteStore implements Store {
     const counts: Record<JobStatus, number> = {
       waiting: 0,
       running: 0,
+      paused: 0,
       completed: 0,
       failed: 0,
       cancelled: 0,

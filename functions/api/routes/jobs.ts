@@ -1,9 +1,9 @@
-import { isFinished, isUuid, type JobRecord, type JobStatus } from '../../../engine/index.js';
+import { isFinished, isUuid, JOB_STATUSES, type JobRecord, type JobStatus } from '../../../engine/index.js';
 import { ApiError, type ApiRequest, type ApiResponse, ifNoneMatchFails, json, notModified } from '../http.js';
 import { flagParam, intParam, readJsonObject } from '../read-body.js';
 import type { ApiDeps, Route } from '../router.js';
 
-const STATUSES: readonly JobStatus[] = ['waiting', 'running', 'completed', 'failed', 'cancelled', 'aborted'];
+const STATUSES: readonly JobStatus[] = JOB_STATUSES;
 const MAX_WAIT_SECONDS = 25;
 
 function jobId(request: ApiRequest): string {
@@ -106,6 +106,17 @@ async function signal(request: ApiRequest, deps: ApiDeps) {
   return json(200, await deps.service.jobDocument(job));
 }
 
+/** A child id pauses (or resumes) its top-level job, as cancel and retry do. */
+async function pause(request: ApiRequest, deps: ApiDeps) {
+  const job = await deps.service.pause(jobId(request));
+  return json(200, await deps.service.jobDocument(job));
+}
+
+async function resume(request: ApiRequest, deps: ApiDeps) {
+  const job = await deps.service.resume(jobId(request));
+  return json(200, await deps.service.jobDocument(job));
+}
+
 async function retry(request: ApiRequest, deps: ApiDeps) {
   const job = await deps.service.retry(jobId(request));
   return json(200, await deps.service.jobDocument(job));
@@ -118,4 +129,6 @@ export const jobRoutes: Route[] = [
   { method: 'DELETE', path: '/api/job/{id}', auth: true, handle: cancel },
   { method: 'POST', path: '/api/job/{id}/signal/{step}', auth: true, handle: signal },
   { method: 'POST', path: '/api/job/{id}/retry', auth: true, handle: retry },
+  { method: 'POST', path: '/api/job/{id}/pause', auth: true, handle: pause },
+  { method: 'POST', path: '/api/job/{id}/resume', auth: true, handle: resume },
 ];

@@ -12,8 +12,11 @@ async function listWorkflows(_: ApiRequest, { service }: ApiDeps) {
   for (const workflow of workflows) {
     const counts = await service.countJobs(workflow.name);
     for (const vhost of workflow.vhosts.length ? workflow.vhosts : ['/']) {
+      // Paused jobs have not ended: they count with the running ones.
       const running =
-        workflow.vhosts.length > 1 ? await service.countRunningOnVhost(workflow.name, vhost) : counts.running;
+        workflow.vhosts.length > 1
+          ? await service.countRunningOnVhost(workflow.name, vhost)
+          : counts.running + counts.paused;
       entries.push({
         name: workflow.name,
         vhost,
@@ -50,7 +53,11 @@ async function workflowJobs(request: ApiRequest, deps: ApiDeps) {
   const interval = intParam(request, 'interval', { min: 0 }) ?? 480;
   const vhost = request.query.vhost || undefined;
   return json(200, {
-    running: await deps.service.jobIds({ workflow: name, status: 'running', vhost }),
+    // Paused jobs have not ended: listed with the running ones.
+    running: [
+      ...(await deps.service.jobIds({ workflow: name, status: 'running', vhost })),
+      ...(await deps.service.jobIds({ workflow: name, status: 'paused', vhost })),
+    ],
     completed: await deps.service.jobIds({
       workflow: name,
       status: 'completed',

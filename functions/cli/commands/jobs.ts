@@ -59,7 +59,8 @@ async function waitForEnd(
 ): Promise<JobDocument> {
   let { body: job, etag } = await api.request<JobDocument>('GET', jobPath(id));
   onChange(job);
-  while (job.status === 'running' || job.status === 'waiting') {
+  // A paused job has not ended: it is watched until it does.
+  while (job.status === 'running' || job.status === 'waiting' || job.status === 'paused') {
     // The version held is the poll's baseline: a change made since the last answer is answered at once.
     const changed = await api.getIfChanged<JobDocument>(`${jobPath(id)}?wait=20`, etag);
     if (changed) ({ body: job, etag } = changed);
@@ -140,7 +141,7 @@ export async function listJobs(
 }
 
 export async function command(
-  verb: 'cancel' | 'retry' | 'signal',
+  verb: 'cancel' | 'retry' | 'pause' | 'resume' | 'signal',
   id: string,
   options: ClientOptions & { input?: string; step?: string },
   out: (line: string) => void,
@@ -149,8 +150,8 @@ export async function command(
   const { body } =
     verb === 'cancel'
       ? await api.request<JobDocument>('DELETE', jobPath(id))
-      : verb === 'retry'
-        ? await api.request<JobDocument>('POST', `${jobPath(id)}/retry`, '')
+      : verb === 'retry' || verb === 'pause' || verb === 'resume'
+        ? await api.request<JobDocument>('POST', `${jobPath(id)}/${verb}`, '')
         : await api.request<JobDocument>(
             'POST',
             `${jobPath(id)}/signal/${encodeURIComponent(options.step ?? '')}`,

@@ -3,6 +3,7 @@ import type { JobStatus, StepStatus } from './api-types.js';
 const LABELS: Record<JobStatus | StepStatus, string> = {
   waiting: 'Waiting',
   running: 'Running',
+  paused: 'Paused',
   completed: 'Completed',
   skipped: 'Skipped',
   suspended: 'Suspended',

@@ -115,3 +115,26 @@ describe('Rules: sub-workflows (workflow:)', () => {
     expect(w.take().map((request) => request.jobId)).toEqual([calledJobId(id, 'pay', 2)]);
   });
 });
+
+describe('Rules: pause and resume reach a called job', () => {
+  it('pauses the called job with its caller, holds its steps, and resumes both', async () => {
+    const w = await world();
+    const id = await w.start('order', {});
+    await w.reply(w.take()[0]!, {});
+    const [charge] = w.take();
+    const childId = calledJobId(id, 'pay', 1);
+    await w.manager.pause(id);
+    await w.manager.drain();
+    expect((await w.job(childId)).status).toBe('paused');
+    await w.reply(charge!, { charged: true });
+    expect(w.take()).toEqual([]);
+    await w.manager.resume(id);
+    await w.manager.drain();
+    expect((await w.job(childId)).status).toBe('running');
+    const [receipt] = w.take();
+    expect(receipt?.step).toBe('receipt');
+    await w.reply(receipt!, { receipt: 'r' });
+    await w.reply(w.take()[0]!, {});
+    expect((await w.job(id)).status).toBe('completed');
+  });
+});

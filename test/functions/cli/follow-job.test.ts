@@ -88,3 +88,21 @@ describe('Command: switchyard watch', () => {
     expect(JSON.parse(lines.at(-1) as string)).toEqual({ words: 42 });
   });
 });
+
+describe('Command: switchyard watch, on a paused job', () => {
+  it('keeps watching while the job is paused, and ends with the result once it is resumed', async () => {
+    const api = await scriptedApi([
+      { status: 200, etag: 'W/"2.0.0"', job: { status: 'running', stepsDone: 0 } },
+      { status: 200, etag: 'W/"3.0.0"', job: { status: 'paused', stepsDone: 1 } },
+      { status: 304, etag: 'W/"3.0.0"' },
+      { status: 200, etag: 'W/"4.0.0"', job: { status: 'running', stepsDone: 1 } },
+      { status: 200, etag: 'W/"5.0.0"', job: { status: 'completed', stepsDone: 2, result: { ok: 1 } } },
+    ]);
+    const lines: string[] = [];
+    const exitCode = await watch(ID, { url: api.url }, (line) => lines.push(line));
+    expect(exitCode).toBe(0);
+    expect(api.paths).toHaveLength(5);
+    expect(lines.some((line) => line.endsWith('paused'))).toBe(true);
+    expect(JSON.parse(lines.at(-1) as string)).toEqual({ ok: 1 });
+  });
+});

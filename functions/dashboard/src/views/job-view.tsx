@@ -104,7 +104,7 @@ function JobHeader({
   const action = useAction();
   const now = useNow(1000);
   const [confirming, setConfirming] = useState(false);
-  const active = job.status === 'running' || job.status === 'waiting';
+  const active = job.status === 'running' || job.status === 'waiting' || job.status === 'paused';
   const cancel = () =>
     action.run(async () => {
       onJob(await client.request<JobDocument>(`api/job/${job.uuid}`, { method: 'DELETE' }));
@@ -113,6 +113,11 @@ function JobHeader({
   const retry = () =>
     action.run(async () => {
       onJob(await client.request<JobDocument>(`api/job/${job.uuid}/retry`, { method: 'POST' }));
+    });
+  // A child's pause or resume acts on the job it belongs to: the page shows what the API answers.
+  const pauseOrResume = (verb: 'pause' | 'resume') =>
+    action.run(async () => {
+      onJob(await client.request<JobDocument>(`api/job/${job.uuid}/${verb}`, { method: 'POST' }));
     });
   return (
     <div class="card job-header">
@@ -129,6 +134,27 @@ function JobHeader({
           </span>
         )}
         <div class="job-actions">
+          {job.status === 'running' && !confirming && (
+            <button
+              type="button"
+              class="button-ghost"
+              onClick={() => pauseOrResume('pause')}
+              disabled={action.busy}
+              title={job.parent ? 'Pauses the job this one belongs to, and all its children' : undefined}
+            >
+              Pause job
+            </button>
+          )}
+          {job.status === 'paused' && !confirming && (
+            <button
+              type="button"
+              class="button-primary"
+              onClick={() => pauseOrResume('resume')}
+              disabled={action.busy}
+            >
+              Resume job
+            </button>
+          )}
           {active && !confirming && (
             <button
               type="button"

@@ -18,6 +18,7 @@ const PAGE_SIZE = 25;
 const FILTER_LABELS: Record<JobFilter, string> = {
   all: 'All',
   running: 'Running',
+  paused: 'Paused',
   completed: 'Completed',
   failed: 'Failed',
   cancelled: 'Cancelled',

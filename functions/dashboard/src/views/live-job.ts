@@ -17,7 +17,9 @@ export interface LiveJob {
   replace(job: JobDocument): void;
 }
 
-const isActive = (job: JobDocument) => job.status === 'running' || job.status === 'waiting';
+/** A paused job has not ended: it is followed until it does. */
+const isActive = (job: JobDocument) =>
+  job.status === 'running' || job.status === 'waiting' || job.status === 'paused';
 
 /**
  * Follows a job: reads it, then long-polls `GET api/job/{id}?wait=20` while it runs, so each change

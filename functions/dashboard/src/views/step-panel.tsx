@@ -126,9 +126,11 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
           refreshKey={`${job.updatedAt}|${view.childrenDone}|${view.status}`}
         />
       )}
-      {definition?.type === 'signal' && view.status === 'running' && job.status === 'running' && (
-        <SignalForm jobId={job.uuid} step={step} onJob={onJob} />
-      )}
+      {definition?.type === 'signal' &&
+        view.status === 'running' &&
+        (job.status === 'running' || job.status === 'paused') && (
+          <SignalForm jobId={job.uuid} step={step} onJob={onJob} />
+        )}
       {definition?.params && (
         <div class="step-params">
           <h3>Params (defaults under the input)</h3>

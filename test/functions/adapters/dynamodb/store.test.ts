@@ -215,6 +215,7 @@ workflows:
       expect(await first.countJobs('fan')).toEqual({
         waiting: 0,
         running: 0,
+        paused: 0,
         completed: 1,
         failed: 0,
         cancelled: 0,
@@ -972,10 +973,18 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
     // Assess
     expect(written).toEqual(['UpdateItemCommand']);
     expect(countersWhileRunning).toEqual([]);
-    expect(whileRunning).toEqual({ waiting: 0, running: 1, completed: 0, failed: 0, cancelled: 0 });
+    expect(whileRunning).toEqual({
+      waiting: 0,
+      running: 1,
+      paused: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+    });
     expect(await store.countJobs(workflow)).toEqual({
       waiting: 0,
       running: 0,
+      paused: 0,
       completed: 1,
       failed: 0,
       cancelled: 0,
@@ -1008,10 +1017,18 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
     await store.commit([updating(again, waiting)]);
 
     // Assess
-    expect(afterFailing).toEqual({ waiting: 0, running: 1, completed: 0, failed: 1, cancelled: 0 });
+    expect(afterFailing).toEqual({
+      waiting: 0,
+      running: 1,
+      paused: 0,
+      completed: 0,
+      failed: 1,
+      cancelled: 0,
+    });
     expect(await store.countJobs(workflow)).toEqual({
       waiting: 1,
       running: 1,
+      paused: 0,
       completed: 0,
       failed: 0,
       cancelled: 0,
@@ -1219,6 +1236,7 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     expect(await store.countJobs(workflow)).toEqual({
       waiting: 1,
       running: 1,
+      paused: 0,
       completed: 4,
       failed: 0,
       cancelled: 0,

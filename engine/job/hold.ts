@@ -1,0 +1,14 @@
+import type { StepNode } from '../definition/compile.js';
+import type { Draft } from './draft.js';
+
+/**
+ * Called by `sendAttempt` for a paused job: the attempt is not sent but held as a retry due now,
+ * which `resumeJob` sends.
+ */
+export function holdAttempt(d: Draft, node: StepNode): void {
+  const state = d.step(node.name);
+  d.updateStep(node.name, { status: 'running', retryAt: d.now, deadline: undefined });
+  if (state.deadline !== undefined) {
+    d.effects.timers.push({ op: 'clear', key: { jobId: d.job.id, step: node.name } });
+  }
+}
