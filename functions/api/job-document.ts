@@ -21,6 +21,8 @@ export interface StepView {
   status: StepState['status'];
   attempts: number;
   startedAt?: string;
+  /** When the current (or last) attempt was sent: from then it waited in its queue or ran; which, only the worker knows. */
+  attemptStartedAt?: string;
   endedAt?: string;
   retryAt?: string;
   deadline?: string;
@@ -73,6 +75,7 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
     const view: StepView = { status: state.status, attempts: state.attempts };
     assignDefined(view, {
       startedAt: iso(state.startedAt),
+      attemptStartedAt: iso(state.attemptStartedAt),
       endedAt: iso(state.endedAt),
       retryAt: iso(state.retryAt),
       deadline: iso(state.deadline),
@@ -209,11 +212,15 @@ export interface JobSummary {
   status: JobStatus;
   createdAt: string;
   updatedAt: string;
+  /** When it ended (completed, failed, cancelled or aborted). */
+  endedAt?: string;
+  /** Why it failed: as the job document's `error`. */
+  error?: { step: string | null; attempt: number; message: string; at: string };
   progress: Progress;
 }
 
 export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobSummary> {
-  return {
+  const summary: JobSummary = {
     uuid: job.id,
     workflow: job.workflow,
     version: job.version,
@@ -222,6 +229,11 @@ export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobS
     updatedAt: iso(job.updatedAt) as string,
     progress: await jobProgress(store, job),
   };
+  assignDefined(summary, {
+    endedAt: iso(job.endedAt),
+    error: job.error && { ...job.error, at: iso(job.error.at) as string },
+  });
+  return summary;
 }
 
 function assignDefined<T extends object>(target: T, values: Partial<T>): void {
