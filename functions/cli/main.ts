@@ -82,6 +82,10 @@ program
     "SQLite's synchronous level: FULL (default) syncs every commit to disk; NORMAL survives a crash of serve but may lose the last commits if the machine loses power",
     'FULL',
   )
+  .option(
+    '--log-format <format>',
+    'pretty (readable lines; the default on a terminal) or json (one object a line; the default otherwise)',
+  )
   .action(async (options) => serve(options));
 
 program
