@@ -11,7 +11,8 @@ export function colourFor(
   env: NodeJS.ProcessEnv = process.env,
 ): boolean {
   if (env.NO_COLOR) return false;
-  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false') return true;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined && force !== '' && force !== '0' && force !== 'false') return true;
   return stream.isTTY === true && env.TERM !== 'dumb';
 }
 
