@@ -15,6 +15,7 @@ export { definitionText, versionToSave } from './definition/same-definition.js';
 export { formatDefinitionError, type StepDefinition, type WorkflowDefinition } from './definition/types.js';
 // Jobs: their records, the events applied to them, the transitions that result, fan-out's children.
 export { applyEvent, createJob } from './job/apply.js';
+export { awaitedRequest } from './job/awaited-request.js';
 export { type SlotLimits, slotIndexesFrom, slotStarts, slotTurn } from './job/concurrency-slots.js';
 export { DEFAULT_MAX_FAN_OUT, type EngineContext, type JobEvent } from './job/events.js';
 // Rules the manager and the stores carry out: fan-in, concurrency slots, resuming children, reply
@@ -31,6 +32,8 @@ export { resetOnResume, resumeFanOut } from './job/resume-children.js';
 export type { Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
   ACTIVE_JOB_STATUSES,
+  type AttemptOutcome,
+  type AttemptRecord,
   type CallLink,
   type FanCounts,
   FINISHED_JOB_STATUSES,

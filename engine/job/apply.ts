@@ -88,7 +88,10 @@ export function applyEvent(
         }
         if (state.retryAt !== undefined)
           return d.ignore('the attempt already failed and waits for its retry');
-        return failAttempt(d, node, event.message, { retryable: event.retryable !== false });
+        return failAttempt(d, node, event.message, {
+          retryable: event.retryable !== false,
+          rejected: event.rejected === true,
+        });
       }
       case 'heartbeat': {
         const node = currentAttemptOf(d, event.step, event.attempt);

@@ -1,5 +1,6 @@
 import type { StepNode } from '../definition/compile.js';
 import type { JsonObject } from '../json.js';
+import { recordAttemptEnd } from './attempt-log.js';
 import type { Draft } from './draft.js';
 import { startedInput } from './step-input.js';
 import { abortJob, sendAttempt } from './steps.js';
@@ -9,8 +10,9 @@ import { abortJob, sendAttempt } from './steps.js';
  * ends so, and a follow-up aborts its top-level job, which cancels the other children.
  */
 export function abortFromWorker(d: Draft, node: StepNode, reason: string): void {
-  const state = d.step(node.name);
   const message = `aborted by the worker: ${reason}`;
+  recordAttemptEnd(d, node.name, 'error', message);
+  const state = d.step(node.name);
   d.updateStep(node.name, { status: 'failed', error: message, endedAt: d.now, deadline: undefined });
   if (state.deadline !== undefined) {
     d.effects.timers.push({ op: 'clear', key: { jobId: d.job.id, step: node.name } });
@@ -23,6 +25,7 @@ export function abortFromWorker(d: Draft, node: StepNode, reason: string): void 
 
 /** A worker answered `suspend`: the step waits for a signal, with no timeout running. */
 export function suspendStep(d: Draft, node: StepNode): void {
+  recordAttemptEnd(d, node.name, 'suspended');
   const state = d.step(node.name);
   d.updateStep(node.name, { status: 'suspended', deadline: undefined });
   if (state.deadline !== undefined) {

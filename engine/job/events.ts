@@ -11,7 +11,15 @@ export type JobEvent =
    * The attempt failed: an error reply, a malformed reply, or a request that was dead-lettered.
    * `retryable: false` (an error reply with `x-retryable: false`) fails the step at once, whatever its `retries`.
    */
-  | { type: 'failure'; step: string; message: string; attempt?: number; retryable?: false }
+  | {
+      type: 'failure';
+      step: string;
+      message: string;
+      attempt?: number;
+      retryable?: false;
+      /** The request was dead-lettered: the worker kept rejecting it. */
+      rejected?: true;
+    }
   /** The worker is still busy: the attempt's deadline moves to now + timeout. */
   | { type: 'heartbeat'; step: string; attempt?: number }
   /** A deadline came: an attempt's reply deadline, a retry delay, or the job's own timeout. */

@@ -1,6 +1,8 @@
 import type { StepNode } from '../definition/compile.js';
 import { formatDuration } from '../definition/duration.js';
 import type { Json, JsonObject } from '../json.js';
+import { surelyWithin } from '../json-size.js';
+import { recordAttemptEnd } from './attempt-log.js';
 import { cancelCall, reportToCaller, startCall } from './calls.js';
 import { Draft } from './draft.js';
 import {
@@ -302,6 +304,7 @@ export function sendAttempt(d: Draft, node: StepNode): void {
     correlationId: correlationIdOf(d.job.id, node.name),
     attempt,
     body,
+    ...(node.timeoutMs ? { deadline: d.now + node.timeoutMs } : {}),
   });
   if (node.timeoutMs) armAttemptTimer(d, node);
   else if (state.retryAt !== undefined) clearStepTimer(d, node.name);
@@ -310,6 +313,7 @@ export function sendAttempt(d: Draft, node: StepNode): void {
 
 /** A request over the size limit, saying why and what to do; undefined when it is within it. */
 function oversizedRequest(body: JsonObject, maxBytes: number): string | undefined {
+  if (surelyWithin(body, maxBytes)) return undefined;
   const text = JSON.stringify(body);
   // UTF-8 takes at most 3 bytes per UTF-16 unit: count exactly only when that could matter.
   if (text.length * 3 <= maxBytes) return undefined;
@@ -379,8 +383,13 @@ export function failAttempt(
   d: Draft,
   node: StepNode,
   message: string,
-  { timedOut = false, retryable = true }: { timedOut?: boolean; retryable?: boolean } = {},
+  {
+    timedOut = false,
+    retryable = true,
+    rejected = false,
+  }: { timedOut?: boolean; retryable?: boolean; rejected?: boolean } = {},
 ): void {
+  recordAttemptEnd(d, node.name, timedOut ? 'timeout' : rejected ? 'rejected' : 'error', message);
   const state = d.step(node.name);
   d.effects.notes.push({
     kind: timedOut ? 'timedOut' : 'attemptFailed',
@@ -501,6 +510,9 @@ function stopRunningSteps(d: Draft): void {
   for (const node of d.graph.steps) {
     const state = d.step(node.name);
     if (state.status !== 'running' && state.status !== 'suspended') continue;
+    // A running attempt ends cancelled; one that failed and waits for its retry was recorded then.
+    if (state.status === 'running' && state.retryAt === undefined)
+      recordAttemptEnd(d, node.name, 'cancelled');
     d.updateStep(node.name, { status: 'cancelled', endedAt: d.now, deadline: undefined, retryAt: undefined });
     if (state.deadline !== undefined || state.retryAt !== undefined) clearStepTimer(d, node.name);
     if (node.kind === 'fanout' && state.children) {

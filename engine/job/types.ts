@@ -53,6 +53,8 @@ export interface StepState {
   skipReason?: string;
   /** A `workflow:` step: the job its current attempt runs. */
   job?: string;
+  /** Attempts that ended without completing the step, oldest first (at most 100 are kept). */
+  pastAttempts?: AttemptRecord[];
   /**
    * Fan-out steps: how many children, and how many may run at once. `created`: while a large
    * fan-out's children are still being created, slice by slice, how many exist (absent once all do).
@@ -107,6 +109,18 @@ export function heldByOtherJobs(
     if (stored !== undefined && isOtherJob(stored, child)) held.push(child.id);
   }
   return held;
+}
+
+/** How an attempt ended. `completed` is never recorded: the step's own fields say it. */
+export type AttemptOutcome = 'completed' | 'error' | 'timeout' | 'rejected' | 'cancelled' | 'suspended';
+
+/** One ended attempt of a step (times in ms since the epoch). */
+export interface AttemptRecord {
+  attempt: number;
+  sentAt: number;
+  endedAt: number;
+  outcome: AttemptOutcome;
+  error?: string;
 }
 
 /** The `workflow:` step that started a job, and the workflows of the calls that led to it. */
@@ -188,6 +202,11 @@ export interface StepRequest {
   correlationId: string;
   attempt: number;
   body: JsonObject;
+  /**
+   * The attempt's reply deadline, for a step with a `timeout`: the request is of no use after it (the
+   * step has failed or moved on to a new attempt), so a bus may let it expire then.
+   */
+  deadline?: number;
 }
 
 export type TimerKind = 'attempt' | 'retry' | 'job';

@@ -1,4 +1,5 @@
 import {
+  type AttemptOutcome,
   type FanCounts,
   isSettled,
   type JobRecord,
@@ -17,12 +18,23 @@ const iso = (ms: number | undefined): string | undefined =>
 /** The original's `elapsed` is in nanoseconds (Go's time.Duration). */
 const nanoseconds = (ms: number): number => Math.round(ms * 1_000_000);
 
+/** One attempt of a step, as the job document lists it (api.md: the attempts list). */
+export interface AttemptView {
+  attempt: number;
+  sentAt: string;
+  /** Absent while the attempt is in flight. */
+  endedAt?: string;
+  outcome?: AttemptOutcome;
+  error?: string;
+}
+
 export interface StepView {
   status: StepState['status'];
-  attempts: number;
+  /** The current (latest) attempt's number; 0 before the first. */
+  attempt: number;
+  /** Every attempt, oldest first: how each ended (the audit trail). */
+  attempts: AttemptView[];
   startedAt?: string;
-  /** When the current (or last) attempt was sent: from then it waited in its queue or ran; which, only the worker knows. */
-  attemptStartedAt?: string;
   endedAt?: string;
   retryAt?: string;
   deadline?: string;
@@ -72,10 +84,9 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
   const steps: Record<string, StepView> = {};
   const running: JobDocument['running'] = [];
   for (const state of job.steps) {
-    const view: StepView = { status: state.status, attempts: state.attempts };
+    const view: StepView = { status: state.status, attempt: state.attempts, attempts: attemptsOf(state) };
     assignDefined(view, {
       startedAt: iso(state.startedAt),
-      attemptStartedAt: iso(state.attemptStartedAt),
       endedAt: iso(state.endedAt),
       retryAt: iso(state.retryAt),
       deadline: iso(state.deadline),
@@ -153,6 +164,35 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
   });
   if (job.error) document.error = { ...job.error, at: iso(job.error.at) as string };
   return document;
+}
+
+/** The step's ended attempts, then its current one when no record describes it. */
+function attemptsOf(state: StepState): AttemptView[] {
+  const views: AttemptView[] = (state.pastAttempts ?? []).map((record) => {
+    const view: AttemptView = {
+      attempt: record.attempt,
+      sentAt: iso(record.sentAt) as string,
+      endedAt: iso(record.endedAt),
+      outcome: record.outcome,
+    };
+    if (record.error !== undefined) view.error = record.error;
+    return view;
+  });
+  const recorded = views.at(-1)?.attempt ?? 0;
+  if (state.attempts > recorded && state.attemptStartedAt !== undefined) {
+    const current: AttemptView = { attempt: state.attempts, sentAt: iso(state.attemptStartedAt) as string };
+    if (state.status === 'completed')
+      assignDefined(current, { outcome: 'completed', endedAt: iso(state.endedAt) });
+    else if (state.status === 'failed' || state.status === 'cancelled') {
+      assignDefined(current, {
+        outcome: state.status === 'failed' ? 'error' : 'cancelled',
+        endedAt: iso(state.endedAt),
+        error: state.error,
+      });
+    }
+    views.push(current);
+  }
+  return views;
 }
 
 async function fanCounts(store: JobReader, job: JobRecord, state: StepState): Promise<FanCounts> {

@@ -1,10 +1,12 @@
 import type { JobDocument, StepView } from '../api/job-document.js';
-import type { StepInfo } from './job-view.js';
+import { type StepInfo, sentAt } from './job-view.js';
 import { paint as noPaint, type Paint } from './terminal.js';
 
 const SYMBOL: Record<string, string> = {
   completed: '✓',
   running: '●',
+  suspended: '◌',
+  aborted: '✗',
   waiting: '○',
   skipped: '↷',
   paused: '‖',
@@ -35,11 +37,11 @@ export interface FormatOptions {
 
 /** A worker step's time: `in queue or running for 3.0s`, or `1.2s from sent to reply`, and the total over its attempts. */
 function workerTime(step: StepView): string[] {
-  const sent = step.attemptStartedAt ?? step.startedAt;
+  const sent = sentAt(step);
   if (!sent) return [];
   if (step.status === 'running') return [`in queue or running for ${seconds(sent)}`];
   const details = [`${seconds(sent, step.endedAt)} from sent to reply (queue wait included)`];
-  if (step.attempts > 1 && step.startedAt && step.startedAt !== sent)
+  if (step.attempt > 1 && step.startedAt && step.startedAt !== sent)
     details.push(`${seconds(step.startedAt, step.endedAt)} over all attempts`);
   return details;
 }
@@ -68,7 +70,7 @@ export function formatJob(job: JobDocument, options: FormatOptions = {}): string
         `${step.childrenDone ?? 0}/${step.children} children${step.childrenFailed ? `, ${step.childrenFailed} failed` : ''}`,
       );
     if (step.job) details.push(`called job ${step.job}`);
-    if (step.attempts > 1) details.push(`${step.attempts} attempts`);
+    if (step.attempt > 1) details.push(`${step.attempt} attempts`);
     const kind = options.steps?.get(name)?.kind;
     if (kind === 'worker' && step.status !== 'skipped') details.push(...workerTime(step));
     else if (step.startedAt) details.push(seconds(step.startedAt, step.endedAt));

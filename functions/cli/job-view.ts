@@ -1,6 +1,6 @@
 import type { StepDefinition, WorkflowDefinition } from '../../engine/index.js';
 import type { QueueReport } from '../api/api-service.js';
-import type { JobDocument } from '../api/job-document.js';
+import type { JobDocument, StepView } from '../api/job-document.js';
 import type { ApiClient } from './client.js';
 import { humanDuration } from './terminal.js';
 
@@ -11,6 +11,11 @@ export interface StepInfo {
   queue?: string;
   /** A fan-out's task. */
   task?: string;
+}
+
+/** When the step's current (or last) attempt was sent (its start, before any attempt is listed). */
+export function sentAt(step: StepView): string | undefined {
+  return step.attempts.at(-1)?.sentAt ?? step.startedAt;
 }
 
 /** A definition as `GET /api/workflow/{name}/definition` answers it. */
@@ -58,7 +63,7 @@ function suspectQueues(
   const tasks = new Set<string>();
   for (const [name, view] of Object.entries(job.steps)) {
     if (view.status !== 'running') continue;
-    const since = view.attemptStartedAt ?? view.startedAt;
+    const since = sentAt(view);
     if (!since || now - Date.parse(since) < QUEUE_CHECK_AFTER_MS) continue;
     const info = steps.get(name);
     if (info?.kind === 'worker' && info.queue) queues.add(info.queue);
@@ -147,7 +152,7 @@ export function currentSteps(
   const parts = running.map(([name, view]) => {
     if (view.children !== undefined)
       return `${name} (${rates.describe(name, view.childrenDone ?? 0, view.children, now)})`;
-    const since = view.attemptStartedAt ?? view.startedAt;
+    const since = sentAt(view);
     const kind = steps?.get(name)?.kind;
     if (!since) return name;
     const ms = humanDuration(now - Date.parse(since));

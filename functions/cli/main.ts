@@ -78,6 +78,18 @@ program
     "the largest worker reply taken, and the largest request sent to a worker: a step's larger input fails it (default 1048576)",
   )
   .option(
+    '--request-ttl <duration>',
+    'how long a request may stay in RabbitMQ, however often workers hand it back, e.g. 1h (the default); one still awaited then is sent again',
+  )
+  .option(
+    '--quorum-queues',
+    'declare new step queues as quorum queues that deliver a request at most --max-deliveries times (workers declaring their queue with no arguments are then refused)',
+  )
+  .option(
+    '--max-deliveries <n>',
+    'with --quorum-queues: deliveries of a request before its attempt fails (default 5)',
+  )
+  .option(
     '--synchronous <level>',
     "SQLite's synchronous level: FULL (default) syncs every commit to disk; NORMAL survives a crash of serve but may lose the last commits if the machine loses power",
     'FULL',

@@ -6,9 +6,11 @@ import {
   type Store,
   type WorkflowDefinition,
 } from '../../engine/index.js';
+import { DEFAULT_REPLY_QUEUE } from '../../engine/ports/bus.js';
 import type { Housekeeping } from '../../engine/ports/store.js';
 import { MemoryBroker, MemoryBus } from '../adapters/memory/bus.js';
 import { RabbitMqBus } from '../adapters/rabbitmq/bus.js';
+import { type DeadLetter, deadLetterFailure } from '../adapters/rabbitmq/dead-letters.js';
 import { SqliteStore } from '../adapters/sqlite/store.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../api/api-handler.js';
 import { ApiService } from '../api/api-service.js';
@@ -67,7 +69,23 @@ export interface ServeOptions {
    * longer); what is left stays in the database and is sent on the next start. @default 5000
    */
   drainTimeoutMs?: number;
+  /**
+   * How long a request may stay in RabbitMQ (its `expiration`), however often workers hand it back;
+   * one still awaited then is sent again (`--request-ttl`). @default 3600000 (1 h)
+   */
+  requestTtlMs?: number;
+  /**
+   * Declare new step queues as quorum queues that deliver a request at most `maxDeliveries` times,
+   * then dead-letter it: the step records "rejected by the worker N times" (`--quorum-queues`).
+   * @default false
+   */
+  quorumQueues?: boolean;
+  /** With `quorumQueues`: deliveries before a request is dead-lettered (`--max-deliveries`). @default 5 */
+  maxDeliveries?: number;
 }
+
+/** How long a request may stay in RabbitMQ unless `--request-ttl` says otherwise. */
+export const DEFAULT_REQUEST_TTL_MS = 60 * 60_000;
 
 export interface ServeHandle {
   url: string;
@@ -134,6 +152,9 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
         logger,
         replyQueue: options.replyQueue,
         connectionName: options.connectionName,
+        requestTtlMs: options.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS,
+        quorumQueues: options.quorumQueues,
+        maxDeliveries: options.maxDeliveries,
       });
   const metrics = new PrometheusMetrics(store);
   const consumers = new Map<string, { stop(): Promise<void> | void }>();
@@ -143,6 +164,22 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   });
 
   const onBatch = (replies: InboundReply[]) => manager.handleReplies(replies);
+  const replyQueue = options.replyQueue ?? DEFAULT_REPLY_QUEUE;
+  /** Expired requests are sent again if still awaited; those rejected too often fail their attempt. */
+  const onDeadLetters = async (letters: DeadLetter[]): Promise<void> => {
+    for (const letter of letters) {
+      if (!letter.correlationId || (letter.replyTo !== undefined && letter.replyTo !== replyQueue)) continue;
+      if (letter.reason === 'expired') await manager.requestExpired(letter.correlationId, letter.attempt);
+      else {
+        const maxDeliveries = bus instanceof RabbitMqBus ? bus.maxDeliveries : undefined;
+        await manager.deadLettered(
+          letter.correlationId,
+          letter.attempt,
+          deadLetterFailure(letter, maxDeliveries),
+        );
+      }
+    }
+  };
   /**
    * Starts consuming a vhost's reply queue without waiting for the broker: while it is unreachable,
    * serve still answers (`/healthz` says 503) and the consumer connects when the broker comes back.
@@ -159,10 +196,16 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       vhost === null ? { vhost, stopWhenRefused: true, onFatal: fail } : { vhost },
       onBatch,
     );
+    const deadLetters = bus.consumeDeadLetters({ vhost }, onDeadLetters);
+    deadLetters.catch((error: unknown) =>
+      logger.error('cannot consume dead-lettered requests', { vhost, error }),
+    );
     const entry = {
       stop: async () => {
-        const consumer = await Promise.race([consuming, sleep(2000)]).catch(() => undefined);
-        await consumer?.stop();
+        const consumers = [consuming, deadLetters].map((started) =>
+          Promise.race([started, sleep(2000)]).catch(() => undefined),
+        );
+        await Promise.all(consumers.map(async (consumer) => (await consumer)?.stop()));
       },
     };
     consuming.catch((error) => {
@@ -188,6 +231,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     fanOutSlice: options.fanOutSlice,
     maxReplyBytes: options.maxReplyBytes,
     maxFanOutBytes: options.maxFanOutBytes,
+    requestTtlMs: broker ? undefined : (options.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS),
     onRegistered: async (definition) => {
       for (const vhost of definition.vhosts ?? []) consumeVhost(vhost);
     },
@@ -197,6 +241,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     await registerConfigWorkflows(definitions, { manager, store, logger });
     await rearmTimers(store, timers);
     await manager.recover();
+    await adoptAwaitedRequests(store, manager);
   } catch (error) {
     timers.stop();
     await bus.close().catch(() => {});
@@ -273,6 +318,21 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       return closing;
     },
   };
+}
+
+/**
+ * After a restart: the requests running jobs wait for are watched again, so that one whose copy
+ * expires while its step still waits is sent again (`RequestRefresher`).
+ */
+async function adoptAwaitedRequests(store: Store, manager: Manager): Promise<void> {
+  const refresher = manager.refresher;
+  if (!refresher) return;
+  let cursor: string | undefined;
+  do {
+    const page = await store.queryJobs({ status: 'running', includeChildren: true, limit: 1000, cursor });
+    refresher.adopt(page.jobs);
+    cursor = page.cursor;
+  } while (cursor);
 }
 
 /** How long overdue timers wait after a restart, so replies that arrived meanwhile are read first. */

@@ -31,6 +31,7 @@ import { FollowUpRunner } from './follow-ups.js';
 import { ReplyIsolation } from './isolate-replies.js';
 import type { JobEventInput } from './job-event-input.js';
 import { OutboxPump } from './outbox-pump.js';
+import { RequestRefresher } from './request-refresher.js';
 import type { StartJobParams } from './start-job-params.js';
 import { recordNotes } from './transition-telemetry.js';
 import { WorkflowCache } from './workflow-cache.js';
@@ -54,6 +55,12 @@ export interface ManagerOptions {
   maxFanOutBytes?: number;
   /** Called after a definition is registered (the local host starts consuming new vhosts). */
   onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
+  /**
+   * The bus lets every request expire after this long (`serve --request-ttl`): the manager then
+   * sends again, as the same attempt, each request still awaited when its copy expires
+   * (`RequestRefresher`). Undefined: requests do not expire but at their deadline; nothing is re-sent.
+   */
+  requestTtlMs?: number;
 }
 
 export interface EventOutcome {
@@ -89,6 +96,8 @@ export class Manager {
   private readonly followUps: FollowUpRunner;
   private readonly isolation: ReplyIsolation;
   private readonly onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
+  /** With a request TTL: re-sends the requests still awaited when their copy expires. */
+  readonly refresher?: RequestRefresher;
 
   constructor(options: ManagerOptions) {
     this.onRegistered = options.onRegistered;
@@ -127,6 +136,7 @@ export class Manager {
       runFollowUps: (entries) => this.followUps.run(entries.map((entry) => entry.followUp)),
       clock: this.clock,
       onSent: (seconds) => this.telemetry.metrics.observe('step_overhead_seconds', seconds),
+      onRequestsSent: (requests) => this.refresher?.sent(requests),
       onUndeliverable: async (entry, message) => {
         this.telemetry.logger.error('request cannot be delivered', {
           correlationId: entry.request.correlationId,
@@ -140,10 +150,28 @@ export class Manager {
         ]);
       },
     });
+    if (options.requestTtlMs !== undefined) {
+      this.refresher = new RequestRefresher({
+        ttlMs: options.requestTtlMs,
+        loadJobs: (ids) => this.store.getJobs(ids),
+        workflowOf: (job) => this.workflows.get(job.workflow, job.version),
+        resend: (entries) => this.pump.enqueue(entries),
+        logger: this.telemetry.logger,
+        clock: this.clock,
+      });
+    }
   }
 
   now(): number {
     return this.clock();
+  }
+
+  /**
+   * The broker dead-lettered a request as expired: sent again now if its step still waits for that
+   * attempt (a step without `timeout`, or one whose deadline is further than the request TTL).
+   */
+  async requestExpired(correlationId: string, attempt: number | undefined): Promise<void> {
+    await this.refresher?.expired(correlationId, attempt);
   }
 
   /** Registers a definition: an identical one keeps its version, a different one makes the next. */
@@ -295,8 +323,13 @@ export class Manager {
     const outcomes = await this.isolation.apply(events, (inputs) => this.apply(inputs, { receivedAt }));
     outcomes.forEach((outcome, index) => {
       // Undefined: dropped, and already logged and counted as such.
-      if (!outcome || outcome.applied) return;
       const { jobId, event } = events[index] as JobEventInput;
+      if (this.refresher && outcome && !outcome.missing && 'step' in event && event.step !== undefined) {
+        const correlationId = `${jobId}:${event.step}`;
+        if (event.type === 'heartbeat') this.refresher.touch(correlationId, event.attempt);
+        else if (outcome.applied) this.refresher.forget(correlationId);
+      }
+      if (!outcome || outcome.applied) return;
       const reason = outcome.missing ? 'unknown job' : (outcome.ignored ?? 'not awaited');
       this.telemetry.metrics.count('replies_ignored_total', {
         reason: outcome.missing ? 'unknown_job' : 'not_awaited',
@@ -339,7 +372,9 @@ export class Manager {
       this.telemetry.logger.warn('dead-lettered message without a usable correlation id', { correlationId });
       return;
     }
-    await this.apply([{ jobId: parsed.jobId, event: parsed.event }]);
+    const event: JobEvent =
+      parsed.event.type === 'failure' ? { ...parsed.event, rejected: true } : parsed.event;
+    await this.apply([{ jobId: parsed.jobId, event }]);
   }
 
   /** Cancelling a child cancels the whole top-level job it belongs to. */
@@ -554,6 +589,7 @@ export class Manager {
 
   stop(): void {
     this.pump.stop();
+    this.refresher?.stop();
   }
 }
 

@@ -26,6 +26,8 @@ export interface OutboxPumpOptions {
   followUpBatch?: number;
   /** Called with the seconds from a reply's arrival to the confirmed send of a request it caused. */
   onSent?: (overheadSeconds: number) => void;
+  /** Called with the requests the broker confirmed, once per send. */
+  onRequestsSent?: (requests: StepRequest[]) => void;
   clock?: () => number;
   /** The wait before sending again to a queue that refused requests (a full queue). */
   refusedBackoff?: QueueBackoffOptions;
@@ -241,6 +243,9 @@ export class OutboxPump {
       }
     }
     this.backoff.afterSend(outcomes, now);
+    if (done.size && this.options.onRequestsSent) {
+      this.options.onRequestsSent(batch.filter((entry) => done.has(entry.id)).map((entry) => entry.request));
+    }
     if (refused.size) {
       this.options.logger.warn('the broker refused requests; retrying them with backoff', {
         refused: refused.size,

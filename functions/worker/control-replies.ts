@@ -1,3 +1,39 @@
+/** What a handler returns to answer with a control reply instead of a result: `abort()`, `suspend()`. */
+export class ControlReply {
+  private constructor(
+    readonly type: 'abort' | 'suspend',
+    readonly reason: string,
+  ) {}
+
+  /** @internal */
+  static of(type: 'abort' | 'suspend', reason: string): ControlReply {
+    return new ControlReply(type, reason);
+  }
+}
+
+/**
+ * Returned by a handler to end the whole job now (as throwing `AbortJob` does):
+ *
+ * ```ts
+ * handler: async (input) => (ORDERS[input.orderId] ? { ...ORDERS[input.orderId] } : abort('no such order')),
+ * ```
+ */
+export function abort(reason: string): ControlReply {
+  return ControlReply.of('abort', reason);
+}
+
+/**
+ * Returned by a handler when the step must wait for a signal (as throwing `SuspendStep` does); the
+ * request comes again with the signal's body under `signal`:
+ *
+ * ```ts
+ * handler: async (input) => (input.signal ? { approved: input.signal.approved } : suspend('waiting for approval')),
+ * ```
+ */
+export function suspend(note = 'waiting for a signal'): ControlReply {
+  return ControlReply.of('suspend', note);
+}
+
 /**
  * Thrown by a handler to end the whole job now: the SDK answers `type: abort` with body
  * `{"reason": reason}`. The job ends as `aborted` whatever its retries, its other steps and

@@ -1,7 +1,7 @@
 import { parseCorrelationId } from '../../engine/job/types.js';
 import { describeJsonType, isJsonObject, type JsonObject } from '../../engine/json.js';
 import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
-import { AbortJob, SuspendStep } from './control-replies.js';
+import { AbortJob, ControlReply, SuspendStep } from './control-replies.js';
 import { DeliveryCounter } from './delivery-counter.js';
 import { HeldRequest, settlesWithin } from './in-hand.js';
 import { WorkerError } from './worker-error.js';
@@ -19,7 +19,8 @@ export interface WorkerContext {
 }
 
 /** The step's output: a JSON object; `undefined` or `null` mean `{}`. */
-export type WorkerResult = JsonObject | null | undefined;
+/** A handler's answer: the step's output (`null`/nothing: `{}`), or a control reply (`abort()`, `suspend()`). */
+export type WorkerResult = JsonObject | ControlReply | null | undefined;
 
 /**
  * Handles one request: gets the step's input, returns its output (the reply). Throw a `WorkerError`
@@ -223,6 +224,12 @@ export function createWorker<In extends JsonObject, Out extends WorkerResult>(
       return;
     }
     failures.forget(delivery.correlationId, delivery.attempt);
+    if (result instanceof ControlReply) {
+      logger.warn(
+        `${options.queue}: ${delivery.correlationId} ${result.type === 'abort' ? 'aborts its job' : 'suspends'}: ${result.reason}`,
+      );
+      return answer(delivery, JSON.stringify({ reason: result.reason }), { type: result.type });
+    }
     const output = result ?? {};
     if (!isJsonObject(output)) {
       return answerError(delivery, `the handler returned a ${describeJsonType(output)}, not a JSON object`);

@@ -134,7 +134,12 @@ describe('The local runtime on RabbitMQ and a SQLite file', () => {
     const job = await waitForJob(serve, body.id);
     expect(job.status).toBe('completed');
     expect(job.result).toEqual({ n: 1, calls: 2 });
-    expect(job.steps.sometimes?.attempts).toBe(2);
+    expect(job.steps.sometimes?.attempt).toBe(2);
+    // Every attempt is in the document: the first timed out, the second completed the step.
+    expect(job.steps.sometimes?.attempts).toMatchObject([
+      { attempt: 1, outcome: 'timeout', error: 'no reply within 1s (attempt 1)' },
+      { attempt: 2, outcome: 'completed' },
+    ]);
     expect(workers.attempts.get(`${body.id}:sometimes`)).toEqual([1, 2]);
   });
 

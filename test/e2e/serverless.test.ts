@@ -283,8 +283,7 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     const result = job.result as { chapters: number; tokens: number; distinct: number; top: unknown[] };
     expect(result).toMatchObject({ chapters: 12, tokens: 29_371, distinct: 5_947 });
     expect(result.top[0]).toEqual({ word: 'the', count: 1_673 });
-    for (const [name, step] of Object.entries(job.steps))
-      expect(step.attempts ?? 1, name).toBeLessThanOrEqual(1);
+    for (const [name, step] of Object.entries(job.steps)) expect(step.attempt, name).toBeLessThanOrEqual(1);
     expect(job.steps['section-counts']).toMatchObject({ children: 12, childrenDone: 12 });
     // The duplicates did happen, and were ignored.
     const [replies] = sources;

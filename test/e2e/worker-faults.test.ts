@@ -119,10 +119,10 @@ describe('Worker faults (serve on RabbitMQ and SQLite)', { timeout: 90_000 }, ()
     expect(redelivered).toEqual(taken);
     const document = await ended(id);
     expect(document).toMatchObject({ status: 'completed', result: { n: 7, handledBy: second.child.pid } });
-    expect(document.steps.hold).toMatchObject({ status: 'completed', attempts: 1 });
+    expect(document.steps.hold).toMatchObject({ status: 'completed', attempt: 1 });
     figures.killedWorker = {
       redeliveredAttempt: redelivered.attempt,
-      attempts: document.steps.hold?.attempts,
+      attempts: document.steps.hold?.attempt,
     };
   });
 

@@ -518,6 +518,7 @@ export function describeStoreContract(
           completed: 3,
           failed: 0,
           cancelled: 0,
+          aborted: 0,
         });
       });
 

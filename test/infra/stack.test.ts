@@ -352,6 +352,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       MAX_BODY_BYTES: '262144',
       MAX_FAN_OUT: '100000',
       RETENTION_DAYS: '30',
+      MAX_MESSAGE_BYTES: '1048576',
     };
     const ids = handlerFunctions(synthesized.stack).map((fn) => fn.node.id);
     expect(ids.sort()).toEqual([

@@ -263,7 +263,7 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
     // The manager's view: a step's attempt count in the job document.
     for (const document of documents) {
       for (const [step, state] of Object.entries(document.steps)) {
-        const counted = (state as { attempts?: number }).attempts ?? 0;
+        const counted = state.attempt;
         if (step === 'wobble') expect(counted, `${document.uuid} ${step}`).toBe(3);
         else if (step === 'dawdle') expect(counted, `${document.uuid} ${step}`).toBeGreaterThanOrEqual(2);
         else if (SINGLE_ATTEMPT_QUEUES.includes(step)) expect(counted, `${document.uuid} ${step}`).toBe(1);

@@ -14,10 +14,16 @@ export interface ScriptedDelivery {
   /** The broker's redelivered flag: a request handed back after a consumer died holding it. */
   redelivered: boolean;
   input: Record<string, unknown>;
+  /** When the worker took it (ms since the epoch). */
+  at: number;
 }
 
-/** What a worker answers to one request: nothing (a silent worker), one reply, or several. */
-export type Script = (delivery: ScriptedDelivery) => ScriptedReply[];
+/**
+ * What a worker answers to one request: nothing (a silent worker), one reply, or several; or
+ * `'nack'`: it hands the request back (NACK with requeue), as the original's workers do when their
+ * handler throws.
+ */
+export type Script = (delivery: ScriptedDelivery) => ScriptedReply[] | 'nack';
 
 export const reply = (output: unknown): ScriptedReply => ({ body: JSON.stringify(output) });
 export const errorReply = (message: string): ScriptedReply => ({
@@ -42,7 +48,13 @@ export interface ScriptedWorkers {
  */
 export async function startScriptedWorkers(
   scripts: Record<string, Script>,
-  options: { prefetch?: number; connectionName?: string; delayMs?: number } = {},
+  options: {
+    prefetch?: number;
+    connectionName?: string;
+    delayMs?: number;
+    /** Queues the test declared itself (with arguments): consumed as they are. */
+    declared?: readonly string[];
+  } = {},
 ): Promise<ScriptedWorkers> {
   const model: ChannelModel = await connect(AMQP_URL, {
     clientProperties: { connection_name: options.connectionName ?? 'switchyard-test-scripted-worker' },
@@ -53,7 +65,7 @@ export async function startScriptedWorkers(
   await channel.prefetch(options.prefetch ?? 50);
   const deliveries: ScriptedDelivery[] = [];
   for (const [queue, script] of Object.entries(scripts)) {
-    await channel.assertQueue(queue, { durable: true });
+    if (!options.declared?.includes(queue)) await channel.assertQueue(queue, { durable: true });
     await channel.consume(queue, async (message) => {
       if (!message) return;
       if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
@@ -68,9 +80,15 @@ export async function startScriptedWorkers(
         attempt: Number(message.properties.headers?.['x-attempt'] ?? 0),
         redelivered: message.fields.redelivered,
         input,
+        at: Date.now(),
       };
       deliveries.push(delivery);
-      for (const answer of script(delivery)) {
+      const answers = script(delivery);
+      if (answers === 'nack') {
+        channel.nack(message, false, true);
+        return;
+      }
+      for (const answer of answers) {
         channel.sendToQueue(message.properties.replyTo as string, Buffer.from(answer.body), {
           correlationId: delivery.correlationId,
           contentType: 'application/json',

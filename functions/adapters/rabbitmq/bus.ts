@@ -1,4 +1,4 @@
-import type { Options } from 'amqplib';
+import type { ChannelModel, Options } from 'amqplib';
 import { MAX_AMQP_NAME_BYTES } from '../../../engine/definition/queue-name.js';
 import type { StepRequest } from '../../../engine/job/types.js';
 import {
@@ -19,7 +19,20 @@ import {
 import { checkQueues, QueueDeclarer } from '../../transport/amqp/queues.js';
 import { urlForVhost } from '../../transport/amqp/url.js';
 import { VhostRefusedError } from '../../transport/amqp/vhost-refusal.js';
-import { createReplyConsumer, type ReplyConsumer, type ReplyConsumerOptions } from './reply-consumer.js';
+import {
+  DEAD_LETTER_EXCHANGE,
+  type DeadLetter,
+  deadLetterQueueOf,
+  declareDeadLetters,
+  REPLY_QUEUE_HEADER,
+  toDeadLetter,
+} from './dead-letters.js';
+import {
+  createQueueConsumer,
+  createReplyConsumer,
+  type ReplyConsumer,
+  type ReplyConsumerOptions,
+} from './reply-consumer.js';
 
 export interface RabbitMqBusOptions {
   /** `amqp://user:pass@host:5672/vhost` or `amqps://…:5671` (Amazon MQ). */
@@ -35,7 +48,26 @@ export interface RabbitMqBusOptions {
   confirmTimeoutMs?: number;
   /** Bodies above this many bytes are undeliverable (RabbitMQ's `max_message_size`). @default 134217728 */
   maxMessageBytes?: number;
+  /**
+   * The longest a request may wait in (or circle through) its queue: its `expiration`. A request for
+   * a step with a `timeout` expires at the attempt's deadline if that comes first. Undefined: only
+   * the deadline bounds it (a step without `timeout` then waits in its queue for ever).
+   */
+  requestTtlMs?: number;
+  /**
+   * Declare the step queues the manager creates as quorum queues that deliver a request at most
+   * `maxDeliveries` times, then dead-letter it to the manager. Off by default: a worker of the
+   * original declaring such a queue with no arguments is refused (PRECONDITION_FAILED).
+   */
+  quorumQueues?: boolean;
+  /** With `quorumQueues`: deliveries of a request before it is dead-lettered. @default 5 */
+  maxDeliveries?: number;
+  /** @default Date.now */
+  clock?: () => number;
 }
+
+/** Deliveries of a request a quorum step queue allows by default. */
+export const DEFAULT_MAX_DELIVERIES = 5;
 
 /** Longest queue name AMQP 0-9-1 allows, in bytes. */
 
@@ -201,6 +233,43 @@ export class RabbitMqBus implements Bus {
       },
       onBatch,
     );
+    return this.run(consumer);
+  }
+
+  /**
+   * Consumes the vhost's dead-letter queue (`<reply queue>.dead-letters`, bound to the
+   * `switchyard.dead-letters` exchange by the `x-reply-to` header of this manager's requests): the
+   * requests the broker expired, or dropped after too many deliveries (quorum step queues), or that
+   * a worker rejected without requeue, where a policy or the queue's arguments dead-letter them.
+   */
+  async consumeDeadLetters(
+    options: Omit<ReplyConsumerOptions, 'url' | 'logger' | 'connectionName' | 'queue'>,
+    onBatch: (letters: DeadLetter[]) => Promise<void>,
+  ): Promise<{ stop(): Promise<void> }> {
+    this.assertOpen();
+    const consumer = createQueueConsumer(
+      {
+        url: this.options.url,
+        logger: this.logger,
+        connectionName: `${this.connectionName}:dead-letters:${options.vhost ?? ''}`,
+        ...options,
+        queue: deadLetterQueueOf(this.replyQueue),
+      },
+      onBatch,
+      toDeadLetter,
+      (model) => declareDeadLetters(model, this.replyQueue, this.logger),
+    );
+    return this.run(consumer);
+  }
+
+  /** The request's deliveries a quorum step queue allows, when the manager makes them so. */
+  get maxDeliveries(): number | undefined {
+    return this.options.quorumQueues ? (this.options.maxDeliveries ?? DEFAULT_MAX_DELIVERIES) : undefined;
+  }
+
+  private async run(
+    consumer: ReplyConsumer & { start(): Promise<void> },
+  ): Promise<{ stop(): Promise<void> }> {
     // Added before it starts: closing the bus while the broker is down must stop it too.
     this.consumers.add(consumer);
     try {
@@ -248,11 +317,25 @@ export class RabbitMqBus implements Bus {
       replyTo: this.replyQueue,
       contentType: 'application/json',
       deliveryMode: 2,
-      headers: { 'x-attempt': request.attempt },
+      // x-reply-to routes the request back to this manager should the broker dead-letter it.
+      headers: { 'x-attempt': request.attempt, [REPLY_QUEUE_HEADER]: this.replyQueue },
       // A queue deleted after we declared it would otherwise swallow the request silently.
       mandatory: true,
     };
+    const ttl = this.ttlOf(request);
+    if (ttl !== undefined) options.expiration = String(ttl);
     return { queue: request.queue, content, options };
+  }
+
+  /**
+   * How long the request may stay in the broker, in whole milliseconds (at least 1): until the
+   * attempt's deadline, and at most the request TTL. Undefined: no limit.
+   */
+  private ttlOf(request: StepRequest): number | undefined {
+    const now = (this.options.clock ?? Date.now)();
+    const left = request.deadline === undefined ? Number.POSITIVE_INFINITY : request.deadline - now;
+    const ttl = Math.min(left, this.options.requestTtlMs ?? Number.POSITIVE_INFINITY);
+    return Number.isFinite(ttl) ? Math.max(1, Math.ceil(ttl)) : undefined;
   }
 
   private publisherFor(vhost: string | null): VhostPublisher {
@@ -269,12 +352,24 @@ export class RabbitMqBus implements Bus {
         // The URL's own vhost is the operator's to fix: keep trying. One a workflow names fails its jobs.
         stopWhenVhostRefused: vhost !== null,
       });
+      const stepQueueArguments = this.options.quorumQueues
+        ? {
+            'x-queue-type': 'quorum',
+            // The broker counts redeliveries: the first delivery and this many more.
+            'x-delivery-limit': (this.options.maxDeliveries ?? DEFAULT_MAX_DELIVERIES) - 1,
+            'x-dead-letter-exchange': DEAD_LETTER_EXCHANGE,
+          }
+        : undefined;
+      const replyQueue = this.replyQueue;
       publisher = new VhostPublisher(
         connection,
-        new QueueDeclarer(this.logger),
+        new QueueDeclarer(this.logger, undefined, (queue) =>
+          queue === replyQueue ? undefined : stepQueueArguments,
+        ),
         new ConfirmPublisher(this.logger, this.options.confirmTimeoutMs),
         this.options.connectTimeoutMs ?? 10_000,
         this.replyQueue,
+        this.logger,
       );
       this.vhosts.set(vhost, publisher);
     }
@@ -298,11 +393,29 @@ class VhostPublisher {
     private readonly publisher: ConfirmPublisher,
     private readonly connectTimeoutMs: number,
     private readonly replyQueue: string,
+    private readonly logger: RabbitMqLogger,
   ) {}
+
+  /** The connection the dead-letter exchange and queue were last declared on. */
+  private deadLettersOn: ChannelModel | undefined;
+
+  /** Declares them once per connection; a failure is logged and tried again on the next send. */
+  private async declareDeadLetters(model: ChannelModel): Promise<void> {
+    if (this.deadLettersOn === model) return;
+    try {
+      await declareDeadLetters(model, this.replyQueue, this.logger);
+      this.deadLettersOn = model;
+    } catch (error) {
+      this.logger.warn(
+        `RabbitMQ: the dead-letter exchange and queue cannot be declared: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
 
   /** Fails at once while the broker is unreachable: each queue is declared again before its first request. */
   async ensure(queues: readonly string[]): Promise<void> {
     const model = await this.connection.whenReady(this.connectTimeoutMs, { failFast: true });
+    await this.declareDeadLetters(model);
     const refused = await this.declarer.ensure(model, [this.replyQueue, ...queues]);
     if (refused.size) {
       throw new Error(
@@ -333,6 +446,7 @@ class VhostPublisher {
         error.message,
       );
     });
+    await this.declareDeadLetters(model);
     const declined = await this.declarer.ensure(model, [
       this.replyQueue,
       ...messages.map((message) => message.queue),

@@ -65,7 +65,20 @@ export function createReplyConsumer(
   options: ReplyConsumerOptions,
   onBatch: (replies: InboundReply[]) => Promise<void>,
 ): ReplyConsumer & { start(): Promise<void> } {
-  return new BatchingReplyConsumer(options, onBatch);
+  return new BatchingReplyConsumer(options, onBatch, toInboundReply);
+}
+
+/**
+ * The same consumer for another of the manager's queues (its dead-letter queue): each message read
+ * with `read`; `prepare` runs on each connection before the queue is declared and consumed.
+ */
+export function createQueueConsumer<T>(
+  options: ReplyConsumerOptions & { queue: string },
+  onBatch: (items: T[]) => Promise<void>,
+  read: (message: ConsumeMessage) => T,
+  prepare?: (model: ChannelModel) => Promise<void>,
+): ReplyConsumer & { start(): Promise<void> } {
+  return new BatchingReplyConsumer(options, onBatch, read, prepare);
 }
 
 interface Delivery {
@@ -83,7 +96,7 @@ interface ChannelState {
   settledAbove: Set<number>;
 }
 
-class BatchingReplyConsumer implements ReplyConsumer {
+class BatchingReplyConsumer<T> implements ReplyConsumer {
   private readonly connection: RabbitMqConnection;
   private readonly logger: RabbitMqLogger;
   private readonly queue: string;
@@ -97,7 +110,9 @@ class BatchingReplyConsumer implements ReplyConsumer {
 
   constructor(
     private readonly options: ReplyConsumerOptions,
-    private readonly onBatch: (replies: InboundReply[]) => Promise<void>,
+    private readonly onBatch: (items: T[]) => Promise<void>,
+    private readonly read: (message: ConsumeMessage) => T,
+    private readonly prepare?: (model: ChannelModel) => Promise<void>,
   ) {
     this.logger = options.logger ?? consoleWarnings;
     this.queue = options.queue ?? DEFAULT_REPLY_QUEUE;
@@ -143,6 +158,7 @@ class BatchingReplyConsumer implements ReplyConsumer {
 
   private async consume(model: ChannelModel): Promise<void> {
     if (this.stopping) return;
+    await this.prepare?.(model);
     const channel = await declareDurableQueue(
       model,
       await openChannel(model, this.logger),
@@ -201,7 +217,7 @@ class BatchingReplyConsumer implements ReplyConsumer {
 
   private async handle(batch: Delivery[]): Promise<void> {
     try {
-      await this.onBatch(batch.map((delivery) => toInboundReply(delivery.message)));
+      await this.onBatch(batch.map((delivery) => this.read(delivery.message)));
       this.failures = 0;
       settle(batch, 'ack');
     } catch (error) {

@@ -9,6 +9,7 @@ import {
   QUEUE_CHECK_AFTER_MS,
   queueHints,
   type StepInfo,
+  sentAt,
   stepsOf,
 } from '../job-view.js';
 import { colourFor, paint } from '../terminal.js';
@@ -118,7 +119,7 @@ export async function status(
 /** Whether a step has been running for `QUEUE_CHECK_AFTER_MS` or more. */
 function slowSteps(job: JobDocument, now = Date.now()): boolean {
   return Object.values(job.steps).some((step) => {
-    const since = step.attemptStartedAt ?? step.startedAt;
+    const since = sentAt(step);
     return (
       step.status === 'running' && since !== undefined && now - Date.parse(since) >= QUEUE_CHECK_AFTER_MS
     );

@@ -25,6 +25,9 @@ export interface ServeCommandOptions {
   maxFanOutBytes?: string;
   replyQueue?: string;
   synchronous: string;
+  requestTtl?: string;
+  quorumQueues?: boolean;
+  maxDeliveries?: string;
   /** `pretty` (the default on a terminal) or `json` (the default otherwise). */
   logFormat?: string;
 }
@@ -70,6 +73,11 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
     throw new CliError(`--retain must be a duration such as 7d or 12h, got "${options.retain}"`);
   const fanOutSlice = positiveInt(options.fanOutSlice, '--fan-out-slice');
   if (fanOutSlice === 0) throw new CliError('--fan-out-slice must be at least 1, got "0"');
+  const requestTtlMs = options.requestTtl === undefined ? undefined : parseDuration(options.requestTtl);
+  if (options.requestTtl !== undefined && !requestTtlMs)
+    throw new CliError(`--request-ttl must be a duration such as 1h or 10m, got "${options.requestTtl}"`);
+  const maxDeliveries = positiveInt(options.maxDeliveries, '--max-deliveries');
+  if (maxDeliveries === 0) throw new CliError('--max-deliveries must be at least 1, got "0"');
   const pretty = logFormatOf(options.logFormat) === 'pretty';
   const colour = colourFor(process.stdout);
   // For people, one start-up line (below) says what the JSON "serving" entry says.
@@ -96,6 +104,9 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       maxBodyBytes: positiveInt(options.maxBody, '--max-body'),
       maxReplyBytes: positiveInt(options.maxReply, '--max-reply'),
       maxFanOutBytes: positiveInt(options.maxFanOutBytes, '--max-fan-out-bytes'),
+      requestTtlMs,
+      quorumQueues: options.quorumQueues,
+      maxDeliveries,
       dashboard: await loadDashboard(),
       logger,
     });

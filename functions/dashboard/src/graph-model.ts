@@ -199,7 +199,7 @@ export function jobGraph(
     const view = job.steps[node.step];
     if (!view) continue;
     node.state = view.status;
-    node.attempts = view.attempts;
+    node.attempts = view.attempt;
     if (view.handled) node.handled = true;
     if (view.job) node.job = view.job;
     if (view.children !== undefined) {

@@ -16,7 +16,7 @@ export function stepOutput(
 }
 
 function handedOnError(step: string, view: StepView): JsonObject {
-  const error: JsonObject = { step, message: view.error ?? '', attempts: view.attempts };
+  const error: JsonObject = { step, message: view.error ?? '', attempts: view.attempt };
   if (view.endedAt) error.at = Date.parse(view.endedAt);
   return { error };
 }

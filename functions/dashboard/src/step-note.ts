@@ -11,7 +11,7 @@ export function stepNote(
   step?: Pick<StepDefinition, 'when'>,
 ): string {
   if (!view) return '';
-  const attempt = view.attempts > 1 ? ` · attempt ${view.attempts}` : '';
+  const attempt = view.attempt > 1 ? ` · attempt ${view.attempt}` : '';
   const children =
     view.children === undefined
       ? ''
@@ -31,7 +31,7 @@ export function stepNote(
       return skippedNote(view, step);
     case 'failed':
       if (view.handled) return 'failed · handled';
-      return children || (view.attempts > 1 ? `failed after ${view.attempts} attempts` : 'failed');
+      return children || (view.attempt > 1 ? `failed after ${view.attempt} attempts` : 'failed');
     case 'cancelled':
       return children ? `cancelled · ${children}` : 'cancelled';
   }

@@ -7,9 +7,10 @@ const ACCESS_REFUSED = 403;
 const PRECONDITION_FAILED = 406;
 
 /**
- * Declares `queue` durable with no arguments: the declaration the original workers make, so
- * theirs and ours agree. If the queue exists with other settings (a quorum queue made by an
- * operator, say) or the user may not declare queues, a passive check that it exists is enough.
+ * Declares `queue` durable with no arguments (unless `args` are given: the manager's quorum step
+ * queues): the declaration the original workers make, so theirs and ours agree. If the queue exists
+ * with other settings (a quorum queue made by an operator or by the manager, a classic one where
+ * quorum was asked for) or the user may not declare queues, a passive check that it exists is enough.
  * Either failure closes `channel`; the returned channel is one that is still open.
  */
 export async function declareDurableQueue(
@@ -17,9 +18,10 @@ export async function declareDurableQueue(
   channel: Channel,
   queue: string,
   logger: RabbitMqLogger,
+  args?: Record<string, unknown>,
 ): Promise<Channel> {
   try {
-    await channel.assertQueue(queue, { durable: true });
+    await channel.assertQueue(queue, args ? { durable: true, arguments: args } : { durable: true });
     return channel;
   } catch (error) {
     const code = replyCode(error);
@@ -30,7 +32,7 @@ export async function declareDurableQueue(
       throw error;
     });
     logger.info(
-      `RabbitMQ: queue ${queue} exists but could not be declared durable without arguments (${code}); using it`,
+      `RabbitMQ: queue ${queue} exists but could not be declared durable ${args ? `with ${JSON.stringify(args)}` : 'without arguments'} (${code}); using it`,
     );
     return fresh;
   }
@@ -65,6 +67,8 @@ export class QueueDeclarer {
     private readonly logger: RabbitMqLogger,
     /** @default 10000 */
     private readonly timeoutMs = 10_000,
+    /** The arguments a queue is declared with; undefined: none (the original workers' declaration). */
+    private readonly argumentsFor: (queue: string) => Record<string, unknown> | undefined = () => undefined,
   ) {}
 
   /** Declares those of `queues` not yet declared on `model`; resolves with the refused ones and why. */
@@ -99,7 +103,10 @@ export class QueueDeclarer {
       const channel = this.channel ?? this.track(await openChannel(model, this.logger));
       let open: Channel;
       try {
-        open = await this.withTimeout(declareDurableQueue(model, channel, queue, this.logger), queue);
+        open = await this.withTimeout(
+          declareDurableQueue(model, channel, queue, this.logger, this.argumentsFor(queue)),
+          queue,
+        );
       } catch (error) {
         this.discard(channel);
         const code = replyCode(error);

@@ -47,6 +47,7 @@ describe('Function: createJob', () => {
         correlationId: `${ID}:s1`,
         attempt: 1,
         body: { a: 1 },
+        deadline: T0 + 30_000,
       },
     ]);
     expect(transition.timers).toEqual([

@@ -22,7 +22,8 @@ function checkout(overrides: Partial<JobDocument> = {}): JobDocument {
     steps: {
       charge: {
         status: 'failed',
-        attempts: 2,
+        attempt: 2,
+        attempts: [],
         startedAt: at(0),
         endedAt: at(1),
         error: 'card declined',
@@ -31,12 +32,20 @@ function checkout(overrides: Partial<JobDocument> = {}): JobDocument {
       },
       'big-order': {
         status: 'skipped',
-        attempts: 0,
+        attempt: 0,
+        attempts: [],
         endedAt: at(0),
         skipReason: '"when" is false: input.total > 100',
       },
-      refund: { status: 'completed', attempts: 1, startedAt: at(1), endedAt: at(2), job: 'job-1.refund.1' },
-      notify: { status: 'completed', attempts: 1, startedAt: at(2), endedAt: at(2.5) },
+      refund: {
+        status: 'completed',
+        attempt: 1,
+        attempts: [],
+        startedAt: at(1),
+        endedAt: at(2),
+        job: 'job-1.refund.1',
+      },
+      notify: { status: 'completed', attempt: 1, attempts: [], startedAt: at(2), endedAt: at(2.5) },
     },
     running: [],
     completed: [],
@@ -81,8 +90,8 @@ describe('Function: formatJob', () => {
     const text = formatJob(
       checkout({
         steps: {
-          a: { status: 'failed', attempts: 1, error: 'boom' },
-          bb: { status: 'waiting', attempts: 0 },
+          a: { status: 'failed', attempt: 1, attempts: [], error: 'boom' },
+          bb: { status: 'waiting', attempt: 0, attempts: [] },
         },
         result: undefined,
       }),
@@ -102,10 +111,10 @@ describe('Function: progressLine', () => {
       checkout({
         status: 'failed',
         steps: {
-          a: { status: 'completed', attempts: 1 },
-          b: { status: 'failed', attempts: 1, error: 'boom' },
-          c: { status: 'skipped', attempts: 0 },
-          d: { status: 'waiting', attempts: 0 },
+          a: { status: 'completed', attempt: 1, attempts: [] },
+          b: { status: 'failed', attempt: 1, attempts: [], error: 'boom' },
+          c: { status: 'skipped', attempt: 0, attempts: [] },
+          d: { status: 'waiting', attempt: 0, attempts: [] },
         },
       }),
       8,

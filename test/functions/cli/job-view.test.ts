@@ -44,21 +44,34 @@ describe('watch: the steps running, a fan-out rate and ETA', () => {
       ['section-counts', { kind: 'fanout', task: 'word-counts' }],
     ]);
     const document = job({
-      'book-split': { status: 'completed', attempts: 1, startedAt: iso(0), endedAt: iso(500) },
+      'book-split': { status: 'completed', attempt: 1, attempts: [], startedAt: iso(0), endedAt: iso(500) },
       'section-counts': {
         status: 'running',
-        attempts: 1,
+        attempt: 1,
+        attempts: [],
         startedAt: iso(500),
         children: 12,
         childrenDone: 7,
       },
-      'store-title': { status: 'running', attempts: 1, startedAt: iso(0), attemptStartedAt: iso(0) },
-      approve: { status: 'running', attempts: 1, startedAt: iso(1_000), attemptStartedAt: iso(1_000) },
+      'store-title': {
+        status: 'running',
+        attempt: 1,
+        attempts: [{ attempt: 1, sentAt: iso(0) }],
+        startedAt: iso(0),
+      },
+      approve: {
+        status: 'running',
+        attempt: 1,
+        attempts: [{ attempt: 1, sentAt: iso(1_000) }],
+        startedAt: iso(1_000),
+      },
     });
     expect(currentSteps(document, new FanOutRates(), steps, T0 + 3_000)).toBe(
       'running: section-counts (7/12 children), store-title (in queue or running for 3.0s), approve (waiting for its signal for 2.0s)',
     );
-    expect(currentSteps(job({ a: { status: 'completed', attempts: 1 } }), new FanOutRates())).toBeUndefined();
+    expect(
+      currentSteps(job({ a: { status: 'completed', attempt: 1, attempts: [] } }), new FanOutRates()),
+    ).toBeUndefined();
   });
 });
 

@@ -80,11 +80,18 @@ describe('Function: jobGraph', () => {
   it("colours each step by its state and carries a fan-out step's counts", () => {
     // Prepare
     const job = jobDocument({
-      'book-split': { status: 'completed', attempts: 1 },
-      'section-counts': { status: 'running', attempts: 1, children: 12, childrenDone: 7, childrenFailed: 1 },
-      'sum-splits': { status: 'waiting', attempts: 0 },
-      'store-title': { status: 'failed', attempts: 3 },
-      approve: { status: 'waiting', attempts: 0 },
+      'book-split': { status: 'completed', attempt: 1, attempts: [] },
+      'section-counts': {
+        status: 'running',
+        attempt: 1,
+        attempts: [],
+        children: 12,
+        childrenDone: 7,
+        childrenFailed: 1,
+      },
+      'sum-splits': { status: 'waiting', attempt: 0, attempts: [] },
+      'store-title': { status: 'failed', attempt: 3, attempts: [] },
+      approve: { status: 'waiting', attempt: 0, attempts: [] },
     });
 
     // Act
@@ -105,8 +112,8 @@ describe('Function: jobGraph', () => {
   it("draws a child job with its task's steps", () => {
     const child = jobDocument(
       {
-        'segment-word-counts': { status: 'completed', attempts: 1 },
-        tidy: { status: 'running', attempts: 1 },
+        'segment-word-counts': { status: 'completed', attempt: 1, attempts: [] },
+        tidy: { status: 'running', attempt: 1, attempts: [] },
       },
       '0f8fad5b-d9cb-469f-a165-70867728950e',
     );
@@ -120,7 +127,7 @@ describe('Function: jobGraph', () => {
   });
 
   it('still draws the steps of a job whose definition does not match', () => {
-    const odd = jobDocument({ mystery: { status: 'running', attempts: 1 } });
+    const odd = jobDocument({ mystery: { status: 'running', attempt: 1, attempts: [] } });
     expect(jobGraph(WORKFLOW, odd).nodes.map((node) => node.step)).toEqual(['mystery']);
   });
 });
@@ -181,11 +188,21 @@ describe('Function: jobGraph, control flow', () => {
     const graph = jobGraph(
       CHECKOUT,
       jobDocument({
-        charge: { status: 'failed', attempts: 1, handled: true, error: 'declined' },
-        refund: { status: 'completed', attempts: 1 },
-        ship: { status: 'skipped', attempts: 0, skipReason: '"when" is false: !has(input.error)' },
-        pay: { status: 'skipped', attempts: 0, skipReason: 'every step it depends on was skipped' },
-        audit: { status: 'running', attempts: 1, job: '0f8fad5b-d9cb-469f-a165-70867728950e' },
+        charge: { status: 'failed', attempt: 1, attempts: [], handled: true, error: 'declined' },
+        refund: { status: 'completed', attempt: 1, attempts: [] },
+        ship: {
+          status: 'skipped',
+          attempt: 0,
+          attempts: [],
+          skipReason: '"when" is false: !has(input.error)',
+        },
+        pay: {
+          status: 'skipped',
+          attempt: 0,
+          attempts: [],
+          skipReason: 'every step it depends on was skipped',
+        },
+        audit: { status: 'running', attempt: 1, attempts: [], job: '0f8fad5b-d9cb-469f-a165-70867728950e' },
       }),
     );
     expect(graph.nodes.map((node) => [node.step, node.state, node.handled, node.job])).toEqual([

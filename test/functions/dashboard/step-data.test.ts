@@ -55,11 +55,18 @@ describe('Functions: step data with skipped steps, handled failures and recorded
       { name: 'load', startTime: '2024-05-01T12:00:00Z', elapsed: 1, message: { orderId: 7 } },
     ],
     steps: {
-      load: { status: 'completed', attempts: 1 },
-      charge: { status: 'failed', attempts: 2, handled: true, error: 'card declined', endedAt: ended },
-      big: { status: 'skipped', attempts: 0, skipReason: '"when" is false: input.total > 100' },
-      ship: { status: 'completed', attempts: 1, input: { orderId: 7, currency: 'EUR' } },
-      refund: { status: 'running', attempts: 1 },
+      load: { status: 'completed', attempt: 1, attempts: [] },
+      charge: {
+        status: 'failed',
+        attempt: 2,
+        attempts: [],
+        handled: true,
+        error: 'card declined',
+        endedAt: ended,
+      },
+      big: { status: 'skipped', attempt: 0, attempts: [], skipReason: '"when" is false: input.total > 100' },
+      ship: { status: 'completed', attempt: 1, attempts: [], input: { orderId: 7, currency: 'EUR' } },
+      refund: { status: 'running', attempt: 1, attempts: [] },
     },
   };
 

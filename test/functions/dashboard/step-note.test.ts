@@ -7,27 +7,31 @@ const at = (secondsBefore: number) => new Date(NOW - secondsBefore * 1000).toISO
 
 describe('Function: stepNote', () => {
   it.each<[string, StepView, string]>([
-    ['waiting', { status: 'waiting', attempts: 0 }, 'waiting'],
-    ['waiting to retry', { status: 'waiting', attempts: 1, retryAt: at(-20) }, 'retry in 20 s'],
-    ['running', { status: 'running', attempts: 1, startedAt: at(4) }, 'running 4.0 s'],
-    ['running again', { status: 'running', attempts: 2, startedAt: at(4) }, 'running 4.0 s · attempt 2'],
+    ['waiting', { status: 'waiting', attempt: 0, attempts: [] }, 'waiting'],
+    ['waiting to retry', { status: 'waiting', attempt: 1, attempts: [], retryAt: at(-20) }, 'retry in 20 s'],
+    ['running', { status: 'running', attempt: 1, attempts: [], startedAt: at(4) }, 'running 4.0 s'],
+    [
+      'running again',
+      { status: 'running', attempt: 2, attempts: [], startedAt: at(4) },
+      'running 4.0 s · attempt 2',
+    ],
     [
       'fanning out',
-      { status: 'running', attempts: 1, children: 12, childrenDone: 7, childrenFailed: 1 },
+      { status: 'running', attempt: 1, attempts: [], children: 12, childrenDone: 7, childrenFailed: 1 },
       '7/12 children · 1 failed',
     ],
     [
       'completed',
-      { status: 'completed', attempts: 1, startedAt: at(3), endedAt: at(1) },
+      { status: 'completed', attempt: 1, attempts: [], startedAt: at(3), endedAt: at(1) },
       'completed in 2.0 s',
     ],
     [
       'fanned out',
-      { status: 'completed', attempts: 1, children: 3, startedAt: at(3), endedAt: at(1) },
+      { status: 'completed', attempt: 1, attempts: [], children: 3, startedAt: at(3), endedAt: at(1) },
       '3 children in 2.0 s',
     ],
-    ['failed', { status: 'failed', attempts: 3 }, 'failed after 3 attempts'],
-    ['cancelled', { status: 'cancelled', attempts: 1 }, 'cancelled'],
+    ['failed', { status: 'failed', attempt: 3, attempts: [] }, 'failed after 3 attempts'],
+    ['cancelled', { status: 'cancelled', attempt: 1, attempts: [] }, 'cancelled'],
   ])('%s', (_, view, expected) => {
     expect(stepNote(view, NOW)).toBe(expected);
   });
@@ -39,23 +43,34 @@ describe('Function: defaultStep', () => {
   it('shows a failed step first, then a running one, then the last to complete', () => {
     expect(
       defaultStep({
-        steps: { a: { status: 'running', attempts: 1 }, b: { status: 'failed', attempts: 1 } },
+        steps: {
+          a: { status: 'running', attempt: 1, attempts: [] },
+          b: { status: 'failed', attempt: 1, attempts: [] },
+        },
         completed: completed('__start__'),
       }),
     ).toBe('b');
     expect(
       defaultStep({
-        steps: { a: { status: 'completed', attempts: 1 }, b: { status: 'running', attempts: 1 } },
+        steps: {
+          a: { status: 'completed', attempt: 1, attempts: [] },
+          b: { status: 'running', attempt: 1, attempts: [] },
+        },
         completed: completed('__start__', 'a'),
       }),
     ).toBe('b');
     expect(
       defaultStep({
-        steps: { a: { status: 'completed', attempts: 1 }, b: { status: 'completed', attempts: 1 } },
+        steps: {
+          a: { status: 'completed', attempt: 1, attempts: [] },
+          b: { status: 'completed', attempt: 1, attempts: [] },
+        },
         completed: completed('__start__', 'b', 'a', '__end__'),
       }),
     ).toBe('a');
-    expect(defaultStep({ steps: { a: { status: 'waiting', attempts: 0 } }, completed: [] })).toBe('a');
+    expect(
+      defaultStep({ steps: { a: { status: 'waiting', attempt: 0, attempts: [] } }, completed: [] }),
+    ).toBe('a');
   });
 });
 
@@ -63,7 +78,8 @@ describe('Function: stepNote, control flow', () => {
   it('says why a step was skipped: its condition from the definition, else the reason recorded', () => {
     const skipped: StepView = {
       status: 'skipped',
-      attempts: 0,
+      attempt: 0,
+      attempts: [],
       skipReason: '"when" is false: input.total > 100',
     };
     expect(stepNote(skipped, NOW, { when: 'input.total > 100' })).toBe(
@@ -71,18 +87,22 @@ describe('Function: stepNote, control flow', () => {
     );
     expect(stepNote(skipped, NOW)).toBe('skipped · "when" is false: input.total > 100');
     expect(
-      stepNote({ status: 'skipped', attempts: 0, skipReason: 'every step it depends on was skipped' }, NOW, {
-        when: 'input.total > 100',
-      }),
+      stepNote(
+        { status: 'skipped', attempt: 0, attempts: [], skipReason: 'every step it depends on was skipped' },
+        NOW,
+        {
+          when: 'input.total > 100',
+        },
+      ),
     ).toBe('skipped · every step it depends on was skipped');
-    expect(stepNote({ status: 'skipped', attempts: 0 }, NOW)).toBe('skipped');
+    expect(stepNote({ status: 'skipped', attempt: 0, attempts: [] }, NOW)).toBe('skipped');
   });
 
   it('tells a handled failure from one that failed the job', () => {
-    expect(stepNote({ status: 'failed', attempts: 2, handled: true, error: 'declined' }, NOW)).toBe(
-      'failed · handled',
-    );
-    expect(stepNote({ status: 'failed', attempts: 2, error: 'declined' }, NOW)).toBe(
+    expect(
+      stepNote({ status: 'failed', attempt: 2, attempts: [], handled: true, error: 'declined' }, NOW),
+    ).toBe('failed · handled');
+    expect(stepNote({ status: 'failed', attempt: 2, attempts: [], error: 'declined' }, NOW)).toBe(
       'failed after 2 attempts',
     );
   });
@@ -94,9 +114,9 @@ describe('Function: defaultStep, control flow', () => {
     expect(
       defaultStep({
         steps: {
-          a: { status: 'failed', attempts: 1, handled: true },
-          b: { status: 'failed', attempts: 1 },
-          c: { status: 'completed', attempts: 1 },
+          a: { status: 'failed', attempt: 1, attempts: [], handled: true },
+          b: { status: 'failed', attempt: 1, attempts: [] },
+          c: { status: 'completed', attempt: 1, attempts: [] },
         },
         completed,
       }),
@@ -104,9 +124,9 @@ describe('Function: defaultStep, control flow', () => {
     expect(
       defaultStep({
         steps: {
-          a: { status: 'failed', attempts: 1, handled: true },
-          s: { status: 'skipped', attempts: 0 },
-          c: { status: 'completed', attempts: 1 },
+          a: { status: 'failed', attempt: 1, attempts: [], handled: true },
+          s: { status: 'skipped', attempt: 0, attempts: [] },
+          c: { status: 'completed', attempt: 1, attempts: [] },
         },
         completed,
       }),

@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AbortJob,
+  abort,
   createWorker,
+  SuspendStep,
+  suspend,
   type Worker,
   type WorkerContext,
   WorkerError,
@@ -208,6 +212,40 @@ describe('Function: createWorker', () => {
     expect(bodyOf(fixture.replies[0])).toEqual({ error: 'the invoice is malformed' });
     await expectQueueSettled(fixture.queue);
   });
+
+  it.each([
+    ['returns abort()', () => abort('no such order'), 'abort', 'no such order'],
+    [
+      'throws AbortJob',
+      () => {
+        throw new AbortJob('no such order');
+      },
+      'abort',
+      'no such order',
+    ],
+    ['returns suspend()', () => suspend('waiting for approval'), 'suspend', 'waiting for approval'],
+    [
+      'throws SuspendStep',
+      () => {
+        throw new SuspendStep('waiting for approval');
+      },
+      'suspend',
+      'waiting for approval',
+    ],
+  ])(
+    'answers a handler that %s with that control reply, once, and acknowledges the request',
+    async (_, handler, type, reason) => {
+      const fixture = await aWorker({ handler });
+
+      sendRequest(fixture, { attempt: 3 });
+
+      await eventually('the control reply', () => fixture.replies.length === 1);
+      expect(fixture.replies[0]?.properties).toMatchObject({ type, headers: { 'x-attempt': 3 } });
+      expect(bodyOf(fixture.replies[0])).toEqual({ reason });
+      await expectQueueSettled(fixture.queue);
+      expect(fixture.replies).toHaveLength(1);
+    },
+  );
 
   it('answers a request whose body is not a JSON object with an error reply, without calling the handler', async () => {
     // Prepare

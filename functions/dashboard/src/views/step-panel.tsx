@@ -92,7 +92,7 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
         {definition?.continueOnError && <Fact name="On error" value="continues: dependents get the error" />}
         <Fact
           name="Attempts"
-          value={`${view.attempts}${definition?.retries ? ` of ${definition.retries + 1}` : ''}`}
+          value={`${view.attempt}${definition?.retries ? ` of ${definition.retries + 1}` : ''}`}
         />
         <Fact name="Started" value={<RelativeTime iso={view.startedAt} now={now} />} />
         {view.endedAt && <Fact name="Ended" value={<RelativeTime iso={view.endedAt} now={now} />} />}

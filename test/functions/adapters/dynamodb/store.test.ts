@@ -219,6 +219,7 @@ workflows:
         completed: 1,
         failed: 0,
         cancelled: 0,
+        aborted: 0,
       });
       expect(await second.getFanCounts(id, 'each')).toEqual({ total: children, done: children, failed: 0 });
       expect((await first.pendingOutbox({ limit: 10_000 })).entries).toEqual([]);
@@ -980,6 +981,7 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
       completed: 0,
       failed: 0,
       cancelled: 0,
+      aborted: 0,
     });
     expect(await store.countJobs(workflow)).toEqual({
       waiting: 0,
@@ -988,6 +990,7 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
       completed: 1,
       failed: 0,
       cancelled: 0,
+      aborted: 0,
     });
   });
 
@@ -1024,6 +1027,7 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
       completed: 0,
       failed: 1,
       cancelled: 0,
+      aborted: 0,
     });
     expect(await store.countJobs(workflow)).toEqual({
       waiting: 1,
@@ -1032,6 +1036,7 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
       completed: 0,
       failed: 0,
       cancelled: 0,
+      aborted: 0,
     });
   });
 
@@ -1240,6 +1245,7 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
       completed: 4,
       failed: 0,
       cancelled: 0,
+      aborted: 0,
     });
     const completed = await store.queryJobs({ workflow, status: 'completed' });
     expect(completed.jobs.map((job) => job.id).sort()).toEqual(
