@@ -13,9 +13,16 @@ export interface StepInfo {
   task?: string;
 }
 
-/** When the step's current (or last) attempt was sent (its start, before any attempt is listed). */
+/**
+ * When the step's current (or last) attempt was sent (its start, before any attempt is listed, or
+ * from a server older than the attempts list, whose `attempts` is a count).
+ */
 export function sentAt(step: StepView): string | undefined {
-  return step.attempts.at(-1)?.sentAt ?? step.startedAt;
+  const attempts: unknown = step.attempts;
+  return (
+    (Array.isArray(attempts) ? (attempts as StepView['attempts']).at(-1)?.sentAt : undefined) ??
+    step.startedAt
+  );
 }
 
 /** A definition as `GET /api/workflow/{name}/definition` answers it. */
