@@ -315,7 +315,7 @@ function finish(
     job.rev = before.rev + 1;
     job.updatedAt = d.now;
   }
-  if (changed && (job.status === 'failed' || job.status === 'cancelled')) {
+  if (changed && (job.status === 'failed' || job.status === 'cancelled' || job.status === 'aborted')) {
     // Nothing more is sent for a stopped job, not even what this transition dispatched before it stopped.
     effects.requests = [];
     effects.timers = effects.timers.filter((change) => change.op === 'clear');

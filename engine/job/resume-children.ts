@@ -9,11 +9,11 @@ export type ResumePlan =
   | { counts: FanCounts; fanIn: false; starts: number[] };
 
 /**
- * A retried fan-out step: failed and cancelled children are reset (they wait again), completed
- * ones keep their results.
+ * A retried fan-out step: failed, cancelled and aborted children are reset (they wait again),
+ * completed ones keep their results.
  */
 export function resetOnResume(status: JobStatus): boolean {
-  return status === 'failed' || status === 'cancelled';
+  return status === 'failed' || status === 'cancelled' || status === 'aborted';
 }
 
 /**

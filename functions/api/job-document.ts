@@ -254,10 +254,13 @@ export interface JobSummary {
   updatedAt: string;
   /** When it ended (completed, failed, cancelled or aborted). */
   endedAt?: string;
-  /** Why it failed: as the job document's `error`. */
-  error?: { step: string | null; attempt: number; message: string; at: string };
   progress: Progress;
+  /** A failed job's error: its step and message, the message cut to SUMMARY_ERROR_CHARS. */
+  error?: { step: string | null; message: string };
 }
+
+/** A summary's error message is cut to this many characters: lists stay small; the job has it whole. */
+export const SUMMARY_ERROR_CHARS = 300;
 
 export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobSummary> {
   const summary: JobSummary = {
@@ -269,10 +272,15 @@ export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobS
     updatedAt: iso(job.updatedAt) as string,
     progress: await jobProgress(store, job),
   };
-  assignDefined(summary, {
-    endedAt: iso(job.endedAt),
-    error: job.error && { ...job.error, at: iso(job.error.at) as string },
-  });
+  assignDefined(summary, { endedAt: iso(job.endedAt) });
+  if (job.error) {
+    const { message } = job.error;
+    summary.error = {
+      step: job.error.step,
+      message:
+        message.length > SUMMARY_ERROR_CHARS ? `${message.slice(0, SUMMARY_ERROR_CHARS - 1)}…` : message,
+    };
+  }
   return summary;
 }
 

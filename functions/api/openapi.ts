@@ -192,6 +192,11 @@ export function openApiDocument(): Record<string, unknown> {
                 childrenDone: { type: 'integer' },
               },
             },
+            error: {
+              type: 'object',
+              description: "a failed job's error; the message cut to 300 characters",
+              properties: { step: { type: 'string', nullable: true }, message: { type: 'string' } },
+            },
           },
         },
       },

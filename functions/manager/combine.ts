@@ -2,7 +2,9 @@ import type { Transition } from '../../engine/index.js';
 
 /** Several transitions of one job, applied one after the other, as one write. */
 export function combineTransitions(first: Transition, next: Transition): Transition {
-  const stopped = next.job.status === 'failed' || next.job.status === 'cancelled';
+  // A job that stopped (its unsent requests dropped) sends none of what earlier events made ready.
+  const status = next.job.status;
+  const stopped = status === 'failed' || status === 'cancelled' || status === 'aborted';
   return {
     job: next.job,
     changed: true,

@@ -175,7 +175,7 @@ describe('Bad replies on the real reply queue of serve (RabbitMQ and SQLite)', {
     });
     const still = await job(untouched as string);
     expect(still.status).toBe('running');
-    expect(still.steps.held).toMatchObject({ status: 'running', attempts: 1 });
+    expect(still.steps.held).toMatchObject({ status: 'running', attempt: 1 });
 
     // Every message left the queue: acknowledged, none waiting, none held unacknowledged.
     await eventually(

@@ -575,7 +575,7 @@ describe('Dashboard: in chromium against serve', () => {
     await page.goto(`${serve.url}/#/jobs?workflow=${WORKFLOW}`);
     await page.locator(`.jobs-table tr[data-job="${newer}"]`).waitFor({ timeout: STATE_TIMEOUT });
     await screenshot(page, 'jobs');
-    await page.locator(`.jobs-table tr[data-job="${older}"] a`).click();
+    await page.locator(`.jobs-table tr[data-job="${older}"] a.mono`).click();
     await page.locator(`.job-view[data-job="${older}"]`).waitFor({ timeout: STATE_TIMEOUT });
     expect(errors).toEqual([]);
     await page.close();
@@ -616,6 +616,251 @@ describe('Dashboard: in chromium against serve', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it("shows a workflow's page: counts, graph, versions with their diff, recent jobs, and starts a job from its form", async () => {
+    // Prepare: the versions test before this one registered version 2 (a notify step more).
+    const { page, errors } = await openPage();
+    await page.goto(`${serve.url}/`);
+    await page.locator(`.workflow-card[data-workflow="${WORKFLOW}"] h2 a`).click();
+    const view = page.locator(`.workflow-view[data-workflow="${WORKFLOW}"]`);
+    await view.locator('.graph [data-node="step:notify"]').waitFor({ timeout: STATE_TIMEOUT });
+    expect(new URL(page.url()).hash).toBe(`#/workflow/${WORKFLOW}`);
+    expect(await view.locator('[data-count="running"]').textContent()).toMatch(/^\d+ running$/);
+    expect(
+      await view
+        .locator('.version-list li')
+        .evaluateAll((items) => items.map((item) => item.getAttribute('data-version'))),
+    ).toEqual(['2', '1']);
+
+    // The diff of version 1 with version 2: the notify step added, nothing removed but a bracket.
+    const diff = view.locator('.diff[data-diff="1..2"]');
+    await diff.waitFor({ timeout: STATE_TIMEOUT });
+    expect(Number(await diff.getAttribute('data-added'))).toBeGreaterThan(0);
+    expect(await diff.locator('.diff-added').allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining('"name": "notify"')]),
+    );
+
+    // The form refuses what is not a JSON object, before sending anything.
+    const form = view.locator('form.start-job');
+    const textarea = form.locator('textarea[name="input"]');
+    await textarea.fill('{"requestedBy": }');
+    expect(await form.locator('.input-verdict').getAttribute('data-valid')).toBe('false');
+    expect(await form.locator('.input-verdict').textContent()).toMatch(/^Not JSON/);
+    expect(await form.getByRole('button', { name: 'Start job' }).isDisabled()).toBe(true);
+    await textarea.fill('[1, 2]');
+    expect(await form.locator('.input-verdict').textContent()).toContain('must be a JSON object');
+    await textarea.fill('{"requestedBy": "the start form"}');
+    expect(await form.locator('.input-verdict').getAttribute('data-valid')).toBe('true');
+
+    // Act: start it.
+    await form.getByRole('button', { name: 'Start job' }).click();
+    const link = form.locator('.started-job a');
+    await link.waitFor({ timeout: STATE_TIMEOUT });
+    const id = String(await link.getAttribute('data-started-job'));
+
+    // Assess: the job runs with that input, shows among the recent jobs, and its link opens it.
+    const started = await jobDocument(id);
+    expect(started.input).toEqual({ requestedBy: 'the start form' });
+    expect(started.version).toBe(2);
+    await view.locator(`.recent-jobs tr[data-job="${id}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    await screenshot(page, 'workflow-page');
+    await link.click();
+    await page.locator(`.job-view[data-job="${id}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    await expectStepState(page, 'prepare', 'running');
+    await fetch(`${serve.url}/api/job/${id}`, { method: 'DELETE' });
+    await expectJobStatus(page, 'cancelled');
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('searches jobs by id (a prefix, a whole id) and by an input field, with an error column', async () => {
+    // Prepare: two jobs told apart by their input; bob's fails.
+    const { page, errors } = await openPage();
+    const ada = await startJob({ customer: { name: 'ada' }, express: true });
+    const bob = await startJob({ customer: { name: 'bob' } });
+    (await prepare.take("bob's request", (request) => request.jobId === bob)).fail(
+      'card declined for bob: the issuing bank refused the payment',
+    );
+    await eventually('bob to fail', async () => (await jobDocument(bob)).status === 'failed');
+    const rows = () =>
+      page
+        .locator('.jobs-table tbody tr')
+        .evaluateAll((elements) => elements.map((element) => element.getAttribute('data-job')));
+    const search = page.locator('form.job-search');
+
+    // Act and assess: the input field, typed into the form.
+    await page.goto(`${serve.url}/#/jobs?workflow=${WORKFLOW}`);
+    await page.locator(`.jobs-table tr[data-job="${ada}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    await search.locator('input[name="input"]').fill('customer.name=bob');
+    await search.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(rows, { timeout: STATE_TIMEOUT }).toEqual([bob]);
+    expect(new URL(page.url()).hash).toContain('input=customer.name%3Dbob');
+    expect(await page.locator('.search-note').getAttribute('data-search-shown')).toBe('1');
+    const error = page.locator(`.jobs-table tr[data-job="${bob}"] .job-row-error`);
+    expect(await error.textContent()).toContain('prepare: card declined for bob');
+    expect(await error.getAttribute('title')).toBe(
+      'card declined for bob: the issuing bank refused the payment',
+    );
+    await screenshot(page, 'jobs-search');
+
+    // A key alone, and a value as JSON.
+    await page.goto(`${serve.url}/#/jobs?workflow=${WORKFLOW}&input=express%3Dtrue`);
+    await expect.poll(rows, { timeout: STATE_TIMEOUT }).toEqual([ada]);
+
+    // An id prefix, matched among the page's jobs.
+    await page.goto(`${serve.url}/#/jobs?workflow=${WORKFLOW}`);
+    await page.locator(`.jobs-table tr[data-job="${ada}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    await search.locator('input[name="id"]').fill(ada.slice(0, 8));
+    await search.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(rows, { timeout: STATE_TIMEOUT }).toEqual([ada]);
+
+    // A whole id is looked up, whatever the filters; a word is refused before searching.
+    await page.goto(`${serve.url}/#/jobs?status=completed&id=${bob.toUpperCase()}`);
+    await expect.poll(rows, { timeout: STATE_TIMEOUT }).toEqual([bob]);
+    await search.locator('input[name="id"]').fill('not an id');
+    expect(await search.getByRole('button', { name: 'Search' }).isDisabled()).toBe(true);
+
+    // The failed filter lists bob's job and not ada's, with its error.
+    const failed = async () => {
+      await page.goto(`${serve.url}/#/jobs?workflow=${WORKFLOW}&status=failed`);
+      await page.locator(`.jobs-table tr[data-job="${bob}"]`).waitFor({ timeout: STATE_TIMEOUT });
+      return rows();
+    };
+    expect(await failed()).not.toContain(ada);
+    await fetch(`${serve.url}/api/job/${ada}`, { method: 'DELETE' });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('lists every attempt of a retried step and draws the timeline of the steps', async () => {
+    // Prepare: a step retried once, then a second step.
+    const flow = `${WORKFLOW}-retried`;
+    const put = await fetch(`${serve.url}/api/workflow/${flow}`, {
+      method: 'PUT',
+      body: `workflows:
+  - name: ${flow}
+    steps:
+      - name: flaky
+        queue: ${queues.prepare}
+        retries: 2
+      - name: after
+        queue: ${queues.finish}
+        depends: [flaky]
+`,
+    });
+    expect(put.status).toBe(201);
+    const started = await fetch(`${serve.url}/api/workflow/${flow}`, { method: 'POST', body: '{}' });
+    const id = ((await started.json()) as { id: string }).id;
+    const { page, errors } = await openPage();
+    await page.goto(`${serve.url}/#/job/${id}?step=flaky`);
+    await expectStepState(page, 'flaky', 'running');
+
+    // Act: the first attempt fails, the second completes, then the last step.
+    (await prepare.take('the first attempt', (request) => request.jobId === id)).fail('the first try failed');
+    const panel = page.locator('[data-step-panel="flaky"]');
+    await panel.locator('.attempts tr[data-attempt="2"]').waitFor({ timeout: STATE_TIMEOUT });
+    await screenshot(page, 'job-attempt-running');
+    (await prepare.take('the second attempt', (request) => request.jobId === id)).release({ tried: 2 });
+    (await finish.take('the last step', (request) => request.jobId === id)).release({});
+    await expectJobStatus(page, 'completed');
+
+    // Assess: both attempts in the step panel, oldest first, with how each ended.
+    const attempts = panel.locator('.attempts tbody tr');
+    await expect
+      .poll(() => attempts.evaluateAll((rows) => rows.map((row) => row.getAttribute('data-outcome'))), {
+        timeout: STATE_TIMEOUT,
+      })
+      .toEqual(['error', 'completed']);
+    expect(await attempts.first().locator('.attempt-error').textContent()).toContain('the first try failed');
+
+    // The timeline: a bar per step, flaky's with a segment per attempt, after's after it.
+    const timeline = page.locator('.timeline-card');
+    const flaky = timeline.locator('[data-timeline-step="flaky"]');
+    expect(await flaky.getAttribute('data-attempts')).toBe('2');
+    expect(
+      await flaky
+        .locator('.timeline-segment')
+        .evaluateAll((segments) => segments.map((segment) => segment.getAttribute('data-outcome'))),
+    ).toEqual(['error', 'completed']);
+    const box = async (selector: string) =>
+      (await timeline.locator(selector).boundingBox()) as { x: number; width: number };
+    const flakyBar = await box('[data-timeline-step="flaky"] .timeline-bar');
+    const afterBar = await box('[data-timeline-step="after"] .timeline-bar');
+    expect(afterBar.x).toBeGreaterThanOrEqual(flakyBar.x + flakyBar.width - 4);
+    expect(await timeline.locator('.timeline-tick').count()).toBeGreaterThan(1);
+    await screenshot(page, 'job-attempts-timeline');
+
+    // A bar selects its step.
+    await timeline.locator('[data-timeline-step="after"]').click();
+    await page.locator('[data-step-panel="after"]').waitFor({ timeout: STATE_TIMEOUT });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it("links a fan-out's first failed child, lists failed children only, and Updated moves as children finish", async () => {
+    // Prepare: three children, held at the handle worker.
+    const { page, errors } = await openPage();
+    const id = await startJob({ requestedBy: 'the failed-child test' });
+    await page.goto(`${serve.url}/#/job/${id}?step=handle-items`);
+    (await prepare.take('the prepare request', (request) => request.jobId === id)).release({
+      items: [{ n: 1 }, { n: 2 }, { n: 3 }],
+    });
+    await expectStepState(page, 'handle-items', 'running');
+    const { children } = (await (
+      await fetch(`${serve.url}/api/job/${id}/children?step=handle-items`)
+    ).json()) as { children: { uuid: string; index: number }[] };
+    const byIndex = (index: number) => children.find((child) => child.index === index)?.uuid as string;
+    const ours = (request: { jobId: string }) => children.some((child) => child.uuid === request.jobId);
+    const updated = () =>
+      page
+        .locator('.job-updated time')
+        .getAttribute('datetime', { timeout: 1000 })
+        .catch(() => '');
+    await expect.poll(updated, { timeout: STATE_TIMEOUT }).not.toBe('');
+    const before = String(await updated());
+
+    // Act: child 0 completes (its counter moves; the job's own revision need not); then child 2 fails.
+    await page.waitForTimeout(1100);
+    (await handle.take('child 0', (request) => request.jobId === byIndex(0))).release({ handled: true });
+    await expect
+      .poll(async () => Date.parse(String(await updated())), {
+        timeout: STATE_TIMEOUT,
+        message: '"Updated" should move when a child finishes',
+      })
+      .toBeGreaterThan(Date.parse(before));
+    (await handle.take('child 2', (request) => request.jobId === byIndex(2))).fail('item 3 is broken');
+
+    // Assess: a link to the first failed child, and the failed children alone on request.
+    const panel = page.locator('[data-step-panel="handle-items"]');
+    const first = panel.locator('.first-failed');
+    await first.waitFor({ timeout: STATE_TIMEOUT });
+    expect(await first.getAttribute('data-first-failed')).toBe(byIndex(2));
+    expect(await first.textContent()).toContain('#2');
+    await panel.locator('input[name="failed-only"]').check();
+    await expect
+      .poll(
+        () =>
+          panel
+            .locator('.child')
+            .evaluateAll((links) => links.map((link) => link.getAttribute('data-child-index'))),
+        {
+          timeout: STATE_TIMEOUT,
+        },
+      )
+      .toEqual(['2']);
+    await screenshot(page, 'job-first-failed-child');
+    await first.click();
+    await page.locator(`.job-view[data-job="${byIndex(2)}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    expect(await page.locator('.job-error, [data-step-panel] .step-error').first().textContent()).toContain(
+      'item 3 is broken',
+    );
+    // The last child may still be held: let it go, and end the job.
+    const last = await handle.take('child 1', ours, 2000).catch(() => undefined);
+    last?.release({ handled: true });
+    await fetch(`${serve.url}/api/job/${id}`, { method: 'DELETE' });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
 
   it("asks for serve's token, sends it as a bearer token, and keeps it for the tab", async () => {
     const { page } = await openPage();

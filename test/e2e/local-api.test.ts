@@ -288,7 +288,11 @@ describe('The HTTP API, route by route (serve on RabbitMQ and SQLite)', () => {
       });
       expect(done.completed.map((entry) => entry.name)).toEqual(['__start__', 'first', 'second', '__end__']);
       expect(done.completed[1]?.elapsed).toBeGreaterThanOrEqual(0);
-      expect(done.steps.first).toMatchObject({ status: 'completed', attempts: 1 });
+      expect(done.steps.first).toMatchObject({
+        status: 'completed',
+        attempt: 1,
+        attempts: [{ attempt: 1, outcome: 'completed' }],
+      });
       const started = Date.now();
       const held = await start('held');
       const waited = await serve.api<JobDocument>('GET', `/api/job/${held}?wait=1`);

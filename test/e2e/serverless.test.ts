@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkflows, type WorkflowDefinition } from '../../engine/index.js';
+import { startOrderWorkers } from '../../examples/order-pipeline/workers.js';
 import { startWordCountWorkers } from '../../examples/word-counts/workers.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { type Container, createContainer } from '../../functions/aws/container.js';
@@ -37,6 +38,13 @@ import {
   uniqueTableName,
 } from '../support/dynamodb-local.js';
 import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../support/fauxqs.js';
+import {
+  expectOrderOutcomes,
+  jobIdsOf,
+  type OrderApi,
+  orderPipelineYaml,
+  runOrders,
+} from '../support/order-pipeline.js';
 import { eventually } from '../support/rabbitmq.js';
 import { type RecordingTelemetry, recordingTelemetry } from '../support/recording-telemetry.js';
 import { type SqsEventSource, startSqsEventSource } from '../support/sqs-event-source.js';
@@ -193,12 +201,16 @@ beforeAll(async () => {
   const definitions: WorkflowDefinition[] = [
     ...loadWorkflows(await readFile('examples/word-counts/workflows.yaml', 'utf8')).workflows,
     ...loadWorkflows(EXTRA_WORKFLOWS).workflows,
+    ...loadWorkflows(await orderPipelineYaml()).workflows,
   ];
   const registered = await createRegisterWorkflowsHandler(registrar)(
     aCustomResourceEvent('Create', definitions),
   );
   expect(registered.Data?.Versions).toBe(
-    'book-word-counts@1,fan-out-squares@1,patience@1,dead-end@1,pausable@1',
+    [
+      'book-word-counts@1,fan-out-squares@1,patience@1,dead-end@1,pausable@1',
+      'order-pipeline@1,shipping@1,order-failed@1',
+    ].join(','),
   );
 
   api = createApiHandler({ ...(await newContainer()), maxBodyBytes: environment.maxBodyBytes });
@@ -460,6 +472,45 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     expect(items.map((n) => handled.get(n))).toEqual(items.map(() => 1));
     expect((await call('POST', `/api/job/${id}/pause`)).status).toBe(409);
   }, 120_000);
+  it('runs the order pipeline: a signal, a handled failure, a called workflow, an abort with its onFailure job', async () => {
+    // Prepare: the example's workers on the SDK's SQS transport.
+    const client = sqs.newClient();
+    const alerts: Record<string, unknown>[] = [];
+    const orderWorkers = await startOrderWorkers({
+      transport: () => new SqsWorkerTransport({ client, queuePrefix: prefix, waitTimeSeconds: 1 }),
+      onAlert: (input) => alerts.push(input),
+    });
+    // Stopped when done (afterAll too, should an assertion fail): ten long polls less beside the big fan-out.
+    workers.push(...orderWorkers);
+    // The API handler as API Gateway calls it: the query string in its own maps.
+    const orderApi: OrderApi = async (method, path, body) => {
+      const [route = path, search = ''] = path.split('?');
+      const query: Record<string, string[]> = {};
+      for (const [name, value] of new URLSearchParams(search)) query[name] = [...(query[name] ?? []), value];
+      const answer = await call(method, route, {
+        ...(search ? { query } : {}),
+        ...(body === undefined ? {} : { body: body as object }),
+      });
+      return answer as never;
+    };
+
+    // Act
+    const runs = await runOrders(orderApi, ['o-1001', 'o-1002', 'o-1003', 'o-9999'], { timeoutMs: 90_000 });
+
+    // Assess
+    await expectOrderOutcomes(orderApi, runs, { timeoutMs: 90_000 });
+    expect((await jobIdsOf(orderApi, 'shipping')).sort()).toEqual(
+      [runs.get('o-1001')?.job.steps.ship?.job, runs.get('o-1002')?.job.steps.ship?.job].sort(),
+    );
+    expect(await jobIdsOf(orderApi, 'order-failed')).toEqual([runs.get('o-9999')?.job.followUp]);
+    expect(alerts).toHaveLength(1);
+    const aborted = await orderApi<{ jobs: string[] }>(
+      'GET',
+      '/api/jobs?workflow=order-pipeline&status=aborted',
+    );
+    expect(aborted.body.jobs).toEqual([runs.get('o-9999')?.id]);
+    await Promise.all(orderWorkers.map((worker) => worker.stop()));
+  }, 180_000);
 
   it(`fans out to ${FAN_OUT.toLocaleString('en-US')} children and gathers them`, async () => {
     // Prepare

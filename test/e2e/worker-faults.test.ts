@@ -196,7 +196,7 @@ describe('Worker faults (serve on RabbitMQ and SQLite)', { timeout: 90_000 }, ()
       attempt: 1,
       message: 'invoice 7 does not exist',
     });
-    expect(refusedDocument.steps.refuse).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(refusedDocument.steps.refuse).toMatchObject({ status: 'failed', attempt: 1 });
     expect(attempts.get(refused)).toEqual([1]);
     expect(retriedDocument.error).toMatchObject({ step: 'refuse', attempt: 4, message: 'the bank is busy' });
     expect(attempts.get(retried)).toEqual([1, 2, 3, 4]);
@@ -211,7 +211,7 @@ describe('Worker faults (serve on RabbitMQ and SQLite)', { timeout: 90_000 }, ()
     const document = await ended(id);
     expect(document.status).toBe('failed');
     expect(document.error).toMatchObject({ step: 'legacy', attempt: 1, message: 'account closed' });
-    expect(document.steps.legacy).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(document.steps.legacy).toMatchObject({ status: 'failed', attempt: 1 });
     expect(original.deliveries.get(`${id}:legacy`)).toBe(1);
   });
 
@@ -226,7 +226,7 @@ describe('Worker faults (serve on RabbitMQ and SQLite)', { timeout: 90_000 }, ()
     const id = await start('twice', { n: 1 });
     const document = await ended(id);
     expect(document).toMatchObject({ status: 'completed', result: { n: 1, answer: 'first', next: true } });
-    expect(document.steps.double).toMatchObject({ attempts: 1 });
+    expect(document.steps.double).toMatchObject({ attempt: 1 });
     expect(scripted.deliveries.filter((d) => d.correlationId === `${id}:next`)).toHaveLength(1);
     await eventually('the second reply to be counted as ignored', async () => {
       const metrics = (await serve.api<string>('GET', '/metrics')).body;

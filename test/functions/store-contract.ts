@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobRecord, Store } from '../../engine/index.js';
+import type { FollowUp, JobRecord, OutboxEntry, Store } from '../../engine/index.js';
 import {
   aChild,
   aJob,
@@ -584,6 +584,264 @@ export function describeStoreContract(
           (entry) => entry.jobId === job.id,
         );
         expect(pending.map((entry) => entry.id).sort()).toEqual([pauseChildren.id, reply.id].sort());
+      });
+    });
+
+    describe('control flow records (when, input, continueOnError, workflow:, onFailure, abort, suspend)', () => {
+      /** A job as the control-flow rules leave it: every new field and status set once. */
+      const controlFlowJob = (workflow: string, overrides: Partial<JobRecord> = {}): JobRecord => {
+        const caller = uuid();
+        return aJob({
+          workflow,
+          status: 'aborted',
+          endedAt: 3_000,
+          updatedAt: 3_000,
+          rev: 1,
+          seq: 3,
+          failures: 2,
+          followUp: uuid(),
+          causedBy: uuid(),
+          calledBy: { id: caller, step: 'ship', attempt: 3, chain: ['order-pipeline', 'shipping'] },
+          error: { step: 'load', attempt: 1, message: 'there is no order "o-9999"', at: 3_000 },
+          input: { orderId: 'o-9999', nested: { list: [1, null, 'x'] } },
+          steps: [
+            {
+              name: 'load',
+              status: 'failed',
+              attempts: 1,
+              firstAttempt: 1,
+              error: 'aborted: there is no order',
+              endedAt: 3_000,
+            },
+            {
+              name: 'approve',
+              status: 'skipped',
+              attempts: 0,
+              firstAttempt: 1,
+              skipReason: 'when was false',
+              seq: 1,
+              endedAt: 2_000,
+            },
+            {
+              name: 'charge',
+              status: 'failed',
+              attempts: 3,
+              firstAttempt: 1,
+              handled: true,
+              input: { orderId: 'o-9999', amount: 12.5, card: '4000' },
+              output: { error: { step: 'charge', message: 'card declined', attempts: 3, at: 2_500 } },
+              error: 'card declined',
+              seq: 2,
+              endedAt: 2_500,
+            },
+            {
+              name: 'wait',
+              status: 'suspended',
+              attempts: 1,
+              firstAttempt: 1,
+              startedAt: 2_000,
+              attemptStartedAt: 2_000,
+            },
+            { name: 'ship', status: 'cancelled', attempts: 3, firstAttempt: 1, job: uuid(), endedAt: 3_000 },
+          ],
+          ...overrides,
+        });
+      };
+
+      it('round-trips the new fields and statuses through create, update, getJob(s) and queryJobs', async () => {
+        const workflow = `control-${uuid()}`;
+        const job = controlFlowJob(workflow);
+        const child = aChild(job, 'fan', 0, {
+          workflow,
+          parentInput: { orderId: 'o-9999', lines: [{ sku: 'pen' }] },
+          status: 'aborted',
+          endedAt: 2_900,
+        });
+        expect(await store.commit([creating(job, { creates: [child] })])).toEqual([{ ok: true }]);
+        expect(await store.getJob(job.id)).toEqual(job);
+        expect(await store.getJob(child.id)).toEqual(child);
+        expect((await store.getJobs([job.id, child.id])).get(child.id)).toEqual(child);
+        expect((await store.queryJobs({ workflow })).jobs).toEqual([job]);
+        expect((await store.queryJobs({ workflow, status: 'aborted' })).jobs).toEqual([job]);
+        expect(
+          (await store.queryJobs({ workflow, status: 'aborted', includeChildren: true })).jobs,
+        ).toHaveLength(2);
+        expect((await store.queryJobs({ workflow, status: 'failed' })).jobs).toEqual([]);
+        expect((await store.listChildren(job.id, 'fan', { limit: 10 })).children).toEqual([child]);
+
+        // An update that sets them on a running job (a step suspended, then resumed; a call linked).
+        const plain = aJob({ workflow });
+        await store.commit([creating(plain)]);
+        const linked = controlFlowJob(workflow, {
+          id: plain.id,
+          root: plain.id,
+          rev: 2,
+          status: 'running',
+          endedAt: undefined,
+          error: undefined,
+        });
+        delete linked.endedAt;
+        delete linked.error;
+        expect(await store.commit([updating(plain, linked)])).toEqual([{ ok: true }]);
+        expect(await store.getJob(plain.id)).toEqual(linked);
+        // And one that clears them again (a retried job: the suspended step runs, the skip is undone).
+        const { calledBy: _c, causedBy: _b, followUp: _f, failures: _n, ...bare } = linked;
+        const cleared: JobRecord = {
+          ...bare,
+          rev: 3,
+          steps: linked.steps.map(({ handled: _h, skipReason: _r, input: _i, job: _j, ...step }) => ({
+            ...step,
+            status: 'running',
+          })),
+        };
+        expect(await store.commit([updating(linked, cleared)])).toEqual([{ ok: true }]);
+        expect(await store.getJob(plain.id)).toEqual(cleared);
+      });
+
+      it('counts aborted jobs as finished, moves the count with the status, and deletes them in retention', async () => {
+        const workflow = `aborted-${uuid()}`;
+        const running = aJob({ workflow });
+        const other = aJob({ workflow, status: 'running' });
+        const child = aChild(running, 'fan', 0, { workflow });
+        await store.commit([creating(running, { creates: [child] }), creating(other)]);
+        const aborted: JobRecord = {
+          ...running,
+          rev: 2,
+          status: 'aborted',
+          endedAt: 2_000,
+          updatedAt: 2_000,
+        };
+        const abortedChild: JobRecord = { ...child, rev: 2, status: 'cancelled', endedAt: 2_000 };
+        expect(
+          await store.commit([
+            updating(running, aborted, { dropUnsent: true }),
+            updating(child, abortedChild, { dropUnsent: true }),
+          ]),
+        ).toEqual([{ ok: true }, { ok: true }]);
+        expect(await store.countJobs(workflow)).toEqual({
+          waiting: 0,
+          running: 1,
+          paused: 0,
+          completed: 0,
+          failed: 0,
+          cancelled: 0,
+          aborted: 1,
+        });
+        expect(
+          (await store.queryJobs({ workflow, status: 'aborted', endedSince: 2_000 })).jobs.map((j) => j.id),
+        ).toEqual([running.id]);
+        // Aborted, then run again (a retry) and failed: it counts once, in its latest status.
+        const retried: JobRecord = { ...aborted, rev: 3, status: 'running', endedAt: undefined };
+        delete retried.endedAt;
+        await store.commit([updating(aborted, retried)]);
+        expect((await store.countJobs(workflow)).aborted).toBe(0);
+        const abortedAgain: JobRecord = { ...retried, rev: 4, status: 'aborted', endedAt: 2_500 };
+        await store.commit([updating(retried, abortedAgain)]);
+        expect(await store.countJobs(workflow)).toMatchObject({ running: 1, aborted: 1 });
+
+        // Retention takes it with its child and leaves the running job; the count goes with it.
+        expect(await store.deleteFinishedJobs(3_000)).toBeGreaterThanOrEqual(1);
+        expect(await store.getJob(running.id)).toBeUndefined();
+        expect(await store.getJob(child.id)).toBeUndefined();
+        expect(await store.getJob(other.id)).toBeDefined();
+        expect(await store.countJobs(workflow)).toEqual({
+          waiting: 0,
+          running: 1,
+          paused: 0,
+          completed: 0,
+          failed: 0,
+          cancelled: 0,
+          aborted: 0,
+        });
+        expect((await store.queryJobs({ workflow, status: 'aborted' })).jobs).toEqual([]);
+      });
+
+      it('carries the startJob, callFinished, cancelJob and abortJob follow-ups intact, also past dropUnsent', async () => {
+        const job = aJob();
+        const child = aChild(job, 'fan', 0);
+        const called = uuid();
+        const followUps: FollowUp[] = [
+          {
+            kind: 'startJob',
+            jobId: job.id,
+            workflow: 'shipping',
+            id: called,
+            input: { orderId: 'o-1001', address: 'x', deep: { list: [1, null, { a: 'é' }] } },
+            calledBy: { id: job.id, step: 'ship', attempt: 1, chain: ['order-pipeline'] },
+          },
+          {
+            kind: 'startJob',
+            jobId: job.id,
+            workflow: 'shipping',
+            version: 3,
+            id: uuid(),
+            input: {},
+            calledBy: { id: job.id, step: 'ship', attempt: 2, chain: ['a', 'b', 'c'] },
+          },
+          { kind: 'callFinished', jobId: called, callerId: job.id, step: 'ship', attempt: 1 },
+          { kind: 'cancelJob', jobId: called },
+          { kind: 'abortJob', jobId: child.id, root: job.id, reason: 'there is no order "o-9999"' },
+        ];
+        const entry = (owner: JobRecord, n: number, followUp: FollowUp, createdAt = 10 + n): OutboxEntry => ({
+          id: `${owner.id}:f${n}`,
+          kind: 'followUp',
+          jobId: owner.id,
+          createdAt,
+          followUp,
+        });
+        const created = followUps.map((followUp, n) => entry(job, n, followUp));
+        const childEntry = entry(child, 9, followUps[4] as FollowUp, 30);
+        await store.commit([
+          creating(job, { outbox: [requestEntry(job, `${job.id}:r0`), ...created], creates: [child] }),
+        ]);
+        await store.commit([
+          updating(child, { ...child, rev: 2, status: 'aborted', endedAt: 30 }, { outbox: [childEntry] }),
+        ]);
+        // The abort: the job stops, its unsent requests go, the onFailure start is written with it.
+        const onFailure = entry(
+          job,
+          20,
+          {
+            kind: 'startJob',
+            jobId: job.id,
+            workflow: 'order-failed',
+            id: uuid(),
+            input: {
+              job: { id: job.id, workflow: 'wf', version: 1, input: job.input },
+              error: { step: 'a', attempt: 1, message: 'x', at: 40 },
+            },
+            causedBy: job.id,
+          },
+          40,
+        );
+        const aborted: JobRecord = {
+          ...job,
+          rev: 2,
+          status: 'aborted',
+          endedAt: 40,
+          failures: 1,
+          followUp:
+            onFailure.kind === 'followUp' && onFailure.followUp.kind === 'startJob'
+              ? onFailure.followUp.id
+              : '',
+        };
+        await store.commit([updating(job, aborted, { dropUnsent: true, outbox: [onFailure] })]);
+        const pending: OutboxEntry[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await store.pendingOutbox({ limit: 4, cursor });
+          pending.push(...page.entries);
+          cursor = page.cursor;
+        } while (cursor);
+        const mine = pending.filter((e) => e.jobId === job.id || e.jobId === child.id);
+        const byId = new Map(mine.map((e) => [e.id, e]));
+        expect(byId.has(`${job.id}:r0`)).toBe(false);
+        for (const expected of [...created, childEntry, onFailure])
+          expect(byId.get(expected.id)).toEqual(expected);
+        expect(mine).toHaveLength(created.length + 2);
+        await store.ackOutbox(mine.map((e) => e.id));
+        const after = (await store.pendingOutbox({ limit: 10_000 })).entries;
+        expect(after.filter((e) => e.jobId === job.id || e.jobId === child.id)).toEqual([]);
       });
     });
 

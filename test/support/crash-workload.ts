@@ -2,10 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { calledJobId } from '../../engine/job/calls.js';
+import { onFailureJobId } from '../../engine/job/on-failure.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { eventually } from './original-worker.js';
 import { deleteQueues, uniqueName } from './rabbitmq.js';
-import { errorReply, reply, type Script, startScriptedWorkers } from './scripted-workers.js';
+import { abortReply, errorReply, reply, type Script, startScriptedWorkers } from './scripted-workers.js';
 import { type ServeProcess, spawnServe } from './serve-process.js';
 
 export interface CrashWorkloadOptions {
@@ -18,6 +20,15 @@ export interface CrashWorkloadOptions {
   retried: number;
   /** Jobs whose first step gets no reply to attempt 1 and times out once. */
   timedOut: number;
+  /** Jobs whose middle step calls another workflow (`workflow:`) and goes on with its result. @default 0 */
+  calls?: number;
+  /**
+   * Errors a workflow handles itself, `handled` jobs of each kind: jobs of a workflow with
+   * `onFailure:` whose first step fails for good (half with a not-retryable error reply, half with
+   * an `abort` reply), and jobs whose `continueOnError` step fails not retryable or succeeds (half
+   * each) before two `when:` branches join. @default 0
+   */
+  handled?: number;
   /** The longest wait, after the last kill, for every job to end. @default 180_000 */
   settleMs?: number;
 }
@@ -35,6 +46,13 @@ export interface CrashFigures {
   wrongResults: number;
   /** Steps given a new attempt that no failure, error reply or timeout called for. */
   unexpectedAttempts: number;
+  /** Jobs started by `workflow:` steps (one per caller), and called jobs found twice for one attempt. */
+  calledJobs: number;
+  duplicateCalls: number;
+  /** Jobs that failed or were aborted, the `onFailure` jobs found, and failing jobs without exactly one. */
+  failingJobs: number;
+  onFailureJobs: number;
+  missingOrExtraOnFailure: number;
   seconds: number;
 }
 
@@ -51,6 +69,15 @@ const SINGLE_ATTEMPT_QUEUES = [
   'group-total',
   'sum',
   'after',
+  'prep',
+  'call',
+  'c1',
+  'c2',
+  'finish',
+  'doom',
+  'note',
+  'risky',
+  'join',
 ];
 
 function workflowsYaml(q: (name: string) => string): string {
@@ -93,6 +120,29 @@ function workflowsYaml(q: (name: string) => string): string {
     steps:
       - { name: dawdle, queue: ${q('dawdle')}, timeout: 2s, retries: 3 }
       - { name: after, queue: ${q('after')}, depends: [ dawdle ] }
+  - name: caller
+    steps:
+      - { name: prep, queue: ${q('prep')} }
+      - { name: call, workflow: callee, depends: [ prep ] }
+      - { name: finish, queue: ${q('finish')}, depends: [ call ] }
+  - name: callee
+    steps:
+      - { name: c1, queue: ${q('c1')} }
+      - { name: c2, queue: ${q('c2')}, depends: [ c1 ] }
+  - name: doomed
+    onFailure: failure-handler
+    steps:
+      - { name: doom, queue: ${q('doom')}, retries: 2 }
+      - { name: never, queue: ${q('never')}, depends: [ doom ] }
+  - name: failure-handler
+    steps:
+      - { name: note, queue: ${q('note')} }
+  - name: branchy
+    steps:
+      - { name: risky, queue: ${q('risky')}, retries: 2, continueOnError: true }
+      - { name: recover, queue: ${q('recover')}, depends: [ risky ], when: 'has(input.error)' }
+      - { name: normal, queue: ${q('normal')}, depends: [ risky ], when: '!has(input.error)' }
+      - { name: join, queue: ${q('join')}, depends: [ recover, normal ] }
 `;
 }
 
@@ -118,6 +168,26 @@ function scripts(q: (name: string) => string): Record<string, Script> {
     // Never answers attempt 1: it times out.
     [q('dawdle')]: ({ input, attempt }) => (attempt === 1 ? [] : [reply({ ...input, dawdled: true })]),
     [q('after')]: ({ input }) => [reply({ ...input, after: true })],
+    // caller -> callee: the call step's output is the callee's result.
+    [q('prep')]: ({ input }) => [reply({ ...input, prepped: num(input.n) + 1 })],
+    [q('c1')]: ({ input }) => [reply({ ...input, c1: num(input.prepped) * 3 })],
+    [q('c2')]: ({ input }) => [reply({ n: input.n, c2: num(input.c1) + 1 })],
+    [q('finish')]: ({ input }) => [reply({ ...input, finished: true })],
+    // doomed: fails for good on its first attempt, whatever `retries` says; `never` never runs.
+    [q('doom')]: ({ input }) =>
+      num(input.n) % 2 === 0
+        ? [errorReply(`doomed ${num(input.n)}`, { retryable: false })]
+        : [abortReply(`doomed ${num(input.n)}`)],
+    [q('never')]: ({ input }) => [reply(input)],
+    [q('note')]: ({ input }) => [reply({ noted: (input.job as { id: string }).id })],
+    // branchy: even jobs' risky step fails for good and recover runs; odd jobs' succeeds and normal runs.
+    [q('risky')]: ({ input }) =>
+      num(input.n) % 2 === 0
+        ? [errorReply(`risky ${num(input.n)}`, { retryable: false })]
+        : [reply({ ...input, risky: 'ok' })],
+    [q('recover')]: ({ input }) => [reply({ recovered: (input.error as { message: string }).message })],
+    [q('normal')]: ({ input }) => [reply({ ...input, normal: true })],
+    [q('join')]: ({ input }) => [reply({ ...input, joined: true })],
   };
 }
 
@@ -125,13 +195,19 @@ interface PlannedJob {
   id: string;
   workflow: string;
   input: Record<string, unknown>;
-  expected: Record<string, unknown>;
+  /** The result; undefined for a job that must fail (then `status` says how). */
+  expected: Record<string, unknown> | undefined;
+  status: 'completed' | 'failed' | 'aborted';
 }
 
 function plan(options: CrashWorkloadOptions): PlannedJob[] {
   const jobs: PlannedJob[] = [];
-  const add = (workflow: string, input: Record<string, unknown>, expected: Record<string, unknown>) =>
-    jobs.push({ id: crypto.randomUUID(), workflow, input, expected });
+  const add = (
+    workflow: string,
+    input: Record<string, unknown>,
+    expected: Record<string, unknown> | undefined,
+    status: PlannedJob['status'] = 'completed',
+  ) => jobs.push({ id: crypto.randomUUID(), workflow, input, expected, status });
   for (let n = 0; n < options.diamonds; n++) add('diamond', { n }, { n, sum: (n + 1) * 5 });
   for (let f = 0; f < options.fanOuts; f++) {
     const items = Array.from({ length: 10 + (f % 15) }, (_, i) => i + f);
@@ -144,6 +220,18 @@ function plan(options: CrashWorkloadOptions): PlannedJob[] {
   }
   for (let n = 0; n < options.retried; n++) add('retried', { n }, { n, wobble: 'steady', after: true });
   for (let n = 0; n < options.timedOut; n++) add('timed', { n }, { n, dawdled: true, after: true });
+  for (let n = 0; n < (options.calls ?? 0); n++)
+    add('caller', { n }, { n, c2: (n + 1) * 3 + 1, finished: true });
+  for (let n = 0; n < (options.handled ?? 0); n++) {
+    add('doomed', { n }, undefined, n % 2 === 0 ? 'failed' : 'aborted');
+    add(
+      'branchy',
+      { n },
+      n % 2 === 0
+        ? { recovered: `risky ${n}`, joined: true }
+        : { n, risky: 'ok', normal: true, joined: true },
+    );
+  }
   // Interleave the kinds, so that every kind is in flight at every kill.
   return jobs.sort(() => Math.random() - 0.5);
 }
@@ -237,14 +325,15 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
     let wrongResults = 0;
     for (const [index, document] of documents.entries()) {
       const job = jobs[index] as PlannedJob;
-      if (document.status !== 'completed') lost++;
+      if (document.status !== job.status) lost++;
       else if (JSON.stringify(document.result) !== JSON.stringify(job.expected)) wrongResults++;
       expect({ workflow: job.workflow, status: document.status, result: document.result }, job.id).toEqual({
         workflow: job.workflow,
-        status: 'completed',
+        status: job.status,
         result: job.expected,
       });
     }
+    const linked = await checkLinkedJobs(current.url, jobs, documents);
 
     // The workers' view: which attempts of each request reached a worker.
     let unexpectedAttempts = 0;
@@ -252,11 +341,13 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
     for (const [correlationId, seen] of attempts) {
       const step = correlationId.slice(correlationId.indexOf(':') + 1);
       const expected =
-        step === 'wobble'
-          ? JSON.stringify(seen) === '[1,2,3]'
-          : step === 'dawdle'
-            ? seen.length >= 2 && seen.length <= 4 && seen.every((attempt, i) => attempt === i + 1)
-            : JSON.stringify(seen) === '[1]';
+        step === 'never'
+          ? false
+          : step === 'wobble'
+            ? JSON.stringify(seen) === '[1,2,3]'
+            : step === 'dawdle'
+              ? seen.length >= 2 && seen.length <= 4 && seen.every((attempt, i) => attempt === i + 1)
+              : JSON.stringify(seen) === '[1]';
       if (!expected) unexpectedAttempts++;
       expect(expected, `attempts of ${correlationId}: ${JSON.stringify(seen)}`).toBe(true);
     }
@@ -278,6 +369,7 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
       lost,
       wrongResults,
       unexpectedAttempts,
+      ...linked,
       seconds: Math.round((Date.now() - started) / 1000),
     };
   } finally {
@@ -286,4 +378,101 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
     await deleteQueues([...Object.keys(scripts(q)), q('replies')]);
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Every top-level job of a workflow, whatever its status, through the API (all pages). */
+async function jobIdsOf(url: string, workflow: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = (await (
+      await fetch(
+        `${url}/api/jobs?workflow=${workflow}&status=all&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      )
+    ).json()) as { jobs: string[]; cursor?: string };
+    ids.push(...page.jobs);
+    cursor = page.cursor;
+  } while (cursor);
+  return ids;
+}
+
+/**
+ * The jobs the workload's jobs started: one called job per caller (its derived id, linked back,
+ * never two for one attempt), and one `onFailure` job per failing job (linked both ways, as many
+ * jobs of the handler workflow as failing jobs).
+ */
+async function checkLinkedJobs(
+  url: string,
+  jobs: readonly PlannedJob[],
+  documents: readonly JobDocument[],
+): Promise<
+  Pick<
+    CrashFigures,
+    'calledJobs' | 'duplicateCalls' | 'failingJobs' | 'onFailureJobs' | 'missingOrExtraOnFailure'
+  >
+> {
+  const get = async (id: string) => (await (await fetch(`${url}/api/job/${id}`)).json()) as JobDocument;
+  const callers = documents.filter((document) => document.workflow === 'caller');
+  const called = await jobIdsOf(url, 'callee');
+  const calls = new Map<string, number>();
+  for (const id of called) {
+    const document = await get(id);
+    expect(document.status, `called job ${id}`).toBe('completed');
+    const link = document.calledBy;
+    expect(link, `called job ${id} names its caller`).toBeDefined();
+    if (!link) continue;
+    expect(id).toBe(calledJobId(link.id, link.step, link.attempt));
+    const key = `${link.id}/${link.step}/${link.attempt}`;
+    calls.set(key, (calls.get(key) ?? 0) + 1);
+  }
+  for (const caller of callers) {
+    expect(caller.steps.call, caller.uuid).toMatchObject({
+      status: 'completed',
+      attempts: 1,
+      job: calledJobId(caller.uuid, 'call', 1),
+    });
+    expect(calls.get(`${caller.uuid}/call/1`), `called jobs of ${caller.uuid}`).toBe(1);
+  }
+  expect(called).toHaveLength(callers.length);
+  const duplicateCalls = [...calls.values()].reduce((sum, count) => sum + count - 1, 0);
+
+  const failing = jobs.filter((job) => job.workflow === 'doomed');
+  const handlers = await jobIdsOf(url, 'failure-handler');
+  let missingOrExtraOnFailure = 0;
+  const causes = new Map<string, number>();
+  for (const id of handlers) {
+    const document = await get(id);
+    expect(document, `onFailure job ${id}`).toMatchObject({
+      status: 'completed',
+      result: { noted: document.causedBy },
+    });
+    causes.set(String(document.causedBy), (causes.get(String(document.causedBy)) ?? 0) + 1);
+  }
+  for (const job of failing) {
+    const document = documents[jobs.indexOf(job)] as JobDocument;
+    expect(document.followUp, `followUp of ${job.id}`).toBe(onFailureJobId(job.id, 1));
+    expect(document.error?.step, job.id).toBe('doom');
+    expect(document.steps.never?.status, job.id).toBe('waiting');
+    if (causes.get(job.id) !== 1 || !handlers.includes(document.followUp as string))
+      missingOrExtraOnFailure++;
+    expect(causes.get(job.id), `onFailure jobs of ${job.id}`).toBe(1);
+  }
+  expect(handlers).toHaveLength(failing.length);
+  for (const job of jobs.filter((j) => j.workflow === 'branchy')) {
+    const document = documents[jobs.indexOf(job)] as JobDocument;
+    const failed = Number(job.input.n) % 2 === 0;
+    expect(document.steps.risky, job.id).toMatchObject({
+      status: failed ? 'failed' : 'completed',
+      attempts: 1,
+    });
+    expect(document.steps.risky?.handled, job.id).toBe(failed ? true : undefined);
+    expect(document.steps[failed ? 'normal' : 'recover']?.status, job.id).toBe('skipped');
+  }
+  return {
+    calledJobs: called.length,
+    duplicateCalls,
+    failingJobs: failing.length,
+    onFailureJobs: handlers.length,
+    missingOrExtraOnFailure,
+  };
 }

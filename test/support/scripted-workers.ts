@@ -4,7 +4,9 @@ import { AMQP_URL } from './rabbitmq.js';
 /** One message a scripted worker sends back: a reply, or an error reply (`type: error`). */
 export interface ScriptedReply {
   body: string;
-  type?: 'error' | 'heartbeat';
+  type?: 'error' | 'heartbeat' | 'abort';
+  /** More AMQP headers (`x-retryable`). */
+  headers?: Record<string, unknown>;
 }
 
 export interface ScriptedDelivery {
@@ -26,9 +28,15 @@ export interface ScriptedDelivery {
 export type Script = (delivery: ScriptedDelivery) => ScriptedReply[] | 'nack';
 
 export const reply = (output: unknown): ScriptedReply => ({ body: JSON.stringify(output) });
-export const errorReply = (message: string): ScriptedReply => ({
+export const errorReply = (message: string, options: { retryable?: false } = {}): ScriptedReply => ({
   body: JSON.stringify({ error: message }),
   type: 'error',
+  ...(options.retryable === false ? { headers: { 'x-retryable': false } } : {}),
+});
+/** An `abort` control reply: the whole job ends as aborted. */
+export const abortReply = (reason: string): ScriptedReply => ({
+  body: JSON.stringify({ reason }),
+  type: 'abort',
 });
 
 export interface ScriptedWorkers {
@@ -92,7 +100,7 @@ export async function startScriptedWorkers(
         channel.sendToQueue(message.properties.replyTo as string, Buffer.from(answer.body), {
           correlationId: delivery.correlationId,
           contentType: 'application/json',
-          headers: { 'x-attempt': delivery.attempt },
+          headers: { 'x-attempt': delivery.attempt, ...answer.headers },
           ...(answer.type ? { type: answer.type } : {}),
         });
       }

@@ -9,6 +9,7 @@ import { AuthPrompt } from './views/auth-prompt.js';
 import { JobView } from './views/job-view.js';
 import { JobsView } from './views/jobs-view.js';
 import { NotFoundView } from './views/notes.js';
+import { WorkflowView } from './views/workflow-view.js';
 import { WorkflowsView } from './views/workflows-view.js';
 
 /** The page: a header, and the view the URL's fragment names, or the credential prompt when the API wants one. */
@@ -71,6 +72,8 @@ function viewKey(route: Route): string {
       return `job:${route.id}`;
     case 'jobs':
       return `jobs:${route.workflow ?? ''}:${route.status}`;
+    case 'workflow':
+      return `workflow:${route.name}`;
     default:
       return route.view;
   }
@@ -80,8 +83,10 @@ function View({ route }: { route: Route }) {
   switch (route.view) {
     case 'workflows':
       return <WorkflowsView />;
+    case 'workflow':
+      return <WorkflowView name={route.name} />;
     case 'jobs':
-      return <JobsView workflow={route.workflow} status={route.status} />;
+      return <JobsView workflow={route.workflow} status={route.status} id={route.id} input={route.input} />;
     case 'job':
       return <JobView id={route.id} step={route.step} />;
     case 'not-found':

@@ -64,3 +64,12 @@ export function absoluteTime(iso: string | undefined): string {
   if (Number.isNaN(at.getTime())) return '';
   return `${at.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
+
+/**
+ * When the job last moved on: its own `updatedAt`, or later, when the page saw its version change
+ * (children finishing count in its version, not in its `updatedAt`).
+ */
+export function lastChange(updatedAt: string, changedAt: number | undefined): string {
+  const updated = Date.parse(updatedAt);
+  return changedAt !== undefined && !(changedAt <= updated) ? new Date(changedAt).toISOString() : updatedAt;
+}

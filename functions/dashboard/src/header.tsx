@@ -11,7 +11,7 @@ export function Header({
   credential?: Credential;
   onForget(): void;
 }) {
-  const current = route.view === 'job' ? 'jobs' : route.view;
+  const current = route.view === 'job' ? 'jobs' : route.view === 'workflow' ? 'workflows' : route.view;
   return (
     <header class="top">
       <div class="top-inner">

@@ -6,7 +6,8 @@ import { JOB_FILTERS, type JobFilter } from './api-types.js';
  */
 export type Route =
   | { view: 'workflows' }
-  | { view: 'jobs'; workflow?: string; status: JobFilter }
+  | { view: 'workflow'; name: string }
+  | { view: 'jobs'; workflow?: string; status: JobFilter; id?: string; input?: string }
   | { view: 'job'; id: string; step?: string }
   | { view: 'not-found'; hash: string };
 
@@ -22,12 +23,15 @@ export function parseRoute(hash: string): Route {
   const query = new URLSearchParams(queryPart);
   const [first, second] = segments;
   if (segments.length === 0 || (first === 'workflows' && segments.length === 1)) return { view: 'workflows' };
+  if (first === 'workflow' && second && segments.length === 2) return { view: 'workflow', name: second };
   if (first === 'jobs' && segments.length === 1) {
     const status = query.get('status') ?? 'all';
     return {
       view: 'jobs',
       status: (JOB_FILTERS as readonly string[]).includes(status) ? (status as JobFilter) : 'all',
       ...(query.get('workflow') ? { workflow: query.get('workflow') as string } : {}),
+      ...(query.get('id') ? { id: query.get('id') as string } : {}),
+      ...(query.get('input') ? { input: query.get('input') as string } : {}),
     };
   }
   if (first === 'job' && second && segments.length === 2 && UUID.test(second)) {
@@ -42,10 +46,14 @@ export function routeHref(route: Route): string {
   switch (route.view) {
     case 'workflows':
       return '#/';
+    case 'workflow':
+      return `#/workflow/${encodeURIComponent(route.name)}`;
     case 'jobs': {
       const query = new URLSearchParams();
       if (route.workflow) query.set('workflow', route.workflow);
       if (route.status !== 'all') query.set('status', route.status);
+      if (route.id) query.set('id', route.id);
+      if (route.input) query.set('input', route.input);
       const text = query.toString();
       return `#/jobs${text ? `?${text}` : ''}`;
     }

@@ -3,6 +3,7 @@ import {
   absoluteTime,
   elapsedBetween,
   formatDuration,
+  lastChange,
   plural,
   relativeTime,
   shortId,
@@ -61,5 +62,14 @@ describe('Helpers', () => {
     expect(plural(1200, 'job')).toBe('1,200 jobs');
     expect(absoluteTime('2024-05-01T12:03:22.500Z')).toBe('2024-05-01 12:03:22 UTC');
     expect(absoluteTime(undefined)).toBe('');
+  });
+});
+
+describe('Function: lastChange', () => {
+  it("is the job's updatedAt until the page sees its version change later", () => {
+    const updated = '2024-05-01T12:00:00.000Z';
+    expect(lastChange(updated, undefined)).toBe(updated);
+    expect(lastChange(updated, Date.parse(updated) - 1000)).toBe(updated);
+    expect(lastChange(updated, Date.parse(updated) + 30_000)).toBe('2024-05-01T12:00:30.000Z');
   });
 });

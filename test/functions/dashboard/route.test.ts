@@ -18,6 +18,12 @@ describe('Function: parseRoute', () => {
     [`#/job/${JOB}?step=sum-splits`, { view: 'job', id: JOB, step: 'sum-splits' }],
     ['#/job/not-a-uuid', { view: 'not-found', hash: '/job/not-a-uuid' }],
     ['#/elsewhere', { view: 'not-found', hash: '/elsewhere' }],
+    ['#/workflow/book%20counts', { view: 'workflow', name: 'book counts' }],
+    ['#/workflow', { view: 'not-found', hash: '/workflow' }],
+    [
+      '#/jobs?id=0f8f&input=customer.id%3D42',
+      { view: 'jobs', status: 'all', id: '0f8f', input: 'customer.id=42' },
+    ],
   ])('%s', (hash, expected) => {
     expect(parseRoute(hash)).toEqual(expected);
   });
@@ -30,6 +36,8 @@ describe('Function: routeHref', () => {
     { view: 'jobs', status: 'running', workflow: 'a/b c' },
     { view: 'job', id: JOB },
     { view: 'job', id: JOB, step: 'fan out' },
+    { view: 'workflow', name: 'a/b c' },
+    { view: 'jobs', status: 'failed', workflow: 'w', id: '0f8f', input: 'a.b=1 2' },
   ])('round-trips %j', (route) => {
     expect(parseRoute(routeHref(route))).toEqual(route);
   });

@@ -1,7 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import type { JobDocument, WorkflowDefinition } from '../api-types.js';
 import { fetchDefinition } from '../definitions.js';
-import { absoluteTime, elapsedBetween, shortId } from '../format.js';
+import { absoluteTime, elapsedBetween, lastChange, shortId } from '../format.js';
 import { layoutGraph } from '../graph-layout.js';
 import { jobGraph, jobSteps } from '../graph-model.js';
 import { GraphView } from '../graph-view.js';
@@ -15,6 +15,7 @@ import { JobLinks } from './job-links.js';
 import { type LiveState, useLiveJob } from './live-job.js';
 import { ErrorNote, Loading } from './notes.js';
 import { StepPanel } from './step-panel.js';
+import { TimelineView } from './timeline-view.js';
 
 /** One job: its DAG coloured by state, followed live, with the selected step's details below. */
 export function JobView({ id, step }: { id: string; step?: string }) {
@@ -43,7 +44,7 @@ export function JobView({ id, step }: { id: string; step?: string }) {
   return (
     <section class="view job-view" data-job={job.uuid} data-job-status={job.status}>
       <Breadcrumbs id={id} job={job} />
-      <JobHeader job={job} live={live.live} onJob={live.replace} />
+      <JobHeader job={job} live={live.live} changedAt={live.changedAt} onJob={live.replace} />
       {definition.error && <ErrorNote error={definition.error} onRetry={definition.reload} />}
       <JobBody
         job={job}
@@ -94,10 +95,12 @@ const LIVE_LABELS: Record<LiveState, string> = {
 function JobHeader({
   job,
   live,
+  changedAt,
   onJob,
 }: {
   job: JobDocument;
   live: LiveState;
+  changedAt?: number;
   onJob(job: JobDocument): void;
 }) {
   const client = useApi();
@@ -124,7 +127,9 @@ function JobHeader({
       <div class="job-title">
         <StatusBadge status={job.status} large />
         <h1>
-          {job.workflow}
+          <a class="job-workflow" href={routeHref({ view: 'workflow', name: job.workflow })}>
+            {job.workflow}
+          </a>
           <span class="muted job-version"> v{job.version}</span>
         </h1>
         {live !== 'finished' && (
@@ -212,8 +217,8 @@ function JobHeader({
         </div>
         <div class="fact">
           <dt>Updated</dt>
-          <dd>
-            <RelativeTime iso={job.updatedAt} now={now} />
+          <dd class="job-updated">
+            <RelativeTime iso={lastChange(job.updatedAt, changedAt)} now={now} />
           </dd>
         </div>
       </dl>
@@ -251,6 +256,7 @@ function JobBody({
   const selected = step && job.steps[step] ? step : defaultStep(job);
   const layout = useMemo(() => workflow && layoutGraph(jobGraph(workflow, job)), [workflow, job]);
   const steps = workflow ? jobSteps(workflow, job).steps : [];
+  const order = steps.map((candidate) => candidate.name);
   return (
     <>
       <div class="card graph-card">
@@ -271,6 +277,16 @@ function JobBody({
           <Loading what="the graph" />
         )}
       </div>
+      <section class="card timeline-card" aria-label="Timeline">
+        <div class="graph-head">
+          <h2>Timeline</h2>
+          <p class="muted small">
+            From the job's start; each step from its first attempt's sending to its end, attempts as segments,
+            gaps as waits for a retry.
+          </p>
+        </div>
+        <TimelineView job={job} order={order} now={now} selected={selected} />
+      </section>
       <div class="job-columns">
         {selected && (
           <StepPanel

@@ -1,17 +1,24 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { type ApiClient, ApiRequestError } from '../api-client.js';
 import {
   JOB_FILTERS,
+  type JobDocument,
   type JobFilter,
   type JobListPage,
-  type JobSummary,
+  type JsonObject,
   type WorkflowListing,
 } from '../api-types.js';
-import { elapsedBetween, shortId } from '../format.js';
+import { plural } from '../format.js';
 import { useNow, useResource } from '../hooks.js';
-import { ProgressBar } from '../progress-bar.js';
-import { RelativeTime } from '../relative-time.js';
-import { routeHref } from '../route.js';
-import { StatusBadge } from '../status-badge.js';
+import {
+  filterJobs,
+  type IdQuery,
+  parseIdQuery,
+  parseInputFilter,
+  summaryFromDocument,
+} from '../job-search.js';
+import { type Route, routeHref } from '../route.js';
+import { JobRow, JobTableHead } from './job-row.js';
 import { ErrorNote, Loading } from './notes.js';
 
 const PAGE_SIZE = 25;
@@ -24,16 +31,59 @@ const FILTER_LABELS: Record<JobFilter, string> = {
   cancelled: 'Cancelled',
 };
 
-/** Top-level jobs, newest first, filtered by workflow and status, a page at a time. */
-export function JobsView({ workflow, status }: { workflow?: string; status: JobFilter }) {
+/** A job's input never changes: each is read once per page load, for the input search. */
+const inputs = new Map<string, JsonObject>();
+
+async function loadInputs(client: ApiClient, ids: readonly string[], signal: AbortSignal): Promise<void> {
+  const missing = ids.filter((id) => !inputs.has(id));
+  await Promise.all(
+    missing.map(async (id) => {
+      const job = await client.request<JobDocument>(`api/job/${id}`, { signal });
+      inputs.set(id, job.input);
+    }),
+  );
+}
+
+type JobsRoute = Extract<Route, { view: 'jobs' }>;
+
+/**
+ * Top-level jobs, newest first, filtered by workflow and status, a page at a time; searched by job id (a
+ * whole id is looked up, wherever the job is; a prefix is matched among the jobs of the page) and by an
+ * input field (`key=value`, matched against the inputs of the page's jobs: the API does not filter by input).
+ */
+export function JobsView({ workflow, status, id, input }: Omit<JobsRoute, 'view'>) {
   // The cursors of the pages before this one: "Newer" pops, "Older" pushes.
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
+  const idQuery = parseIdQuery(id ?? '');
+  const inputFilter = parseInputFilter(input ?? '');
   const query = new URLSearchParams({ detail: '1', status, limit: String(PAGE_SIZE) });
   if (workflow) query.set('workflow', workflow);
   if (cursor) query.set('cursor', cursor);
-  const path = `api/jobs?${query}`;
-  const page = useResource((client, signal) => client.request<JobListPage>(path, { signal }), path, 5000);
+  const exact = idQuery.kind === 'exact' ? idQuery.id : undefined;
+  const path = exact ? `api/job/${exact}` : `api/jobs?${query}`;
+  const page = useResource(
+    async (client, signal): Promise<JobListPage & { inputsLoaded?: boolean }> => {
+      if (exact) {
+        try {
+          return { jobs: [summaryFromDocument(await client.request<JobDocument>(path, { signal }))] };
+        } catch (error) {
+          if (error instanceof ApiRequestError && error.status === 404) return { jobs: [] };
+          throw error;
+        }
+      }
+      const listed = await client.request<JobListPage>(path, { signal });
+      if (inputFilter)
+        await loadInputs(
+          client,
+          listed.jobs.map((job) => job.uuid),
+          signal,
+        );
+      return listed;
+    },
+    `${path}|${input ?? ''}`,
+    5000,
+  );
   const workflows = useResource(
     (client, signal) => client.request<WorkflowListing[]>('api/workflows', { signal }),
     'workflows',
@@ -41,12 +91,35 @@ export function JobsView({ workflow, status }: { workflow?: string; status: JobF
   const names = [...new Set((workflows.data ?? []).map((entry) => entry.name))];
   if (workflow && !names.includes(workflow)) names.push(workflow);
   const now = useNow();
+  const here = (change: Partial<JobsRoute>): string =>
+    routeHref({
+      view: 'jobs',
+      status,
+      ...(workflow ? { workflow } : {}),
+      ...(id ? { id } : {}),
+      ...(input ? { input } : {}),
+      ...change,
+    } as JobsRoute);
+  // A new search starts from the newest page.
+  useEffect(() => setCursors([undefined]), [id, input]);
+  const searching = idQuery.kind !== 'none' || inputFilter !== undefined;
+  const shown = page.data ? filterJobs(page.data.jobs, idQuery, inputFilter, inputs) : [];
 
   return (
     <section class="view">
       <div class="view-head">
         <h1>Jobs</h1>
-        <p class="muted">Newest first{workflow ? ` · ${workflow}` : ''}</p>
+        <p class="muted">
+          Newest first
+          {workflow ? (
+            <>
+              {' · '}
+              <a href={routeHref({ view: 'workflow', name: workflow })}>{workflow}</a>
+            </>
+          ) : (
+            ''
+          )}
+        </p>
       </div>
       <div class="filters card">
         <label class="filter-workflow">
@@ -55,7 +128,7 @@ export function JobsView({ workflow, status }: { workflow?: string; status: JobF
             value={workflow ?? ''}
             onChange={(event) => {
               const value = (event.target as HTMLSelectElement).value;
-              location.hash = routeHref({ view: 'jobs', status, ...(value ? { workflow: value } : {}) });
+              location.hash = here({ workflow: value || undefined });
             }}
           >
             <option value="">All workflows</option>
@@ -70,7 +143,7 @@ export function JobsView({ workflow, status }: { workflow?: string; status: JobF
           {JOB_FILTERS.map((filter) => (
             <a
               key={filter}
-              href={routeHref({ view: 'jobs', status: filter, ...(workflow ? { workflow } : {}) })}
+              href={here({ status: filter })}
               class={filter === status ? `active state-${filter}` : undefined}
               aria-current={filter === status ? 'page' : undefined}
             >
@@ -78,102 +151,151 @@ export function JobsView({ workflow, status }: { workflow?: string; status: JobF
             </a>
           ))}
         </nav>
+        <SearchForm id={id ?? ''} input={input ?? ''} onSearch={(next) => (location.hash = here(next))} />
       </div>
+      {searching && (
+        <SearchNote idQuery={idQuery} input={input} shown={shown.length} page={page.data} exact={!!exact} />
+      )}
       {page.error && <ErrorNote error={page.error} onRetry={page.reload} />}
       {!page.data && !page.error && <Loading what="jobs" />}
       {page.data && (
         <div class="card table-card">
-          {page.data.jobs.length === 0 ? (
+          {shown.length === 0 ? (
             <p class="empty-row">
-              No {status === 'all' ? '' : `${status} `}jobs{workflow ? ` of ${workflow}` : ''}
-              {cursors.length > 1 ? ' on this page' : ''}.
+              {searching
+                ? exact
+                  ? `No job ${exact}.`
+                  : `No job on this page matches${page.data.cursor ? ': the older pages may hold some.' : '.'}`
+                : `No ${status === 'all' ? '' : `${status} `}jobs${workflow ? ` of ${workflow}` : ''}${cursors.length > 1 ? ' on this page' : ''}.`}
             </p>
           ) : (
             <table class="jobs-table">
-              <thead>
-                <tr>
-                  <th>Status</th>
-                  <th>Job</th>
-                  <th>Workflow</th>
-                  <th>Progress</th>
-                  <th>Started</th>
-                  <th class="col-duration">Duration</th>
-                </tr>
-              </thead>
+              <JobTableHead />
               <tbody>
-                {page.data.jobs.map((job) => (
+                {shown.map((job) => (
                   <JobRow key={job.uuid} job={job} now={now} />
                 ))}
               </tbody>
             </table>
           )}
-          <div class="pager">
-            <button
-              type="button"
-              class="button-ghost"
-              disabled={cursors.length <= 1}
-              onClick={() => setCursors(cursors.slice(0, -1))}
-            >
-              ← Newer
-            </button>
-            <span class="muted">Page {cursors.length}</span>
-            <button
-              type="button"
-              class="button-ghost"
-              disabled={!page.data.cursor}
-              onClick={() => setCursors([...cursors, page.data?.cursor])}
-            >
-              Older →
-            </button>
-          </div>
+          {!exact && (
+            <div class="pager">
+              <button
+                type="button"
+                class="button-ghost"
+                disabled={cursors.length <= 1}
+                onClick={() => setCursors(cursors.slice(0, -1))}
+              >
+                ← Newer
+              </button>
+              <span class="muted">Page {cursors.length}</span>
+              <button
+                type="button"
+                class="button-ghost"
+                disabled={!page.data.cursor}
+                onClick={() => setCursors([...cursors, page.data?.cursor])}
+              >
+                Older →
+              </button>
+            </div>
+          )}
         </div>
       )}
     </section>
   );
 }
 
-function JobRow({ job, now }: { job: JobSummary; now: number }) {
-  const href = routeHref({ view: 'job', id: job.uuid });
-  const { steps, stepsDone, children, childrenDone } = job.progress;
+/** The id and input fields: searching sets them in the URL, so a search can be linked to. */
+function SearchForm({
+  id,
+  input,
+  onSearch,
+}: {
+  id: string;
+  input: string;
+  onSearch(next: { id?: string; input?: string }): void;
+}) {
+  const [idText, setIdText] = useState(id);
+  const [inputText, setInputText] = useState(input);
+  useEffect(() => setIdText(id), [id]);
+  useEffect(() => setInputText(input), [input]);
+  const invalid = parseIdQuery(idText).kind === 'invalid';
   return (
-    <tr
-      class="clickable-row"
-      data-job={job.uuid}
-      onClick={(event) => {
-        if (!(event.target as HTMLElement).closest('a')) location.hash = href;
+    <form
+      class="job-search"
+      aria-label="Search jobs"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (invalid) return;
+        onSearch({ id: idText.trim() || undefined, input: inputText.trim() || undefined });
       }}
     >
-      <td>
-        <StatusBadge status={job.status} />
-      </td>
-      <td>
-        <a class="mono" href={href} title={job.uuid}>
-          {shortId(job.uuid)}
-        </a>
-      </td>
-      <td>
-        {job.workflow} <span class="muted">v{job.version}</span>
-      </td>
-      <td>
-        <div class="progress-cell">
-          <ProgressBar done={stepsDone} total={steps} />
-          <span class="progress-text">
-            {stepsDone}/{steps} steps
-            {children > 0 && (
-              <>
-                {' · '}
-                {childrenDone}/{children} children
-              </>
-            )}
-          </span>
-        </div>
-      </td>
-      <td>
-        <RelativeTime iso={job.createdAt} now={now} />
-      </td>
-      <td class="col-duration">
-        {elapsedBetween(job.createdAt, job.status === 'running' ? undefined : job.updatedAt, now)}
-      </td>
-    </tr>
+      <label>
+        <span>Job id</span>
+        <input
+          name="id"
+          class="mono"
+          type="search"
+          placeholder="id or its first characters"
+          value={idText}
+          aria-invalid={invalid ? 'true' : undefined}
+          onInput={(event) => setIdText((event.target as HTMLInputElement).value)}
+        />
+      </label>
+      <label>
+        <span>Input</span>
+        <input
+          name="input"
+          class="mono"
+          type="search"
+          placeholder="key=value"
+          value={inputText}
+          onInput={(event) => setInputText((event.target as HTMLInputElement).value)}
+        />
+      </label>
+      <button type="submit" class="button-primary" disabled={invalid}>
+        Search
+      </button>
+      {(id || input) && (
+        <button
+          type="button"
+          class="button-ghost"
+          onClick={() => onSearch({ id: undefined, input: undefined })}
+        >
+          Clear
+        </button>
+      )}
+      {invalid && <span class="text-failed small">A job id has only hex digits and dashes.</span>}
+    </form>
+  );
+}
+
+function SearchNote({
+  idQuery,
+  input,
+  shown,
+  page,
+  exact,
+}: {
+  idQuery: IdQuery;
+  input?: string;
+  shown: number;
+  page?: JobListPage;
+  exact: boolean;
+}) {
+  const what = [
+    idQuery.kind === 'prefix' ? `ids starting ${idQuery.prefix}` : undefined,
+    input ? `input ${input}` : undefined,
+  ]
+    .filter(Boolean)
+    .join(' and ');
+  return (
+    <p class="search-note muted" data-search-shown={shown}>
+      {exact
+        ? 'The job with this id, whatever its workflow and status.'
+        : page
+          ? `${plural(shown, 'job')} of the ${page.jobs.length} on this page match ${what}; Older → searches the next page.`
+          : `Searching for ${what}…`}
+    </p>
   );
 }

@@ -13,6 +13,11 @@ export interface LiveJob {
   /** Set when the job cannot be read at all (unknown id, API unreachable before the first answer). */
   error?: Error;
   live: LiveState;
+  /**
+   * When the page saw the job move on (ms, this browser's clock): its version (ETag) changed, which a
+   * fan-out's finishing children do without changing the job's own `updatedAt`. Undefined until then.
+   */
+  changedAt?: number;
   /** Shows a document an action answered with, and follows the job again from there. */
   replace(job: JobDocument): void;
 }
@@ -32,6 +37,7 @@ export function useLiveJob(id: string): LiveJob {
   const [error, setError] = useState<Error>();
   const [live, setLive] = useState<LiveState>('connecting');
   const [generation, setGeneration] = useState(0);
+  const [changedAt, setChangedAt] = useState<number>();
 
   useEffect(() => {
     const controller = new AbortController();
@@ -49,7 +55,11 @@ export function useLiveJob(id: string): LiveJob {
             signal,
           });
           if (signal.aborted) return;
-          if (changed) ({ body: current, etag } = changed);
+          if (changed) {
+            // A new version of a job already shown: it moved on now (the first answer only shows it).
+            if (current && changed.etag !== etag) setChangedAt(Date.now());
+            ({ body: current, etag } = changed);
+          }
           if (!current) throw new Error('the API answered 304 to a request that named no version');
           failures = 0;
           setJob(current);
@@ -74,9 +84,10 @@ export function useLiveJob(id: string): LiveJob {
 
   const replace = useCallback((next: JobDocument) => {
     setJob(next);
+    setChangedAt(Date.now());
     setGeneration((n) => n + 1);
   }, []);
-  return { job, error, live, replace };
+  return { job, error, live, changedAt, replace };
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

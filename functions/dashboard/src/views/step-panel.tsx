@@ -1,6 +1,13 @@
 import { useState } from 'preact/hooks';
-import type { JobDocument, JsonObject, StepDefinition, StepStatus, TaskDefinition } from '../api-types.js';
-import { absoluteTime, elapsedBetween, shortId } from '../format.js';
+import type {
+  JobDocument,
+  JsonObject,
+  StepDefinition,
+  StepStatus,
+  StepView,
+  TaskDefinition,
+} from '../api-types.js';
+import { absoluteTime, elapsedBetween, formatDuration, shortId } from '../format.js';
 import { callLabel } from '../graph-model.js';
 import { useAction, useApi } from '../hooks.js';
 import { JsonView } from '../json-view.js';
@@ -110,6 +117,7 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
         )}
         {definition?.timeout && <Fact name="Timeout" value={definition.timeout} />}
       </dl>
+      {view.attempts?.length > 0 && <AttemptList view={view} now={now} />}
       {view.error && (
         <div class={`note ${view.handled ? 'note-handled' : 'note-error'} step-error`}>
           <strong>{view.handled ? 'Error (handled: handed on to the steps after it)' : 'Error'}</strong>
@@ -183,6 +191,67 @@ function noOutput(status: StepStatus): string {
     default:
       return 'Known once the step completes.';
   }
+}
+
+const OUTCOMES: Record<string, string> = {
+  completed: 'completed',
+  error: 'error',
+  timeout: 'timed out',
+  rejected: 'rejected by the worker',
+  cancelled: 'cancelled',
+  suspended: 'suspended',
+};
+
+/** Every attempt of the step, oldest first: when it was sent and ended, how it ended, its error. */
+function AttemptList({ view, now }: { view: StepView; now: number }) {
+  return (
+    <div class="attempts">
+      <h3>Attempts</h3>
+      <table class="attempts-table">
+        <thead>
+          <tr>
+            <th>#</th>
+            <th>Sent</th>
+            <th>Took</th>
+            <th>Outcome</th>
+            <th>Error</th>
+          </tr>
+        </thead>
+        <tbody>
+          {view.attempts.map((attempt) => {
+            const outcome = attempt.outcome ?? (attempt.endedAt ? 'ended' : 'in flight');
+            return (
+              <tr
+                key={attempt.attempt}
+                data-attempt={attempt.attempt}
+                data-outcome={attempt.outcome ?? 'running'}
+              >
+                <td>{attempt.attempt}</td>
+                <td>
+                  <RelativeTime iso={attempt.sentAt} now={now} />
+                </td>
+                <td title={attempt.endedAt ? `ended ${absoluteTime(attempt.endedAt)}` : undefined}>
+                  {/* The page's clock may trail the server's by a moment: never a negative time. */}
+                  {attempt.endedAt
+                    ? elapsedBetween(attempt.sentAt, attempt.endedAt, now)
+                    : formatDuration(Math.max(0, now - Date.parse(attempt.sentAt)))}
+                  {!attempt.endedAt && <span class="muted"> so far</span>}
+                </td>
+                <td>
+                  <span class={`attempt-outcome outcome-${attempt.outcome ?? 'running'}`}>
+                    {OUTCOMES[outcome] ?? outcome}
+                  </span>
+                </td>
+                <td class="attempt-error">
+                  {attempt.error ? <pre>{attempt.error}</pre> : <span class="muted">—</span>}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
 }
 
 function Fact({ name, value }: { name: string; value: preact.ComponentChildren }) {

@@ -55,7 +55,9 @@ function WorkflowCard({ workflow, now }: { workflow: WorkflowListing; now: numbe
     <article class="card workflow-card" data-workflow={workflow.name}>
       <div class="workflow-info">
         <div class="workflow-title">
-          <h2>{workflow.name}</h2>
+          <h2>
+            <a href={routeHref({ view: 'workflow', name: workflow.name })}>{workflow.name}</a>
+          </h2>
           {!workflow.enabled && <span class="tag tag-muted">disabled</span>}
           {workflow.vhost !== '/' && <span class="tag">vhost {workflow.vhost}</span>}
         </div>

@@ -319,7 +319,15 @@ describe('Class: DynamoDbStore (error paths, mocked DynamoDB)', () => {
 
       // Assess
       // Paused jobs are counted from their listing partitions too (the mock answers them as running ones).
-      expect(counts).toEqual({ waiting: 16, running: 20, paused: 20, completed: 8, failed: 2, cancelled: 0 });
+      expect(counts).toEqual({
+        waiting: 16,
+        running: 20,
+        paused: 20,
+        completed: 8,
+        failed: 2,
+        cancelled: 0,
+        aborted: 0,
+      });
       const selects = mock.commandCalls(QueryCommand).map((call) => call.args[0].input.Select);
       expect(new Set(selects)).toEqual(new Set(['COUNT']));
     });
