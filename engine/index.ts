@@ -71,6 +71,7 @@ export { MAX_JSON_DEPTH } from './json-depth.js';
 export {
   type Bus,
   type InboundReply,
+  type QueueHealth,
   RetryableSendError,
   type SendOptions,
   UndeliverableError,

@@ -37,6 +37,28 @@ export interface Bus {
   /** Throws when the broker cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * What the broker says of these step queues now (`GET /api/queues`): messages ready and consumers.
+   * Looks only: a queue that does not exist is reported so, never created. A bus that cannot tell
+   * leaves this out.
+   */
+  inspectQueues?(queues: readonly { queue: string; vhost: string | null }[]): Promise<QueueHealth[]>;
+}
+
+/** One step queue as the broker sees it. */
+export interface QueueHealth {
+  queue: string;
+  vhost: string | null;
+  /** false: the broker has no such queue (no request was sent to it yet, or it was deleted). */
+  exists: boolean;
+  /** Messages waiting for a consumer (SQS: ApproximateNumberOfMessages). */
+  ready?: number;
+  /** Messages taken by a consumer and not yet acknowledged or deleted, when the broker says (SQS). */
+  inFlight?: number;
+  /** Consumers of the queue; `unknown` where the broker does not count them (SQS). */
+  consumers?: number | 'unknown';
+  /** Why the queue could not be looked at (the broker unreachable, a vhost refused). */
+  error?: string;
 }
 
 export interface SendOptions {

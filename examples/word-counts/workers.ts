@@ -123,3 +123,15 @@ export async function startWordCountWorkers(options: WordCountWorkersOptions = {
   await Promise.all(workers.map((worker) => worker.start()));
   return workers;
 }
+
+// `npm run workers` (node --import tsx examples/word-counts/workers.ts): the four workers on the
+// RabbitMQ at AMQP_URL (default amqp://guest:guest@127.0.0.1:5672) until Ctrl-C or SIGTERM.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const workers = await startWordCountWorkers({ amqpUrl: process.env.AMQP_URL });
+  console.log(
+    `word-count workers running on book-split, segment-word-counts, sum-splits and store-title (${workers.length} queues); Ctrl-C stops them`,
+  );
+  const stop = () => void Promise.all(workers.map((w) => w.stop())).then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

@@ -1,5 +1,5 @@
 import type { JobRecord, JobStatus, JsonObject, WorkflowDefinition } from '../../engine/index.js';
-import type { Bus } from '../../engine/ports/bus.js';
+import type { Bus, QueueHealth } from '../../engine/ports/bus.js';
 import type {
   ChildrenPage,
   Housekeeping,
@@ -27,7 +27,7 @@ export type ApiStore = WorkflowRegistry & JobQueries & Pick<Housekeeping, 'ping'
 export interface ApiServiceOptions {
   manager: ApiCommands;
   store: ApiStore;
-  bus: Pick<Bus, 'ping'>;
+  bus: Pick<Bus, 'ping' | 'inspectQueues'>;
   /** The deployment's queue rules a registered definition must also satisfy. */
   queueRules?: QueueRules;
 }
@@ -36,6 +36,12 @@ export interface ApiServiceOptions {
 export interface Health {
   store: string;
   bus: string;
+}
+
+/** A step queue of the registered workflows, the steps that send to it, and what the broker says of it. */
+export interface QueueReport extends QueueHealth {
+  /** The steps sending to it: `{ workflow, task?, step }` (the latest version of each workflow). */
+  steps: { workflow: string; task?: string; step: string }[];
 }
 
 /** Jobs read per page when the API collects or counts them all. */
@@ -50,7 +56,7 @@ const MAX_JOB_IDS = 100_000;
 export class ApiService {
   private readonly manager: ApiCommands;
   private readonly store: ApiStore;
-  private readonly bus: Pick<Bus, 'ping'>;
+  private readonly bus: Pick<Bus, 'ping' | 'inspectQueues'>;
   readonly queueRules: QueueRules;
 
   constructor(options: ApiServiceOptions) {
@@ -162,6 +168,48 @@ export class ApiService {
 
   jobSummary(job: JobRecord): Promise<JobSummary> {
     return jobSummary(this.store, job);
+  }
+
+  /**
+   * Each step queue of the registered workflows (their latest versions; only `workflow` when given),
+   * with the bus's look at it: ready messages and consumers (`GET /api/queues`).
+   */
+  async queues(workflow?: string): Promise<QueueReport[]> {
+    const reports = new Map<string, QueueReport>();
+    for (const summary of await this.store.listWorkflows()) {
+      if (workflow !== undefined && summary.name !== workflow) continue;
+      const stored = await this.store.getWorkflow(summary.name);
+      if (!stored) continue;
+      const { definition } = stored;
+      const steps = [
+        ...definition.steps.map((step) => ({ step, task: undefined as string | undefined })),
+        ...(definition.tasks ?? []).flatMap((task) => task.steps.map((step) => ({ step, task: task.name }))),
+      ];
+      const vhosts = definition.vhosts?.length ? definition.vhosts : [null];
+      for (const vhost of vhosts) {
+        for (const { step, task } of steps) {
+          // Signal steps, fan-outs and sub-workflow calls send nothing to a queue of their own.
+          if (step.type === 'signal' || step.task || step.workflow) continue;
+          const queue = step.queue ?? step.name;
+          const key = `${vhost}\u0000${queue}`;
+          const report = reports.get(key) ?? { queue, vhost, exists: false, steps: [] };
+          report.steps.push({ workflow: definition.name, ...(task ? { task } : {}), step: step.name });
+          reports.set(key, report);
+        }
+      }
+    }
+    const listed = [...reports.values()];
+    if (!listed.length) return [];
+    if (!this.bus.inspectQueues) {
+      return listed.map((report) => ({ ...report, error: 'this bus cannot look at its queues' }));
+    }
+    const health = await this.bus.inspectQueues(listed.map(({ queue, vhost }) => ({ queue, vhost })));
+    const byKey = new Map(health.map((entry) => [`${entry.vhost}\u0000${entry.queue}`, entry]));
+    return listed.map((report) => ({
+      ...report,
+      ...byKey.get(`${report.vhost}\u0000${report.queue}`),
+      steps: report.steps,
+    }));
   }
 
   async health(): Promise<Health> {

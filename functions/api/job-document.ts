@@ -252,6 +252,8 @@ export interface JobSummary {
   status: JobStatus;
   createdAt: string;
   updatedAt: string;
+  /** When it ended (completed, failed, cancelled or aborted). */
+  endedAt?: string;
   progress: Progress;
   /** A failed job's error: its step and message, the message cut to SUMMARY_ERROR_CHARS. */
   error?: { step: string | null; message: string };
@@ -270,6 +272,7 @@ export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobS
     updatedAt: iso(job.updatedAt) as string,
     progress: await jobProgress(store, job),
   };
+  assignDefined(summary, { endedAt: iso(job.endedAt) });
   if (job.error) {
     const { message } = job.error;
     summary.error = {

@@ -492,6 +492,20 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/api/queues': {
+        get: {
+          summary: 'Each step queue of the registered workflows, as the broker sees it',
+          description:
+            'The queues of the latest version of each workflow (or of `workflow`), each with the steps that send to it and what the bus says of it: `exists` (false: not declared yet; the check never creates it), `ready` messages, `consumers` (a number, or `unknown` on SQS), `inFlight` (SQS), or `error` when the broker could not be asked.',
+          parameters: [{ name: 'workflow', in: 'query', schema: { type: 'string' } }],
+          responses: {
+            200: {
+              description:
+                '`{ queues: [{ queue, vhost, exists, ready, consumers, inFlight?, error?, steps: [{ workflow, task?, step }] }] }`.',
+            },
+          },
+        },
+      },
       '/metrics': {
         get: {
           summary: 'Counters and histograms (Prometheus text format)',

@@ -1,4 +1,6 @@
 import type { JobDocument, StepView } from '../api/job-document.js';
+import { type StepInfo, sentAt } from './job-view.js';
+import { paint as noPaint, type Paint } from './terminal.js';
 
 const SYMBOL: Record<string, string> = {
   completed: '✓',
@@ -23,10 +25,32 @@ function stepStatus(step: StepView): string {
   return step.handled ? 'failed · handled' : step.status;
 }
 
+export interface FormatOptions {
+  /** Colours (none by default). */
+  paint?: Paint;
+  /**
+   * The steps' kinds, from the definition: a worker step's time is then told as what it is, from
+   * the request sent to the reply (its queue wait and its run: the manager cannot tell them apart).
+   */
+  steps?: ReadonlyMap<string, StepInfo>;
+}
+
+/** A worker step's time: `in queue or running for 3.0s`, or `1.2s from sent to reply`, and the total over its attempts. */
+function workerTime(step: StepView): string[] {
+  const sent = sentAt(step);
+  if (!sent) return [];
+  if (step.status === 'running') return [`in queue or running for ${seconds(sent)}`];
+  const details = [`${seconds(sent, step.endedAt)} from sent to reply (queue wait included)`];
+  if (step.attempt > 1 && step.startedAt && step.startedAt !== sent)
+    details.push(`${seconds(step.startedAt, step.endedAt)} over all attempts`);
+  return details;
+}
+
 /** The job, readable by a person: its status, its links, each step's state, then its result or error. */
-export function formatJob(job: JobDocument): string {
+export function formatJob(job: JobDocument, options: FormatOptions = {}): string {
+  const p = options.paint ?? noPaint(false);
   const lines = [
-    `job ${job.uuid}  ${job.workflow} v${job.version}  ${job.status}  (${seconds(job.createdAt, job.endedAt)})`,
+    `job ${p.bold(job.uuid)}  ${job.workflow} v${job.version}  ${p.status(job.status)}  (${seconds(job.createdAt, job.endedAt)})`,
   ];
   if (job.parent) lines.push(`  child ${job.index} of ${job.parent}`);
   if (job.calledBy)
@@ -47,16 +71,21 @@ export function formatJob(job: JobDocument): string {
       );
     if (step.job) details.push(`called job ${step.job}`);
     if (step.attempt > 1) details.push(`${step.attempt} attempts`);
-    if (step.startedAt) details.push(seconds(step.startedAt, step.endedAt));
+    const kind = options.steps?.get(name)?.kind;
+    if (kind === 'worker' && step.status !== 'skipped') details.push(...workerTime(step));
+    else if (step.startedAt) details.push(seconds(step.startedAt, step.endedAt));
     if (step.retryAt) details.push(`retry at ${step.retryAt}`);
     if (step.error && step.status !== 'completed') details.push(`error: ${step.error}`);
+    const shown = step.handled ? 'failed' : step.status;
     lines.push(
-      `  ${SYMBOL[step.status] ?? ' '} ${name.padEnd(width)}  ${stepStatus(step).padEnd(statusWidth)}  ${details.join(', ')}`.trimEnd(),
+      `  ${p.status(shown, SYMBOL[step.status] ?? ' ')} ${name.padEnd(width)}  ${p.status(shown, stepStatus(step).padEnd(statusWidth))}  ${details.join(', ')}`.trimEnd(),
     );
   }
   if (job.error)
     lines.push(
-      `error: ${job.error.step ? `step ${job.error.step}, attempt ${job.error.attempt}: ` : ''}${job.error.message}`,
+      p.red(
+        `error: ${job.error.step ? `step ${job.error.step}, attempt ${job.error.attempt}: ` : ''}${job.error.message}`,
+      ),
     );
   if (job.result !== undefined) lines.push(`result: ${JSON.stringify(job.result, null, 2)}`);
   return lines.join('\n');

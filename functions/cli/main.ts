@@ -1,17 +1,38 @@
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { DEFAULT_REPLY_QUEUE } from '../../engine/ports/bus.js';
 import { CliError, DEFAULT_URL } from './client.js';
 import { graph, push, validate } from './commands/definitions.js';
-import { command, listJobs, status, submit, watch } from './commands/jobs.js';
+import { command, status, submit, watch } from './commands/jobs.js';
+import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
 import { serve } from './commands/serve.js';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const urlOption = () =>
   new Option('--url <url>', `the switchyard API (default: $SWITCHYARD_URL, then ${DEFAULT_URL})`);
 
+const outputOption = () =>
+  new Option('-o, --output <format>', 'json, or table for people')
+    .choices(['json', 'table'])
+    .default('table');
+
+/** The package's version: package.json is two folders up from functions/cli/ and from dist/cli/ alike. */
+function packageVersion(): string {
+  try {
+    return (
+      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+    ).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
 const program = new Command()
   .name('switchyard')
   .description('A workflow manager for queue-driven microservices.')
+  .version(packageVersion(), '-V, --version', 'print the version')
+  // Program options before the command only: `submit --version 2` is the workflow's version.
+  .enablePositionalOptions()
   .showHelpAfterError('(add --help for usage)');
 
 program
@@ -73,6 +94,10 @@ program
     "SQLite's synchronous level: FULL (default) syncs every commit to disk; NORMAL survives a crash of serve but may lose the last commits if the machine loses power",
     'FULL',
   )
+  .option(
+    '--log-format <format>',
+    'pretty (readable lines; the default on a terminal) or json (one object a line; the default otherwise)',
+  )
   .action(async (options) => serve(options));
 
 program
@@ -102,12 +127,15 @@ program
 
 program
   .command('submit')
-  .description('start a job and print its id (with --wait: wait and print its result)')
+  .description(
+    'start a job: its id and dashboard link go to stderr at once; then, on a terminal, its live progress until it ends; elsewhere the id on stdout (with --wait: its result)',
+  )
   .argument('<workflow>', 'the workflow name')
   .option('--input <json>', 'the job input: JSON, or @file.json', '{}')
   .option('--id <uuid>', 'the job id (starting the same id again is idempotent)')
   .option('--version <n>', 'run this version of the workflow')
-  .option('--wait', 'wait for the job to end; exit 1 if it failed')
+  .option('--wait', 'wait for the job to end and print its result; exit 1 if it failed')
+  .option('--detach', 'on a terminal too, print the id and return at once (no live view)')
   .addOption(urlOption())
   .action(async (name: string, options) => {
     process.exitCode = await submit(name, options, out);
@@ -115,15 +143,21 @@ program
 
 program
   .command('status')
-  .description('show a job, readable by a person')
+  .description(
+    'show a job, readable by a person, and what holds a step up (a queue no worker listens to); exit 1 if it failed, was aborted or cancelled',
+  )
   .argument('<id>', 'the job id')
   .option('--json', 'print the job document')
   .addOption(urlOption())
-  .action(async (id: string, options) => status(id, options, out));
+  .action(async (id: string, options) => {
+    process.exitCode = await status(id, options, out);
+  });
 
 program
   .command('watch')
-  .description('live progress (steps and children done out of total) until the job ends')
+  .description(
+    "live progress until the job ends: steps and children done, the step(s) running, a fan-out's rate and ETA, a queue no worker listens to; exit 1 if it failed",
+  )
   .argument('<id>', 'the job id')
   .addOption(urlOption())
   .action(async (id: string, options) => {
@@ -136,8 +170,35 @@ program
   .option('--workflow <name>', 'only this workflow')
   .option('--status <status>', 'running (default), paused, completed, failed, cancelled, waiting or all')
   .option('--limit <n>', 'at most this many', '50')
+  .addOption(outputOption())
   .addOption(urlOption())
   .action(async (options) => listJobs(options, out));
+
+program
+  .command('workflows')
+  .description('list the registered workflows: latest version, enabled, jobs running, completed and failed')
+  .addOption(outputOption())
+  .addOption(urlOption())
+  .action(async (options) => listWorkflows(options, out));
+
+program
+  .command('describe')
+  .description('show a registered workflow: its steps and their keys, its tasks, its versions')
+  .argument('<workflow>', 'the workflow name')
+  .option('--version <n>', 'this version (default: the latest)')
+  .addOption(outputOption())
+  .addOption(urlOption())
+  .action(async (name: string, options) => describeWorkflow(name, options, out));
+
+program
+  .command('queues')
+  .description(
+    'each step queue of the registered workflows: messages ready and consumers, as the broker says (SQS does not count consumers)',
+  )
+  .option('--workflow <name>', 'only this workflow')
+  .addOption(outputOption())
+  .addOption(urlOption())
+  .action(async (options) => listQueues(options, out));
 
 program
   .command('cancel')

@@ -13,7 +13,7 @@ import type { QueueRules } from '../manager/queue-rules.js';
 
 export interface ApiHandlerDeps extends ManagerHandlerDeps {
   store: ApiStore;
-  bus: Pick<Bus, 'ping'>;
+  bus: Pick<Bus, 'ping' | 'inspectQueues'>;
   maxBodyBytes: number;
   dashboard?: ApiDeps['dashboard'];
   /** The deployment's queue rules a PUT definition must also satisfy. */

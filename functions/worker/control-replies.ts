@@ -38,6 +38,20 @@ export function suspend(note = 'waiting for a signal'): ControlReply {
  * Thrown by a handler to end the whole job now: the SDK answers `type: abort` with body
  * `{"reason": reason}`. The job ends as `aborted` whatever its retries, its other steps and
  * children are cancelled, and its workflow's `onFailure` runs.
+ *
+ * @example
+ * ```ts
+ * import { AbortJob, runWorker } from 'switchyard/worker';
+ *
+ * await runWorker({
+ *   queue: 'load-order',
+ *   handler: async (input) => {
+ *     const order = await findOrder(String(input.orderId));
+ *     if (!order) throw new AbortJob(`there is no order ${input.orderId}`); // nothing downstream can help
+ *     return order;
+ *   },
+ * });
+ * ```
  */
 export class AbortJob extends Error {
   constructor(readonly reason: string) {
@@ -50,6 +64,20 @@ export class AbortJob extends Error {
  * Thrown by a handler when the step must wait for an outside event: the SDK answers
  * `type: suspend`. The step waits, with no timeout, until `POST /api/job/{id}/signal/{step}`; then
  * the request comes again, as a new attempt, with the signal's body under `signal` in its input.
+ *
+ * @example
+ * ```ts
+ * import { runWorker, SuspendStep } from 'switchyard/worker';
+ *
+ * await runWorker({
+ *   queue: 'approve-refund',
+ *   handler: (input) => {
+ *     // First time: wait for `switchyard signal JOB approve-refund --input '{"approved":true}'`.
+ *     if (input.signal === undefined) throw new SuspendStep('waiting for a manager');
+ *     return { approved: (input.signal as { approved?: boolean }).approved === true };
+ *   },
+ * });
+ * ```
  */
 export class SuspendStep extends Error {
   constructor(readonly why = 'waiting for a signal') {

@@ -22,10 +22,17 @@ export interface WorkerContext {
 /** A handler's answer: the step's output (`null`/nothing: `{}`), or a control reply (`abort()`, `suspend()`). */
 export type WorkerResult = JsonObject | ControlReply | null | undefined;
 
-export type WorkerHandler = (
-  input: JsonObject,
+/**
+ * Handles one request: gets the step's input, returns its output (the reply). Throw a `WorkerError`
+ * to fail the attempt, `AbortJob` to end the job, `SuspendStep` to wait for a signal.
+ *
+ * `In` is what the handler expects of the input. The SDK checks only that the request is a JSON
+ * object: the type is the handler's claim about the workflow, so check what you cannot trust.
+ */
+export type WorkerHandler<In extends JsonObject = JsonObject, Out extends WorkerResult = WorkerResult> = (
+  input: In,
   context: WorkerContext,
-) => WorkerResult | Promise<WorkerResult>;
+) => Out | Promise<Out>;
 
 export interface WorkerLogger {
   info(message: string, details?: Record<string, unknown>): void;
@@ -33,10 +40,10 @@ export interface WorkerLogger {
   error(message: string, details?: Record<string, unknown>): void;
 }
 
-export interface WorkerOptions {
+export interface WorkerOptions<In extends JsonObject = JsonObject, Out extends WorkerResult = WorkerResult> {
   /** The step queue to consume. */
   queue: string;
-  handler: WorkerHandler;
+  handler: WorkerHandler<In, Out>;
   /** Requests handled at once. @default 1 */
   concurrency?: number;
   /** How requests arrive and replies leave; the worker closes it when it stops. @default RabbitMQ at `amqpUrl` */
@@ -81,8 +88,34 @@ const consoleLogger: WorkerLogger = {
  * process; then, or at once for a `WorkerError` or a request that is not a JSON object, the attempt
  * is answered with an error reply, which the manager retries as the step's `retries` say. A
  * `WorkerError` with `{ retryable: false }` marks its reply `x-retryable: false`: the step fails at once.
+ *
+ * Unlike `runWorker`, it leaves the process alone: start and stop it yourself (several in one
+ * process, in tests, beside a web server).
+ *
+ * @typeParam In - the request body's shape (the step's input): a `type` (not an `interface`) of JSON values.
+ * @typeParam Out - the reply's shape.
+ * @example
+ * ```ts
+ * import { createWorker } from 'switchyard/worker';
+ *
+ * const workers = [
+ *   createWorker<{ text: string }, { words: number }>({
+ *     queue: 'count-words',
+ *     handler: ({ text }) => ({ words: text.split(/\s+/).filter(Boolean).length }),
+ *   }),
+ *   createWorker({ queue: 'store-title', handler: (input) => ({ title: String(input.title ?? '') }) }),
+ * ];
+ * await Promise.all(workers.map((worker) => worker.start()));
+ * process.once('SIGTERM', () => void Promise.all(workers.map((worker) => worker.stop())));
+ * ```
  */
-export function createWorker(options: WorkerOptions): Worker {
+export function createWorker(options: WorkerOptions): Worker;
+export function createWorker<In extends JsonObject, Out extends WorkerResult = WorkerResult>(
+  options: WorkerOptions<In, Out>,
+): Worker;
+export function createWorker<In extends JsonObject, Out extends WorkerResult>(
+  options: WorkerOptions<In, Out>,
+): Worker {
   const concurrency = options.concurrency ?? 1;
   const maxDeliveries = options.maxDeliveries ?? 5;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
@@ -158,7 +191,8 @@ export function createWorker(options: WorkerOptions): Worker {
 
     let result: WorkerResult;
     try {
-      result = await options.handler(input, contextOf(delivery));
+      // The input is a JSON object; that it has In's shape is the handler's claim (see WorkerHandler).
+      result = await options.handler(input as In, contextOf(delivery));
     } catch (error) {
       if (error instanceof WorkerError) {
         failures.forget(delivery.correlationId, delivery.attempt);
@@ -291,41 +325,82 @@ const HAND_BACK_RESERVE_MS = 2_000;
 /** How long a start that failed waits for its transport to close. */
 const CLOSE_TIMEOUT_MS = 2_000;
 
+/** The workers `runWorker` started in this process: one signal stops them all, then the process exits. */
+const owned = new Map<Worker, { queue: string; logger: WorkerLogger; shutdownTimeoutMs: number }>();
+let ownedStopping = false;
+
+function stopOwnedWorkers(signal: NodeJS.Signals): void {
+  if (ownedStopping) process.exit(1);
+  ownedStopping = true;
+  const entries = [...owned];
+  const longest = Math.max(0, ...entries.map(([, entry]) => entry.shutdownTimeoutMs));
+  for (const [, entry] of entries)
+    entry.logger.info(`${entry.queue}: ${signal}: stopping within ${entry.shutdownTimeoutMs} ms`);
+  // A backstop: stop() keeps to its deadline, but nothing may hold the process past it.
+  setTimeout(() => {
+    for (const [, entry] of entries)
+      entry.logger.error(`${entry.queue}: not stopped within ${entry.shutdownTimeoutMs} ms; exiting`);
+    process.exit(1);
+  }, longest + EXIT_BACKSTOP_MS).unref();
+  void Promise.all(
+    entries.map(([worker, entry]) =>
+      worker.stop().then(
+        () => true,
+        (error: unknown) => {
+          entry.logger.error(`${entry.queue}: stopping failed: ${messageOf(error)}`);
+          return false;
+        },
+      ),
+    ),
+  ).then((stopped) => process.exit(stopped.every(Boolean) ? 0 : 1));
+}
+
 /**
  * Creates and starts a worker, and owns the process: on SIGTERM or SIGINT it stops the worker (no
  * new requests, the ones in hand finished or handed back, within `shutdownTimeoutMs`) and exits 0;
  * a second signal exits at once. A start the broker refuses for good (login, vhost) or that fails
  * otherwise logs one line and exits 1; a broker that cannot be reached is tried again until it can.
+ *
+ * Several workers in one process: call it once per queue; one signal stops them all, and the process
+ * exits once every one has stopped.
+ *
+ * @typeParam In - the request body's shape (the step's input); a JSON object.
+ * @typeParam Out - the reply's shape (the step's output); a JSON object, or null/undefined for `{}`.
+ * @example
+ * ```ts
+ * import { runWorker, WorkerError } from 'switchyard/worker';
+ *
+ * type Order = { orderId: string; amount: number };
+ * await runWorker<Order, { chargeId: string }>({
+ *   queue: 'charge-card',
+ *   concurrency: 4,
+ *   handler: async (order, { attempt }) => {
+ *     if (order.amount <= 0) throw new WorkerError('nothing to charge', { retryable: false });
+ *     return { chargeId: `ch-${order.orderId}-${attempt}` };
+ *   },
+ * });
+ * ```
  */
-export async function runWorker(options: WorkerOptions): Promise<Worker> {
+export async function runWorker(options: WorkerOptions): Promise<Worker>;
+export async function runWorker<In extends JsonObject, Out extends WorkerResult = WorkerResult>(
+  options: WorkerOptions<In, Out>,
+): Promise<Worker>;
+export async function runWorker<In extends JsonObject, Out extends WorkerResult>(
+  options: WorkerOptions<In, Out>,
+): Promise<Worker> {
   const worker = createWorker(options);
   const logger = options.logger ?? consoleLogger;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    logger.info(`${options.queue}: ${signal}: stopping within ${shutdownTimeoutMs} ms`);
-    // A backstop: stop() keeps to its deadline, but nothing may hold the process past it.
-    setTimeout(() => {
-      logger.error(`${options.queue}: not stopped within ${shutdownTimeoutMs} ms; exiting`);
-      process.exit(1);
-    }, shutdownTimeoutMs + EXIT_BACKSTOP_MS).unref();
-    worker.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error(`${options.queue}: stopping failed: ${messageOf(error)}`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  if (owned.size === 0) {
+    process.on('SIGTERM', stopOwnedWorkers);
+    process.on('SIGINT', stopOwnedWorkers);
+  }
+  owned.set(worker, { queue: options.queue, logger, shutdownTimeoutMs });
   try {
     await worker.start();
   } catch (error) {
     // Stopped while starting: the signal's stop exits.
-    if (stopping) return worker;
+    if (ownedStopping) return worker;
     logger.error(`${options.queue}: cannot start: ${messageOf(error)}`);
     process.exit(1);
   }
@@ -347,7 +422,10 @@ function parseInput(body: string): JsonObject | string {
   return parsed;
 }
 
-async function defaultTransport(options: WorkerOptions, logger: WorkerLogger): Promise<WorkerTransport> {
+async function defaultTransport(
+  options: Pick<WorkerOptions, 'queue' | 'amqpUrl'>,
+  logger: WorkerLogger,
+): Promise<WorkerTransport> {
   // Loaded only when needed, so a worker on another transport never loads amqplib.
   const { RabbitMqWorkerTransport } = await import('./transports/rabbitmq.js');
   return new RabbitMqWorkerTransport({
@@ -357,7 +435,16 @@ async function defaultTransport(options: WorkerOptions, logger: WorkerLogger): P
   });
 }
 
-/** `AMQP_SERVER` may be a URL or, as in older setups, just `host[:port]`. */
+/**
+ * The RabbitMQ URL a worker uses: `explicit` (the `amqpUrl` option), then `AMQP_URL`, then
+ * `AMQP_SERVER` (the original's variable), then `amqp://guest:guest@127.0.0.1:5672`. `AMQP_SERVER`
+ * may be a URL or, as in older setups, just `host[:port]`.
+ *
+ * @example
+ * ```ts
+ * amqpUrlFrom(undefined, { AMQP_SERVER: 'rabbit:5672' }); // 'amqp://rabbit:5672'
+ * ```
+ */
 export function amqpUrlFrom(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   if (explicit) return explicit;
   if (env.AMQP_URL) return env.AMQP_URL;

@@ -1,3 +1,4 @@
+export type { Json, JsonObject } from '../../engine/json.js';
 export type {
   ReplyOptions,
   ReplyType,

@@ -15,6 +15,20 @@ export interface WorkerErrorOptions {
  * `retries` say; with `{ retryable: false }` it fails the step (and the job) at once instead.
  * Any other error is taken as transient: the request is handed back and delivered again, up to the
  * worker's `maxDeliveries`, and only then answered with an error reply.
+ *
+ * @example
+ * ```ts
+ * import { runWorker, WorkerError } from 'switchyard/worker';
+ *
+ * await runWorker<{ sku: string }>({
+ *   queue: 'reserve-stock',
+ *   handler: async ({ sku }) => {
+ *     if (!/^[A-Z0-9-]+$/.test(sku)) throw new WorkerError(`no such SKU ${sku}`, { retryable: false }); // fails the step now
+ *     if (await warehouseIsBusy()) throw new WorkerError('the warehouse is busy'); // the manager retries per `retries`
+ *     return { reserved: sku };
+ *   },
+ * });
+ * ```
  */
 export class WorkerError extends Error {
   /** False when the step must not be retried (`x-retryable: false` on the error reply). */

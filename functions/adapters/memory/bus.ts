@@ -1,4 +1,4 @@
-import type { Bus, InboundReply, StepRequest } from '../../../engine/index.js';
+import type { Bus, InboundReply, QueueHealth, StepRequest } from '../../../engine/index.js';
 import { DEFAULT_REPLY_QUEUE } from '../../../engine/ports/bus.js';
 import type {
   ReplyOptions,
@@ -60,6 +60,11 @@ export class MemoryBroker {
     return this.queues.get(queueName)?.messages.length ?? 0;
   }
 
+  /** Consumers of the queue now. */
+  consumerCount(queueName: string): number {
+    return this.queues.get(queueName)?.consumers.length ?? 0;
+  }
+
   private pump(queueName: string): void {
     const queue = this.queue(queueName);
     while (queue.messages.length && queue.consumers.length) {
@@ -103,6 +108,17 @@ export class MemoryBus implements Bus {
   async ensureQueues(): Promise<void> {}
   async ping(): Promise<void> {}
   async close(): Promise<void> {}
+
+  /** Every queue exists in the in-process broker (it makes them as they are named). */
+  async inspectQueues(queues: readonly { queue: string; vhost: string | null }[]): Promise<QueueHealth[]> {
+    return queues.map(({ queue, vhost }) => ({
+      queue,
+      vhost,
+      exists: true,
+      ready: this.broker.depth(queue),
+      consumers: this.broker.consumerCount(queue),
+    }));
+  }
 
   /** Feeds replies to `onBatch` in batches; a batch is settled when `onBatch` resolves (requeued if it throws). */
   consumeReplies(onBatch: (replies: InboundReply[]) => Promise<void>, maxBatch = 500): { stop(): void } {

@@ -5,6 +5,7 @@ import {
   type Bus,
   DEFAULT_REPLY_QUEUE,
   type InboundReply,
+  type QueueHealth,
   RetryableSendError,
   type SendOptions,
   UndeliverableError,
@@ -15,7 +16,7 @@ import {
   type OutgoingMessage,
   type PublishFailure,
 } from '../../transport/amqp/publisher.js';
-import { QueueDeclarer } from '../../transport/amqp/queues.js';
+import { checkQueues, QueueDeclarer } from '../../transport/amqp/queues.js';
 import { urlForVhost } from '../../transport/amqp/url.js';
 import { VhostRefusedError } from '../../transport/amqp/vhost-refusal.js';
 import {
@@ -181,6 +182,36 @@ export class RabbitMqBus implements Bus {
     await this.publisherFor(null).connection.whenReady(this.options.connectTimeoutMs ?? 10_000, {
       failFast: true,
     });
+  }
+
+  /**
+   * Each queue's ready messages and consumers, through passive declares on a channel of their own
+   * (a queue that does not exist is reported so, not created). A vhost that cannot be reached
+   * reports its queues with the reason.
+   */
+  async inspectQueues(queues: readonly { queue: string; vhost: string | null }[]): Promise<QueueHealth[]> {
+    const byVhost = new Map<string | null, string[]>();
+    for (const { queue, vhost } of queues) {
+      const group = byVhost.get(vhost);
+      if (group) group.push(queue);
+      else byVhost.set(vhost, [queue]);
+    }
+    const answers = await Promise.all(
+      [...byVhost].map(async ([vhost, names]): Promise<QueueHealth[]> => {
+        try {
+          const model = await this.publisherFor(vhost).connection.whenReady(
+            this.options.connectTimeoutMs ?? 10_000,
+            { failFast: true },
+          );
+          const checks = await checkQueues(model, names, this.logger);
+          return checks.map((check) => ({ ...check, vhost }));
+        } catch (error) {
+          const reason = (error as Error).message;
+          return names.map((queue) => ({ queue, vhost, exists: false, error: reason }));
+        }
+      }),
+    );
+    return answers.flat();
   }
 
   /**

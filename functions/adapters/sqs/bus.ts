@@ -9,7 +9,12 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { StepRequest } from '../../../engine/job/types.js';
-import { type Bus, RetryableSendError, UndeliverableError } from '../../../engine/ports/bus.js';
+import {
+  type Bus,
+  type QueueHealth,
+  RetryableSendError,
+  UndeliverableError,
+} from '../../../engine/ports/bus.js';
 import {
   isQueueDoesNotExist,
   isValidSqsQueueName,
@@ -153,6 +158,45 @@ export class SqsBus implements Bus {
     await this.client.send(
       new GetQueueAttributesCommand({ QueueUrl: this.replyQueueUrl, AttributeNames: ['QueueArn'] }),
       { abortSignal: AbortSignal.timeout(this.pingTimeoutMs) },
+    );
+  }
+
+  /**
+   * Each step queue's ApproximateNumberOfMessages (ready) and ApproximateNumberOfMessagesNotVisible
+   * (in flight), through GetQueueAttributes; SQS does not count consumers (`unknown`). A queue that
+   * does not exist is reported so, never created.
+   */
+  async inspectQueues(queues: readonly { queue: string; vhost: string | null }[]): Promise<QueueHealth[]> {
+    this.assertOpen();
+    return mapWithConcurrency(
+      queues,
+      this.maxConcurrentBatches,
+      async ({ queue, vhost }): Promise<QueueHealth> => {
+        const name = this.queueName(queue);
+        try {
+          const url = await this.queueUrl(name);
+          const { Attributes = {} } = await this.client.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: url,
+              AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+            }),
+          );
+          return {
+            queue,
+            vhost,
+            exists: true,
+            ready: Number(Attributes.ApproximateNumberOfMessages ?? 0),
+            inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+            consumers: 'unknown',
+          };
+        } catch (error) {
+          const missing = isQueueDoesNotExist(error) || isQueueDoesNotExist((error as Error).cause);
+          if (missing) this.queueUrls.delete(name);
+          return missing
+            ? { queue, vhost, exists: false, consumers: 'unknown' }
+            : { queue, vhost, exists: false, error: (error as Error).message };
+        }
+      },
     );
   }
 

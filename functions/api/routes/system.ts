@@ -9,6 +9,12 @@ async function health(_: ApiRequest, { service }: ApiDeps) {
   return json(healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', store, bus });
 }
 
+/** Each step queue of the registered workflows: ready messages and consumers, as the bus sees them. */
+async function queues(request: ApiRequest, { service }: ApiDeps) {
+  const workflow = request.query.workflow || undefined;
+  return json(200, { queues: await service.queues(workflow) });
+}
+
 async function metrics(_: ApiRequest, deps: ApiDeps): Promise<ApiResponse> {
   if (!deps.metricsText) throw new ApiError('not_found', 'metrics are not kept by this host');
   return {
@@ -48,6 +54,7 @@ function dashboardFile(path: string, deps: ApiDeps): ApiResponse {
 export const systemRoutes: Route[] = [
   { method: 'GET', path: '/healthz', auth: true, handle: health },
   { method: 'GET', path: '/metrics', auth: true, handle: metrics },
+  { method: 'GET', path: '/api/queues', auth: true, handle: queues },
   { method: 'GET', path: '/openapi.json', auth: false, handle: openApi },
   { method: 'GET', path: '/', auth: false, handle: async (_, deps) => dashboardFile('/', deps) },
   {

@@ -3,6 +3,16 @@ import { parseJsonObjectBody } from '../../../engine/index.js';
 import type { JobDocument } from '../../api/job-document.js';
 import { ApiClient, CliError, type ClientOptions } from '../client.js';
 import { formatJob, progressLine } from '../format-job.js';
+import {
+  currentSteps,
+  FanOutRates,
+  QUEUE_CHECK_AFTER_MS,
+  queueHints,
+  type StepInfo,
+  sentAt,
+  stepsOf,
+} from '../job-view.js';
+import { colourFor, paint } from '../terminal.js';
 
 /** `--input '{"a":1}'` or `--input @file.json`. */
 async function readInput(input: string | undefined): Promise<string> {
@@ -21,7 +31,13 @@ const jobPath = (id: string) => `/api/job/${encodeURIComponent(id)}`;
 
 export async function submit(
   name: string,
-  options: ClientOptions & { input?: string; id?: string; wait?: boolean; version?: string },
+  options: ClientOptions & {
+    input?: string;
+    id?: string;
+    wait?: boolean;
+    version?: string;
+    detach?: boolean;
+  },
   out: (line: string) => void,
 ): Promise<number> {
   const api = new ApiClient(options);
@@ -33,10 +49,17 @@ export async function submit(
     `/api/workflow/${encodeURIComponent(name)}${query.size ? `?${query}` : ''}`,
     await readInput(options.input),
   );
-  if (!options.wait) {
+  // At once, whatever follows: a job that never moves (no worker) is still one to look up.
+  const p = paint(colourFor(process.stderr));
+  process.stderr.write(
+    `${p.green('started')} job ${p.bold(body.id)}  ${p.dim(`${api.baseUrl}/#/job/${body.id}`)}\n`,
+  );
+  const tty = process.stdout.isTTY === true && options.detach !== true;
+  if (!options.wait && !tty) {
     out(body.id);
     return 0;
   }
+  if (tty) return watch(body.id, options, out);
   const job = await waitForEnd(api, body.id, () => {});
   return finish(job, out);
 }
@@ -46,10 +69,16 @@ function finish(job: JobDocument, out: (line: string) => void): number {
     out(JSON.stringify(job.result ?? {}, null, 2));
     return 0;
   }
+  const p = paint(colourFor(process.stdout));
   out(
-    `job ${job.uuid} ${job.status}${job.error ? `: ${job.error.step ? `step ${job.error.step}: ` : ''}${job.error.message}` : ''}`,
+    `job ${job.uuid} ${p.status(job.status)}${job.error ? `: ${job.error.step ? `step ${job.error.step}: ` : ''}${job.error.message}` : ''}`,
   );
   return 1;
+}
+
+/** A job's exit status: 1 once it failed, was aborted or cancelled; 0 otherwise (completed, or not ended yet). */
+export function exitStatusOf(job: Pick<JobDocument, 'status'>): number {
+  return job.status === 'failed' || job.status === 'aborted' || job.status === 'cancelled' ? 1 : 0;
 }
 
 async function waitForEnd(
@@ -73,70 +102,115 @@ export async function status(
   id: string,
   options: ClientOptions & { json?: boolean },
   out: (line: string) => void,
-): Promise<void> {
-  const job = await new ApiClient(options).get<JobDocument>(jobPath(id));
-  out(options.json ? JSON.stringify(job, null, 2) : formatJob(job));
+): Promise<number> {
+  const api = new ApiClient(options);
+  const job = await api.get<JobDocument>(jobPath(id));
+  if (options.json) {
+    out(JSON.stringify(job, null, 2));
+    return exitStatusOf(job);
+  }
+  const p = paint(colourFor(process.stdout));
+  const steps = await stepsOf(api, job);
+  out(formatJob(job, { paint: p, steps }));
+  for (const hint of await queueHints(api, job, steps)) out(p.yellow(hint));
+  return exitStatusOf(job);
 }
 
-/** A live progress bar until the job ends; then its result or error. Exit status as `submit --wait`. */
+/** Whether a step has been running for `QUEUE_CHECK_AFTER_MS` or more. */
+function slowSteps(job: JobDocument, now = Date.now()): boolean {
+  return Object.values(job.steps).some((step) => {
+    const since = sentAt(step);
+    return (
+      step.status === 'running' && since !== undefined && now - Date.parse(since) >= QUEUE_CHECK_AFTER_MS
+    );
+  });
+}
+
+/** How often `watch` looks at the queues of steps that do not move. */
+const QUEUE_LOOK_MS = 5_000;
+
+/**
+ * A live progress bar until the job ends, with the step(s) running (a fan-out's rate and ETA) and,
+ * for a step that does not move, what its queue holds; then its result or error. Exit status as
+ * `submit --wait`.
+ */
 export async function watch(
   id: string,
   options: ClientOptions,
   out: (line: string) => void,
 ): Promise<number> {
   const api = new ApiClient(options);
-  const tty = process.stdout.isTTY;
+  const tty = process.stdout.isTTY === true;
+  const p = paint(colourFor(process.stdout));
+  const rates = new FanOutRates();
+  let steps: Map<string, StepInfo> | undefined;
+  let stepsAsked = false;
+  let hints: string[] = [];
+  let lookedAt = 0;
   let last = '';
   let latest: JobDocument | undefined;
+  /** The lines of the view: the bar, the step(s) running, the queue warnings. */
+  const view = (job: JobDocument): string[] => {
+    const bar = progressLine(job);
+    const running = currentSteps(job, rates, steps);
+    return [
+      p.status(job.status, bar),
+      ...(running ? [`  ${running}`] : []),
+      ...hints.map((hint) => `  ${p.yellow(hint)}`),
+    ];
+  };
+  let drawn = 0;
+  const draw = (job: JobDocument) => {
+    const lines = view(job);
+    // Back to the view's first line, then each line anew.
+    const up = drawn > 1 ? `\u001b[${drawn - 1}A` : '';
+    process.stdout.write(`${up}\r${lines.map((line) => `${line}\u001b[K`).join('\n')}\u001b[J`);
+    drawn = lines.length;
+  };
+  const look = async (job: JobDocument) => {
+    // Only a step that has not moved for a while is worth the look (and the definition's reading).
+    if (!slowSteps(job)) {
+      hints = [];
+      return;
+    }
+    if (!stepsAsked) {
+      stepsAsked = true;
+      steps = await stepsOf(api, job);
+    }
+    if (Date.now() - lookedAt < QUEUE_LOOK_MS) return;
+    lookedAt = Date.now();
+    hints = await queueHints(api, job, steps);
+  };
   const ticker = tty
     ? setInterval(() => {
-        if (latest) process.stdout.write(`\r${progressLine(latest)}\u001b[K`);
+        if (!latest) return;
+        const job = latest;
+        void look(job).then(() => {
+          if (latest === job && (job.status === 'running' || job.status === 'waiting')) draw(job);
+        });
       }, 500)
     : undefined;
   try {
     const job = await waitForEnd(api, id, (current) => {
       latest = current;
-      const line = progressLine(current);
-      if (tty) process.stdout.write(`\r${line}\u001b[K`);
-      else if (line.replace(/, [\d.]+m?s {2}/, '  ') !== last) out(line);
-      last = line.replace(/, [\d.]+m?s {2}/, '  ');
+      if (tty) {
+        draw(current);
+        return;
+      }
+      const lines = view(current);
+      // Without a terminal, a line only when something other than the clock changed.
+      const key = lines.map((line) => line.replace(/(, )?[\d.]+m?s\b/g, '')).join('\n');
+      if (key !== last) for (const line of lines) out(line);
+      last = key;
+      void look(current);
     });
-    if (tty) process.stdout.write('\n');
+    if (tty) {
+      draw(job);
+      process.stdout.write('\n');
+    }
     return finish(job, out);
   } finally {
     clearInterval(ticker);
-  }
-}
-
-export async function listJobs(
-  options: ClientOptions & { workflow?: string; status?: string; limit?: string },
-  out: (line: string) => void,
-): Promise<void> {
-  const query = new URLSearchParams({ detail: '1' });
-  if (options.workflow) query.set('workflow', options.workflow);
-  if (options.status) query.set('status', options.status);
-  query.set('limit', options.limit ?? '50');
-  const { jobs } = await new ApiClient(options).get<{
-    jobs: {
-      uuid: string;
-      workflow: string;
-      version: number;
-      status: string;
-      createdAt: string;
-      progress: { steps: number; stepsDone: number; children: number; childrenDone: number };
-    }[];
-  }>(`/api/jobs?${query}`);
-  if (!jobs.length) {
-    out(`no ${options.status ?? 'running'} jobs${options.workflow ? ` of ${options.workflow}` : ''}`);
-    return;
-  }
-  for (const job of jobs) {
-    const children = job.progress.children
-      ? `, ${job.progress.childrenDone}/${job.progress.children} children`
-      : '';
-    out(
-      `${job.uuid}  ${job.status.padEnd(9)}  ${job.workflow} v${job.version}  ${job.progress.stepsDone}/${job.progress.steps} steps${children}  ${job.createdAt}`,
-    );
   }
 }
 

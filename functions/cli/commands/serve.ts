@@ -1,8 +1,11 @@
 import { parseDuration } from '../../../engine/index.js';
 import { loadDashboard } from '../../dashboard/load-dashboard.js';
-import { startServe } from '../../local/serve.js';
+import { amqpUrlFromEnv, startServe } from '../../local/serve.js';
 import { createJsonLogger } from '../../telemetry/json-logger.js';
+import { createPrettyLogger } from '../../telemetry/pretty-logger.js';
+import { redactUrl } from '../../transport/amqp/url.js';
 import { CliError } from '../client.js';
+import { colourFor, paint } from '../terminal.js';
 
 export interface ServeCommandOptions {
   config?: string[];
@@ -25,6 +28,20 @@ export interface ServeCommandOptions {
   requestTtl?: string;
   quorumQueues?: boolean;
   maxDeliveries?: string;
+  /** `pretty` (the default on a terminal) or `json` (the default otherwise). */
+  logFormat?: string;
+}
+
+/** The log format: readable lines on a terminal, JSON lines otherwise, unless `--log-format` says. */
+export function logFormatOf(
+  value: string | undefined,
+  tty = process.stdout.isTTY === true,
+): 'pretty' | 'json' {
+  if (value === undefined) return tty ? 'pretty' : 'json';
+  const format = value.toLowerCase();
+  if (format !== 'pretty' && format !== 'json')
+    throw new CliError(`--log-format must be pretty or json, got "${value}"`);
+  return format;
 }
 
 function positiveInt(value: string | undefined, flag: string): number | undefined {
@@ -61,7 +78,12 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
     throw new CliError(`--request-ttl must be a duration such as 1h or 10m, got "${options.requestTtl}"`);
   const maxDeliveries = positiveInt(options.maxDeliveries, '--max-deliveries');
   if (maxDeliveries === 0) throw new CliError('--max-deliveries must be at least 1, got "0"');
-  const logger = createJsonLogger({});
+  const pretty = logFormatOf(options.logFormat) === 'pretty';
+  const colour = colourFor(process.stdout);
+  // For people, one start-up line (below) says what the JSON "serving" entry says.
+  const logger = pretty
+    ? createPrettyLogger({ colour, skip: (message) => message === 'serving' })
+    : createJsonLogger({});
   let handle: Awaited<ReturnType<typeof startServe>>;
   try {
     handle = await startServe({
@@ -90,6 +112,15 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
     });
   } catch (error) {
     throw new CliError((error as Error).message);
+  }
+  if (pretty) {
+    const p = paint(colour);
+    const workflows = (await handle.store.listWorkflows()).map((workflow) => workflow.name);
+    process.stdout.write(
+      `${p.green('switchyard serving')} ${p.bold(`${handle.url}/`)} (dashboard and API) · SQLite ${options.db} · ${
+        options.bus === 'memory' ? 'in-memory bus' : `RabbitMQ ${redactUrl(amqpUrlFromEnv(options.amqp))}`
+      } · ${workflows.length ? `workflows: ${workflows.join(', ')}` : 'no workflows yet (serve --config FILE, or switchyard push FILE)'} · Ctrl-C stops it\n`,
+    );
   }
   const fatal = await new Promise<Error | undefined>((resolve) => {
     const stop = (reason: Record<string, unknown>, error?: Error) => {

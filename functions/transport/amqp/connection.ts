@@ -1,6 +1,7 @@
 import { type ChannelModel, connect } from 'amqplib';
 import { FatalRefusalError, isLoginRefusal } from './fatal-refusal.js';
-import { describeError, redactUrl, urlForVhost } from './url.js';
+import { amqpUser, connectFailureHint } from './plain-failure.js';
+import { describeError, redactUrl, urlForVhost, vhostOfUrl } from './url.js';
 import { isVhostRefusal, VhostRefusedError } from './vhost-refusal.js';
 
 /** What the RabbitMQ adapters log through: `console` and Powertools' Logger both fit. */
@@ -221,14 +222,19 @@ export class RabbitMqConnection {
         // Closed while connecting: sleeping first would hold `close()` up for a whole backoff.
         if (this.closed) break;
         if (this.options.stopWhenVhostRefused && isVhostRefusal(error)) {
-          this.refusal = new VhostRefusedError(this.options.vhost ?? '', this.safeUrl, Date.now());
+          this.refusal = new VhostRefusedError(
+            this.options.vhost ?? vhostOfUrl(this.options.url),
+            this.safeUrl,
+            Date.now(),
+          );
           this.logger.error(`${this.refusal.message}; not connecting to it again`);
           this.stop(this.refusal);
           break;
         }
         if (this.options.stopWhenLoginRefused && isLoginRefusal(error)) {
           this.fatal = new FatalRefusalError(
-            `RabbitMQ at ${this.safeUrl} refused the login: check the user name and password`,
+            `RabbitMQ at ${this.safeUrl} refused the login of user "${amqpUser(this.options.url)}" (403 ACCESS_REFUSED): ` +
+              'check the user name and password in --amqp, AMQP_URL or AMQP_SERVER (the user guest may log in from localhost only)',
           );
           this.stop(this.fatal);
           this.options.onFatal?.(this.fatal);
@@ -246,8 +252,10 @@ export class RabbitMqConnection {
           break;
         }
         if (!onFailure) {
+          // What to check, once per outage: the lines after it only count the tries.
+          const hint = failures === 1 ? connectFailureHint(error) : undefined;
           this.logger.warn(
-            `RabbitMQ: cannot connect to ${this.safeUrl}: ${this.lastFailure}; retrying in ${delay} ms`,
+            `RabbitMQ: cannot connect to ${this.safeUrl}: ${this.lastFailure}${hint ? ` (${hint})` : ''}; retrying in ${delay} ms`,
           );
         }
         await this.sleep(delay);

@@ -166,3 +166,42 @@ function replyCode(error: unknown): number | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'number' ? code : undefined;
 }
+
+/** What a passive declare says of a queue: its ready messages and consumers, or that it does not exist. */
+export interface QueueCheck {
+  queue: string;
+  exists: boolean;
+  ready?: number;
+  consumers?: number;
+  error?: string;
+}
+
+/**
+ * Looks at queues with passive declares (`checkQueue`), which never create one. A queue that does not
+ * exist closes the channel (404 NOT_FOUND): the next check opens another. The channels are closed
+ * at the end.
+ */
+export async function checkQueues(
+  model: ChannelModel,
+  queues: readonly string[],
+  logger: RabbitMqLogger,
+): Promise<QueueCheck[]> {
+  const checks: QueueCheck[] = [];
+  let channel: Channel | undefined;
+  try {
+    for (const queue of queues) {
+      channel ??= await openChannel(model, logger);
+      try {
+        const { messageCount, consumerCount } = await channel.checkQueue(queue);
+        checks.push({ queue, exists: true, ready: messageCount, consumers: consumerCount });
+      } catch (error) {
+        channel = undefined;
+        if (replyCode(error) === 404) checks.push({ queue, exists: false });
+        else checks.push({ queue, exists: false, error: (error as Error).message });
+      }
+    }
+  } finally {
+    await channel?.close().catch(() => {});
+  }
+  return checks;
+}

@@ -1,3 +1,5 @@
+import { amqpUser } from './plain-failure.js';
+
 /**
  * The broker closed the connection when asked to open the vhost: it does not exist, or the user may
  * not use it. Connecting again would only be refused again (a failed login in the broker's log).
@@ -9,8 +11,11 @@ export class VhostRefusedError extends Error {
     /** When the broker refused it (ms since the epoch). */
     readonly at: number,
   ) {
+    const user = amqpUser(safeUrl);
     super(
-      `RabbitMQ refused the vhost "${vhost}" at ${safeUrl}: it does not exist, or the user may not use it`,
+      `RabbitMQ refused the vhost "${vhost}" at ${safeUrl}: it does not exist, or the user may not use it ` +
+        `(check with "rabbitmqctl list_vhosts" and "rabbitmqctl list_permissions -p ${vhost}"; ` +
+        `"rabbitmqctl set_permissions -p ${vhost} ${user} '.*' '.*' '.*'" lets ${user} use it)`,
     );
     this.name = 'VhostRefusedError';
   }

@@ -52,6 +52,19 @@ const MAX_POLL_BACKOFF_MS = 20_000;
  * SendMessage to the request's `reply_to`, deletes the request once the reply is sent (ack), or makes
  * it visible again (reject). After the queue's `maxReceiveCount` SQS moves a request to the
  * dead-letter queue; `deliveryCount` (ApproximateReceiveCount) lets the SDK answer with an error before.
+ *
+ * @example
+ * ```ts
+ * import { SQSClient } from '@aws-sdk/client-sqs';
+ * import { runWorker } from 'switchyard/worker';
+ * import { SqsWorkerTransport } from 'switchyard/worker/sqs';
+ *
+ * await runWorker({
+ *   queue: 'segment-word-counts', // the SQS queue <queuePrefix>segment-word-counts
+ *   transport: new SqsWorkerTransport({ client: new SQSClient({}), queuePrefix: 'switchyard-' }),
+ *   handler: (input) => ({ ...input, counted: true }),
+ * });
+ * ```
  */
 export class SqsWorkerTransport implements WorkerTransport {
   private readonly client: SQSClient;
