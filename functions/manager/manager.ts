@@ -181,7 +181,7 @@ export class Manager {
     const steps = [...definition.steps, ...(definition.tasks ?? []).flatMap((task) => task.steps)];
     for (const vhost of definition.vhosts?.length ? definition.vhosts : [null]) {
       for (const step of steps) {
-        if (step.type === 'signal' || step.task) continue;
+        if (step.type === 'signal' || step.task || step.workflow) continue;
         const queue = step.queue ?? step.name;
         queues.set(`${vhost}\u0000${queue}`, { queue, vhost });
       }
