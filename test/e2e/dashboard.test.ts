@@ -663,6 +663,10 @@ describe('Dashboard: in chromium against serve', () => {
     expect(started.input).toEqual({ requestedBy: 'the start form' });
     expect(started.version).toBe(2);
     await view.locator(`.recent-jobs tr[data-job="${id}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    // The step queues as the broker sees them: each queue of the workflow, with its steps.
+    const queueRow = view.locator(`.queues-panel tr[data-queue="${queues.prepare}"]`);
+    await queueRow.waitFor({ timeout: STATE_TIMEOUT });
+    expect(await queueRow.locator('td').last().textContent()).toContain('prepare');
     await screenshot(page, 'workflow-page');
     await link.click();
     await page.locator(`.job-view[data-job="${id}"]`).waitFor({ timeout: STATE_TIMEOUT });

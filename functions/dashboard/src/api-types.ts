@@ -52,5 +52,13 @@ export interface ChildrenPage {
 }
 
 /** The statuses the jobs list filters on. */
-export const JOB_FILTERS = ['all', 'running', 'paused', 'completed', 'failed', 'cancelled'] as const;
+export const JOB_FILTERS = [
+  'all',
+  'running',
+  'paused',
+  'completed',
+  'failed',
+  'cancelled',
+  'aborted',
+] as const;
 export type JobFilter = (typeof JOB_FILTERS)[number];

@@ -181,11 +181,12 @@ function JobHeader({
               </button>
             </span>
           )}
-          {(job.status === 'failed' || job.status === 'cancelled') && !job.parent && (
-            <button type="button" class="button-primary" onClick={retry} disabled={action.busy}>
-              {action.busy ? 'Retrying…' : 'Retry job'}
-            </button>
-          )}
+          {(job.status === 'failed' || job.status === 'cancelled' || job.status === 'aborted') &&
+            !job.parent && (
+              <button type="button" class="button-primary" onClick={retry} disabled={action.busy}>
+                {action.busy ? 'Retrying…' : 'Retry job'}
+              </button>
+            )}
         </div>
       </div>
       <dl class="facts job-facts">

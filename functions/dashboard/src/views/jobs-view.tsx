@@ -29,6 +29,7 @@ const FILTER_LABELS: Record<JobFilter, string> = {
   completed: 'Completed',
   failed: 'Failed',
   cancelled: 'Cancelled',
+  aborted: 'Aborted',
 };
 
 /** A job's input never changes: each is read once per page load, for the input search. */

@@ -13,8 +13,9 @@ import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
 import { JobRow, JobTableHead } from './job-row.js';
 import { ErrorNote, Loading } from './notes.js';
+import { QueuesPanel } from './queues-panel.js';
 
-const COUNTED = ['running', 'paused', 'completed', 'failed', 'cancelled'] as const;
+const COUNTED = ['running', 'paused', 'completed', 'failed', 'cancelled', 'aborted'] as const;
 const RECENT = 10;
 
 /**
@@ -163,6 +164,7 @@ export function WorkflowView({ name }: { name: string }) {
             </table>
           ))}
       </section>
+      <QueuesPanel workflow={name} />
       <Versions name={name} document={document} now={now} />
     </section>
   );

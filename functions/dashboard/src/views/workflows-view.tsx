@@ -10,7 +10,7 @@ import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
 import { ErrorNote, Loading } from './notes.js';
 
-const COUNTED = ['running', 'paused', 'completed', 'failed', 'cancelled'] as const;
+const COUNTED = ['running', 'paused', 'completed', 'failed', 'cancelled', 'aborted'] as const;
 
 /** Every registered workflow: its versions, job counts and DAG. */
 export function WorkflowsView() {
