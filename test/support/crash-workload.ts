@@ -428,7 +428,7 @@ async function checkLinkedJobs(
   for (const caller of callers) {
     expect(caller.steps.call, caller.uuid).toMatchObject({
       status: 'completed',
-      attempts: 1,
+      attempt: 1,
       job: calledJobId(caller.uuid, 'call', 1),
     });
     expect(calls.get(`${caller.uuid}/call/1`), `called jobs of ${caller.uuid}`).toBe(1);
@@ -463,7 +463,7 @@ async function checkLinkedJobs(
     const failed = Number(job.input.n) % 2 === 0;
     expect(document.steps.risky, job.id).toMatchObject({
       status: failed ? 'failed' : 'completed',
-      attempts: 1,
+      attempt: 1,
     });
     expect(document.steps.risky?.handled, job.id).toBe(failed ? true : undefined);
     expect(document.steps[failed ? 'normal' : 'recover']?.status, job.id).toBe('skipped');

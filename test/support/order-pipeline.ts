@@ -121,7 +121,7 @@ export async function expectOrderOutcomes(
     expect(job.steps['refund-and-cancel']?.skipReason).toContain('has(input.error)');
     expect(outputOf(job, 'total')).toEqual({ total, currency: 'EUR' });
     // What charge-card was sent: its `input:` mapping, with the workflow's params under it.
-    expect(job.steps['charge-card']).toMatchObject({ status: 'completed', attempts: 1 });
+    expect(job.steps['charge-card']).toMatchObject({ status: 'completed', attempt: 1 });
     expect(job.steps['charge-card']?.input).toEqual({
       orderId,
       card: order.card,
@@ -131,7 +131,7 @@ export async function expectOrderOutcomes(
     expect(outputOf(job, 'charge-card')).toEqual({ chargeId: `ch-${orderId}`, charged: total });
     // The called shipping job: derived id, linked back, its result the ship step's output.
     const shippingId = calledJobId(id, 'ship', 1);
-    expect(job.steps.ship).toMatchObject({ status: 'completed', attempts: 1, job: shippingId });
+    expect(job.steps.ship).toMatchObject({ status: 'completed', attempt: 1, job: shippingId });
     const shipping = (await api<JobDocument>('GET', `/api/job/${shippingId}`)).body;
     expect(shipping).toMatchObject({
       workflow: 'shipping',
@@ -168,7 +168,7 @@ export async function expectOrderOutcomes(
     // Not retryable: one attempt although retries is 2; handled, so the job went on.
     expect(job.steps['charge-card']).toMatchObject({
       status: 'failed',
-      attempts: 1,
+      attempt: 1,
       handled: true,
       error: 'card declined',
       input: { orderId, card: DECLINED_CARD, amount: expectedTotal(orderId), currency: 'EUR' },

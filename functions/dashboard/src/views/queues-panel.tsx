@@ -1,11 +1,7 @@
 import type { QueueReport } from '../../../api/api-service.js';
 import { useResource } from '../hooks.js';
+import { unattended } from '../queue-health.js';
 import { ErrorNote, Loading } from './notes.js';
-
-/** Whether a queue holds requests that no worker takes: the usual reason a job does not move. */
-export function unattended(queue: Pick<QueueReport, 'ready' | 'consumers'>): boolean {
-  return (queue.ready ?? 0) > 0 && queue.consumers === 0;
-}
 
 /** The step queues of one workflow as the broker sees them: ready requests and consumers. */
 export function QueuesPanel({ workflow }: { workflow: string }) {

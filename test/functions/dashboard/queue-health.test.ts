@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unattended } from '../../../functions/dashboard/src/views/queues-panel.js';
+import { unattended } from '../../../functions/dashboard/src/queue-health.js';
 
 describe('Function: unattended', () => {
   it.each([
