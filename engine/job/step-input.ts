@@ -7,8 +7,12 @@ import { stepInput } from './inputs.js';
 export type Evaluated<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /** Evaluates a step's `when:`; the merged input is what the expression sees as `input`. */
-export function evaluateWhen(d: Draft, node: StepNode, when: CompiledExpression<'bool'>): Evaluated<boolean> {
-  const result = when.evaluate(variablesFor(d, when, stepInput(d.job, node, d.graph)));
+export function evaluateWhen(
+  d: Draft,
+  when: CompiledExpression<'bool'>,
+  merged: JsonObject,
+): Evaluated<boolean> {
+  const result = when.evaluate(variablesFor(d, when, merged));
   return result.ok ? result : { ok: false, error: expressionError('when', when, result.error) };
 }
 
@@ -19,8 +23,8 @@ export function evaluateWhen(d: Draft, node: StepNode, when: CompiledExpression<
 export function effectiveInput(
   d: Draft,
   node: StepNode,
+  merged: JsonObject,
 ): { ok: true; value: JsonObject; recorded: boolean } | { ok: false; error: string } {
-  const merged = stepInput(d.job, node, d.graph);
   let value = merged;
   if (node.inputMap) {
     const mapped = node.inputMap.evaluate(variablesFor(d, node.inputMap, merged));

@@ -20,7 +20,7 @@ import {
   fanOutTooLarge,
 } from './fan-out.js';
 import { holdAttempt } from './hold.js';
-import { jobResult } from './inputs.js';
+import { jobResult, stepInput } from './inputs.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
 import { effectiveInput, evaluateWhen, startedInput } from './step-input.js';
@@ -88,17 +88,24 @@ export function dispatchStep(d: Draft, node: StepNode): void {
   if (node.dependsIndex.length && node.dependsIndex.every((i) => d.job.steps[i]?.status === 'skipped')) {
     return skipStep(d, node, 'every step it depends on was skipped');
   }
+  // The merged input, computed once for the condition and the mapping.
+  const merged = node.when || node.inputMap || node.params ? stepInput(d.job, node, d.graph) : undefined;
   if (node.when) {
-    const when = evaluateWhen(d, node, node.when);
+    const when = evaluateWhen(d, node.when, merged as JsonObject);
     if (!when.ok) return failStep(d, node, when.error);
     if (!when.value) return skipStep(d, node, `"when" is false: ${node.when.source}`);
   }
   const state = d.step(node.name);
   if (state.status === 'waiting' && !(node.kind === 'fanout' && state.children)) {
-    const input = effectiveInput(d, node);
-    if (!input.ok) return failStep(d, node, input.error);
-    if (input.recorded || state.input !== undefined)
-      d.updateStep(node.name, { input: input.recorded ? input.value : undefined });
+    if (merged === undefined) {
+      // Sent its merged input; an input recorded by an earlier run (a signal's) no longer holds.
+      if (state.input !== undefined) d.updateStep(node.name, { input: undefined });
+    } else {
+      const input = effectiveInput(d, node, merged);
+      if (!input.ok) return failStep(d, node, input.error);
+      if (input.recorded || state.input !== undefined)
+        d.updateStep(node.name, { input: input.recorded ? input.value : undefined });
+    }
   }
   if (node.kind === 'worker' || node.kind === 'call') return sendAttempt(d, node);
   const started: Partial<StepState> = {
