@@ -811,9 +811,11 @@ describe('SwitchyardStack context', CDK, () => {
       resourcesOfType(synthesized.template, 'AWS::Lambda::EventSourceMapping'),
     )
       .map(
-        (mapping) => (mapping.Properties?.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency,
+        (mapping) =>
+          (mapping.Properties?.ScalingConfig as { MaximumConcurrency?: number } | undefined)
+            ?.MaximumConcurrency,
       )
-      .sort((a, b) => a - b);
+      .sort((a, b) => Number(a) - Number(b));
     expect(concurrency).toEqual([3, 4, 20]);
     expect(functionProperties(synthesized, 'ApiFunction').ReservedConcurrentExecutions).toBeUndefined();
     expect(() => synthStack({ repliesMaxConcurrency: '1' })).toThrow(
