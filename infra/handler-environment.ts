@@ -3,7 +3,7 @@ import type { RabbitMqBus } from './constructs/rabbitmq-bus.js';
 import type { SqsBus } from './constructs/sqs-bus.js';
 import type { SwitchyardTable } from './constructs/table.js';
 import type { TimerQueue } from './constructs/timers.js';
-import { REPLY_QUEUE } from './queue-names.js';
+import { REPLY_QUEUE, STACK_TAG } from './queue-names.js';
 import type { SwitchyardSettings } from './settings.js';
 
 export interface HandlerEnvironmentSources {
@@ -37,6 +37,7 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
       DEAD_LETTER_QUEUE_URL: sqsBus.stepDeadLetterQueue.queueUrl,
       STEP_QUEUE_DLQ_ARN: sqsBus.stepDeadLetterQueue.queueArn,
       STEP_QUEUE_VISIBILITY_TIMEOUT: String(settings.stepVisibilityTimeout.toSeconds()),
+      QUEUE_TAGS: JSON.stringify({ [STACK_TAG]: settings.stackName }),
     });
   }
   if (mqBus) {

@@ -2,6 +2,9 @@ import { DEFAULT_REPLY_QUEUE } from '../engine/ports/bus.js';
 /** The reply queue's name, under the prefix on SQS and as is on RabbitMQ (the protocol's default). */
 export const REPLY_QUEUE = DEFAULT_REPLY_QUEUE;
 
+/** The tag every queue of the stack carries, with the stack's name: IAM lets the functions use only those. */
+export const STACK_TAG = 'switchyard:stack';
+
 /** The stack's own queues; a workflow step may not use one of these names. */
 export const MANAGER_QUEUES = {
   reply: REPLY_QUEUE,

@@ -3,7 +3,7 @@ import type { Node } from 'constructs';
 import { parseDuration } from '../engine/definition/duration.js';
 
 export type BusKind = 'sqs' | 'rabbitmq';
-export type AuthKind = 'apiKey' | 'iam';
+export type AuthKind = 'apiKey' | 'iam' | 'cognito';
 export type BrokerDeploymentMode = 'SINGLE_INSTANCE' | 'CLUSTER_MULTI_AZ';
 
 /** Where the workflow definitions deployed with the stack come from. */
@@ -27,8 +27,16 @@ export interface ApiSettings {
   rateLimit: number;
   /** @default 100 */
   burstLimit: number;
-  /** Requests a day per API key. @default 100000 */
+  /** Requests a day per API key; 0: no quota (the default: job starts, long polls and the dashboard all count). */
   dailyQuota: number;
+  /** With `-c auth=cognito`: the user pool whose JWTs (ID tokens) the API accepts. */
+  cognitoUserPoolArn?: string;
+  /** Concurrent executions reserved for (and capping) the API function; 0: none reserved. @default 50 */
+  reservedConcurrency: number;
+  /** An AWS WAF web ACL on the stage: AWS managed rules and a per-address rate rule. @default false */
+  waf: boolean;
+  /** The WAF rate rule: requests per address in any 5 minutes before it blocks. @default 2000 */
+  wafRateLimit: number;
   /** Create the region-wide API Gateway CloudWatch role that execution logging needs. @default true */
   createCloudWatchRole: boolean;
 }
@@ -53,6 +61,14 @@ export interface SwitchyardSettings {
   maxMessageBytes: number;
   api: ApiSettings;
   broker: BrokerSettings;
+  /** Most concurrent invocations each SQS event source may start (Lambda's `maxConcurrency`). */
+  eventSources: {
+    repliesMaxConcurrency: number;
+    timersMaxConcurrency: number;
+    deadLettersMaxConcurrency: number;
+  };
+  /** Every alarm notifies this SNS topic; with an address, it is subscribed by email. */
+  alarms: { email?: string };
 }
 
 const DEFAULT_WORKFLOWS = 'examples/word-counts/workflows.yaml';
@@ -70,7 +86,9 @@ export function readSettings(node: Node): SwitchyardSettings {
       `-c stackName=${stackName}: a stack name is letters, digits and hyphens, starting with a letter`,
     );
   }
-  const queuePrefix = context.text('queuePrefix', `${stackName}-`);
+  // "_" cannot occur in a stack name: the default prefix of one stack is never the start of another's
+  // (Switchyard_ does not match Switchyard-Staging_…). The queues are tagged with the stack too.
+  const queuePrefix = context.text('queuePrefix', `${stackName}_`);
   if (!/^[A-Za-z0-9_-]{1,40}$/.test(queuePrefix)) {
     throw new Error(
       `-c queuePrefix=${queuePrefix}: SQS queue names allow letters, digits, "-" and "_"; keep the prefix to 40 characters`,
@@ -91,7 +109,7 @@ export function readSettings(node: Node): SwitchyardSettings {
     ),
   };
   checkBroker(broker);
-  return {
+  const settings: SwitchyardSettings = {
     stackName,
     bus: context.oneOf('bus', ['sqs', 'rabbitmq'], 'sqs'),
     queuePrefix,
@@ -107,14 +125,46 @@ export function readSettings(node: Node): SwitchyardSettings {
     jobRetentionDays: context.integer('jobRetentionDays', 30, 0, 3650),
     maxMessageBytes: context.integer('maxMessageBytes', 1024 * 1024, 1024, 1024 * 1024),
     api: {
-      auth: context.oneOf('auth', ['apiKey', 'iam'], 'apiKey'),
+      auth: context.oneOf('auth', ['apiKey', 'iam', 'cognito'], 'apiKey'),
       rateLimit: context.integer('apiRateLimit', 50, 1, 10_000),
       burstLimit: context.integer('apiBurstLimit', 100, 1, 5_000),
-      dailyQuota: context.integer('apiDailyQuota', 100_000, 1, 1_000_000_000),
+      dailyQuota: context.integer('apiDailyQuota', 0, 0, 1_000_000_000),
       createCloudWatchRole: context.flag('apiGatewayCloudWatchRole', true),
+      cognitoUserPoolArn: context.optionalText('cognitoUserPoolArn'),
+      reservedConcurrency: context.integer('apiReservedConcurrency', 50, 0, 10_000),
+      waf: context.flag('waf', false),
+      wafRateLimit: context.integer('wafRateLimit', 2000, 100, 2_000_000_000),
     },
     broker,
+    eventSources: {
+      // Lambda's maxConcurrency takes 2 to 1000.
+      repliesMaxConcurrency: context.integer('repliesMaxConcurrency', 10, 2, 1000),
+      timersMaxConcurrency: context.integer('timersMaxConcurrency', 5, 2, 1000),
+      deadLettersMaxConcurrency: context.integer('deadLettersMaxConcurrency', 2, 2, 1000),
+    },
+    alarms: { email: alarmEmail(context.optionalText('alarmEmail')) },
   };
+  if (settings.api.auth === 'cognito' && !settings.api.cognitoUserPoolArn) {
+    throw new Error(
+      '-c auth=cognito needs -c cognitoUserPoolArn=arn:aws:cognito-idp:<region>:<account>:userpool/<id>',
+    );
+  }
+  if (
+    settings.api.cognitoUserPoolArn &&
+    !/^arn:aws[\w-]*:cognito-idp:[\w-]+:\d{12}:userpool\/[\w-]+$/.test(settings.api.cognitoUserPoolArn)
+  ) {
+    throw new Error(
+      `-c cognitoUserPoolArn=${settings.api.cognitoUserPoolArn}: expected a Cognito user pool ARN`,
+    );
+  }
+  return settings;
+}
+
+function alarmEmail(value: string | undefined): string | undefined {
+  if (value !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(value)) {
+    throw new Error(`-c alarmEmail=${value}: expected an email address`);
+  }
+  return value;
 }
 
 /** Amazon MQ runs RabbitMQ 4 only on mq.m7g hosts, and a cluster not on the burstable t3.micro. */

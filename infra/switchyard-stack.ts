@@ -1,19 +1,20 @@
-import { CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
+import { parkedQueueOf } from '../functions/aws/mq-reply-queues.js';
 import { SwitchyardApi } from './constructs/api.js';
 import { type FunctionNetwork, HandlerFunction } from './constructs/handler-function.js';
-import { Monitoring } from './constructs/monitoring.js';
+import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
 import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
 import { SqsBus } from './constructs/sqs-bus.js';
 import { SwitchyardTable } from './constructs/table.js';
 import { TimerQueue } from './constructs/timers.js';
 import { WorkflowRegistration } from './constructs/workflow-registration.js';
 import { handlerEnvironment } from './handler-environment.js';
-import { checkStepQueueNames, REPLY_QUEUE } from './queue-names.js';
+import { checkStepQueueNames, REPLY_QUEUE, STACK_TAG } from './queue-names.js';
 import type { SwitchyardSettings } from './settings.js';
 import type { DeployedWorkflows } from './workflow-queues.js';
 
@@ -44,13 +45,14 @@ const STORE_ACTIONS = [
   // a ConditionCheck by ConditionCheckItem.
   'dynamodb:ConditionCheckItem',
 ];
-/** Queues for workflows registered after the deploy are created with the stack's settings. */
-const CREATE_QUEUE_ACTIONS = [
-  'sqs:CreateQueue',
-  'sqs:GetQueueUrl',
-  'sqs:GetQueueAttributes',
-  'sqs:SetQueueAttributes',
-];
+/**
+ * Queues for workflows registered after the deploy are created with the stack's settings and its tag
+ * (tagging at creation needs TagQueue). SetQueueAttributes is granted for the attributes CreateQueue
+ * sets, under the same `aws:RequestTag` condition as CreateQueue: a SetQueueAttributes call of its own
+ * carries no request tag, so no existing queue's policy or settings can be changed.
+ */
+const CREATE_QUEUE_ACTIONS = ['sqs:CreateQueue', 'sqs:TagQueue', 'sqs:SetQueueAttributes'];
+const LOOK_UP_QUEUE_ACTIONS = ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'];
 
 /** Registering a definition: read the versions, write the next one conditionally. */
 const REGISTER_ACTIONS = [
@@ -65,6 +67,8 @@ const SQS_EVENT_BATCH = {
   maxBatchingWindow: Duration.seconds(1),
   reportBatchItemFailures: true,
 };
+/** The Amazon MQ mapping's batch: Lambda runs one invocation at a time per mapping (docs/deploying.md). */
+const MQ_EVENT_BATCH = { batchSize: 10, maximumBatchingWindowInSeconds: 1 };
 
 /** The deployed Switchyard: API, store, bus (SQS or Amazon MQ for RabbitMQ), timers, monitoring. */
 export class SwitchyardStack extends Stack {
@@ -72,6 +76,8 @@ export class SwitchyardStack extends Stack {
     super(scope, id, { description: 'Switchyard workflow manager', ...props });
     const { settings, workflows } = props;
     checkStepQueueNames(workflows.stepQueues);
+    // The functions may use only queues with this tag (queues made at run time get it at creation).
+    Tags.of(this).add(STACK_TAG, settings.stackName);
 
     const store = new SwitchyardTable(this, 'Store', { destroy: settings.destroy });
     const timerQueue = new TimerQueue(this, 'TimerQueue', {
@@ -106,6 +112,7 @@ export class SwitchyardStack extends Stack {
     const apiFunction = new HandlerFunction(this, 'ApiFunction', {
       ...common,
       ...SIZES.api,
+      reservedConcurrency: settings.api.reservedConcurrency || undefined,
       handler: 'api',
       description: 'Switchyard HTTP API and dashboard (API Gateway REST proxy events)',
     });
@@ -137,30 +144,51 @@ export class SwitchyardStack extends Stack {
     ];
 
     const queuesUnderPrefix = this.formatArn({ service: 'sqs', resource: `${settings.queuePrefix}*` });
+    // Only queues tagged with this stack: a prefix alone could match another stack's queues.
+    const taggedQueues = { StringEquals: { [`aws:ResourceTag/${STACK_TAG}`]: settings.stackName } };
+    const taggingQueues = { StringEquals: { [`aws:RequestTag/${STACK_TAG}`]: settings.stackName } };
     for (const fn of managerFunctions) {
       fn.allow('UseStore', STORE_ACTIONS, store.resourceArns);
       if (sqsBus) {
         // Workflows registered after the deploy get their queues then: their names are known, not their ARNs.
-        fn.allow('SendToQueues', ['sqs:SendMessage', 'sqs:GetQueueUrl'], [queuesUnderPrefix]);
+        fn.allow('SendToQueues', ['sqs:SendMessage', 'sqs:GetQueueUrl'], [queuesUnderPrefix], taggedQueues);
       } else {
         fn.allow('ArmTimers', ['sqs:SendMessage'], [timerQueue.queue.queueArn]);
       }
       if (mqBus)
         fn.allow('ReadBrokerCredentials', ['secretsmanager:GetSecretValue'], [mqBus.credentials.secretArn]);
     }
+    const allowCreatingQueues = (fn: HandlerFunction): void => {
+      fn.allow('CreateStepQueues', CREATE_QUEUE_ACTIONS, [queuesUnderPrefix], taggingQueues);
+      fn.allow('LookUpStepQueues', LOOK_UP_QUEUE_ACTIONS, [queuesUnderPrefix], taggedQueues);
+    };
     if (sqsBus) {
-      apiFunction.allow('CreateStepQueues', CREATE_QUEUE_ACTIONS, [queuesUnderPrefix]);
+      allowCreatingQueues(apiFunction);
       this.acknowledgeQueuePrefix([...managerFunctions], settings.queuePrefix);
     }
 
+    const { eventSources } = settings;
     if (sqsBus) {
-      repliesFunction.function.addEventSource(new SqsEventSource(sqsBus.replyQueue, SQS_EVENT_BATCH));
+      repliesFunction.function.addEventSource(
+        new SqsEventSource(sqsBus.replyQueue, {
+          ...SQS_EVENT_BATCH,
+          maxConcurrency: eventSources.repliesMaxConcurrency,
+        }),
+      );
       deadLettersFunction?.function.addEventSource(
-        new SqsEventSource(sqsBus.stepDeadLetterQueue, SQS_EVENT_BATCH),
+        new SqsEventSource(sqsBus.stepDeadLetterQueue, {
+          ...SQS_EVENT_BATCH,
+          maxConcurrency: eventSources.deadLettersMaxConcurrency,
+        }),
       );
     }
-    const brokerMapping = mqBus ? this.triggerFromBroker(repliesFunction, mqBus) : undefined;
-    timersFunction.function.addEventSource(new SqsEventSource(timerQueue.queue, SQS_EVENT_BATCH));
+    const brokerMappings = mqBus ? this.triggerFromBroker(repliesFunction, mqBus) : undefined;
+    timersFunction.function.addEventSource(
+      new SqsEventSource(timerQueue.queue, {
+        ...SQS_EVENT_BATCH,
+        maxConcurrency: eventSources.timersMaxConcurrency,
+      }),
+    );
     new events.Rule(this, 'TimerSweep', {
       description: 'Switchyard timers sweep: deadlines whose delayed message was lost or is not due yet',
       schedule: events.Schedule.rate(Duration.minutes(1)),
@@ -182,7 +210,7 @@ export class SwitchyardStack extends Stack {
       });
       registerFunction.allow('RegisterWorkflows', REGISTER_ACTIONS, store.resourceArns);
       if (sqsBus) {
-        registerFunction.allow('CreateStepQueues', CREATE_QUEUE_ACTIONS, [queuesUnderPrefix]);
+        allowCreatingQueues(registerFunction);
         this.acknowledgeQueuePrefix([registerFunction], settings.queuePrefix);
       }
       if (mqBus) {
@@ -199,14 +227,34 @@ export class SwitchyardStack extends Stack {
       });
       registration.node.addDependency(store.table);
       // The reply queue must exist before the event source mapping polls it.
-      brokerMapping?.node.addDependency(registration);
+      for (const mapping of brokerMappings ?? []) mapping.node.addDependency(registration);
     }
 
-    new Monitoring(this, 'Monitoring', {
+    const monitoring = new Monitoring(this, 'Monitoring', {
+      stackName: settings.stackName,
+      alarmEmail: settings.alarms.email,
+      table: store.table,
       deadLetterQueues: {
         TimerQueue: timerQueue.deadLetterQueue,
         ...(sqsBus
           ? { ReplyQueue: sqsBus.replyDeadLetterQueue, StepQueues: sqsBus.stepDeadLetterQueue }
+          : {}),
+      },
+      queueAges: {
+        Timers: { queue: timerQueue.queue, seconds: QUEUE_AGE_THRESHOLDS.timer },
+        TimerDeadLetters: { queue: timerQueue.deadLetterQueue, seconds: QUEUE_AGE_THRESHOLDS.deadLetters },
+        ...(sqsBus
+          ? {
+              Replies: { queue: sqsBus.replyQueue, seconds: QUEUE_AGE_THRESHOLDS.reply },
+              ReplyDeadLetters: {
+                queue: sqsBus.replyDeadLetterQueue,
+                seconds: QUEUE_AGE_THRESHOLDS.deadLetters,
+              },
+              StepDeadLetters: {
+                queue: sqsBus.stepDeadLetterQueue,
+                seconds: QUEUE_AGE_THRESHOLDS.drainedDeadLetters,
+              },
+            }
           : {}),
       },
       functions: Object.fromEntries(
@@ -215,6 +263,12 @@ export class SwitchyardStack extends Stack {
           fn.function,
         ]),
       ),
+      broker: mqBus
+        ? {
+            replies: { brokerName: mqBus.brokerName, vhost: '/', queue: REPLY_QUEUE },
+            parked: { brokerName: mqBus.brokerName, vhost: '/', queue: parkedQueueOf(REPLY_QUEUE) },
+          }
+        : undefined,
     });
 
     new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'Base URL of the API and the dashboard' });
@@ -227,6 +281,11 @@ export class SwitchyardStack extends Stack {
     new CfnOutput(this, 'TableName', { value: store.table.tableName });
     new CfnOutput(this, 'TimerQueueUrl', { value: timerQueue.queue.queueUrl });
     new CfnOutput(this, 'QueuePrefix', { value: settings.queuePrefix });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: monitoring.topic.topicArn,
+      description: 'Every alarm notifies this topic: subscribe your pager or chat to it',
+    });
+    new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName });
     if (sqsBus) {
       new CfnOutput(this, 'ReplyQueueUrl', { value: sqsBus.replyQueue.queueUrl });
       new CfnOutput(this, 'StepDeadLetterQueueUrl', { value: sqsBus.stepDeadLetterQueue.queueUrl });
@@ -259,7 +318,7 @@ export class SwitchyardStack extends Stack {
    * Amazon MQ has no L2 event source: a raw mapping on the reply queue, logging in with the broker
    * secret. Lambda reads the secret and looks up the broker's network with the function's role.
    */
-  private triggerFromBroker(replies: HandlerFunction, bus: RabbitMqBus): lambda.CfnEventSourceMapping {
+  private triggerFromBroker(replies: HandlerFunction, bus: RabbitMqBus): lambda.CfnEventSourceMapping[] {
     replies.allow('DescribeBroker', ['mq:DescribeBroker'], [bus.broker.attrArn]);
     // secretsmanager:GetSecretValue on the broker secret, and the network interface actions, it already has.
     const describe = replies.allowUnscoped(
@@ -267,19 +326,25 @@ export class SwitchyardStack extends Stack {
       ['ec2:DescribeSecurityGroups', 'ec2:DescribeVpcs'],
       'The Amazon MQ event source mapping describes the broker network with the function role; EC2 Describe actions have no resource-level permissions.',
     );
-    const mapping = new lambda.CfnEventSourceMapping(this, 'RepliesFromBroker', {
-      functionName: replies.function.functionName,
-      eventSourceArn: bus.broker.attrArn,
-      queues: [REPLY_QUEUE],
-      batchSize: 10,
-      maximumBatchingWindowInSeconds: 1,
-      sourceAccessConfigurations: [
-        { type: 'BASIC_AUTH', uri: bus.credentials.secretArn },
-        { type: 'VIRTUAL_HOST', uri: '/' },
-      ],
-    });
-    mapping.node.addDependency(replies.role, describe);
-    return mapping;
+    const mapping = (id: string, queue: string): lambda.CfnEventSourceMapping => {
+      const created = new lambda.CfnEventSourceMapping(this, id, {
+        functionName: replies.function.functionName,
+        eventSourceArn: bus.broker.attrArn,
+        queues: [queue],
+        ...MQ_EVENT_BATCH,
+        sourceAccessConfigurations: [
+          { type: 'BASIC_AUTH', uri: bus.credentials.secretArn },
+          { type: 'VIRTUAL_HOST', uri: '/' },
+        ],
+      });
+      created.node.addDependency(replies.role, describe);
+      return created;
+    };
+    // Each mapping runs one invocation at a time: the parked queue's drain never waits for the replies.
+    const replyMapping = mapping('RepliesFromBroker', REPLY_QUEUE);
+    const parkedMapping = mapping('ParkedRepliesFromBroker', parkedQueueOf(REPLY_QUEUE));
+    parkedMapping.node.addDependency(replyMapping);
+    return [replyMapping, parkedMapping];
   }
 
   private acknowledgeQueuePrefix(functions: HandlerFunction[], prefix: string): void {

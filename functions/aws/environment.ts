@@ -14,6 +14,8 @@ export interface SqsBusEnvironment {
   /** Step queues created after the deploy redrive to this queue, as the stack's own do. */
   stepQueueDeadLetterArn: string;
   stepQueueVisibilityTimeoutSeconds: number;
+  /** Tags every step queue created at run time carries (QUEUE_TAGS, JSON): IAM lets the functions use only those. */
+  queueTags: Record<string, string>;
 }
 
 export interface RabbitMqBusEnvironment {
@@ -100,6 +102,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
         0,
         MAX_VISIBILITY_TIMEOUT_SECONDS,
       ),
+      queueTags: reader.tags('QUEUE_TAGS'),
     };
   } else if (busKind === 'rabbitmq') {
     bus = {
@@ -175,6 +178,25 @@ class EnvironmentReader {
       return fallback;
     }
     return number;
+  }
+
+  /** A JSON object of text values; unset: no tags. */
+  tags(name: string): Record<string, string> {
+    const value = this.optional(name);
+    if (value === undefined) return {};
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      parsed = undefined;
+    }
+    const entries =
+      parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.entries(parsed) : undefined;
+    if (!entries || entries.some(([, text]) => typeof text !== 'string')) {
+      this.problems.push(`${name} is not a JSON object of text values`);
+      return {};
+    }
+    return Object.fromEntries(entries) as Record<string, string>;
   }
 
   logLevel(name: string): LogLevel {

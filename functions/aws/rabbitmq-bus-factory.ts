@@ -1,8 +1,17 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { connect } from 'amqplib';
 import type { Bus } from '../../engine/ports/bus.js';
 import { RabbitMqBus } from '../adapters/rabbitmq/bus.js';
 import { readBrokerUrl } from './broker-url.js';
 import type { BusFactory } from './container.js';
+import { declareReplyQueues } from './mq-reply-queues.js';
+
+/** The broker URL each bus was built with: the replies handler parks over a connection of its own. */
+const brokerUrls = new WeakMap<Bus, string>();
+
+export function brokerUrlOf(bus: Bus): string | undefined {
+  return brokerUrls.get(bus);
+}
 
 /**
  * The RabbitMQ bus on Amazon MQ, over AMQPS, logging in with the broker secret's user and password
@@ -22,9 +31,19 @@ export const rabbitMqBusFactory: BusFactory = async ({ env, secretsManager, tele
     logger: telemetry.logger,
     connectionName: 'switchyard-lambda',
   });
+  brokerUrls.set(rabbit, url);
   // The event source mapping consumes the reply queue but never declares it, and a reply published to
-  // a queue that does not exist is dropped: declare it before this container sends any request.
+  // a queue that does not exist is dropped: declare it before this container sends any request. It is
+  // a quorum queue with a delivery limit and the parked queue as its dead-letter target
+  // (mq-reply-queues.ts), declared first so that the bus's own plain declaration finds it there.
   try {
+    const model = await connect(url, { clientProperties: { connection_name: 'switchyard-lambda:declare' } });
+    model.on('error', () => {});
+    try {
+      await declareReplyQueues(model, env.replyQueue, telemetry.logger);
+    } finally {
+      await model.close().catch(() => {});
+    }
     await rabbit.ensureQueues([{ queue: env.replyQueue, vhost: null }]);
   } catch (error) {
     telemetry.logger.warn('could not declare the reply queue yet', { queue: env.replyQueue, error });

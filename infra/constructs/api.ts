@@ -1,7 +1,9 @@
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as cognito from 'aws-cdk-lib/aws-cognito';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import type { SwitchyardSettings } from '../settings.js';
 
@@ -26,6 +28,8 @@ export class SwitchyardApi extends Construct {
   readonly restApi: apigateway.RestApi;
   /** Only with API keys (the default). */
   readonly apiKey?: apigateway.ApiKey;
+  /** With `-c waf=true`. */
+  readonly webAcl?: wafv2.CfnWebACL;
 
   constructor(scope: Construct, id: string, props: SwitchyardApiProps) {
     super(scope, id);
@@ -62,10 +66,7 @@ export class SwitchyardApi extends Construct {
       proxy: true,
       allowTestInvoke: false,
     });
-    const credentials: apigateway.MethodOptions =
-      settings.api.auth === 'iam'
-        ? { authorizationType: apigateway.AuthorizationType.IAM }
-        : { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: true };
+    const credentials = this.credentials(settings);
     const everythingElse = this.restApi.root
       .addResource('{proxy+}')
       .addMethod('ANY', integration, credentials);
@@ -87,14 +88,96 @@ export class SwitchyardApi extends Construct {
         description: `Switchyard API key (${settings.stackName})`,
       });
       const plan = this.restApi.addUsagePlan('UsagePlan', {
-        description: 'Every Switchyard API key: throttling and a daily quota',
+        description: 'Every Switchyard API key: throttling (and a daily quota with -c apiDailyQuota)',
         throttle: { rateLimit: settings.api.rateLimit, burstLimit: settings.api.burstLimit },
-        quota: { limit: settings.api.dailyQuota, period: apigateway.Period.DAY },
+        // No quota by default: job starts, long polls and the dashboard all count against it.
+        quota:
+          settings.api.dailyQuota > 0
+            ? { limit: settings.api.dailyQuota, period: apigateway.Period.DAY }
+            : undefined,
         apiStages: [{ api: this.restApi, stage: this.restApi.deploymentStage }],
       });
       plan.addApiKey(this.apiKey);
     }
+    if (settings.api.waf) this.webAcl = this.addWebAcl(settings);
     this.acknowledgeApiRules(settings);
+  }
+
+  /** What the credentialed routes require: an API key (default), IAM (SigV4), or a Cognito JWT. */
+  private credentials(settings: SwitchyardSettings): apigateway.MethodOptions {
+    if (settings.api.auth === 'iam') return { authorizationType: apigateway.AuthorizationType.IAM };
+    if (settings.api.auth === 'cognito') {
+      const pool = cognito.UserPool.fromUserPoolArn(
+        this,
+        'UserPool',
+        settings.api.cognitoUserPoolArn as string,
+      );
+      const authorizer = new apigateway.CognitoUserPoolsAuthorizer(this, 'JwtAuthorizer', {
+        cognitoUserPools: [pool],
+        identitySource: apigateway.IdentitySource.header('Authorization'),
+      });
+      return { authorizationType: apigateway.AuthorizationType.COGNITO, authorizer };
+    }
+    return { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: true };
+  }
+
+  /**
+   * A regional web ACL on the stage: AWS managed rules (common, known bad inputs, IP reputation) and a
+   * rate rule per source address. The common rule set's 8 KB body limit is only counted: job inputs
+   * and signals may be up to the API's own body limit (256 KiB).
+   */
+  private addWebAcl(settings: SwitchyardSettings): wafv2.CfnWebACL {
+    const visibility = (metricName: string) => ({
+      cloudWatchMetricsEnabled: true,
+      metricName,
+      sampledRequestsEnabled: true,
+    });
+    const managed = (
+      name: string,
+      priority: number,
+      excluded: string[] = [],
+    ): wafv2.CfnWebACL.RuleProperty => ({
+      name,
+      priority,
+      overrideAction: { none: {} },
+      statement: {
+        managedRuleGroupStatement: {
+          vendorName: 'AWS',
+          name,
+          ruleActionOverrides: excluded.map((rule) => ({ name: rule, actionToUse: { count: {} } })),
+        },
+      },
+      visibilityConfig: visibility(name),
+    });
+    const acl = new wafv2.CfnWebACL(this, 'WebAcl', {
+      scope: 'REGIONAL',
+      defaultAction: { allow: {} },
+      description: `Switchyard API of ${settings.stackName} - AWS managed rules and a rate limit per address`,
+      visibilityConfig: visibility(`${settings.stackName}-api`),
+      rules: [
+        {
+          name: 'RatePerAddress',
+          priority: 0,
+          action: { block: {} },
+          statement: {
+            rateBasedStatement: {
+              limit: settings.api.wafRateLimit,
+              aggregateKeyType: 'IP',
+              evaluationWindowSec: 300,
+            },
+          },
+          visibilityConfig: visibility('RatePerAddress'),
+        },
+        managed('AWSManagedRulesAmazonIpReputationList', 1),
+        managed('AWSManagedRulesCommonRuleSet', 2, ['SizeRestrictions_BODY']),
+        managed('AWSManagedRulesKnownBadInputsRuleSet', 3),
+      ],
+    });
+    new wafv2.CfnWebACLAssociation(this, 'WebAclAssociation', {
+      resourceArn: this.restApi.deploymentStage.stageArn,
+      webAclArn: acl.attrArn,
+    });
+    return acl;
   }
 
   get url(): string {
@@ -120,11 +203,13 @@ export class SwitchyardApi extends Construct {
           'Protected by a required API key with a usage plan (ApiKeyRequired), the credential api.md chooses by default; -c auth=iam switches to IAM authorization.',
       });
     }
-    Validations.of(method).acknowledge({
-      id: 'AwsSolutions-COG4',
-      reason:
-        'Switchyard has no user pool: callers are services and operators with an API key (or IAM with -c auth=iam), per api.md, Auth.',
-    });
+    if (settings.api.auth !== 'cognito') {
+      Validations.of(method).acknowledge({
+        id: 'AwsSolutions-COG4',
+        reason:
+          'No user pool unless -c auth=cognito: callers are services and operators with an API key (or IAM with -c auth=iam), per api.md, Auth.',
+      });
+    }
   }
 
   private acknowledgeOpen(method: apigateway.Method): void {
@@ -143,18 +228,18 @@ export class SwitchyardApi extends Construct {
   }
 
   private acknowledgeApiRules(settings: SwitchyardSettings): void {
-    Validations.of(this.restApi).acknowledge(
-      {
-        id: 'AwsSolutions-APIG2',
-        reason:
-          'Lambda proxy integration: the API function validates every body, parameter and id itself and answers the JSON errors api.md specifies; API Gateway models would duplicate that with different error shapes.',
-      },
-      {
+    Validations.of(this.restApi).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason:
+        'Lambda proxy integration: the API function validates every body, parameter and id itself and answers the JSON errors api.md specifies; API Gateway models would duplicate that with different error shapes.',
+    });
+    if (!settings.api.waf) {
+      Validations.of(this.restApi).acknowledge({
         id: 'AwsSolutions-APIG3',
         reason:
-          'No WAF web ACL by default (a fixed monthly cost per API); every route except the static dashboard needs credentials and is throttled per stage and per key. Attach a web ACL to the stage where required.',
-      },
-    );
+          'No WAF web ACL by default (a fixed monthly cost per API); every route except the static dashboard needs credentials and is throttled per stage and per key. -c waf=true adds one.',
+      });
+    }
     if (settings.api.createCloudWatchRole) {
       const role = this.restApi.node.tryFindChild('CloudWatchRole');
       if (role) {

@@ -28,6 +28,8 @@ export interface HandlerFunctionProps {
   environment: Record<string, string>;
   settings: SwitchyardSettings;
   network?: FunctionNetwork;
+  /** Concurrent executions reserved for the function (and its cap); undefined: none. */
+  reservedConcurrency?: number;
 }
 
 /**
@@ -70,6 +72,7 @@ export class HandlerFunction extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize,
       timeout: props.timeout,
+      reservedConcurrentExecutions: props.reservedConcurrency,
       // Stack traces point into the TypeScript sources through the bundled source map.
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
       role: this.role,
@@ -111,9 +114,9 @@ export class HandlerFunction extends Construct {
     }
   }
 
-  /** Grants the function's role `actions` on `resources`. */
-  allow(sid: string, actions: string[], resources: string[]): void {
-    this.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid, actions, resources }));
+  /** Grants the function's role `actions` on `resources`, under `conditions` if given. */
+  allow(sid: string, actions: string[], resources: string[], conditions?: Record<string, unknown>): void {
+    this.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid, actions, resources, conditions }));
   }
 
   /** Grants actions that have no resource-level permissions, in a policy of their own with the reason. */

@@ -35,6 +35,8 @@ export class RabbitMqBus extends Construct {
   readonly clientSecurityGroup: ec2.SecurityGroup;
   readonly amqpsEndpoint: string;
   readonly consoleUrl: string;
+  /** The broker's name: the `Broker` dimension of its CloudWatch metrics. */
+  readonly brokerName: string;
 
   constructor(scope: Construct, id: string, props: RabbitMqBusProps) {
     super(scope, id);
@@ -91,8 +93,9 @@ export class RabbitMqBus extends Construct {
     });
 
     const isolated = this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_ISOLATED }).subnetIds;
+    this.brokerName = `${props.stackName}-rabbitmq`.slice(0, 50);
     this.broker = new amazonmq.CfnBroker(this, 'Broker', {
-      brokerName: `${props.stackName}-rabbitmq`.slice(0, 50),
+      brokerName: this.brokerName,
       engineType: 'RABBITMQ',
       engineVersion: props.broker.engineVersion,
       hostInstanceType: props.broker.instanceType,

@@ -26,8 +26,15 @@ export interface SqsBusProps {
   deadLettersTimeout: Duration;
 }
 
-/** Settings every queue of the stack shares: encrypted at rest (SSE-SQS), TLS only. */
-export const SECURE_QUEUE = { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
+/** SQS's largest message, which the manager counts on (MAX_MESSAGE_BYTES); a new queue defaults to it, an old one not. */
+export const MAX_SQS_MESSAGE_BYTES = 1024 * 1024;
+
+/** Settings every queue of the stack shares: encrypted at rest (SSE-SQS), TLS only, 1 MiB messages. */
+export const SECURE_QUEUE = {
+  encryption: sqs.QueueEncryption.SQS_MANAGED,
+  enforceSSL: true,
+  maxMessageSizeBytes: MAX_SQS_MESSAGE_BYTES,
+} as const;
 
 /**
  * The SQS bus: the reply queue with its own dead-letter queue, and one queue per step queue, all

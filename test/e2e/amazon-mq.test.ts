@@ -8,6 +8,13 @@ import type { InboundReply } from '../../engine/index.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { type Container, createContainer } from '../../functions/aws/container.js';
 import { readHandlerEnvironment } from '../../functions/aws/environment.js';
+import {
+  AmqpReplyParking,
+  declareReplyQueues,
+  PARKED_REASON_HEADER,
+  parkedQueueOf,
+  REPLY_MAX_DELIVERIES,
+} from '../../functions/aws/mq-reply-queues.js';
 import { rabbitMqBusFactory } from '../../functions/aws/rabbitmq-bus-factory.js';
 import { createApiHandler } from '../../functions/handlers/api.js';
 import { createRegisterWorkflowsHandler } from '../../functions/handlers/register-workflows.js';
@@ -26,7 +33,7 @@ import {
   uniqueTableName,
 } from '../support/dynamodb-local.js';
 import { type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../support/fauxqs.js';
-import { memoryManager } from '../support/memory-manager.js';
+import { failingStore, memoryManager } from '../support/memory-manager.js';
 import { AMQP_URL, deleteQueues, eventually, openTestChannel, uniqueName } from '../support/rabbitmq.js';
 import { recordingTelemetry } from '../support/recording-telemetry.js';
 
@@ -285,4 +292,173 @@ describe('A job through replies-mq, dispatched by the RabbitMQ bus (the local Ra
     expect(job.steps['greet-all']).toMatchObject({ children: 25, childrenDone: 25 });
     expect(deliveries.redelivered).toBeGreaterThan(0);
   }, 90_000);
+});
+
+/**
+ * The Amazon MQ event source mapping on one queue, one instance at a time (as Lambda runs it for
+ * RabbitMQ): batches of up to ten within 50 ms, acknowledged when the handler returns, requeued
+ * (nack) when it throws. Counts the batches and the failed ones.
+ */
+async function mqEventSource(
+  queue: string,
+  handler: RepliesMqHandler,
+): Promise<{ stop(): Promise<void>; batches: number; failed: number }> {
+  const { model, channel } = await openTestChannel();
+  await channel.prefetch(10);
+  const state = { batches: 0, failed: 0, stop: async () => {} };
+  let batch: Message[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let running = Promise.resolve();
+  const flush = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    const taken = batch;
+    batch = [];
+    if (taken.length === 0) return;
+    running = running.then(async () => {
+      state.batches++;
+      try {
+        await handler(
+          {
+            eventSource: 'aws:rmq',
+            eventSourceArn: 'arn:aws:mq:us-east-1:123456789012:broker:switchyard:b-1',
+            rmqMessagesByQueue: { [`${queue}::/`]: taken.map(amazonMqMessageFromAmqp) },
+          },
+          aLambdaContext(),
+        );
+        for (const message of taken) channel.ack(message);
+      } catch {
+        state.failed++;
+        for (const message of taken) channel.nack(message, false, true);
+      }
+    });
+  };
+  const { consumerTag } = await channel.consume(queue, (message) => {
+    if (!message) return;
+    batch.push(message);
+    if (batch.length >= 10) flush();
+    else timer ??= setTimeout(flush, 50);
+  });
+  state.stop = async () => {
+    await channel.cancel(consumerTag).catch(() => {});
+    flush();
+    await running;
+    await model.close().catch(() => {});
+  };
+  return state;
+}
+
+describe('replies-mq on a quorum reply queue (real RabbitMQ): a reply that always fails never stalls the others', () => {
+  const workflow = {
+    name: 'greet',
+    steps: [
+      { name: 'hello', retries: 1 },
+      { name: 'bye', depends: ['hello'] },
+    ],
+  };
+  let model: ChannelModel;
+  let channel: Channel;
+  let parking: AmqpReplyParking;
+
+  beforeAll(async () => {
+    ({ model, channel } = await openTestChannel());
+  });
+
+  afterAll(async () => {
+    await parking?.close();
+    await model.close().catch(() => {});
+    await deleteQueues(declared);
+  });
+
+  async function scenario() {
+    const replyQueue = uniqueName('workflow-manager');
+    declared.push(replyQueue, parkedQueueOf(replyQueue));
+    await declareReplyQueues(model, replyQueue, recordingTelemetry().logger);
+    const base = memoryManager();
+    await base.manager.registerWorkflow(workflow);
+    const jobs: string[] = [];
+    for (let n = 0; n < 4; n++) jobs.push((await base.manager.startJob({ workflow: 'greet' })).job.id);
+    await base.manager.drain();
+    const poisoned = jobs[0] as string;
+    // The store cannot read the poisoned job: neither its reply nor a failed attempt can be stored.
+    const store = failingStore(base.store, ['getJobs', 'getJob'], (args) =>
+      JSON.stringify(args).includes(poisoned),
+    );
+    const harness = memoryManager({ store });
+    parking = new AmqpReplyParking(AMQP_URL, replyQueue);
+    const handler = createRepliesMqHandler({ ...harness, parking, replyQueue });
+    const publish = (jobId: string) =>
+      channel.sendToQueue(replyQueue, Buffer.from('{"greeting":"hi"}'), {
+        persistent: true,
+        correlationId: `${jobId}:hello`,
+        headers: { 'x-attempt': 1 },
+      });
+    const byes = () =>
+      harness.bus.sent
+        .filter((request) => request.step === 'bye')
+        .map((r) => r.jobId)
+        .sort();
+    return { replyQueue, jobs, poisoned, base, store, harness, handler, publish, byes };
+  }
+
+  it('parks the failing reply of a mixed batch at once, and applies the rest', async () => {
+    // Prepare
+    const { replyQueue, jobs, poisoned, handler, publish, byes } = await scenario();
+    for (const job of jobs) publish(job);
+
+    // Act
+    const source = await mqEventSource(replyQueue, handler);
+    await eventually('the good replies applied', async () => byes().length === 3);
+    const [parked] = await take(channel, parkedQueueOf(replyQueue), 1);
+    await eventually(
+      'the batch acknowledged',
+      async () => (await channel.checkQueue(replyQueue)).messageCount === 0,
+    );
+    await source.stop();
+
+    // Assess
+    expect(byes()).toEqual(jobs.slice(1).sort());
+    expect(source.failed).toBe(0);
+    expect(parked?.properties.correlationId).toBe(`${poisoned}:hello`);
+    expect(parked?.properties.headers?.['x-attempt']).toBe(1);
+    expect(String(parked?.properties.headers?.[PARKED_REASON_HEADER])).toMatch(/the store is unavailable/);
+    channel.nackAll(true);
+  }, 60_000);
+
+  it('a failing reply alone in its batches reaches the delivery limit and is parked by the broker; later replies go through; the drain applies it once the store recovers', async () => {
+    // Prepare
+    const { replyQueue, jobs, poisoned, base, store, handler, publish, byes } = await scenario();
+    publish(poisoned);
+
+    // Act: the handler hands the poisoned reply back until the broker parks it.
+    const source = await mqEventSource(replyQueue, handler);
+    const [parked] = await take(channel, parkedQueueOf(replyQueue), 1);
+    for (const job of jobs.slice(1)) publish(job);
+    await eventually('the replies behind it applied', async () => byes().length === 3);
+    await source.stop();
+    // The store recovers; the parked queue's own mapping drains it.
+    store.outage = false;
+    const drained = memoryManager({ store: base.store });
+    await createRepliesMqHandler({ ...drained, replyQueue })(
+      {
+        eventSource: 'aws:rmq',
+        eventSourceArn: 'arn:aws:mq:us-east-1:123456789012:broker:switchyard:b-1',
+        rmqMessagesByQueue: {
+          [`${parkedQueueOf(replyQueue)}::/`]: [amazonMqMessageFromAmqp(parked as Message)],
+        },
+      },
+      aLambdaContext(),
+    );
+    channel.ack(parked as Message);
+
+    // Assess
+    expect(source.failed).toBe(REPLY_MAX_DELIVERIES);
+    const deaths = parked?.properties.headers?.['x-death'] as { reason: string; queue: string }[];
+    expect(deaths[0]).toMatchObject({ reason: 'delivery_limit', queue: replyQueue });
+    expect(byes()).toEqual(jobs.slice(1).sort());
+    // The parked reply, applied late, completes its step like any reply.
+    expect(drained.bus.sent.filter((request) => request.step === 'bye').map((r) => r.jobId)).toEqual([
+      poisoned,
+    ]);
+  }, 60_000);
 });

@@ -40,9 +40,9 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   SendMessageBatchCommand: ['sqs:SendMessage'],
   GetQueueUrlCommand: ['sqs:GetQueueUrl'],
   GetQueueAttributesCommand: ['sqs:GetQueueAttributes'],
-  // The queue is created with attributes (its TLS-only policy among them); sqs:TagQueue would be
-  // needed only for tags passed to CreateQueue, and the code passes none.
-  CreateQueueCommand: ['sqs:CreateQueue', 'sqs:SetQueueAttributes'],
+  // The queue is created with attributes (its TLS-only policy among them) and the stack's tag
+  // (functions/aws/sqs-bus-factory.ts adds it), hence sqs:TagQueue.
+  CreateQueueCommand: ['sqs:CreateQueue', 'sqs:SetQueueAttributes', 'sqs:TagQueue'],
   ReceiveMessageCommand: ['sqs:ReceiveMessage'],
   DeleteMessageCommand: ['sqs:DeleteMessage'],
   ChangeMessageVisibilityCommand: ['sqs:ChangeMessageVisibility'],

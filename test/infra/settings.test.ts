@@ -10,7 +10,7 @@ describe('readSettings', () => {
     expect(settings).toMatchObject({
       stackName: 'Switchyard',
       bus: 'sqs',
-      queuePrefix: 'Switchyard-',
+      queuePrefix: 'Switchyard_',
       workflows: { file: 'examples/word-counts/workflows.yaml', explicit: false },
       destroy: false,
       tracing: false,
@@ -19,12 +19,20 @@ describe('readSettings', () => {
         auth: 'apiKey',
         rateLimit: 50,
         burstLimit: 100,
-        dailyQuota: 100_000,
+        dailyQuota: 0,
+        reservedConcurrency: 50,
+        waf: false,
         createCloudWatchRole: true,
       },
       broker: { deploymentMode: 'SINGLE_INSTANCE', engineVersion: '3.13', instanceType: 'mq.t3.micro' },
     });
     expect(settings.stepVisibilityTimeout.toSeconds()).toBe(300);
+    expect(settings.eventSources).toEqual({
+      repliesMaxConcurrency: 10,
+      timersMaxConcurrency: 5,
+      deadLettersMaxConcurrency: 2,
+    });
+    expect(settings.alarms).toEqual({ email: undefined });
   });
 
   test('-c values arrive as strings; cdk.json values as JSON', () => {
@@ -39,7 +47,7 @@ describe('readSettings', () => {
     });
     expect(settings).toMatchObject({
       stackName: 'Test1',
-      queuePrefix: 'Test1-',
+      queuePrefix: 'Test1_',
       destroy: true,
       tracing: true,
       workflows: { file: 'my.yaml', explicit: true },
@@ -70,5 +78,12 @@ describe('readSettings', () => {
     expect(() => settingsOf({ queuePrefix: 'bad.prefix' })).toThrow(/queuePrefix=bad.prefix/);
     expect(() => settingsOf({ stackName: '1abc' })).toThrow(/stackName=1abc/);
     expect(() => settingsOf({ brokerEngineVersion: '3' })).toThrow(/major.minor/);
+    expect(() => settingsOf({ apiReservedConcurrency: -1 })).toThrow(/apiReservedConcurrency=-1/);
+    expect(() => settingsOf({ auth: 'cognito', cognitoUserPoolArn: 'pool' })).toThrow(
+      /cognitoUserPoolArn=pool/,
+    );
+    expect(() => settingsOf({ wafRateLimit: 10 })).toThrow(
+      /wafRateLimit=10: expected a whole number from 100/,
+    );
   });
 });

@@ -165,7 +165,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     }
   });
 
-  test('the stage and the usage plan throttle; the plan has a daily quota and holds the API key', () => {
+  test('the stage and the usage plan throttle; the plan has no daily quota by default and holds the API key', () => {
     const { template } = synthesized;
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       MethodSettings: Match.arrayWith([
@@ -180,7 +180,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     });
     template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
       Throttle: { RateLimit: 50, BurstLimit: 100 },
-      Quota: { Limit: 100_000, Period: 'DAY' },
+      Quota: Match.absent(),
       ApiStages: [Match.objectLike({ ApiId: Match.anyValue(), Stage: Match.anyValue() })],
     });
     template.resourceCountIs('AWS::ApiGateway::ApiKey', 1);
@@ -232,14 +232,16 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     const byName = Object.fromEntries(
       Object.entries(queues).map(([id, queue]) => [queue.Properties?.QueueName, { id, queue }]),
     );
-    const stepDlq = byName['Switchyard-switchyard-steps-dlq'];
+    const stepDlq = byName['Switchyard_switchyard-steps-dlq'];
     expect(stepDlq).toBeDefined();
     for (const name of FIXTURE_STEP_QUEUES) {
-      expect(byName[`Switchyard-${name}`]?.queue.Properties).toEqual({
-        QueueName: `Switchyard-${name}`,
+      expect(byName[`Switchyard_${name}`]?.queue.Properties).toEqual({
+        QueueName: `Switchyard_${name}`,
         SqsManagedSseEnabled: true,
         VisibilityTimeout: 300,
         MessageRetentionPeriod: 4 * 24 * 3600,
+        MaximumMessageSize: 1024 * 1024,
+        Tags: [{ Key: 'switchyard:stack', Value: 'Switchyard' }],
         RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [stepDlq?.id, 'Arn'] }, maxReceiveCount: 5 },
       });
     }
@@ -255,7 +257,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
         'workflow-manager',
         'workflow-manager-dlq',
       ]
-        .map((name) => `Switchyard-${name}`)
+        .map((name) => `Switchyard_${name}`)
         .sort(),
     );
     for (const queue of Object.values(queues)) expect(queue.Properties?.SqsManagedSseEnabled).toBe(true);
@@ -285,7 +287,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     expect(replies.entry).toMatch(/functions\/handlers\/replies-sqs\.ts$/);
     const queues = resourcesOfType(template, 'AWS::SQS::Queue');
     const [replyQueueId, replyQueue] = Object.entries(queues).find(
-      ([, queue]) => queue.Properties?.QueueName === 'Switchyard-workflow-manager',
+      ([, queue]) => queue.Properties?.QueueName === 'Switchyard_workflow-manager',
     ) ?? ['', undefined];
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [replyQueueId, 'Arn'] },
@@ -293,6 +295,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BatchSize: 10,
       MaximumBatchingWindowInSeconds: 1,
+      ScalingConfig: { MaximumConcurrency: 10 },
     });
     const timeout = functionProperties(synthesized, 'RepliesFunction').Timeout as number;
     expect(replyQueue?.Properties?.VisibilityTimeout).toBeGreaterThanOrEqual(6 * timeout);
@@ -304,12 +307,13 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     const timers = stack.node.findChild('TimersFunction') as HandlerFunction;
     const timersId = logicalIdOf(stack, timers);
     const [timerQueueId, timerQueue] = Object.entries(resourcesOfType(template, 'AWS::SQS::Queue')).find(
-      ([, queue]) => queue.Properties?.QueueName === 'Switchyard-switchyard-timers',
+      ([, queue]) => queue.Properties?.QueueName === 'Switchyard_switchyard-timers',
     ) ?? ['', undefined];
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [timerQueueId, 'Arn'] },
       FunctionName: { Ref: timersId },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 5 },
     });
     expect(timerQueue?.Properties?.VisibilityTimeout).toBeGreaterThanOrEqual(
       6 * (functionProperties(synthesized, 'TimersFunction').Timeout as number),
@@ -324,7 +328,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
   test('the step dead-letter queue triggers the dead-letters function', () => {
     const { stack, template } = synthesized;
     const [dlqId] = Object.entries(resourcesOfType(template, 'AWS::SQS::Queue')).find(
-      ([, queue]) => queue.Properties?.QueueName === 'Switchyard-switchyard-steps-dlq',
+      ([, queue]) => queue.Properties?.QueueName === 'Switchyard_switchyard-steps-dlq',
     ) ?? [''];
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
@@ -332,6 +336,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
         Ref: logicalIdOf(stack, stack.node.findChild('DeadLettersFunction') as HandlerFunction),
       },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
     });
   });
 
@@ -339,13 +344,14 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     const expected = {
       TABLE_NAME: { Ref: Match.stringLikeRegexp('^StoreTable') },
       BUS: 'sqs',
-      QUEUE_PREFIX: 'Switchyard-',
+      QUEUE_PREFIX: 'Switchyard_',
       REPLY_QUEUE: 'workflow-manager',
       REPLY_QUEUE_URL: { Ref: Match.stringLikeRegexp('^SqsBusReplies') },
       TIMER_QUEUE_URL: { Ref: Match.stringLikeRegexp('^TimerQueue[A-F0-9]{8}$') },
       DEAD_LETTER_QUEUE_URL: { Ref: Match.stringLikeRegexp('^SqsBusStepDeadLetters') },
       STEP_QUEUE_DLQ_ARN: { 'Fn::GetAtt': [Match.stringLikeRegexp('^SqsBusStepDeadLetters'), 'Arn'] },
       STEP_QUEUE_VISIBILITY_TIMEOUT: '300',
+      QUEUE_TAGS: '{"switchyard:stack":"Switchyard"}',
       LOG_LEVEL: 'INFO',
       POWERTOOLS_SERVICE_NAME: 'switchyard',
       POWERTOOLS_METRICS_NAMESPACE: 'Switchyard',
@@ -380,7 +386,8 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
         LogFormat: 'JSON',
         LogGroup: { Ref: expect.stringMatching(/Logs[A-F0-9]{8}$/) },
       });
-      expect(properties.ReservedConcurrentExecutions).toBeUndefined();
+      // Only the API function has concurrency reserved (the others are capped by their event sources).
+      expect(properties.ReservedConcurrentExecutions).toBe(fn.node.id === 'ApiFunction' ? 50 : undefined);
     }
     synthesized.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
   });
@@ -389,7 +396,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     expectLeastPrivilege(synthesized);
   });
 
-  test('only the API and registration functions may create and configure queues, only under the stack prefix', () => {
+  test('only the API and registration functions may create queues, only under the stack prefix and tagged with the stack', () => {
     const statements = identityStatements(synthesized.template);
     const creators = statements.filter((statement) => asList(statement.Action).includes('sqs:CreateQueue'));
     expect(creators.map((creator) => creator.holder).sort()).toEqual([
@@ -398,11 +405,39 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     ]);
     for (const creator of creators) {
       expect(asList(creator.Resource).map(renderValue)).toEqual([
-        'arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:Switchyard-*',
+        'arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:Switchyard_*',
       ]);
-      expect(asList(creator.Action).sort()).toEqual(
-        ['sqs:CreateQueue', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SetQueueAttributes'].sort(),
-      );
+      expect(asList(creator.Action).sort()).toEqual([
+        'sqs:CreateQueue',
+        'sqs:SetQueueAttributes',
+        'sqs:TagQueue',
+      ]);
+      expect(creator).toMatchObject({
+        Condition: { StringEquals: { 'aws:RequestTag/switchyard:stack': 'Switchyard' } },
+      });
+    }
+    // Every other grant on the prefix holds only for queues tagged with this stack.
+    const underPrefix = statements.filter((statement) =>
+      asList(statement.Resource)
+        .map(renderValue)
+        .some((resource) => resource.endsWith(':Switchyard_*')),
+    );
+    for (const statement of underPrefix.filter((s) => !asList(s.Action).includes('sqs:CreateQueue'))) {
+      expect(statement).toMatchObject({
+        Condition: { StringEquals: { 'aws:ResourceTag/switchyard:stack': 'Switchyard' } },
+      });
+    }
+    // SetQueueAttributes only within a CreateQueue that tags the queue: never on an existing queue.
+    const setters = statements.filter((statement) =>
+      asList(statement.Action).includes('sqs:SetQueueAttributes'),
+    );
+    expect(setters.map((statement) => statement.Sid)).toEqual(['CreateStepQueues', 'CreateStepQueues']);
+    const queues = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue'));
+    for (const queue of queues) {
+      expect(queue.Properties).toMatchObject({
+        MaximumMessageSize: 1024 * 1024,
+        Tags: [{ Key: 'switchyard:stack', Value: 'Switchyard' }],
+      });
     }
   });
 
@@ -427,6 +462,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     );
     const dlqAlarms = alarms.filter((alarm) => alarm.MetricName === 'ApproximateNumberOfMessagesVisible');
     expect(dlqAlarms).toHaveLength(3);
+    expect(dlqAlarms.every((alarm) => alarm.Threshold === 1)).toBe(true);
     expect(
       alarms.filter((alarm) => alarm.MetricName === 'Errors' && alarm.Namespace === 'AWS/Lambda'),
     ).toHaveLength(5);
@@ -440,12 +476,54 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     );
   });
 
+  test('every alarm notifies the alarm topic; queue ages, throttles, DynamoDB throttling; a dashboard', () => {
+    const { template } = synthesized;
+    const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).map(
+      (alarm) => alarm.Properties ?? {},
+    );
+    const [topicId] = Object.keys(resourcesOfType(template, 'AWS::SNS::Topic'));
+    for (const alarm of alarms) {
+      expect(alarm.AlarmActions).toEqual([{ Ref: topicId }]);
+      expect(alarm.OKActions).toEqual([{ Ref: topicId }]);
+    }
+    const ages = alarms.filter((alarm) => alarm.MetricName === 'ApproximateAgeOfOldestMessage');
+    expect(ages.map((alarm) => alarm.Threshold).sort((a, b) => Number(a) - Number(b))).toEqual([
+      300,
+      900,
+      1200,
+      3 * 24 * 3600,
+      3 * 24 * 3600,
+    ]);
+    expect(alarms.filter((alarm) => alarm.MetricName === 'Throttles')).toHaveLength(5);
+    for (const metric of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
+      expect(alarms).toContainEqual(
+        expect.objectContaining({ Namespace: 'AWS/DynamoDB', MetricName: metric }),
+      );
+    }
+    template.resourceCountIs('AWS::SNS::Subscription', 0);
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    const body = JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'));
+    for (const metric of [
+      'JobsStarted',
+      'JobsCompleted',
+      'JobsFailed',
+      'StepDuration',
+      'ApproximateAgeOfOldestMessage',
+      'Errors',
+      'Throttles',
+    ]) {
+      expect(body).toContain(metric);
+    }
+  });
+
   test('outputs: API URL and key, queues, table', () => {
     const outputs = synthesized.template.findOutputs('*');
     expect(Object.keys(outputs).sort()).toEqual(
       [
+        'AlarmTopicArn',
         'ApiKeyId',
         'ApiUrl',
+        'DashboardName',
         'QueuePrefix',
         'ReplyQueueUrl',
         'StepDeadLetterQueueUrl',
@@ -507,7 +585,14 @@ describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
     const fromBroker = mappings.filter((mapping) =>
       renderValue(mapping.EventSourceArn).startsWith('<RabbitMqBusBroker'),
     );
-    expect(fromBroker).toHaveLength(1);
+    expect(fromBroker.map((mapping) => mapping.Queues)).toEqual([
+      ['workflow-manager'],
+      ['workflow-manager.parked'],
+    ]);
+    expect(fromBroker[1]).toMatchObject({
+      FunctionName: { Ref: logicalIdOf(stack, replies) },
+      BatchSize: 10,
+    });
     expect(fromBroker[0]).toMatchObject({
       FunctionName: { Ref: logicalIdOf(stack, replies) },
       Queues: ['workflow-manager'],
@@ -577,7 +662,7 @@ describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
     const names = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue')).map(
       (queue) => queue.Properties?.QueueName,
     );
-    expect(names.sort()).toEqual(['Switchyard-switchyard-timers', 'Switchyard-switchyard-timers-dlq']);
+    expect(names.sort()).toEqual(['Switchyard_switchyard-timers', 'Switchyard_switchyard-timers-dlq']);
     expect(handlerFunctions(synthesized.stack).map((fn) => fn.node.id)).not.toContain('DeadLettersFunction');
   });
 
@@ -702,5 +787,109 @@ describe('SwitchyardStack context', CDK, () => {
   test('unknown context values stop the synth and name the key', () => {
     expect(() => synthStack({ bus: 'kafka' })).toThrow(/-c bus=kafka: expected one of sqs, rabbitmq/);
     expect(() => synthStack({ auth: 'none' })).toThrow(/-c auth=none: expected one of apiKey, iam/);
+  });
+
+  test('-c alarmEmail subscribes the address to the alarm topic; a wrong address stops the synth', () => {
+    const { template } = synthStack({ alarmEmail: 'oncall@example.com' });
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+    });
+    expect(() => synthStack({ alarmEmail: 'nobody' })).toThrow(
+      /-c alarmEmail=nobody: expected an email address/,
+    );
+  });
+
+  test('-c repliesMaxConcurrency, timersMaxConcurrency, deadLettersMaxConcurrency and apiReservedConcurrency', () => {
+    const synthesized = synthStack({
+      repliesMaxConcurrency: '20',
+      timersMaxConcurrency: '3',
+      deadLettersMaxConcurrency: '4',
+      apiReservedConcurrency: '0',
+    });
+    const concurrency = Object.values(
+      resourcesOfType(synthesized.template, 'AWS::Lambda::EventSourceMapping'),
+    )
+      .map(
+        (mapping) =>
+          (mapping.Properties?.ScalingConfig as { MaximumConcurrency?: number } | undefined)
+            ?.MaximumConcurrency,
+      )
+      .sort((a, b) => Number(a) - Number(b));
+    expect(concurrency).toEqual([3, 4, 20]);
+    expect(functionProperties(synthesized, 'ApiFunction').ReservedConcurrentExecutions).toBeUndefined();
+    expect(() => synthStack({ repliesMaxConcurrency: '1' })).toThrow(
+      /repliesMaxConcurrency=1: expected a whole number from 2/,
+    );
+  });
+
+  test('-c apiDailyQuota gives the usage plan a daily quota', () => {
+    const { template } = synthStack({ apiDailyQuota: '500000' });
+    template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      Quota: { Limit: 500_000, Period: 'DAY' },
+    });
+  });
+
+  test('-c waf=true puts a web ACL with AWS managed rules and a rate rule on the stage, cdk-nag clean', () => {
+    const synthesized = synthStack({ waf: 'true', wafRateLimit: '500' });
+    const { template } = synthesized;
+    template.hasResourceProperties('AWS::WAFv2::WebACL', {
+      Scope: 'REGIONAL',
+      DefaultAction: { Allow: {} },
+      Rules: Match.arrayWith([
+        Match.objectLike({
+          Name: 'RatePerAddress',
+          Action: { Block: {} },
+          Statement: { RateBasedStatement: Match.objectLike({ Limit: 500, AggregateKeyType: 'IP' }) },
+        }),
+        Match.objectLike({
+          Name: 'AWSManagedRulesCommonRuleSet',
+          Statement: {
+            ManagedRuleGroupStatement: Match.objectLike({
+              RuleActionOverrides: [{ Name: 'SizeRestrictions_BODY', ActionToUse: { Count: {} } }],
+            }),
+          },
+        }),
+      ]),
+    });
+    template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 1);
+    expect(unacknowledgedFindings(synthesized)).toEqual([]);
+    expect(acknowledgments(synthesized.app).map((entry) => entry.id)).not.toContain('AwsSolutions-APIG3');
+    synthStack({}).template.resourceCountIs('AWS::WAFv2::WebACL', 0);
+  });
+
+  test('-c auth=cognito protects the credentialed routes with a Cognito JWT authorizer, cdk-nag clean', () => {
+    const arn = 'arn:aws:cognito-idp:eu-west-1:123456789012:userpool/eu-west-1_AbCdEf123';
+    const synthesized = synthStack({ auth: 'cognito', cognitoUserPoolArn: arn });
+    const routes = methodsByRoute(synthesized.template);
+    expect(routes['ANY /{proxy+}']).toMatchObject({ AuthorizationType: 'COGNITO_USER_POOLS' });
+    synthesized.template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'COGNITO_USER_POOLS',
+      ProviderARNs: [arn],
+      IdentitySource: 'method.request.header.Authorization',
+    });
+    synthesized.template.resourceCountIs('AWS::ApiGateway::ApiKey', 0);
+    expect(unacknowledgedFindings(synthesized)).toEqual([]);
+    expect(() => synthStack({ auth: 'cognito' })).toThrow(/-c auth=cognito needs -c cognitoUserPoolArn/);
+  });
+
+  test('-c bus=rabbitmq: alarms on the reply queue depth, its consumers (the mapping) and parked replies', () => {
+    const { template } = synthStack({ bus: 'rabbitmq' });
+    const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).map(
+      (a) => a.Properties ?? {},
+    );
+    const broker = alarms.filter((alarm) => alarm.Namespace === 'AWS/AmazonMQ');
+    expect(broker.map((alarm) => [alarm.MetricName, alarm.ComparisonOperator, alarm.Threshold])).toEqual([
+      ['MessageCount', 'GreaterThanOrEqualToThreshold', 1000],
+      ['ConsumerCount', 'LessThanThreshold', 1],
+      ['MessageCount', 'GreaterThanOrEqualToThreshold', 1],
+    ]);
+    expect(
+      broker.map(
+        (alarm) =>
+          (alarm.Dimensions as { Name: string; Value: string }[]).find((d) => d.Name === 'Queue')?.Value,
+      ),
+    ).toEqual(['workflow-manager', 'workflow-manager', 'workflow-manager.parked']);
+    expect(alarms.filter((alarm) => alarm.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(2);
   });
 });

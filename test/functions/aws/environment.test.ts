@@ -60,6 +60,7 @@ describe('Function: readHandlerEnvironment', () => {
         deadLetterQueueUrl: SQS_ENV.DEAD_LETTER_QUEUE_URL,
         stepQueueDeadLetterArn: SQS_ENV.STEP_QUEUE_DLQ_ARN,
         stepQueueVisibilityTimeoutSeconds: 300,
+        queueTags: {},
       },
     });
   });

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { AmazonMqRabbitMessage } from '../../../functions/aws/amazon-mq-event.js';
+import type { ReplyParking } from '../../../functions/aws/mq-reply-queues.js';
 import { createRepliesMqHandler } from '../../../functions/handlers/replies-mq.js';
+import { MAX_UNSTORABLE_TRIES, MIN_HAND_BACK_MS } from '../../../functions/manager/isolate-replies.js';
 import {
   aLambdaContext,
   amazonMqBytes,
@@ -126,7 +129,122 @@ describe('Handler: replies-mq', () => {
 
     // Assess
     expect(harness.bus.sent.filter((request) => request.step === 'bye')).toHaveLength(1);
-    expect(harness.telemetry.logged('reply batch failed; the broker delivers it again')).toHaveLength(1);
+    expect(
+      harness.telemetry.logged('no reply of the batch could be handled; the broker delivers it again'),
+    ).toHaveLength(1);
     expect(harness.telemetry.flushes).toBe(3);
   });
+
+  it('parks a reply that fails even alone when others of the batch succeed, and acknowledges the batch', async () => {
+    // Prepare: the store cannot read the poisoned job (not even to record a failed attempt).
+    const base = memoryManager();
+    const [good, poisoned] = (await startedJobs(base, 2)) as [string, string];
+    const store = failingStore(base.store, ['getJobs', 'getJob'], (args) =>
+      JSON.stringify(args).includes(poisoned),
+    );
+    const harness = memoryManager({ store });
+    const parking = recordingParking();
+    const handler = createRepliesMqHandler({ ...harness, parking });
+    const poison = anAmazonMqMessage('{}', { correlationId: `${poisoned}:hello` });
+    const event = anAmazonMqEvent({
+      'workflow-manager': [poison, anAmazonMqMessage('{"n": 1}', { correlationId: `${good}:hello` })],
+    });
+
+    // Act
+    await handler(event, aLambdaContext());
+
+    // Assess
+    expect(parking.parked).toEqual([poison]);
+    expect(parking.reasons[0]).toMatch(/the store is unavailable/);
+    expect(harness.bus.sent.filter((request) => request.step === 'bye').map((r) => r.jobId)).toEqual([good]);
+    expect(harness.telemetry.logged('reply parked: it could not be handled')).toHaveLength(1);
+  });
+
+  it('hands back a batch whose every reply fails, until one has failed its bounded tries, then parks it', async () => {
+    // Prepare
+    const base = memoryManager();
+    const [poisoned] = (await startedJobs(base, 1)) as [string];
+    const store = failingStore(base.store, ['getJobs', 'getJob']);
+    const harness = memoryManager({ store });
+    const parking = recordingParking();
+    const clock = { now: 0 };
+    const handler = createRepliesMqHandler({ ...harness, parking, clock: () => clock.now });
+    const event = anAmazonMqEvent({
+      'workflow-manager': [anAmazonMqMessage('{}', { correlationId: `${poisoned}:hello` })],
+    });
+
+    // Act
+    let handedBack = 0;
+    for (let n = 0; n < MAX_UNSTORABLE_TRIES; n++) {
+      clock.now = (n * MIN_HAND_BACK_MS) / (MAX_UNSTORABLE_TRIES - 1);
+      await handler(event).catch(() => handedBack++);
+    }
+
+    // Assess
+    expect(handedBack).toBe(MAX_UNSTORABLE_TRIES - 1);
+    expect(parking.parked).toHaveLength(1);
+  });
+
+  it('drains the parked queue: applies a reply that now succeeds, fails the attempt of one that does not', async () => {
+    // Prepare
+    const base = memoryManager();
+    const [late, poisoned] = (await startedJobs(base, 2)) as [string, string];
+    const harness = memoryManager({ store: storeRefusing(base.store, new Set()) });
+    const handler = createRepliesMqHandler({ ...harness, parking: recordingParking() });
+    const event = anAmazonMqEvent({
+      'workflow-manager.parked': [
+        anAmazonMqMessage('{"n": 1}', { correlationId: `${late}:hello`, headers: { 'x-attempt': 1 } }),
+        anAmazonMqMessage('{"poison": true}', {
+          correlationId: `${poisoned}:hello`,
+          headers: { 'x-attempt': 1, 'x-parked-reason': amazonMqBytes('no room') },
+        }),
+      ],
+    });
+
+    // Act
+    await handler(event, aLambdaContext());
+
+    // Assess
+    expect(harness.bus.sent.filter((request) => request.step === 'bye').map((r) => r.jobId)).toEqual([late]);
+    const failed = await base.store.getJob(poisoned);
+    expect(failed?.steps[0]).toMatchObject({ status: 'running', attempts: 2 });
+  });
+
+  it('drops a parked reply nothing can be stored for when others of the batch could be', async () => {
+    // Prepare
+    const base = memoryManager();
+    const [good, poisoned] = (await startedJobs(base, 2)) as [string, string];
+    const store = failingStore(base.store, ['getJobs', 'getJob'], (args) =>
+      JSON.stringify(args).includes(poisoned),
+    );
+    const harness = memoryManager({ store });
+    const handler = createRepliesMqHandler({ ...harness, parking: recordingParking() });
+    const event = anAmazonMqEvent({
+      'workflow-manager.parked': [
+        anAmazonMqMessage('{}', { correlationId: `${poisoned}:hello` }),
+        anAmazonMqMessage('{}', { correlationId: `${good}:hello` }),
+      ],
+    });
+
+    // Act
+    await handler(event, aLambdaContext());
+
+    // Assess
+    expect(harness.telemetry.counted('replies_dropped_total')).toBe(1);
+    expect(harness.bus.sent.filter((request) => request.step === 'bye').map((r) => r.jobId)).toEqual([good]);
+  });
 });
+
+function recordingParking(): ReplyParking & { parked: AmazonMqRabbitMessage[]; reasons: string[] } {
+  const parked: AmazonMqRabbitMessage[] = [];
+  const reasons: string[] = [];
+  return {
+    parked,
+    reasons,
+    async park(messages, reason) {
+      parked.push(...messages);
+      reasons.push(reason);
+    },
+    async close() {},
+  };
+}
