@@ -9,8 +9,8 @@ import { handlerEntry, REPO_ROOT } from '../paths.js';
 import type { SwitchyardSettings } from '../settings.js';
 
 /** Why cdk-nag's "latest runtime" rule is acknowledged on every function. */
-export const NODE_22_REASON =
-  'Pinned to nodejs22.x, an LTS runtime Lambda supports until 2027: the handlers are bundled for node22 and tested on it. Moving to a newer runtime is a deliberate upgrade, not one that happens when Lambda adds a runtime.';
+export const NODE_RUNTIME_REASON =
+  'Pinned to nodejs24.x, the runtime the handlers are bundled for (node24) and tested on: moving to a newer runtime is a deliberate upgrade, not one that happens when Lambda adds a runtime.';
 
 /** Where a function that talks to the broker runs. */
 export interface FunctionNetwork {
@@ -68,7 +68,7 @@ export class HandlerFunction extends Construct {
       entry: this.entry,
       handler: 'handler',
       description: props.description,
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize,
       timeout: props.timeout,
@@ -87,7 +87,7 @@ export class HandlerFunction extends Construct {
       bundling: {
         forceDockerBundling: false,
         format: OutputFormat.ESM,
-        target: 'node22',
+        target: 'node24',
         mainFields: ['module', 'main'],
         minify: true,
         sourceMap: true,
@@ -104,7 +104,7 @@ export class HandlerFunction extends Construct {
     });
     // Lambda checks the network permissions when it creates the function, so they must exist first.
     if (networkPolicy) this.function.node.addDependency(networkPolicy);
-    Validations.of(this.function).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_22_REASON });
+    Validations.of(this.function).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_REASON });
     if (settings.tracing) {
       Validations.of(this.role).acknowledge({
         id: 'AwsSolutions-IAM5[Resource::*]',

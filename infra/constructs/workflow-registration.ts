@@ -6,7 +6,7 @@ import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import type { WorkflowDefinition } from '../../engine/definition/types.js';
 import type { SwitchyardSettings } from '../settings.js';
-import { type HandlerFunction, NODE_22_REASON } from './handler-function.js';
+import { type HandlerFunction, NODE_RUNTIME_REASON } from './handler-function.js';
 
 export const REGISTRATION_RESOURCE_TYPE = 'Custom::SwitchyardWorkflows';
 
@@ -66,14 +66,14 @@ export class WorkflowRegistration extends Construct {
 
   /**
    * The framework's own function is plain JavaScript with no native code: run it like ours, on
-   * Node.js 22 and arm64, rather than on whatever runtime and architecture CDK picks.
+   * Node.js 24 and arm64, rather than on whatever runtime and architecture CDK picks.
    */
   private pinFrameworkRuntime(provider: cr.Provider): void {
     for (const child of provider.node.findAll()) {
       if (child instanceof lambda.CfnFunction) {
-        child.runtime = lambda.Runtime.NODEJS_22_X.name;
+        child.runtime = lambda.Runtime.NODEJS_24_X.name;
         child.architectures = [lambda.Architecture.ARM_64.name];
-        Validations.of(child).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_22_REASON });
+        Validations.of(child).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_REASON });
       }
     }
   }

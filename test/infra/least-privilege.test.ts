@@ -125,7 +125,7 @@ async function bundleOf(entry: string): Promise<{ files: string[]; text: string 
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node22',
+    target: 'node24',
     mainFields: ['module', 'main'],
     write: false,
     metafile: true,

@@ -135,7 +135,7 @@ function expectNodeOnArm(synthesized: SynthesizedStack): void {
   for (const [id, fn] of functions) {
     expect({ id, runtime: fn.Properties?.Runtime, architectures: fn.Properties?.Architectures }).toEqual({
       id,
-      runtime: 'nodejs22.x',
+      runtime: 'nodejs24.x',
       architectures: ['arm64'],
     });
   }
