@@ -1,5 +1,6 @@
 import type { StepNode } from '../definition/compile.js';
 import type { JsonObject } from '../json.js';
+import { armAttemptTimer, beginAttempt } from './attempt-start.js';
 import type { Draft } from './draft.js';
 import { startedInput } from './step-input.js';
 import type { CallLink } from './types.js';
@@ -18,24 +19,10 @@ export function calledJobId(jobId: string, step: string, attempt: number): strin
  * with this transition, with the step's input. A chain of calls deeper than `MAX_CALL_DEPTH`
  * (a cycle across workflows ends here too) fails the step, with the chain spelled out.
  */
-export function startCall(
-  d: Draft,
-  node: StepNode,
-  fail: (message: string) => void,
-  armTimer: () => void,
-): void {
+export function startCall(d: Draft, node: StepNode, fail: (message: string) => void): void {
   const call = node.call as NonNullable<StepNode['call']>;
   const chain = [...(d.job.calledBy?.chain ?? []), d.workflow.name];
-  const state = d.step(node.name);
-  const attempt = state.attempts + 1;
-  d.updateStep(node.name, {
-    status: 'running',
-    attempts: attempt,
-    attemptStartedAt: d.now,
-    startedAt: state.startedAt ?? d.now,
-    retryAt: undefined,
-    deadline: node.timeoutMs ? d.now + node.timeoutMs : undefined,
-  });
+  const attempt = beginAttempt(d, node);
   if (chain.length > MAX_CALL_DEPTH) {
     return fail(
       `calls nest deeper than ${MAX_CALL_DEPTH} workflows: ${[...chain, call.workflow].join(' -> ')}`,
@@ -58,7 +45,7 @@ export function startCall(
           calledBy,
         },
   );
-  armTimer();
+  armAttemptTimer(d, node);
   d.effects.notes.push({ kind: 'dispatched', jobId: d.job.id, step: node.name, attempt });
 }
 

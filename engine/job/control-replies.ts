@@ -1,6 +1,7 @@
 import type { StepNode } from '../definition/compile.js';
 import type { JsonObject } from '../json.js';
 import { recordAttemptEnd } from './attempt-log.js';
+import { clearStepTimer } from './attempt-start.js';
 import type { Draft } from './draft.js';
 import { startedInput } from './step-input.js';
 import { abortJob, sendAttempt } from './steps.js';
@@ -14,9 +15,7 @@ export function abortFromWorker(d: Draft, node: StepNode, reason: string): void 
   recordAttemptEnd(d, node.name, 'error', message);
   const state = d.step(node.name);
   d.updateStep(node.name, { status: 'failed', error: message, endedAt: d.now, deadline: undefined });
-  if (state.deadline !== undefined) {
-    d.effects.timers.push({ op: 'clear', key: { jobId: d.job.id, step: node.name } });
-  }
+  if (state.deadline !== undefined) clearStepTimer(d, node.name);
   abortJob(d, { step: node.name, attempt: state.attempts, message, at: d.now });
   if (d.job.parent !== null) {
     d.effects.followUps.push({ kind: 'abortJob', jobId: d.job.id, root: d.job.root, reason });
@@ -28,9 +27,7 @@ export function suspendStep(d: Draft, node: StepNode): void {
   recordAttemptEnd(d, node.name, 'suspended');
   const state = d.step(node.name);
   d.updateStep(node.name, { status: 'suspended', deadline: undefined });
-  if (state.deadline !== undefined) {
-    d.effects.timers.push({ op: 'clear', key: { jobId: d.job.id, step: node.name } });
-  }
+  if (state.deadline !== undefined) clearStepTimer(d, node.name);
   d.effects.notes.push({ kind: 'stepSuspended', jobId: d.job.id, step: node.name, attempt: state.attempts });
 }
 

@@ -1,4 +1,5 @@
 import type { StepNode } from '../definition/compile.js';
+import { clearStepTimer } from './attempt-start.js';
 import type { Draft } from './draft.js';
 
 /**
@@ -8,7 +9,5 @@ import type { Draft } from './draft.js';
 export function holdAttempt(d: Draft, node: StepNode): void {
   const state = d.step(node.name);
   d.updateStep(node.name, { status: 'running', retryAt: d.now, deadline: undefined });
-  if (state.deadline !== undefined) {
-    d.effects.timers.push({ op: 'clear', key: { jobId: d.job.id, step: node.name } });
-  }
+  if (state.deadline !== undefined) clearStepTimer(d, node.name);
 }

@@ -3,6 +3,7 @@ import { formatDuration } from '../definition/duration.js';
 import type { Json, JsonObject } from '../json.js';
 import { surelyWithin } from '../json-size.js';
 import { recordAttemptEnd } from './attempt-log.js';
+import { armAttemptTimer, beginAttempt, clearStepTimer } from './attempt-start.js';
 import { cancelCall, reportToCaller, startCall } from './calls.js';
 import { Draft } from './draft.js';
 import {
@@ -282,23 +283,10 @@ function rollBack(effects: Effects, mark: EffectsMark): void {
 export function sendAttempt(d: Draft, node: StepNode): void {
   if (d.job.status === 'paused') return holdAttempt(d, node);
   if (node.kind === 'call') {
-    return startCall(
-      d,
-      node,
-      (message) => failStep(d, node, message),
-      () => armAttemptTimer(d, node),
-    );
+    return startCall(d, node, (message) => failStep(d, node, message));
   }
   const state = d.step(node.name);
-  const attempt = state.attempts + 1;
-  d.updateStep(node.name, {
-    status: 'running',
-    attempts: attempt,
-    attemptStartedAt: d.now,
-    startedAt: state.startedAt ?? d.now,
-    retryAt: undefined,
-    deadline: node.timeoutMs ? d.now + node.timeoutMs : undefined,
-  });
+  const attempt = beginAttempt(d, node);
   const body = startedInput(d, node);
   const tooLarge = oversizedRequest(body, d.context.maxRequestBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
   // The same input would be too large again: the step fails now, whatever its retries.
@@ -327,19 +315,6 @@ function oversizedRequest(body: JsonObject, maxBytes: number): string | undefine
   const size = Buffer.byteLength(text);
   if (size <= maxBytes) return undefined;
   return `the request is ${size} bytes; requests may be at most ${maxBytes}: give the step only what its worker needs with an "input:" mapping`;
-}
-
-function armAttemptTimer(d: Draft, node: StepNode): void {
-  const state = d.step(node.name);
-  if (state.deadline === undefined) return;
-  d.effects.timers.push({
-    op: 'set',
-    timer: { jobId: d.job.id, step: node.name, kind: 'attempt', attempt: state.attempts, at: state.deadline },
-  });
-}
-
-function clearStepTimer(d: Draft, step: string): void {
-  d.effects.timers.push({ op: 'clear', key: { jobId: d.job.id, step } });
 }
 
 /** A step completes with its output; its dependents become ready; the job completes with its last step. */
