@@ -235,6 +235,7 @@ function awaitingStep(d: Draft, step: string, kind: StepNode['kind']): StepNode 
 }
 
 /** Running or paused: a paused job's timers run on (its timeouts and deadline fail as they would). */
+/** A job that takes replies, signals and timers: running, or paused (which only holds dispatches). */
 function isActive(status: JobRecord['status']): boolean {
   return status === 'running' || status === 'paused';
 }

@@ -19,8 +19,15 @@ export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed
 export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['waiting', 'running', 'paused'];
 export const JOB_STATUSES: readonly JobStatus[] = [...ACTIVE_JOB_STATUSES, ...FINISHED_JOB_STATUSES];
 
-export function isFinished(status: JobStatus): boolean {
+export type FinishedJobStatus = 'completed' | 'failed' | 'cancelled' | 'aborted';
+
+export function isFinished(status: JobStatus): status is FinishedJobStatus {
   return status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'aborted';
+}
+
+/** A count of 0 for every job status: what a store's `countJobs` starts from. */
+export function zeroJobCounts(): Record<JobStatus, number> {
+  return Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as Record<JobStatus, number>;
 }
 
 /** The state of one step of one job. Times are milliseconds since the epoch. */

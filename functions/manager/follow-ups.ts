@@ -7,6 +7,7 @@ import {
   findStep,
   type GatheredChild,
   graphOf,
+  isFinished,
   type JobRecord,
   type JobStatus,
   type JsonObject,
@@ -126,9 +127,8 @@ export class FollowUpRunner {
   /** A called job ended: its caller's step completes with its result, or fails with its error. */
   private async callFinished(followUp: Extract<FollowUp, { kind: 'callFinished' }>): Promise<void> {
     const child = await this.host.store.getJob(followUp.jobId);
-    const status = child?.status;
-    if (!child || status === undefined || status === 'waiting' || status === 'running' || status === 'paused')
-      return;
+    if (!child || !isFinished(child.status)) return;
+    const status = child.status;
     await this.host.apply([
       {
         jobId: followUp.callerId,

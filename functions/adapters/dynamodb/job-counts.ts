@@ -4,6 +4,7 @@ import {
   FINISHED_JOB_STATUSES,
   isFinished,
   type JobStatus,
+  zeroJobCounts,
 } from '../../../engine/job/types.js';
 import { gsi, keys, N, num, S, SHARDS, shardOf } from './items.js';
 import type { DynamoDbTable } from './table.js';
@@ -57,15 +58,7 @@ export const countsKey = (workflow: string, jobId: string) =>
   keys.counts(shardOf(jobId, SHARDS.counts), workflow);
 
 export async function readCounts(table: DynamoDbTable, workflow: string): Promise<Record<JobStatus, number>> {
-  const counts: Record<JobStatus, number> = {
-    waiting: 0,
-    running: 0,
-    paused: 0,
-    completed: 0,
-    failed: 0,
-    cancelled: 0,
-    aborted: 0,
-  };
+  const counts = zeroJobCounts();
   const shards = Array.from({ length: SHARDS.counts }, (_, shard) => keys.counts(shard, workflow));
   const [items, active] = await Promise.all([
     table.batchGet(shards),

@@ -8,6 +8,7 @@ import {
   type JobStatus,
   type Timer,
   timerId,
+  zeroJobCounts,
 } from '../../../engine/job/types.js';
 import {
   type ChildrenPage,
@@ -203,15 +204,7 @@ export class MemoryStore implements Store {
   }
 
   async countJobs(workflow: string): Promise<Record<JobStatus, number>> {
-    const counts: Record<JobStatus, number> = {
-      waiting: 0,
-      running: 0,
-      paused: 0,
-      completed: 0,
-      failed: 0,
-      cancelled: 0,
-      aborted: 0,
-    };
+    const counts = zeroJobCounts();
     for (const job of this.jobs.values()) {
       if (job.workflow === workflow && job.parent === null) counts[job.status]++;
     }

@@ -12,6 +12,7 @@ import type {
   Timer,
   TimerKind,
 } from '../../../engine/job/types.js';
+import { zeroJobCounts } from '../../../engine/job/types.js';
 import type {
   ChildrenPage,
   Commit,
@@ -409,15 +410,7 @@ export class SqliteStore implements Store {
 
   async countJobs(workflow: string): Promise<Record<JobStatus, number>> {
     this.ready();
-    const counts: Record<JobStatus, number> = {
-      waiting: 0,
-      running: 0,
-      paused: 0,
-      completed: 0,
-      failed: 0,
-      cancelled: 0,
-      aborted: 0,
-    };
+    const counts = zeroJobCounts();
     for (const [status, count] of this.statements.countJobs.all(workflow)) {
       if (Object.hasOwn(counts, status)) counts[status as JobStatus] = count;
     }
