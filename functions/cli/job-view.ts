@@ -1,6 +1,7 @@
-import type { StepDefinition, WorkflowDefinition } from '../../engine/index.js';
+import type { StepDefinition } from '../../engine/index.js';
 import type { QueueReport } from '../api/api-service.js';
 import type { JobDocument, StepView } from '../api/job-document.js';
+import type { WorkflowDefinitionDocument } from '../api/workflow-documents.js';
 import type { ApiClient } from './client.js';
 import { humanDuration } from './terminal.js';
 
@@ -26,14 +27,7 @@ export function sentAt(step: StepView): string | undefined {
 }
 
 /** A definition as `GET /api/workflow/{name}/definition` answers it. */
-export interface DefinitionAnswer {
-  name: string;
-  version: number;
-  enabled: boolean;
-  createdAt: string;
-  definition: WorkflowDefinition;
-  versions: { version: number; createdAt: string }[];
-}
+export type DefinitionAnswer = WorkflowDefinitionDocument;
 
 export function stepKind(step: StepDefinition): StepInfo {
   if (step.type === 'signal') return { kind: 'signal' };

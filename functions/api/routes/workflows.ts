@@ -3,12 +3,13 @@ import { loadForDeployment } from '../../manager/queue-rules.js';
 import { ApiError, type ApiRequest, json } from '../http.js';
 import { intParam, readJsonObject } from '../read-body.js';
 import type { ApiDeps, Route } from '../router.js';
+import type { WorkflowDefinitionDocument, WorkflowListing } from '../workflow-documents.js';
 
 const MINUTE = 60_000;
 
 async function listWorkflows(_: ApiRequest, { service }: ApiDeps) {
   const workflows = await service.listWorkflows();
-  const entries = [];
+  const entries: WorkflowListing[] = [];
   for (const workflow of workflows) {
     const counts = await service.countJobs(workflow.name);
     for (const vhost of workflow.vhosts.length ? workflow.vhosts : ['/']) {
@@ -72,7 +73,7 @@ async function definition(request: ApiRequest, deps: ApiDeps) {
   const version = intParam(request, 'version', { min: 1 });
   const stored = await requireWorkflow(deps, name, version);
   const summary = (await deps.service.listWorkflows()).find((workflow) => workflow.name === name);
-  return json(200, {
+  const document: WorkflowDefinitionDocument = {
     name,
     version: stored.version,
     enabled: stored.enabled,
@@ -82,7 +83,8 @@ async function definition(request: ApiRequest, deps: ApiDeps) {
       version: v.version,
       createdAt: new Date(v.createdAt).toISOString(),
     })),
-  });
+  };
+  return json(200, document);
 }
 
 /** Registers a definition (YAML or JSON; a `workflows:` document holding it, or the bare workflow). */

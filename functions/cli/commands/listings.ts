@@ -1,24 +1,13 @@
 import type { StepDefinition } from '../../../engine/index.js';
 import type { QueueReport } from '../../api/api-service.js';
 import type { JobSummary } from '../../api/job-document.js';
+import type { WorkflowListing } from '../../api/workflow-documents.js';
 import { ApiClient, type ClientOptions } from '../client.js';
 import { type DefinitionAnswer, stepKind } from '../job-view.js';
 import { colourFor, humanDuration, outputFormat, type Paint, paint, renderTable } from '../terminal.js';
 
 type Out = (line: string) => void;
 type ListingOptions = ClientOptions & { output?: string };
-
-/** `GET /api/workflows`, one entry per workflow and vhost. */
-interface WorkflowEntry {
-  name: string;
-  vhost: string;
-  job_count: number;
-  version: number;
-  enabled: boolean;
-  description: string;
-  jobs: Record<string, number>;
-  versions: { version: number; createdAt: string }[];
-}
 
 const since = (iso: string | undefined, to?: string) =>
   iso ? humanDuration((to ? Date.parse(to) : Date.now()) - Date.parse(iso)) : '';
@@ -69,7 +58,7 @@ export async function listJobs(
 /** `switchyard workflows`: each workflow, its latest version, whether it takes jobs, its jobs by status. */
 export async function listWorkflows(options: ListingOptions, out: Out): Promise<void> {
   const format = outputFormat(options.output);
-  const workflows = await new ApiClient(options).get<WorkflowEntry[]>('/api/workflows');
+  const workflows = await new ApiClient(options).get<WorkflowListing[]>('/api/workflows');
   if (format === 'json') {
     out(JSON.stringify(workflows, null, 2));
     return;

@@ -3,6 +3,7 @@ import type { StepDefinition, TaskDefinition, WorkflowDefinition } from '../../.
 import type { JobStatus, StepStatus } from '../../../engine/job/types.js';
 import type { Json, JsonObject } from '../../../engine/json.js';
 import type { JobDocument, JobSummary, StepView } from '../../api/job-document.js';
+import type { WorkflowDefinitionDocument, WorkflowListing } from '../../api/workflow-documents.js';
 
 export type {
   JobDocument,
@@ -15,29 +16,9 @@ export type {
   StepView,
   TaskDefinition,
   WorkflowDefinition,
+  WorkflowDefinitionDocument,
+  WorkflowListing,
 };
-
-/** One entry of `GET /api/workflows`. */
-export interface WorkflowListing {
-  name: string;
-  vhost: string;
-  job_count: number;
-  version: number;
-  enabled: boolean;
-  description: string;
-  jobs?: Partial<Record<JobStatus, number>>;
-  versions?: { version: number; createdAt: string }[];
-}
-
-/** `GET /api/workflow/{name}/definition`. */
-export interface WorkflowDefinitionDocument {
-  name: string;
-  version: number;
-  enabled: boolean;
-  createdAt: string;
-  definition: WorkflowDefinition;
-  versions: { version: number; createdAt: string }[];
-}
 
 /** `GET /api/jobs?detail=1`. */
 export interface JobListPage {
