@@ -3,14 +3,12 @@ import { ApiRequestError } from '../api-client.js';
 import type { JobListPage, JobStatus, WorkflowDefinitionDocument, WorkflowListing } from '../api-types.js';
 import { fetchDefinition } from '../definitions.js';
 import { absoluteTime, plural } from '../format.js';
-import { layoutGraph } from '../graph-layout.js';
-import { workflowGraph } from '../graph-model.js';
-import { GraphView } from '../graph-view.js';
 import { useAction, useApi, useNow, useResource } from '../hooks.js';
 import { parseJobInput } from '../job-input.js';
 import { definitionText, diffHunks, diffStats, lineDiff } from '../line-diff.js';
 import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
+import { DefinitionGraph } from './definition-graph.js';
 import { JobRow, JobTableHead } from './job-row.js';
 import { ErrorNote, Loading } from './notes.js';
 import { QueuesPanel } from './queues-panel.js';
@@ -180,17 +178,6 @@ function Breadcrumbs({ name }: { name: string }) {
   );
 }
 
-function DefinitionGraph({ name, version }: { name: string; version: number }) {
-  const definition = useResource((client) => fetchDefinition(client, name, version), `${name}@${version}`);
-  const layout = useMemo(
-    () => definition.data && layoutGraph(workflowGraph(definition.data.definition)),
-    [definition.data],
-  );
-  if (definition.error) return <ErrorNote error={definition.error} onRetry={definition.reload} />;
-  if (!layout || definition.data?.version !== version) return <Loading what="the graph" />;
-  return <GraphView layout={layout} title={`The steps of ${name}, version ${version}`} />;
-}
-
 function StartJobForm({
   name,
   latest,
@@ -324,34 +311,8 @@ function Versions({
       ) : (
         <>
           <div class="diff-pick">
-            <label>
-              <span>Compare</span>
-              <select
-                name="from"
-                value={from}
-                onChange={(event) => setFrom(Number((event.target as HTMLSelectElement).value))}
-              >
-                {[...versions].reverse().map((entry) => (
-                  <option key={entry.version} value={entry.version}>
-                    v{entry.version}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label>
-              <span>with</span>
-              <select
-                name="to"
-                value={to}
-                onChange={(event) => setTo(Number((event.target as HTMLSelectElement).value))}
-              >
-                {[...versions].reverse().map((entry) => (
-                  <option key={entry.version} value={entry.version}>
-                    v{entry.version}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <VersionSelect label="Compare" name="from" versions={versions} value={from} onChange={setFrom} />
+            <VersionSelect label="with" name="to" versions={versions} value={to} onChange={setTo} />
           </div>
           <VersionDiff name={name} from={from} to={to} />
         </>
@@ -408,5 +369,37 @@ function VersionDiff({ name, from, to }: { name: string; from: number; to: numbe
         </div>
       )}
     </div>
+  );
+}
+
+/** A labelled pick among a workflow's versions, newest first. */
+function VersionSelect({
+  label,
+  name,
+  versions,
+  value,
+  onChange,
+}: {
+  label: string;
+  name: string;
+  versions: readonly { version: number }[];
+  value: number;
+  onChange: (version: number) => void;
+}) {
+  return (
+    <label>
+      <span>{label}</span>
+      <select
+        name={name}
+        value={value}
+        onChange={(event) => onChange(Number((event.target as HTMLSelectElement).value))}
+      >
+        {[...versions].reverse().map((entry) => (
+          <option key={entry.version} value={entry.version}>
+            v{entry.version}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }

@@ -1,13 +1,10 @@
-import { useMemo, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { WorkflowListing } from '../api-types.js';
-import { fetchDefinition } from '../definitions.js';
 import { plural } from '../format.js';
-import { layoutGraph } from '../graph-layout.js';
-import { workflowGraph } from '../graph-model.js';
-import { GraphView } from '../graph-view.js';
 import { useNow, useResource } from '../hooks.js';
 import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
+import { DefinitionGraph } from './definition-graph.js';
 import { ErrorNote, Loading } from './notes.js';
 
 const COUNTED = ['running', 'paused', 'completed', 'failed', 'cancelled', 'aborted'] as const;
@@ -108,15 +105,4 @@ function WorkflowCard({ workflow, now }: { workflow: WorkflowListing; now: numbe
       </div>
     </article>
   );
-}
-
-function DefinitionGraph({ name, version }: { name: string; version: number }) {
-  const definition = useResource((client) => fetchDefinition(client, name, version), `${name}@${version}`);
-  const layout = useMemo(
-    () => definition.data && layoutGraph(workflowGraph(definition.data.definition)),
-    [definition.data],
-  );
-  if (definition.error) return <ErrorNote error={definition.error} onRetry={definition.reload} />;
-  if (!layout) return <Loading what="the graph" />;
-  return <GraphView layout={layout} title={`The steps of ${name}, version ${version}`} />;
 }
