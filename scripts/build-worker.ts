@@ -4,9 +4,10 @@ import { build } from 'esbuild';
 
 /**
  * `npm run build:worker`: the worker SDK as plain JavaScript, the files package.json's `exports`
- * give `switchyard/worker` (dist/worker/index.js) and `switchyard/worker/sqs` (dist/worker/sqs.js),
+ * give `switchyard/worker` (dist/worker/index.js), `switchyard/worker/sqs` (dist/worker/sqs.js) and
+ * `switchyard/worker/lambda` (dist/worker/lambda.js),
  * so a worker imports it by the package's name and runs on node with or without tsx. The types are
- * the sources' own (`types` in `exports`). Packages stay external (amqplib, the AWS SDK).
+ * the sources' own (`types` in `exports`). Packages stay external (amqplib, the AWS SDK, Powertools).
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const WORKER_DIST = join(root, 'dist/worker');
@@ -16,6 +17,7 @@ export async function buildWorker(): Promise<string[]> {
     entryPoints: {
       index: join(root, 'functions/worker/index.ts'),
       sqs: join(root, 'functions/worker/transports/sqs.ts'),
+      lambda: join(root, 'functions/worker/lambda/index.ts'),
     },
     bundle: true,
     splitting: true,

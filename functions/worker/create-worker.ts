@@ -1,44 +1,16 @@
-import { parseCorrelationId } from '../../engine/job/types.js';
-import { describeJsonType, isJsonObject, type JsonObject } from '../../engine/json.js';
-import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
-import { AbortJob, ControlReply, SuspendStep } from './control-replies.js';
-import { DeliveryCounter } from './delivery-counter.js';
+import type { JsonObject } from '../../engine/json.js';
+import type { WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
 import { HeldRequest, settlesWithin } from './in-hand.js';
-import { WorkerError } from './worker-error.js';
+import { requestHandling } from './request-handling.js';
+import {
+  consoleLogger,
+  messageOf,
+  type WorkerHandler,
+  type WorkerLogger,
+  type WorkerResult,
+} from './worker-types.js';
 
-export interface WorkerContext {
-  /** The job's uuid (the part of the correlation id before the first colon). */
-  jobId: string;
-  /** The step's name (the part after it). */
-  step: string;
-  correlationId: string;
-  /** The attempt this request belongs to (`x-attempt`), 1 when the request does not say. */
-  attempt: number;
-  /** Tells the manager the step is still being worked on: its reply deadline moves on by its `timeout`. */
-  heartbeat(): Promise<void>;
-}
-
-/** The step's output: a JSON object; `undefined` or `null` mean `{}`. */
-/** A handler's answer: the step's output (`null`/nothing: `{}`), or a control reply (`abort()`, `suspend()`). */
-export type WorkerResult = JsonObject | ControlReply | null | undefined;
-
-/**
- * Handles one request: gets the step's input, returns its output (the reply). Throw a `WorkerError`
- * to fail the attempt, `AbortJob` to end the job, `SuspendStep` to wait for a signal.
- *
- * `In` is what the handler expects of the input. The SDK checks only that the request is a JSON
- * object: the type is the handler's claim about the workflow, so check what you cannot trust.
- */
-export type WorkerHandler<In extends JsonObject = JsonObject, Out extends WorkerResult = WorkerResult> = (
-  input: In,
-  context: WorkerContext,
-) => Out | Promise<Out>;
-
-export interface WorkerLogger {
-  info(message: string, details?: Record<string, unknown>): void;
-  warn(message: string, details?: Record<string, unknown>): void;
-  error(message: string, details?: Record<string, unknown>): void;
-}
+export type { WorkerContext, WorkerHandler, WorkerLogger, WorkerResult } from './worker-types.js';
 
 export interface WorkerOptions<In extends JsonObject = JsonObject, Out extends WorkerResult = WorkerResult> {
   /** The step queue to consume. */
@@ -74,12 +46,6 @@ export interface Worker {
 
 /** How long a worker's stop takes at most, unless `shutdownTimeoutMs` says otherwise. */
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
-
-const consoleLogger: WorkerLogger = {
-  info: (message, details) => (details ? console.info(message, details) : console.info(message)),
-  warn: (message, details) => (details ? console.warn(message, details) : console.warn(message)),
-  error: (message, details) => (details ? console.error(message, details) : console.error(message)),
-};
 
 /**
  * A worker for one step queue: parses each request, calls the handler, replies with the same
@@ -129,131 +95,21 @@ export function createWorker<In extends JsonObject, Out extends WorkerResult>(
     throw new Error(`shutdownTimeoutMs must be a number of milliseconds, not ${shutdownTimeoutMs}`);
   }
   const logger = options.logger ?? consoleLogger;
-  const failures = new DeliveryCounter();
   const inHand = new Map<Promise<void>, HeldRequest>();
   let transport: WorkerTransport | undefined = options.transport;
   let started: Promise<void> | undefined;
   let stopped: Promise<void> | undefined;
   let stopping = false;
-
-  async function reply(delivery: WorkerDelivery, body: string, says: ReplyOptions = {}): Promise<void> {
-    if (!transport) throw new Error('the worker has not started');
-    await transport.reply(delivery.replyTo, delivery.correlationId, body, {
-      ...says,
-      ...(delivery.attempt !== undefined ? { attempt: delivery.attempt } : {}),
-    });
-  }
-
-  /** Replies, then acknowledges; a reply that cannot be sent hands the request back instead. */
-  async function answer(delivery: HeldRequest, body: string, says: ReplyOptions = {}): Promise<void> {
-    if (delivery.handedBack) {
-      logger.warn(
-        `${options.queue}: ${delivery.correlationId} finished after it was handed back; dropping its reply`,
-      );
-      return;
-    }
-    try {
-      await reply(delivery, body, says);
-    } catch (error) {
-      logger.error(
-        `${options.queue}: could not send the reply for ${delivery.correlationId}; handing it back`,
-        {
-          error: messageOf(error),
-        },
-      );
-      await delivery.reject().catch(() => {});
-      return;
-    }
-    await delivery.ack();
-  }
-
-  function answerError(delivery: HeldRequest, message: string, retryable = true): Promise<void> {
-    logger.warn(
-      `${options.queue}: ${delivery.correlationId} failed${retryable ? '' : ' (not retryable)'}: ${message}`,
-    );
-    return answer(
-      delivery,
-      JSON.stringify({ error: message }),
-      retryable ? { type: 'error' } : { type: 'error', retryable: false },
-    );
-  }
-
-  async function handle(delivery: HeldRequest): Promise<void> {
-    if (delivery.replyTo === '') {
-      logger.error(`${options.queue}: a request without reply_to cannot be answered; dropping it`, {
-        correlationId: delivery.correlationId,
-      });
-      await delivery.ack();
-      return;
-    }
-    const input = parseInput(delivery.body);
-    if (typeof input === 'string') return answerError(delivery, input);
-
-    let result: WorkerResult;
-    try {
-      // The input is a JSON object; that it has In's shape is the handler's claim (see WorkerHandler).
-      result = await options.handler(input as In, contextOf(delivery));
-    } catch (error) {
-      if (error instanceof WorkerError) {
-        failures.forget(delivery.correlationId, delivery.attempt);
-        return answerError(delivery, error.message, error.retryable);
-      }
-      if (error instanceof AbortJob || error instanceof SuspendStep) {
-        failures.forget(delivery.correlationId, delivery.attempt);
-        const abort = error instanceof AbortJob;
-        logger.warn(
-          `${options.queue}: ${delivery.correlationId} ${abort ? 'aborts its job' : 'suspends'}: ${error.message}`,
-        );
-        return answer(delivery, JSON.stringify(abort ? { reason: error.reason } : { reason: error.why }), {
-          type: abort ? 'abort' : 'suspend',
-        });
-      }
-      const counted = failures.recordFailure(delivery.correlationId, delivery.attempt);
-      const deliveries = Math.max(counted, delivery.deliveryCount ?? 0);
-      if (deliveries >= maxDeliveries) {
-        failures.forget(delivery.correlationId, delivery.attempt);
-        return answerError(delivery, `${messageOf(error)} (failed ${deliveries} times)`);
-      }
-      logger.warn(
-        `${options.queue}: ${delivery.correlationId} failed (${deliveries} of ${maxDeliveries}); retrying`,
-        {
-          error: messageOf(error),
-        },
-      );
-      await delivery.reject();
-      return;
-    }
-    failures.forget(delivery.correlationId, delivery.attempt);
-    if (result instanceof ControlReply) {
-      logger.warn(
-        `${options.queue}: ${delivery.correlationId} ${result.type === 'abort' ? 'aborts its job' : 'suspends'}: ${result.reason}`,
-      );
-      return answer(delivery, JSON.stringify({ reason: result.reason }), { type: result.type });
-    }
-    const output = result ?? {};
-    if (!isJsonObject(output)) {
-      return answerError(delivery, `the handler returned a ${describeJsonType(output)}, not a JSON object`);
-    }
-    let body: string;
-    try {
-      body = JSON.stringify(output);
-    } catch (error) {
-      return answerError(delivery, `the handler's result is not JSON: ${messageOf(error)}`);
-    }
-    await answer(delivery, body);
-  }
-
-  function contextOf(delivery: WorkerDelivery): WorkerContext {
-    const parsed = parseCorrelationId(delivery.correlationId);
-    const colon = delivery.correlationId.indexOf(':');
-    return {
-      jobId: parsed?.jobId ?? (colon >= 0 ? delivery.correlationId.slice(0, colon) : delivery.correlationId),
-      step: parsed?.step ?? (colon >= 0 ? delivery.correlationId.slice(colon + 1) : ''),
-      correlationId: delivery.correlationId,
-      attempt: delivery.attempt ?? 1,
-      heartbeat: () => reply(delivery, '', { type: 'heartbeat' }),
-    };
-  }
+  const handle = requestHandling({
+    queue: options.queue,
+    handler: options.handler,
+    maxDeliveries,
+    logger,
+    send: async (replyTo, correlationId, body, says) => {
+      if (!transport) throw new Error('the worker has not started');
+      await transport.reply(replyTo, correlationId, body, says);
+    },
+  });
 
   function track(received: WorkerDelivery): Promise<void> {
     const delivery = new HeldRequest(received);
@@ -410,18 +266,6 @@ export async function runWorker<In extends JsonObject, Out extends WorkerResult>
 /** How long past `shutdownTimeoutMs` a signalled process may take before it is made to exit. */
 const EXIT_BACKSTOP_MS = 1_000;
 
-/** The JSON object in a request body, or why there is none. */
-function parseInput(body: string): JsonObject | string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return 'the request body is not JSON';
-  }
-  if (!isJsonObject(parsed)) return `the request body is a ${describeJsonType(parsed)}, not a JSON object`;
-  return parsed;
-}
-
 async function defaultTransport(
   options: Pick<WorkerOptions, 'queue' | 'amqpUrl'>,
   logger: WorkerLogger,
@@ -451,8 +295,4 @@ export function amqpUrlFrom(explicit: string | undefined, env: NodeJS.ProcessEnv
   const server = env.AMQP_SERVER;
   if (server) return server.includes('://') ? server : `amqp://${server}`;
   return 'amqp://guest:guest@127.0.0.1:5672';
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

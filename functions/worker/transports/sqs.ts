@@ -3,22 +3,12 @@ import {
   DeleteMessageCommand,
   GetQueueUrlCommand,
   type Message,
-  type MessageAttributeValue,
   ReceiveMessageCommand,
-  SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { UndeliverableError } from '../../../engine/ports/bus.js';
-import { RETRYABLE_HEADER } from '../../transport/retryable.js';
-import {
-  isQueueDoesNotExist,
-  numberAttribute,
-  SQS_MAX_BATCH_ENTRIES,
-  SQS_MAX_MESSAGE_BYTES,
-  sqsMessageSize,
-  stringAttribute,
-} from '../../transport/sqs/message.js';
+import { isQueueDoesNotExist, SQS_MAX_BATCH_ENTRIES } from '../../transport/sqs/message.js';
 import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
+import { sendSqsReply, sqsRequestOf } from './sqs-messages.js';
 
 export interface SqsWorkerTransportOptions {
   client: SQSClient;
@@ -108,31 +98,8 @@ export class SqsWorkerTransport implements WorkerTransport {
     this.consumers.push(consumer);
   }
 
-  async reply(
-    replyTo: string,
-    correlationId: string,
-    body: string,
-    options: ReplyOptions = {},
-  ): Promise<void> {
-    // SQS refuses an empty body; protocol.md lets a reply's body be empty or `null` alike.
-    const messageBody = body === '' ? 'null' : body;
-    const attributes: Record<string, MessageAttributeValue> = {
-      correlation_id: stringAttribute(correlationId),
-    };
-    if (options.type) attributes.type = stringAttribute(options.type);
-    if (options.attempt !== undefined) attributes.attempt = numberAttribute(options.attempt);
-    if (options.retryable === false) attributes[RETRYABLE_HEADER] = stringAttribute('false');
-    const size = sqsMessageSize(messageBody, attributes);
-    if (size > SQS_MAX_MESSAGE_BYTES) {
-      throw new UndeliverableError(
-        `the reply to ${correlationId} is ${size} bytes (body and message attributes), over the SQS limit ` +
-          `of ${SQS_MAX_MESSAGE_BYTES} bytes (1 MiB); it was not sent`,
-        correlationId,
-      );
-    }
-    await this.client.send(
-      new SendMessageCommand({ QueueUrl: replyTo, MessageBody: messageBody, MessageAttributes: attributes }),
-    );
+  reply(replyTo: string, correlationId: string, body: string, options: ReplyOptions = {}): Promise<void> {
+    return sendSqsReply(this.client, replyTo, correlationId, body, options);
   }
 
   async stopConsuming(): Promise<void> {
@@ -218,23 +185,27 @@ export class SqsWorkerTransport implements WorkerTransport {
 
   private delivery(consumer: Consumer, message: Message): WorkerDelivery | undefined {
     const attribute = (name: string): string | undefined => message.MessageAttributes?.[name]?.StringValue;
-    const correlationId = attribute('correlation_id');
-    const replyTo = attribute('reply_to');
+    const request = sqsRequestOf(
+      {
+        messageId: message.MessageId,
+        correlationId: attribute('correlation_id'),
+        replyTo: attribute('reply_to'),
+        attempt: attribute('attempt'),
+        receiveCount: message.Attributes?.ApproximateReceiveCount,
+        body: message.Body,
+      },
+      consumer.queueName,
+    );
     const receiptHandle = message.ReceiptHandle;
-    if (!correlationId || !replyTo || !receiptHandle) {
-      // Without these it cannot be answered; left alone, it ends in the dead-letter queue.
+    if (request instanceof Error || !receiptHandle) {
+      // Left alone, it ends in the dead-letter queue.
       this.onError(
-        new Error(
-          `message ${message.MessageId} on ${consumer.queueName} has no correlation_id or reply_to ` +
-            'attribute: not handled',
-        ),
+        request instanceof Error ? request : new Error(`message ${message.MessageId} has no receipt handle`),
       );
       return undefined;
     }
-    const delivery: WorkerDelivery = {
-      correlationId,
-      replyTo,
-      body: message.Body ?? '',
+    return {
+      ...request,
       ack: () =>
         this.client
           .send(new DeleteMessageCommand({ QueueUrl: consumer.queueUrl, ReceiptHandle: receiptHandle }))
@@ -256,18 +227,7 @@ export class SqsWorkerTransport implements WorkerTransport {
             },
           ),
     };
-    const attempt = positiveInteger(attribute('attempt'));
-    if (attempt !== undefined) delivery.attempt = attempt;
-    const deliveryCount = positiveInteger(message.Attributes?.ApproximateReceiveCount);
-    if (deliveryCount !== undefined) delivery.deliveryCount = deliveryCount;
-    return delivery;
   }
-}
-
-function positiveInteger(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

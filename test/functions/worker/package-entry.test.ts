@@ -14,7 +14,7 @@ describe('The worker SDK as the package entry "switchyard/worker"', { timeout: 6
     await buildWorker();
   });
 
-  it('loads by the package name in plain node, without tsx: switchyard/worker and switchyard/worker/sqs', async () => {
+  it('loads by the package name in plain node, without tsx: switchyard/worker, switchyard/worker/sqs and switchyard/worker/lambda', async () => {
     // Act
     const { stdout } = await run(process.execPath, [join(FIXTURES, 'plain-node.mjs')]);
 
@@ -25,6 +25,7 @@ describe('The worker SDK as the package entry "switchyard/worker"', { timeout: 6
       WorkerError: 'function',
       AbortJob: 'function',
       SqsWorkerTransport: 'function',
+      lambdaWorker: 'function',
     });
   });
 

@@ -1,0 +1,1 @@
+export { type LambdaWorkerOptions, lambdaWorker, type SqsWorkerFunction } from './lambda-worker.js';
