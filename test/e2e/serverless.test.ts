@@ -12,6 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkflows, type WorkflowDefinition } from '../../engine/index.js';
 import { startOrderWorkers } from '../../examples/order-pipeline/workers.js';
+import { wordCountLambdaWorkers } from '../../examples/word-counts/lambda-workers.js';
 import { startWordCountWorkers } from '../../examples/word-counts/workers.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { type Container, createContainer } from '../../functions/aws/container.js';
@@ -307,6 +308,58 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     );
     expect(ignored).toBeGreaterThanOrEqual(workerDuplicates.count);
     expect(replies?.stats.largestBatch).toBeGreaterThan(1);
+  }, 180_000);
+
+  it('counts the words with the workers as Lambda functions, fed by SQS event sources', async () => {
+    // Prepare: the example's workflow on queues of its own, registered after the deploy (the API
+    // creates them), each served by the example's Lambda workers as Lambda's event source runs them.
+    const definition = (await readFile('examples/word-counts/workflows.yaml', 'utf8'))
+      .replace('name: book-word-counts', 'name: book-word-counts-on-lambda')
+      .replace(
+        /^( +)- name: (book-split|segment-word-counts|sum-splits|store-title)$/gm,
+        '$1- name: $2\n$1  queue: lambda-$2',
+      );
+    const registered = await call('PUT', '/api/workflow/book-word-counts-on-lambda', {
+      body: definition,
+      headers: { 'content-type': 'application/yaml' },
+    });
+    expect(registered.status).toBe(201);
+    const queueUrl = (queue: string) =>
+      `${queues.reply.slice(0, queues.reply.lastIndexOf('/') + 1)}${prefix}${queue}`;
+    const queueArn = (queue: string) =>
+      `${arns.reply.slice(0, arns.reply.lastIndexOf(':') + 1)}${prefix}${queue}`;
+    const logger = { info() {}, warn: console.warn, error: console.error };
+    // Each lane is a container of its own: its own client and its own instance of the function.
+    const lane = () => wordCountLambdaWorkers({ client: sqs.newClient(), logger });
+    const lanes = { 'book-split': 1, 'segment-word-counts': 3, 'sum-splits': 1, 'store-title': 1 } as const;
+    const lambdaSources = Object.entries(lanes).map(([queue, count]) =>
+      startSqsEventSource({
+        client: sqs.newClient(),
+        queueUrl: queueUrl(`lambda-${queue}`),
+        queueArn: queueArn(`lambda-${queue}`),
+        handlers: Array.from({ length: count }, () => lane()[queue as keyof typeof lanes]),
+        maxBatchingWindowMs: 250,
+        // At-least-once: some requests are handled twice.
+        duplicate: (record) => chosen(`${record.messageAttributes.correlation_id?.stringValue}/lambda`, 20),
+      }),
+    );
+    sources.push(...lambdaSources);
+
+    // Act
+    const { body } = await call('POST', '/api/workflow/book-word-counts-on-lambda', { body: {} });
+    const job = await finished(body.id as string, 120_000);
+    await Promise.all(lambdaSources.map((source) => source.stop()));
+
+    // Assess
+    expect(job.status).toBe('completed');
+    const result = job.result as { chapters: number; tokens: number; distinct: number; top: unknown[] };
+    expect(result).toMatchObject({ chapters: 12, tokens: 29_371, distinct: 5_947 });
+    expect(result.top[0]).toEqual({ word: 'the', count: 1_673 });
+    expect(job.steps['section-counts']).toMatchObject({ children: 12, childrenDone: 12 });
+    const [, counting] = lambdaSources;
+    expect(counting?.stats.messages).toBeGreaterThanOrEqual(12);
+    expect(lambdaSources.map((source) => source.stats.failed)).toEqual([0, 0, 0, 0]);
+    expect(lambdaSources.flatMap((source) => source.errors)).toEqual([]);
   }, 180_000);
 
   it('times an attempt out with a delayed timer message and retries it', async () => {
