@@ -5,6 +5,8 @@ import { parseDuration } from '../engine/definition/duration.js';
 export type BusKind = 'sqs' | 'rabbitmq';
 export type AuthKind = 'apiKey' | 'iam' | 'cognito';
 export type BrokerDeploymentMode = 'SINGLE_INSTANCE' | 'CLUSTER_MULTI_AZ';
+/** Where the workers of the deployed workflows run: elsewhere (processes you run), or as Lambda functions. */
+export type WorkersKind = 'external' | 'lambda';
 
 /** Where the workflow definitions deployed with the stack come from. */
 export interface WorkflowsSource {
@@ -41,6 +43,19 @@ export interface ApiSettings {
   createCloudWatchRole: boolean;
 }
 
+/** `-c workers=lambda`: a Lambda function per step queue of the deployed workflows (SQS bus only). */
+export interface WorkerSettings {
+  kind: WorkersKind;
+  /** The module exporting one `lambdaWorker` per step queue, named after the queue in camelCase. */
+  entry: string;
+  /** Each worker function's timeout: the longest step; at most the step queues' visibility timeout. @default 60 s */
+  timeout: Duration;
+  /** @default 512 */
+  memorySize: number;
+  /** Most concurrent invocations per worker function (its event source's `maxConcurrency`). @default 10 */
+  maxConcurrency: number;
+}
+
 /** Everything the stack can be told with `-c key=value` (or cdk.json's `context`). */
 export interface SwitchyardSettings {
   stackName: string;
@@ -69,9 +84,14 @@ export interface SwitchyardSettings {
   };
   /** Every alarm notifies this SNS topic; with an address, it is subscribed by email. */
   alarms: { email?: string };
+  workers: WorkerSettings;
 }
 
 const DEFAULT_WORKFLOWS = 'examples/word-counts/workflows.yaml';
+/** The word-count example's workers as Lambda functions: the default `-c workerEntry`. */
+export const DEFAULT_WORKER_ENTRY = 'examples/word-counts/lambda-workers.ts';
+/** Lambda's longest invocation: no step of a Lambda worker can take longer. */
+const LAMBDA_MAX_TIMEOUT_SECONDS = 15 * 60;
 const LOG_RETENTION_DAYS = [
   1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 ];
@@ -143,7 +163,15 @@ export function readSettings(node: Node): SwitchyardSettings {
       deadLettersMaxConcurrency: context.integer('deadLettersMaxConcurrency', 2, 2, 1000),
     },
     alarms: { email: alarmEmail(context.optionalText('alarmEmail')) },
+    workers: {
+      kind: context.oneOf('workers', ['external', 'lambda'], 'external'),
+      entry: context.text('workerEntry', DEFAULT_WORKER_ENTRY),
+      timeout: Duration.seconds(context.durationSeconds('workerTimeout', 60, 1, LAMBDA_MAX_TIMEOUT_SECONDS)),
+      memorySize: context.integer('workerMemory', 512, 128, 10_240),
+      maxConcurrency: context.integer('workerMaxConcurrency', 10, 2, 1000),
+    },
   };
+  checkWorkers(settings);
   if (settings.api.auth === 'cognito' && !settings.api.cognitoUserPoolArn) {
     throw new Error(
       '-c auth=cognito needs -c cognitoUserPoolArn=arn:aws:cognito-idp:<region>:<account>:userpool/<id>',
@@ -158,6 +186,29 @@ export function readSettings(node: Node): SwitchyardSettings {
     );
   }
   return settings;
+}
+
+/**
+ * Lambda workers take their requests from Lambda's SQS event source. Amazon MQ's runs one invocation
+ * at a time per queue and reports no partial batch, and its functions would sit in the broker's VPC:
+ * on RabbitMQ, workers are processes (docs/deploying.md).
+ */
+function checkWorkers(settings: SwitchyardSettings): void {
+  const { workers } = settings;
+  if (workers.kind !== 'lambda') return;
+  if (settings.bus !== 'sqs') {
+    throw new Error(
+      `-c workers=lambda needs -c bus=sqs, not ${settings.bus}: Lambda workers take their requests from SQS ` +
+        "step queues. On RabbitMQ (Amazon MQ) run the workers as processes with the SDK's RabbitMQ transport (docs/deploying.md)",
+    );
+  }
+  if (workers.timeout.toSeconds() > settings.stepVisibilityTimeout.toSeconds()) {
+    throw new Error(
+      `-c workerTimeout=${workers.timeout.toSeconds()}s is longer than -c stepVisibilityTimeout=` +
+        `${settings.stepVisibilityTimeout.toSeconds()}s: SQS would deliver a request again while its worker still runs ` +
+        '(and Lambda refuses such an event source); raise stepVisibilityTimeout or lower workerTimeout',
+    );
+  }
 }
 
 function alarmEmail(value: string | undefined): string | undefined {

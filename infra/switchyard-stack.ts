@@ -14,6 +14,7 @@ import { SwitchyardTable } from './constructs/table.js';
 import { TimerQueue } from './constructs/timers.js';
 import { WorkflowRegistration } from './constructs/workflow-registration.js';
 import { handlerEnvironment } from './handler-environment.js';
+import { addLambdaWorkers, checkLambdaWorkers } from './lambda-workers.js';
 import { checkStepQueueNames, REPLY_QUEUE, STACK_TAG } from './queue-names.js';
 import type { SwitchyardSettings } from './settings.js';
 import type { DeployedWorkflows } from './workflow-queues.js';
@@ -76,6 +77,7 @@ export class SwitchyardStack extends Stack {
     super(scope, id, { description: 'Switchyard workflow manager', ...props });
     const { settings, workflows } = props;
     checkStepQueueNames(workflows.stepQueues);
+    checkLambdaWorkers(settings, workflows.stepQueues);
     // The functions may use only queues with this tag (queues made at run time get it at creation).
     Tags.of(this).add(STACK_TAG, settings.stackName);
 
@@ -196,6 +198,9 @@ export class SwitchyardStack extends Stack {
     });
 
     const api = new SwitchyardApi(this, 'Api', { handler: apiFunction.function, settings });
+    // settings.ts refuses -c workers=lambda on the RabbitMQ bus.
+    const workerFunctions =
+      sqsBus && settings.workers.kind === 'lambda' ? addLambdaWorkers(this, settings, sqsBus) : [];
 
     // On RabbitMQ the registration also declares the reply queue the broker's event source reads,
     // so it runs even when no workflows are deployed with the stack.
@@ -258,10 +263,9 @@ export class SwitchyardStack extends Stack {
           : {}),
       },
       functions: Object.fromEntries(
-        [...managerFunctions, ...(registerFunction ? [registerFunction] : [])].map((fn) => [
-          fn.node.id,
-          fn.function,
-        ]),
+        [...managerFunctions, ...(registerFunction ? [registerFunction] : []), ...workerFunctions].map(
+          (fn) => [fn.node.id, fn.function],
+        ),
       ),
       broker: mqBus
         ? {

@@ -86,4 +86,49 @@ describe('readSettings', () => {
       /wafRateLimit=10: expected a whole number from 100/,
     );
   });
+
+  test('workers: external by default; -c workers=lambda with its entry, timeout, memory and concurrency', () => {
+    expect(settingsOf({}).workers).toMatchObject({
+      kind: 'external',
+      entry: 'examples/word-counts/lambda-workers.ts',
+      memorySize: 512,
+      maxConcurrency: 10,
+    });
+    expect(settingsOf({}).workers.timeout.toSeconds()).toBe(60);
+    const lambda = settingsOf({
+      workers: 'lambda',
+      workerEntry: 'my-workers.ts',
+      workerTimeout: '15m',
+      stepVisibilityTimeout: '20m',
+      workerMemory: 2048,
+      workerMaxConcurrency: '100',
+    }).workers;
+    expect(lambda).toMatchObject({
+      kind: 'lambda',
+      entry: 'my-workers.ts',
+      memorySize: 2048,
+      maxConcurrency: 100,
+    });
+    expect(lambda.timeout.toSeconds()).toBe(900);
+  });
+
+  test('-c workers=lambda refuses the RabbitMQ bus, a timeout over the visibility timeout or over 15 minutes', () => {
+    expect(() => settingsOf({ workers: 'lambda', bus: 'rabbitmq' })).toThrow(
+      /-c workers=lambda needs -c bus=sqs, not rabbitmq/,
+    );
+    expect(() => settingsOf({ workers: 'lambda', workerTimeout: '6m' })).toThrow(
+      /-c workerTimeout=360s is longer than -c stepVisibilityTimeout=300s/,
+    );
+    expect(() =>
+      settingsOf({ workers: 'lambda', workerTimeout: '20m', stepVisibilityTimeout: '30m' }),
+    ).toThrow(/-c workerTimeout=20m: expected whole seconds from 1 to 900/);
+    expect(() => settingsOf({ workers: 'process' })).toThrow(
+      /-c workers=process: expected one of external, lambda/,
+    );
+    expect(() => settingsOf({ workers: 'lambda', workerMaxConcurrency: 1 })).toThrow(
+      /-c workerMaxConcurrency=1: expected a whole number from 2 to 1000/,
+    );
+    // Without workers=lambda the worker settings are not held against the bus.
+    expect(settingsOf({ bus: 'rabbitmq', workerTimeout: '10m' }).workers.kind).toBe('external');
+  });
 });

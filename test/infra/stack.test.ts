@@ -147,6 +147,13 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     synthesized = synthStack();
   });
 
+  test('deploys no worker functions unless -c workers=lambda: every function is a manager handler or the provider', () => {
+    const handlers = Object.values(resourcesOfType(synthesized.template, 'AWS::Lambda::Function')).map(
+      (fn) => fn.Properties?.Handler,
+    );
+    expect(new Set(handlers)).toEqual(new Set(['index.handler', 'framework.onEvent']));
+  });
+
   test('every API route needs an API key, except the dashboard page, its assets and the OpenAPI document', () => {
     const routes = methodsByRoute(synthesized.template);
     expect(Object.keys(routes).sort()).toEqual([

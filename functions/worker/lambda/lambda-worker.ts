@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { JsonObject } from '../../../engine/json.js';
+import type { ReplyOptions } from '../../transport/worker-transport.js';
 import { HeldRequest, settlesWithin } from '../in-hand.js';
 import { type HandleRequest, requestHandling } from '../request-handling.js';
 import { sendSqsReply, sqsRequestOf } from '../transports/sqs-messages.js';
@@ -123,12 +124,8 @@ export function lambdaWorker<In extends JsonObject, Out extends WorkerResult>(
       if ((error as Error).name !== 'MessageNotInflight') throw error;
     }
   };
-  const send = (
-    replyTo: string,
-    correlationId: string,
-    body: string,
-    says: Parameters<typeof sendSqsReply>[4],
-  ) => sendSqsReply(sqs(), replyTo, correlationId, body, says);
+  const send = (replyTo: string, correlationId: string, body: string, says: ReplyOptions): Promise<void> =>
+    sendSqsReply(sqs(), replyTo, correlationId, body, says);
 
   /** One request handling per queue (a function may be triggered by several), made on its first message. */
   const handlings = new Map<
