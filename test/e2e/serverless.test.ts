@@ -24,6 +24,7 @@ import { createRegisterWorkflowsHandler } from '../../functions/handlers/registe
 import { createRepliesSqsHandler } from '../../functions/handlers/replies-sqs.js';
 import { createTimersHandler } from '../../functions/handlers/timers.js';
 import { createWorker, type Worker, type WorkerTransport } from '../../functions/worker/index.js';
+import { lambdaWorker } from '../../functions/worker/lambda/index.js';
 import { SqsWorkerTransport } from '../../functions/worker/transports/sqs.js';
 import {
   type ApiEventOptions,
@@ -361,6 +362,44 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     expect(lambdaSources.map((source) => source.stats.failed)).toEqual([0, 0, 0, 0]);
     expect(lambdaSources.flatMap((source) => source.errors)).toEqual([]);
   }, 180_000);
+
+  it("fails the attempt of a Lambda worker's step that cannot finish before the function times out", async () => {
+    // Prepare: a step whose handler never ends, on a function with 2 s to run.
+    const registered = await call('PUT', '/api/workflow/too-slow-for-lambda', {
+      body: 'name: too-slow-for-lambda\nsteps:\n  - name: endless\n    queue: lambda-endless\n',
+      headers: { 'content-type': 'application/yaml' },
+    });
+    expect(registered.status).toBe(201);
+    const queue = `${prefix}lambda-endless`;
+    let calls = 0;
+    const source = startSqsEventSource({
+      client: sqs.newClient(),
+      queueUrl: `${queues.reply.slice(0, queues.reply.lastIndexOf('/') + 1)}${queue}`,
+      queueArn: `${arns.reply.slice(0, arns.reply.lastIndexOf(':') + 1)}${queue}`,
+      handlers: [
+        lambdaWorker(
+          () => {
+            calls++;
+            return new Promise<never>(() => {});
+          },
+          { client: sqs.newClient(), logger: { info() {}, warn() {}, error: console.error } },
+        ),
+      ],
+      functionTimeoutMs: 2_000,
+    });
+    sources.push(source);
+
+    // Act
+    const { body } = await call('POST', '/api/workflow/too-slow-for-lambda', { body: {} });
+    const job = await finished(body.id as string, 30_000);
+    await source.stop();
+
+    // Assess: answered with an error reply before the timeout, not redelivered.
+    expect(job.status).toBe('failed');
+    expect(job.error?.message).toMatch(/did not finish before the Lambda function's timeout/);
+    expect(calls).toBe(1);
+    expect(source.stats).toMatchObject({ invocations: 1, failed: 0, errors: 0 });
+  }, 60_000);
 
   it('times an attempt out with a delayed timer message and retries it', async () => {
     // Prepare: a worker that loses the first request (no reply) and answers the second.
