@@ -123,15 +123,16 @@ export class WorkerFunction extends Construct {
     });
     // Receive, delete and change visibility on the step queue (and kms:Decrypt with a key) come with it.
     this.function.addEventSource(this.eventSource);
-    props.replyQueue.grantSendMessages(this.role);
-    if (props.replyQueue.encryptionMasterKey) {
-      const reason =
-        "SQS's grantSendMessages on a queue encrypted with a KMS key: the GenerateDataKey* and ReEncrypt* families on that one key, which SQS needs to encrypt the reply.";
-      Validations.of(this.role).acknowledge(
-        { id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]', reason },
-        { id: 'AwsSolutions-IAM5[Action::kms:ReEncrypt*]', reason },
-      );
-    }
+    // Only SendMessage (grantSendMessages would add GetQueueAttributes and GetQueueUrl, which a reply
+    // to the URL in reply_to never calls); with a KMS key, what SQS needs of a sender's key.
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'SendReplies',
+        actions: ['sqs:SendMessage'],
+        resources: [props.replyQueue.queueArn],
+      }),
+    );
+    props.replyQueue.encryptionMasterKey?.grant(this.role, 'kms:GenerateDataKey', 'kms:Decrypt');
     Validations.of(this.function).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_REASON });
     if (props.tracing) {
       Validations.of(this.role).acknowledge({

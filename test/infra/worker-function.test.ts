@@ -100,9 +100,7 @@ describe('WorkerFunction', CDK, () => {
       expect.stringMatching(
         /^sqs:ChangeMessageVisibility,sqs:DeleteMessage,sqs:GetQueueAttributes,sqs:GetQueueUrl,sqs:ReceiveMessage on <StepQueue[A-Z0-9]+\.Arn>$/,
       ),
-      expect.stringMatching(
-        /^sqs:GetQueueAttributes,sqs:GetQueueUrl,sqs:SendMessage on <ReplyQueue[A-Z0-9]+\.Arn>$/,
-      ),
+      expect.stringMatching(/^sqs:SendMessage on <ReplyQueue[A-Z0-9]+\.Arn>$/),
     ]);
   });
 
@@ -125,10 +123,9 @@ describe('WorkerFunction', CDK, () => {
     const grants = grantsOf(template, 'CountWordsRole');
     expect(grants).toContainEqual(expect.stringMatching(/^kms:Decrypt on <QueueKey[A-Z0-9]+\.Arn>$/));
     expect(grants).toContainEqual(
-      expect.stringMatching(
-        /^kms:Decrypt,kms:Encrypt,kms:GenerateDataKey\*,kms:ReEncrypt\* on <QueueKey[A-Z0-9]+\.Arn>$/,
-      ),
+      expect.stringMatching(/^kms:Decrypt,kms:GenerateDataKey on <QueueKey[A-Z0-9]+\.Arn>$/),
     );
+    expect(grants.filter((grant) => grant.startsWith('kms:'))).toHaveLength(2);
     expect(nagFindings(app)).toEqual([]);
   });
 
