@@ -90,9 +90,13 @@ export class ApiClient {
       const message =
         (parsed as { error?: { message?: string } })?.error?.message ?? (text || response.statusText);
       const hint =
-        response.status === 401 || response.status === 403
-          ? ' (set SWITCHYARD_TOKEN to the token serve was started with)'
-          : '';
+        response.status === 401
+          ? ' (set SWITCHYARD_TOKEN to the token serve was started with, or a scoped token that is not revoked)'
+          : response.status === 403
+            ? " (the token's role or namespace does not allow this)"
+            : response.status === 404 && NAMESPACED.test(path)
+              ? ` (in namespace "${this.namespace}"; --namespace or SWITCHYARD_NAMESPACE names another)`
+              : '';
       throw new CliError(`${method} ${path}: ${response.status} ${message}${hint}`);
     }
     return { status: response.status, body: parsed as T, etag };
