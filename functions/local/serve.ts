@@ -134,13 +134,11 @@ export async function readWorkflowFiles(
       );
       continue;
     }
-    const result = loadForDeployment(text, { file }, rules);
+    // The file's queue prefix, else serve's, is written into the step queues by loadForDeployment.
+    const result = loadForDeployment(text, { file }, rules, scope.queuePrefix);
     problems.push(...result.errors.map(formatDefinitionError));
     const namespace = result.namespace ?? scope.namespace ?? DEFAULT_NAMESPACE;
-    const queuePrefix = result.queuePrefix ?? scope.queuePrefix;
-    workflows.push(
-      ...result.workflows.map((workflow) => definitionInNamespace(workflow, namespace, queuePrefix)),
-    );
+    workflows.push(...result.workflows.map((workflow) => definitionInNamespace(workflow, namespace)));
   }
   if (problems.length) throw new Error(`invalid workflow definitions:\n${problems.join('\n')}`);
   return workflows;

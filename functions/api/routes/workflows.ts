@@ -112,7 +112,7 @@ async function register(request: ApiRequest, deps: ApiDeps) {
   const name = request.params.name as string;
   if (request.body.trim() === '')
     throw new ApiError('bad_request', 'the body must hold the workflow definition (YAML or JSON)');
-  const { workflows, errors, namespace, queuePrefix } = loadForDeployment(
+  const { workflows, errors, namespace } = loadForDeployment(
     request.body,
     { file: `PUT /api/workflow/${name}`, allowBare: true },
     deps.service.queueRules,
@@ -137,8 +137,9 @@ async function register(request: ApiRequest, deps: ApiDeps) {
       `the body names namespace "${namespace}", but the path acts in "${request.namespace}"`,
     );
   }
+  // The queue prefix is in the step queues already (loadForDeployment).
   const { version, created } = await deps.service.registerWorkflow(
-    definitionInNamespace(workflow, request.namespace, queuePrefix),
+    definitionInNamespace(workflow, request.namespace),
   );
   return json(created ? 201 : 200, { name, version, created });
 }
