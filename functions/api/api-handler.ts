@@ -106,7 +106,7 @@ function authorize(
   if (route.everyNamespace && principal.namespace !== ANY_NAMESPACE) {
     throw new ApiError('forbidden', `${method} ${path} shows every namespace: it needs a token of "*"`);
   }
-  const needed = route.role ?? 'read';
+  const needed = route.role ?? (route.method === 'GET' ? 'read' : 'admin');
   if (!roleAllows(principal.role, needed)) {
     throw new ApiError(
       'forbidden',

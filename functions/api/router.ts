@@ -33,7 +33,10 @@ export interface Route {
   path: string;
   /** false: served without credentials (the dashboard page and its files, the API description). */
   auth: boolean;
-  /** The least role that may call it (engine/access/roles.ts). @default 'read' */
+  /**
+   * The least role that may call it (engine/access/roles.ts). @default 'read' for GET, 'admin' for
+   * the rest (a new write route is closed until it says who may call it)
+   */
   role?: Role;
   /** Also served as `/api/ns/{namespace}/…`, where it acts in that namespace (else in `default`). */
   namespaced?: boolean;

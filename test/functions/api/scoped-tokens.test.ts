@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Role } from '../../../engine/access/roles.js';
-import type { ApiDeps } from '../../../functions/api/router.js';
+import { routes } from '../../../functions/api/api-handler.js';
+import { type ApiDeps, matchRoute } from '../../../functions/api/router.js';
 import { callApi, errorOf, worldApi } from '../../support/api-calls.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 
@@ -187,6 +188,20 @@ describe('Scoped tokens: every route under each role', () => {
       });
     }
   }
+});
+
+describe('Scoped tokens: the route table', () => {
+  it('covers every route of the router in the cases above, so a new route needs its case (and its role)', () => {
+    const id = '0b7c2d9e-9f0a-4a51-9b7e-0c1d2e3f4a5b';
+    const matched = new Set(
+      ROUTES.map((route) => {
+        const path = route.path.replace(/\{(job|cancelled|token)\}/, id).split('?')[0] as string;
+        return matchRoute(routes, route.method, path).route;
+      }),
+    );
+    const uncovered = routes.filter((route) => route.auth && !matched.has(route));
+    expect(uncovered.map((route) => `${route.method} ${route.path}`)).toEqual([]);
+  });
 });
 
 describe('Scoped tokens: create, list, revoke', () => {
