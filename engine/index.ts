@@ -1,6 +1,8 @@
 // The engine's public face: what code outside it uses. A name not listed is the engine's own business
 // (tests of one rule import that rule's file).
 
+// Scoped tokens: roles and what each may do.
+export { type Principal, ROLES, ROOT, type Role } from './access/roles.js';
 // Workflow definitions: loading and compiling them, with their durations and fan-out tasks.
 export {
   type CompiledWorkflow,
@@ -11,6 +13,19 @@ export {
 } from './definition/compile.js';
 export { parseDuration } from './definition/duration.js';
 export { loadWorkflows } from './definition/load.js';
+export {
+  ANY_NAMESPACE,
+  DEFAULT_NAMESPACE,
+  definitionInNamespace,
+  definitionShown,
+  inNamespace,
+  namespaceOf,
+  namespaceProblem,
+  qualifiedName,
+  queuePrefixProblem,
+  resolveInCallerNamespace,
+  splitQualifiedName,
+} from './definition/namespace.js';
 export { definitionText, versionToSave } from './definition/same-definition.js';
 export { formatDefinitionError, type StepDefinition, type WorkflowDefinition } from './definition/types.js';
 // Jobs: their records, the events applied to them, the transitions that result, fan-out's children.

@@ -228,6 +228,7 @@ export class SwitchyardStack extends Stack {
       registration = new WorkflowRegistration(this, 'WorkflowRegistration', {
         handler: registerFunction,
         definitions: workflows.definitions,
+        namespace: workflows.namespace,
         settings,
       });
       registration.node.addDependency(store.table);

@@ -2,13 +2,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { compileWorkflow } from '../engine/definition/compile.js';
 import { loadWorkflows } from '../engine/definition/load.js';
+import { DEFAULT_NAMESPACE, definitionInNamespace } from '../engine/definition/namespace.js';
 import { formatDefinitionError, type WorkflowDefinition } from '../engine/definition/types.js';
 import type { WorkflowsSource } from './settings.js';
 
 /** The workflows deployed with the stack: what the custom resource registers and which queues it needs. */
 export interface DeployedWorkflows {
-  /** The definitions as the loader normalised them, in file order. */
+  /**
+   * The definitions as the loader normalised them, in file order, with the file's `queuePrefix:`
+   * written into their step queues (their names stay plain: `namespace` qualifies them when registered).
+   */
   definitions: WorkflowDefinition[];
+  /** The file's `namespace:`, when it names one (docs/workflows.md, "Namespaces"). */
+  namespace?: string;
   /** Distinct queue names (without prefix) of every worker step of every workflow and task, sorted. */
   stepQueues: string[];
   /** The file read; undefined when the default file does not exist. */
@@ -30,7 +36,11 @@ export function readDeployedWorkflows(source: WorkflowsSource): DeployedWorkflow
     const lines = result.errors.map((error) => `  ${formatDefinitionError(error)}`);
     throw new Error(`the workflows in ${source.file} are not valid:\n${lines.join('\n')}`);
   }
-  return { definitions: result.workflows, stepQueues: stepQueuesOf(result.workflows), file };
+  const definitions = result.workflows.map((workflow) =>
+    definitionInNamespace(workflow, DEFAULT_NAMESPACE, result.queuePrefix),
+  );
+  const namespace = result.namespace === DEFAULT_NAMESPACE ? undefined : result.namespace;
+  return { definitions, stepQueues: stepQueuesOf(definitions), file, ...(namespace ? { namespace } : {}) };
 }
 
 /** Signal steps get no requests and fan-out steps only start children, so only worker steps need a queue. */

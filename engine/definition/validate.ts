@@ -4,6 +4,7 @@ import { describeJsonType, isJsonObject, type Json, type JsonObject } from '../j
 import { closest } from './closest.js';
 import { findCycles } from './cycles.js';
 import { parseDuration } from './duration.js';
+import { namespaceProblem, queuePrefixProblem } from './namespace.js';
 import type { Path } from './parse-source.js';
 import { amqpNameProblem, MAX_VHOSTS, stepQueueProblem } from './queue-name.js';
 import type { DefinitionError, StepDefinition, TaskDefinition, WorkflowDefinition } from './types.js';
@@ -12,7 +13,7 @@ export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
 export const START = '__start__';
 export const END = '__end__';
 
-const ROOT_KEYS = ['workflows'];
+const ROOT_KEYS = ['workflows', 'namespace', 'queuePrefix'];
 const WORKFLOW_KEYS = ['name', 'description', 'vhosts', 'timeout', 'params', 'onFailure', 'steps', 'tasks'];
 const STEP_KEYS = [
   'name',
@@ -46,6 +47,10 @@ export interface ValidateOptions {
 export interface LoadResult {
   workflows: WorkflowDefinition[];
   errors: DefinitionError[];
+  /** The file's top-level `namespace:`: where its workflows go (`default` when absent). */
+  namespace?: string;
+  /** The file's top-level `queuePrefix:`: put before each step queue name when registering. */
+  queuePrefix?: string;
 }
 
 interface Scope {
@@ -80,6 +85,7 @@ export function validateDocument(document: Json | undefined, options: ValidateOp
     return { workflows: [], errors };
   }
   checkKeys(root, [], ROOT_KEYS, {}, 'document', report);
+  const fileKeys = readFileKeys(root, report);
   const list = root.workflows;
   if (!Array.isArray(list) || list.length === 0) {
     report(['workflows'], {}, `"workflows" must be a non-empty list, got ${describeJsonType(list)}`);
@@ -102,7 +108,23 @@ export function validateDocument(document: Json | undefined, options: ValidateOp
     names.add(workflow.name);
     workflows.push(workflow);
   });
-  return { workflows: errors.length ? [] : workflows, errors };
+  return errors.length ? { workflows: [], errors } : { workflows, errors, ...fileKeys };
+}
+
+/** A file's top-level `namespace:` and `queuePrefix:` (see namespace.ts). */
+function readFileKeys(root: JsonObject, report: Report): { namespace?: string; queuePrefix?: string } {
+  const keys: { namespace?: string; queuePrefix?: string } = {};
+  if (root.namespace !== undefined) {
+    const problem = namespaceProblem(root.namespace);
+    if (problem) report(['namespace'], {}, `"namespace": ${problem}`);
+    else keys.namespace = root.namespace as string;
+  }
+  if (root.queuePrefix !== undefined) {
+    const problem = queuePrefixProblem(root.queuePrefix);
+    if (problem) report(['queuePrefix'], {}, `"queuePrefix": ${problem}`);
+    else keys.queuePrefix = root.queuePrefix as string;
+  }
+  return keys;
 }
 
 type Report = (path: Path, scope: Scope, message: string, onKey?: boolean) => void;

@@ -1,4 +1,5 @@
 import type { StepNode } from '../definition/compile.js';
+import { resolveInCallerNamespace } from '../definition/namespace.js';
 import type { JsonObject } from '../json.js';
 import { armAttemptTimer, beginAttempt } from './attempt-start.js';
 import type { Draft } from './draft.js';
@@ -20,7 +21,9 @@ export function calledJobId(jobId: string, step: string, attempt: number): strin
  * (a cycle across workflows ends here too) fails the step, with the chain spelled out.
  */
 export function startCall(d: Draft, node: StepNode, fail: (message: string) => void): void {
-  const call = node.call as NonNullable<StepNode['call']>;
+  const named = node.call as NonNullable<StepNode['call']>;
+  // A plain name: the workflow of that name in the caller's namespace.
+  const call = { ...named, workflow: resolveInCallerNamespace(d.workflow.name, named.workflow) };
   const chain = [...(d.job.calledBy?.chain ?? []), d.workflow.name];
   const attempt = beginAttempt(d, node);
   if (chain.length > MAX_CALL_DEPTH) {

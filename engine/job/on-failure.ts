@@ -1,3 +1,4 @@
+import { resolveInCallerNamespace } from '../definition/namespace.js';
 import type { JsonObject } from '../json.js';
 import type { Draft } from './draft.js';
 import type { JobError } from './types.js';
@@ -17,8 +18,9 @@ export function onFailureJobId(jobId: string, failures: number): string {
  * job and its error as input, and the two are linked both ways.
  */
 export function startOnFailure(d: Draft, error: JobError): void {
-  const workflow = d.workflow.onFailure;
-  if (!workflow || d.job.parent !== null) return;
+  if (!d.workflow.onFailure || d.job.parent !== null) return;
+  // A plain name: the workflow of that name in the failed job's namespace.
+  const workflow = resolveInCallerNamespace(d.workflow.name, d.workflow.onFailure);
   const failures = (d.job.failures ?? 0) + 1;
   const id = onFailureJobId(d.job.id, failures);
   d.updateJob({ failures, followUp: id });

@@ -1,3 +1,4 @@
+import type { Role } from '../access/roles.js';
 import type { WorkflowDefinition } from '../definition/types.js';
 import type { ChildOutcome, FanInit, JobPatch } from '../job/transition.js';
 import type {
@@ -96,7 +97,10 @@ export class StoreUnavailableError extends Error {
 }
 
 export interface JobQuery {
+  /** The stored (qualified) workflow name: `<namespace>/<name>`, or the plain name in `default`. */
   workflow?: string;
+  /** Only jobs of this namespace's workflows (engine/definition/namespace.ts). @default all */
+  namespace?: string;
   status?: JobStatus;
   /** Top-level jobs only (the default), or children too. */
   includeChildren?: boolean;
@@ -184,9 +188,33 @@ export interface Housekeeping {
   close(): Promise<void>;
 }
 
+/** A scoped token as stored: its hash and metadata, never its secret (engine/access/roles.ts). */
+export interface StoredToken {
+  /** The first 16 hex digits of `hash`. */
+  id: string;
+  /** SHA-256 of the secret, in hex. */
+  hash: string;
+  /** A namespace, or `*`. */
+  namespace: string;
+  role: Role;
+  description: string;
+  createdAt: number;
+}
+
+/** The scoped tokens: the API creates, lists and revokes them, and looks each request's token up. */
+export interface TokenStore {
+  /** @returns false (and writes nothing) when a token of that id is stored already */
+  saveToken(token: StoredToken): Promise<boolean>;
+  getToken(id: string): Promise<StoredToken | undefined>;
+  /** Oldest first. */
+  listTokens(): Promise<StoredToken[]>;
+  /** Revokes at once. @returns false when there is no such token */
+  deleteToken(id: string): Promise<boolean>;
+}
+
 /**
  * The manager's durable state, in every role. SQLite locally, DynamoDB deployed, memory in tests;
  * every implementation passes the same contract tests (test/functions/store-contract.ts). Code that
  * uses a store takes only the roles it uses.
  */
-export type Store = WorkflowRegistry & JobStore & JobQueries & Housekeeping;
+export type Store = WorkflowRegistry & JobStore & JobQueries & Housekeeping & TokenStore;

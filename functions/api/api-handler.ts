@@ -1,15 +1,20 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { type Principal, ROOT, roleAllows, seesNamespace } from '../../engine/access/roles.js';
+import { ANY_NAMESPACE } from '../../engine/definition/namespace.js';
 import { refuseNonJsonBrowserWrite } from './browser-writes.js';
 import { ApiError, type ApiResponse, errorResponse, type HostRequest, toApiError } from './http.js';
+import { namespacedPath } from './namespaced-path.js';
 import { type RawQuery, rawQueryOf, singleValuedQuery } from './query.js';
 import { type ApiDeps, matchRoute, type Route } from './router.js';
 import { jobRoutes } from './routes/jobs.js';
 import { systemRoutes } from './routes/system.js';
+import { tokenRoutes } from './routes/tokens.js';
 import { workflowRoutes } from './routes/workflows.js';
+import { isScopedSecret } from './scoped-tokens.js';
 import { withSecurityHeaders } from './security-headers.js';
 
-export const routes: readonly Route[] = [...workflowRoutes, ...jobRoutes, ...systemRoutes];
+export const routes: readonly Route[] = [...workflowRoutes, ...jobRoutes, ...tokenRoutes, ...systemRoutes];
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
@@ -24,11 +29,19 @@ async function answer(request: HostRequest, deps: ApiDeps): Promise<ApiResponse>
     if (size > deps.maxBodyBytes) {
       throw new ApiError('payload_too_large', `the body is ${size} bytes; the limit is ${deps.maxBodyBytes}`);
     }
-    const { route, params } = matchRoute(routes, request.method.toUpperCase(), request.path);
-    if (route.auth && deps.token !== undefined) authorize(request.headers.authorization, deps.token);
+    const method = request.method.toUpperCase();
+    const scoped = namespacedPath(request.path);
+    const { route, params } = matchRoute(routes, method, scoped.path);
+    if (scoped.explicit && !route.namespaced)
+      throw new ApiError('not_found', `no route ${method} ${request.path}`);
+    const principal = route.auth ? await authenticate(request.headers.authorization, deps) : ROOT;
+    if (route.auth) authorize(route, principal, scoped.namespace, method, request.path);
     refuseNonJsonBrowserWrite(request);
     const query = singleValuedQuery(request.query);
-    const response = await route.handle({ ...request, query, params }, deps);
+    const response = await route.handle(
+      { ...request, query, params, namespace: scoped.namespace, principal },
+      deps,
+    );
     return request.method.toUpperCase() === 'HEAD' ? { ...response, body: '' } : response;
   } catch (error) {
     const apiError = toApiError(error);
@@ -46,13 +59,59 @@ async function answer(request: HostRequest, deps: ApiDeps): Promise<ApiResponse>
   }
 }
 
-function authorize(header: string | undefined, token: string): void {
-  if (!header) throw new ApiError('unauthorized', 'this server requires "Authorization: Bearer <token>"');
-  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
-  // Digests of equal length are compared, so the time taken does not tell the token's length.
+/**
+ * Who a request acts as. A bearer token is the root token (`--token`) or a scoped one; a secret that
+ * is neither (unknown, or revoked) is 401. Without a bearer token: the root where the host leaves the
+ * check to others (open on loopback; deployed, API Gateway checked the API key or IAM), else 401.
+ */
+async function authenticate(header: string | undefined, deps: ApiDeps): Promise<Principal> {
+  const bearer = header === undefined ? undefined : /^Bearer\s+(.+)$/i.exec(header.trim())?.[1];
+  if (bearer === undefined) {
+    if (deps.token === undefined) return ROOT;
+    throw new ApiError('unauthorized', 'this server requires "Authorization: Bearer <token>"');
+  }
+  if (deps.token !== undefined && sameSecret(bearer, deps.token)) return ROOT;
+  // Without a root token, a bearer that is no scoped secret is the gateway's own credential (a
+  // Cognito token, which API Gateway checked), or a caller of an open local server: the root.
+  if (deps.token === undefined && !isScopedSecret(bearer)) return ROOT;
+  const principal = await deps.service.tokens.principalOf(bearer);
+  if (!principal)
+    throw new ApiError('unauthorized', 'the token is not valid for this server (unknown or revoked)');
+  return principal;
+}
+
+/** Digests of equal length are compared, so the time taken does not tell the token's length. */
+function sameSecret(given: string, token: string): boolean {
   const digest = (text: string) => createHash('sha256').update(text).digest();
-  if (!timingSafeEqual(digest(match?.[1] ?? ''), digest(token))) {
-    throw new ApiError('forbidden', 'the token is not valid for this server');
+  return timingSafeEqual(digest(given), digest(token));
+}
+
+/**
+ * Another namespace is as if absent to a token (404, telling nothing of what it holds); a role too
+ * low for the route is 403.
+ */
+function authorize(
+  route: Route,
+  principal: Principal,
+  namespace: string,
+  method: string,
+  path: string,
+): void {
+  if (route.namespaced && !seesNamespace(principal, namespace)) {
+    throw new ApiError(
+      'not_found',
+      `${method} ${path}: not found (this token sees namespace "${principal.namespace}" only)`,
+    );
+  }
+  if (route.everyNamespace && principal.namespace !== ANY_NAMESPACE) {
+    throw new ApiError('forbidden', `${method} ${path} shows every namespace: it needs a token of "*"`);
+  }
+  const needed = route.role ?? (route.method === 'GET' ? 'read' : 'admin');
+  if (!roleAllows(principal.role, needed)) {
+    throw new ApiError(
+      'forbidden',
+      `${method} ${path} needs the role "${needed}"; this token has "${principal.role}"`,
+    );
   }
 }
 

@@ -1,3 +1,9 @@
+import {
+  DEFAULT_NAMESPACE,
+  inNamespace,
+  namespaceOf,
+  splitQualifiedName,
+} from '../../engine/definition/namespace.js';
 import type { JobRecord, JobStatus, JsonObject, WorkflowDefinition } from '../../engine/index.js';
 import type { Bus, QueueHealth } from '../../engine/ports/bus.js';
 import type {
@@ -7,6 +13,7 @@ import type {
   JobQueries,
   JobQuery,
   StoredWorkflow,
+  TokenStore,
   WorkflowRegistry,
   WorkflowSummary,
 } from '../../engine/ports/store.js';
@@ -14,6 +21,7 @@ import type { Manager } from '../manager/manager.js';
 import type { QueueRules } from '../manager/queue-rules.js';
 import type { StartJobParams } from '../manager/start-job-params.js';
 import { type JobDocument, type JobSummary, jobDocument, jobSummary, jobVersion } from './job-document.js';
+import { ScopedTokens } from './scoped-tokens.js';
 
 /** The manager's commands the API gives its callers. */
 export type ApiCommands = Pick<
@@ -22,7 +30,7 @@ export type ApiCommands = Pick<
 >;
 
 /** The store's roles the API reads (and writes a workflow's switch through), and its health check. */
-export type ApiStore = WorkflowRegistry & JobQueries & Pick<Housekeeping, 'ping'>;
+export type ApiStore = WorkflowRegistry & JobQueries & TokenStore & Pick<Housekeeping, 'ping'>;
 
 export interface ApiServiceOptions {
   manager: ApiCommands;
@@ -30,6 +38,8 @@ export interface ApiServiceOptions {
   bus: Pick<Bus, 'ping' | 'inspectQueues'>;
   /** The deployment's queue rules a registered definition must also satisfy. */
   queueRules?: QueueRules;
+  /** How long a scoped token found is trusted without reading the store again (`ScopedTokens`). @default 0 */
+  tokenCacheMs?: number;
 }
 
 /** What `health` reports of each dependency: `ok`, or why it cannot be reached. */
@@ -58,12 +68,19 @@ export class ApiService {
   private readonly store: ApiStore;
   private readonly bus: Pick<Bus, 'ping' | 'inspectQueues'>;
   readonly queueRules: QueueRules;
+  /** Scoped tokens: created, listed and revoked by their routes, and looked up for each request. */
+  readonly tokens: ScopedTokens;
 
   constructor(options: ApiServiceOptions) {
     this.manager = options.manager;
     this.store = options.store;
     this.bus = options.bus;
     this.queueRules = options.queueRules ?? {};
+    this.tokens = new ScopedTokens({
+      store: options.store,
+      cacheMs: options.tokenCacheMs,
+      clock: () => options.manager.now(),
+    });
   }
 
   now(): number {
@@ -171,12 +188,14 @@ export class ApiService {
   }
 
   /**
-   * Each step queue of the registered workflows (their latest versions; only `workflow` when given),
-   * with the bus's look at it: ready messages and consumers (`GET /api/queues`).
+   * Each step queue of a namespace's registered workflows (their latest versions; only `workflow`,
+   * a stored name, when given), with the bus's look at it: ready messages and consumers
+   * (`GET /api/queues`). Workflows are named in their namespace.
    */
-  async queues(workflow?: string): Promise<QueueReport[]> {
+  async queues(namespace: string, workflow?: string): Promise<QueueReport[]> {
     const reports = new Map<string, QueueReport>();
     for (const summary of await this.store.listWorkflows()) {
+      if (!inNamespace(summary.name, namespace)) continue;
       if (workflow !== undefined && summary.name !== workflow) continue;
       const stored = await this.store.getWorkflow(summary.name);
       if (!stored) continue;
@@ -193,7 +212,8 @@ export class ApiService {
           const queue = step.queue ?? step.name;
           const key = `${vhost}\u0000${queue}`;
           const report = reports.get(key) ?? { queue, vhost, exists: false, steps: [] };
-          report.steps.push({ workflow: definition.name, ...(task ? { task } : {}), step: step.name });
+          const shown = splitQualifiedName(definition.name).name;
+          report.steps.push({ workflow: shown, ...(task ? { task } : {}), step: step.name });
           reports.set(key, report);
         }
       }
@@ -210,6 +230,13 @@ export class ApiService {
       ...byKey.get(`${report.vhost}\u0000${report.queue}`),
       steps: report.steps,
     }));
+  }
+
+  /** The namespaces that hold a workflow, `default` always among them, in order. */
+  async namespaces(): Promise<string[]> {
+    const names = new Set([DEFAULT_NAMESPACE]);
+    for (const summary of await this.store.listWorkflows()) names.add(namespaceOf(summary.name));
+    return [...names].sort();
   }
 
   async health(): Promise<Health> {

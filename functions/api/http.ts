@@ -1,3 +1,4 @@
+import type { Principal } from '../../engine/access/roles.js';
 import { InvalidCursorError, StoreUnavailableError } from '../../engine/ports/store.js';
 import { ManagerError } from '../manager/errors.js';
 
@@ -12,10 +13,14 @@ export interface ApiRequest {
   /** The raw body text. */
   body: string;
   params: Record<string, string>;
+  /** The namespace the path names (`/api/ns/{namespace}/…`), else `default`. */
+  namespace: string;
+  /** Who the request acts as (the root where the route needs no credentials). */
+  principal: Principal;
 }
 
 /** A request as a host hands it over, before its query is checked: each parameter with every value given. */
-export type HostRequest = Omit<ApiRequest, 'params' | 'query'> & {
+export type HostRequest = Omit<ApiRequest, 'params' | 'query' | 'namespace' | 'principal'> & {
   query: Readonly<Record<string, readonly string[]>>;
 };
 

@@ -1,3 +1,4 @@
+import { splitQualifiedName } from '../../engine/definition/namespace.js';
 import {
   type AttemptOutcome,
   type FanCounts,
@@ -55,7 +56,10 @@ export interface StepView {
 /** The job document of api.md, in the original's shape plus the per-step view. */
 export interface JobDocument {
   uuid: string;
+  /** The workflow's name in its namespace. */
   workflow: string;
+  /** Its namespace (a server before namespaces sent none: `default`). */
+  namespace?: string;
   version: number;
   parent: string | null;
   index: number | null;
@@ -142,7 +146,7 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
 
   const document: JobDocument = {
     uuid: job.id,
-    workflow: job.workflow,
+    ...workflowShown(job.workflow),
     version: job.version,
     parent: job.parent?.id ?? null,
     index: job.parent?.index ?? null,
@@ -247,7 +251,10 @@ async function jobProgress(store: JobReader, job: JobRecord): Promise<Progress> 
 
 export interface JobSummary {
   uuid: string;
+  /** The workflow's name in its namespace. */
   workflow: string;
+  /** Its namespace (a server before namespaces sent none: `default`). */
+  namespace?: string;
   version: number;
   status: JobStatus;
   createdAt: string;
@@ -265,7 +272,7 @@ export const SUMMARY_ERROR_CHARS = 300;
 export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobSummary> {
   const summary: JobSummary = {
     uuid: job.id,
-    workflow: job.workflow,
+    ...workflowShown(job.workflow),
     version: job.version,
     status: job.status,
     createdAt: iso(job.createdAt) as string,
@@ -288,4 +295,10 @@ function assignDefined<T extends object>(target: T, values: Partial<T>): void {
   for (const [key, value] of Object.entries(values)) {
     if (value !== undefined) (target as Record<string, unknown>)[key] = value;
   }
+}
+
+/** A job's stored (qualified) workflow name as its namespace shows it: the plain name, and the namespace. */
+function workflowShown(qualified: string): { workflow: string; namespace: string } {
+  const { namespace, name } = splitQualifiedName(qualified);
+  return { workflow: name, namespace };
 }

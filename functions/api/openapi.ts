@@ -55,14 +55,15 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'Switchyard',
       version: '1',
       description:
-        'A workflow manager for queue-driven microservices. Every error is `{"error": {"code", "message"}}`. A query parameter given more than once is refused (400) on every route. Request bodies are read as JSON whatever their content type says.',
+        'A workflow manager for queue-driven microservices. Every error is `{"error": {"code", "message"}}`. A query parameter given more than once is refused (400) on every route. Request bodies are read as JSON whatever their content type says.\n\nNamespaces: every route under `/api/workflow…`, `/api/workflows`, `/api/job…`, `/api/jobs` and `/api/queues` is also served as `/api/ns/{namespace}/…` (the same route beneath it), acting in that namespace; without the prefix it acts in `default`. A namespace that cannot be one (a `/` in it, say `a%2Fb`) is 400. Workflow names in paths, queries and answers are plain names within the namespace; jobs carry `namespace`.\n\nRoles (scoped tokens, `POST /api/tokens`): `read` may call the GET routes; `run` also starts, cancels, retries, signals, pauses and resumes jobs; `admin` also registers (PUT) and disables (DELETE) workflows and creates, lists and revokes tokens. A token of one namespace gets 404 for every other namespace, as if absent; 403 when its role is too low; 401 when the token is unknown or revoked. `/metrics` needs a token of every namespace (`*`).',
     },
     components: {
       securitySchemes: {
         bearer: {
           type: 'http',
           scheme: 'bearer',
-          description: 'Locally, when `switchyard serve --token` is set.',
+          description:
+            'Locally, the root token of `switchyard serve --token`; anywhere, a scoped token (`POST /api/tokens`).',
         },
         apiKey: {
           type: 'apiKey',
@@ -504,6 +505,60 @@ export function openApiDocument(): Record<string, unknown> {
                 '`{ queues: [{ queue, vhost, exists, ready, consumers, inFlight?, error?, steps: [{ workflow, task?, step }] }] }`.',
             },
           },
+        },
+      },
+      '/api/namespaces': {
+        get: {
+          summary: 'The namespaces the caller sees',
+          description:
+            'For a token of every namespace (`*`, and the root): every namespace that holds a workflow, and `default`; for a scoped token: its own namespace.',
+          responses: {
+            200: {
+              description: '`{ namespaces: [name], role, scope }`: scope is the token namespace or `*`.',
+            },
+          },
+        },
+      },
+      '/api/tokens': {
+        post: {
+          summary: 'Create a scoped token (admin)',
+          description:
+            'The secret is in this answer only: the store keeps its SHA-256 and the metadata. A namespace admin grants its own namespace only (403 otherwise).',
+          requestBody: {
+            required: true,
+            content: jsonContent({
+              type: 'object',
+              required: ['namespace', 'role'],
+              additionalProperties: false,
+              properties: {
+                namespace: { type: 'string', description: 'a namespace, or `*` for every namespace' },
+                role: { type: 'string', enum: ['read', 'run', 'admin'] },
+                description: { type: 'string', maxLength: 200 },
+              },
+            }),
+          },
+          responses: {
+            201: { description: '`{ id, namespace, role, description, createdAt, secret }`.' },
+            400: error(
+              'A bad namespace (a `/` in it), an unknown role, an unknown field: nothing is created.',
+            ),
+            403: error('The caller is not an admin of that scope.'),
+          },
+        },
+        get: {
+          summary: 'List the tokens the caller administers (admin), without secrets',
+          responses: {
+            200: { description: '`{ tokens: [{ id, namespace, role, description, createdAt }] }`.' },
+          },
+        },
+      },
+      '/api/tokens/{id}': {
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        delete: {
+          summary: 'Revoke a token (admin), at once',
+          description:
+            'Locally at once. Deployed, another API instance may still accept it for up to 30 seconds (its cache of tokens found).',
+          responses: { 200: { description: '`{ id, revoked: true }`.' }, 404: error('No such token.') },
         },
       },
       '/metrics': {

@@ -1,3 +1,4 @@
+import type { Role } from '../../engine/access/roles.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import type { ApiService } from './api-service.js';
 import { ApiError, type ApiRequest, type ApiResponse } from './http.js';
@@ -7,7 +8,12 @@ export interface ApiDeps {
   service: ApiService;
   /** Where requests that fail with an internal error are logged. */
   logger: Logger;
-  /** Locally, `--token`: every route but the dashboard's own files requires `Authorization: Bearer <token>`. */
+  /**
+   * Locally, `--token`: the root token (`admin` of every namespace); every route but the dashboard's
+   * own files then requires `Authorization: Bearer <token>` (or a scoped token). Undefined: a request
+   * without a bearer token acts as the root (open on loopback; deployed, API Gateway checked the
+   * stack's API key or IAM before the request got here).
+   */
   token?: string;
   /** @default 262144 (256 KiB) */
   maxBodyBytes: number;
@@ -27,6 +33,15 @@ export interface Route {
   path: string;
   /** false: served without credentials (the dashboard page and its files, the API description). */
   auth: boolean;
+  /**
+   * The least role that may call it (engine/access/roles.ts). @default 'read' for GET, 'admin' for
+   * the rest (a new write route is closed until it says who may call it)
+   */
+  role?: Role;
+  /** Also served as `/api/ns/{namespace}/…`, where it acts in that namespace (else in `default`). */
+  namespaced?: boolean;
+  /** Shows every namespace at once (`/metrics`): only a token of `*` may call it. */
+  everyNamespace?: boolean;
   handle(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse>;
 }
 

@@ -1,3 +1,5 @@
+import { DEFAULT_NAMESPACE, namespaceProblem } from '../../engine/definition/namespace.js';
+
 /** A small client for the HTTP API, for the command line. */
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
@@ -17,17 +19,38 @@ export interface ClientOptions {
   token?: string;
   /** The deployed API's key (API Gateway reads it from `x-api-key`). */
   apiKey?: string;
+  /** The namespace workflows and jobs are named in (default: $SWITCHYARD_NAMESPACE, then `default`). */
+  namespace?: string;
 }
+
+/** Routes that act in a namespace: beneath `/api/ns/{namespace}` for any but `default`. */
+const NAMESPACED = /^\/api\/(workflows?|jobs?|queues)(\/|\?|$)/;
 
 export class ApiClient {
   readonly baseUrl: string;
   private readonly token?: string;
   private readonly apiKey?: string;
+  readonly namespace: string;
 
   constructor(options: ClientOptions = {}) {
     this.baseUrl = (options.url ?? process.env.SWITCHYARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
     this.token = options.token ?? process.env.SWITCHYARD_TOKEN;
     this.apiKey = options.apiKey ?? process.env.SWITCHYARD_API_KEY;
+    this.namespace = options.namespace || process.env.SWITCHYARD_NAMESPACE || DEFAULT_NAMESPACE;
+    const problem = namespaceProblem(this.namespace);
+    if (problem) throw new CliError(`--namespace (or SWITCHYARD_NAMESPACE): ${problem}`);
+  }
+
+  /** The path as the API serves it in this client's namespace. */
+  private scoped(path: string): string {
+    if (this.namespace === DEFAULT_NAMESPACE || !NAMESPACED.test(path)) return path;
+    return `/api/ns/${encodeURIComponent(this.namespace)}${path.slice('/api'.length)}`;
+  }
+
+  /** The dashboard's page of a job, in this client's namespace. */
+  jobLink(id: string): string {
+    const scope = this.namespace === DEFAULT_NAMESPACE ? '' : `ns/${encodeURIComponent(this.namespace)}/`;
+    return `${this.baseUrl}/#/${scope}job/${id}`;
   }
 
   async request<T>(
@@ -43,7 +66,7 @@ export class ApiClient {
     if (this.apiKey) headers['x-api-key'] = this.apiKey;
     let response: Response;
     try {
-      response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
+      response = await fetch(`${this.baseUrl}${this.scoped(path)}`, { method, headers, body });
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause?.code;
       throw new CliError(
@@ -67,9 +90,13 @@ export class ApiClient {
       const message =
         (parsed as { error?: { message?: string } })?.error?.message ?? (text || response.statusText);
       const hint =
-        response.status === 401 || response.status === 403
-          ? ' (set SWITCHYARD_TOKEN to the token serve was started with)'
-          : '';
+        response.status === 401
+          ? ' (set SWITCHYARD_TOKEN to the token serve was started with, or a scoped token that is not revoked)'
+          : response.status === 403
+            ? " (the token's role or namespace does not allow this)"
+            : response.status === 404 && NAMESPACED.test(path)
+              ? ` (in namespace "${this.namespace}"; --namespace or SWITCHYARD_NAMESPACE names another)`
+              : '';
       throw new CliError(`${method} ${path}: ${response.status} ${message}${hint}`);
     }
     return { status: response.status, body: parsed as T, etag };

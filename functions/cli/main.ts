@@ -6,10 +6,17 @@ import { graph, push, validate } from './commands/definitions.js';
 import { command, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
 import { serve } from './commands/serve.js';
+import { createToken, listTokens, revokeToken } from './commands/tokens.js';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const urlOption = () =>
   new Option('--url <url>', `the switchyard API (default: $SWITCHYARD_URL, then ${DEFAULT_URL})`);
+
+const namespaceOption = () =>
+  new Option(
+    '-n, --namespace <namespace>',
+    'the namespace workflows and jobs are named in (default: $SWITCHYARD_NAMESPACE, then default)',
+  );
 
 const outputOption = () =>
   new Option('-o, --output <format>', 'json, or table for people')
@@ -54,7 +61,18 @@ program
   .option('--port <port>', 'HTTP port', '8080')
   .option('--host <host>', 'HTTP address to bind', '127.0.0.1')
   .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d')
-  .option('--token <token>', 'require "Authorization: Bearer <token>" (default: $SWITCHYARD_TOKEN)')
+  .option(
+    '--token <token>',
+    'the root token, admin of every namespace: require "Authorization: Bearer <token>" or a scoped token (default: $SWITCHYARD_TOKEN)',
+  )
+  .option(
+    '--namespace <namespace>',
+    "the namespace the --config files' workflows go to, unless a file names its own (namespace:) (default: default)",
+  )
+  .option(
+    '--queue-prefix <prefix>',
+    "put this before each step queue name of the --config files' workflows, unless a file sets its own (queuePrefix:)",
+  )
   .option(
     '--allow-host <name...>',
     'answer requests for these host names too, besides localhost, loopback addresses and the bound address (default: $SWITCHYARD_ALLOW_HOST, comma-separated)',
@@ -122,6 +140,7 @@ program
   .command('push')
   .description("register a file's workflows with the manager (each as a new version when it changed)")
   .argument('<file>', 'a workflow file')
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (file: string, options) => push(file, options, out));
 
@@ -136,6 +155,7 @@ program
   .option('--version <n>', 'run this version of the workflow')
   .option('--wait', 'wait for the job to end and print its result; exit 1 if it failed')
   .option('--detach', 'on a terminal too, print the id and return at once (no live view)')
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (name: string, options) => {
     process.exitCode = await submit(name, options, out);
@@ -148,6 +168,7 @@ program
   )
   .argument('<id>', 'the job id')
   .option('--json', 'print the job document')
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (id: string, options) => {
     process.exitCode = await status(id, options, out);
@@ -159,6 +180,7 @@ program
     "live progress until the job ends: steps and children done, the step(s) running, a fan-out's rate and ETA, a queue no worker listens to; exit 1 if it failed",
   )
   .argument('<id>', 'the job id')
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (id: string, options) => {
     process.exitCode = await watch(id, options, out);
@@ -171,6 +193,7 @@ program
   .option('--status <status>', 'running (default), paused, completed, failed, cancelled, waiting or all')
   .option('--limit <n>', 'at most this many', '50')
   .addOption(outputOption())
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (options) => listJobs(options, out));
 
@@ -178,6 +201,7 @@ program
   .command('workflows')
   .description('list the registered workflows: latest version, enabled, jobs running, completed and failed')
   .addOption(outputOption())
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (options) => listWorkflows(options, out));
 
@@ -187,6 +211,7 @@ program
   .argument('<workflow>', 'the workflow name')
   .option('--version <n>', 'this version (default: the latest)')
   .addOption(outputOption())
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (name: string, options) => describeWorkflow(name, options, out));
 
@@ -197,6 +222,7 @@ program
   )
   .option('--workflow <name>', 'only this workflow')
   .addOption(outputOption())
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (options) => listQueues(options, out));
 
@@ -204,6 +230,7 @@ program
   .command('cancel')
   .description('cancel a job (a child id cancels its top-level job)')
   .argument('<id>', 'the job id')
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (id: string, options) => command('cancel', id, options, out));
 
@@ -213,6 +240,7 @@ program
     'pause a job and its children: nothing new is dispatched until resume; replies are still stored (a child id pauses its top-level job)',
   )
   .argument('<id>', 'the job id')
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (id: string, options) => command('pause', id, options, out));
 
@@ -220,6 +248,7 @@ program
   .command('resume')
   .description('resume a paused job: what became ready while it was paused is dispatched')
   .argument('<id>', 'the job id')
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (id: string, options) => command('resume', id, options, out));
 
@@ -227,6 +256,7 @@ program
   .command('retry')
   .description('run a failed or cancelled job again: completed steps keep their outputs')
   .argument('<id>', 'the job id')
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (id: string, options) => command('retry', id, options, out));
 
@@ -236,8 +266,45 @@ program
   .argument('<id>', 'the job id (a child id for a signal step inside a task)')
   .argument('<step>', 'the signal step')
   .option('--input <json>', 'the signal body: JSON, or @file.json', '{}')
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (id: string, step: string, options) => command('signal', id, { ...options, step }, out));
+
+const token = program
+  .command('token')
+  .description('scoped tokens: a namespace (or *) and a role, read, run or admin (needs an admin token)');
+
+token
+  .command('create')
+  .description(
+    'create a token of --namespace (or --all-namespaces): its secret is printed once, alone on stdout',
+  )
+  .requiredOption(
+    '--role <role>',
+    'read (GET routes), run (also start, cancel, retry, signal, pause, resume) or admin (also register workflows and manage tokens)',
+  )
+  .option('--description <text>', 'who or what holds it')
+  .option('--all-namespaces', 'a token of every namespace (*)')
+  .addOption(outputOption())
+  .addOption(namespaceOption())
+  .addOption(urlOption())
+  .action(async (options) =>
+    createToken({ ...options, scope: options.allNamespaces ? '*' : undefined }, out),
+  );
+
+token
+  .command('list')
+  .description('list the tokens you administer, without their secrets')
+  .addOption(outputOption())
+  .addOption(urlOption())
+  .action(async (options) => listTokens(options, out));
+
+token
+  .command('revoke')
+  .description('revoke a token: refused from its next request on (deployed, within 30 seconds)')
+  .argument('<id>', 'the token id (token list)')
+  .addOption(urlOption())
+  .action(async (id: string, options) => revokeToken(id, options, out));
 
 try {
   await program.parseAsync(process.argv);

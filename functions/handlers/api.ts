@@ -3,6 +3,7 @@ import type { Bus } from '../../engine/ports/bus.js';
 import { handleApiGatewayEvent } from '../api/api-handler.js';
 import { ApiService, type ApiStore } from '../api/api-service.js';
 import type { ApiDeps } from '../api/router.js';
+import { DEPLOYED_TOKEN_CACHE_MS } from '../api/scoped-tokens.js';
 import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import { fromEnvironment } from '../aws/from-env.js';
 import { queueRulesOf } from '../aws/queue-rules.js';
@@ -26,7 +27,9 @@ const API_DRAIN_MAX_MS = 10_000;
 export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Promise<APIGatewayProxyResult>;
 
 /**
- * The HTTP API behind API Gateway (REST API, v1 proxy events). API Gateway checks the credentials;
+ * The HTTP API behind API Gateway (REST API, v1 proxy events). API Gateway checks the stack's
+ * credentials (API key or IAM: the root); a request that also carries `Authorization: Bearer <scoped
+ * token>` acts as that token, checked against the table's hashed tokens;
  * the answer waits until the requests the call produced are sent, as Lambda freezes the container
  * once it returns.
  */
@@ -37,6 +40,9 @@ export function createApiHandler(deps: ApiHandlerDeps): ApiHandler {
       store: deps.store,
       bus: deps.bus,
       queueRules: deps.queueRules,
+      // Scoped tokens found stay trusted this long: a revocation through another instance holds
+      // within this delay (docs/deploying.md).
+      tokenCacheMs: DEPLOYED_TOKEN_CACHE_MS,
     }),
     logger: deps.telemetry.logger,
     maxBodyBytes: deps.maxBodyBytes,

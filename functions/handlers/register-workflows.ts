@@ -1,5 +1,11 @@
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
-import { formatDefinitionError, type WorkflowDefinition } from '../../engine/index.js';
+import {
+  DEFAULT_NAMESPACE,
+  definitionInNamespace,
+  formatDefinitionError,
+  namespaceProblem,
+  type WorkflowDefinition,
+} from '../../engine/index.js';
 import { fromEnvironment } from '../aws/from-env.js';
 import { invocation } from '../aws/invocation.js';
 import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
@@ -26,6 +32,8 @@ export interface RegisterWorkflowsProperties {
   ServiceToken: string;
   /** The definitions as JSON: CloudFormation would turn numbers in a nested value into strings. */
   Definitions: string;
+  /** The namespace they are registered in (the workflows file's `namespace:`). @default 'default' */
+  Namespace?: string;
 }
 
 export type RegisterWorkflowsEvent = CloudFormationCustomResourceEvent<RegisterWorkflowsProperties>;
@@ -59,7 +67,11 @@ export function createRegisterWorkflowsHandler(deps: RegisterWorkflowsDeps): Reg
         telemetry.logger.info('workflows resource deleted; the store keeps its workflows and jobs');
         return { PhysicalResourceId: physicalResourceId };
       }
-      const definitions = parseDefinitions(event.ResourceProperties.Definitions, deps.queueRules);
+      const definitions = parseDefinitions(
+        event.ResourceProperties.Definitions,
+        deps.queueRules,
+        event.ResourceProperties.Namespace,
+      );
       if (deps.replyQueue) await manager.bus.ensureQueues([{ queue: deps.replyQueue, vhost: null }]);
       const versions: string[] = [];
       for (const definition of definitions) {
@@ -74,8 +86,17 @@ export function createRegisterWorkflowsHandler(deps: RegisterWorkflowsDeps): Reg
     });
 }
 
-/** The definitions, validated again by the engine's loader: the deploy fails with its messages. */
-export function parseDefinitions(property: unknown, rules: QueueRules = {}): WorkflowDefinition[] {
+/**
+ * The definitions, validated again by the engine's loader (the deploy fails with its messages), as
+ * registered in `namespace` (their names qualified; the queue prefix is already in their queues).
+ */
+export function parseDefinitions(
+  property: unknown,
+  rules: QueueRules = {},
+  namespace: string = DEFAULT_NAMESPACE,
+): WorkflowDefinition[] {
+  const problem = namespaceProblem(namespace);
+  if (problem) throw new Error(`the Namespace property: ${problem}`);
   const text = typeof property === 'string' ? property : JSON.stringify(property ?? null);
   let list: unknown;
   try {
@@ -88,7 +109,7 @@ export function parseDefinitions(property: unknown, rules: QueueRules = {}): Wor
   if (result.errors.length > 0) {
     throw new Error(`invalid workflow definitions:\n${result.errors.map(formatDefinitionError).join('\n')}`);
   }
-  return result.workflows;
+  return result.workflows.map((workflow) => definitionInNamespace(workflow, namespace));
 }
 
 const fromEnv = fromEnvironment({ sqs: sqsBusFactory, rabbitmq: rabbitMqBusFactory }, (container) =>

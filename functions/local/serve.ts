@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { DEFAULT_NAMESPACE, definitionInNamespace } from '../../engine/definition/namespace.js';
 import {
   formatDefinitionError,
   type InboundReply,
@@ -30,6 +31,10 @@ import { sourcePolicy } from './request-source.js';
 export interface ServeOptions {
   /** Workflow files registered on start, each only when its definition changed since the last start. */
   configFiles?: string[];
+  /** The namespace of the `configFiles` workflows whose file names none (`serve --namespace`). @default 'default' */
+  namespace?: string;
+  /** Put before each step queue of the `configFiles` workflows whose file sets none (`serve --queue-prefix`). */
+  queuePrefix?: string;
   /** @default 'switchyard.db' */
   db?: string;
   /** @default $AMQP_URL, then $AMQP_SERVER, then amqp://guest:guest@127.0.0.1:5672 */
@@ -107,9 +112,15 @@ export function amqpUrlFromEnv(explicit?: string, env: NodeJS.ProcessEnv = proce
 }
 
 /** Reads workflow files; throws one error listing every problem. */
+/**
+ * The workflows of `--config` files, as they are registered: in the namespace the file names
+ * (`namespace:`), else `scope.namespace` (`serve --namespace`), else `default`; with the file's
+ * `queuePrefix:`, else `scope.queuePrefix`, before each step queue.
+ */
 export async function readWorkflowFiles(
   files: readonly string[],
   rules: QueueRules = {},
+  scope: { namespace?: string; queuePrefix?: string } = {},
 ): Promise<WorkflowDefinition[]> {
   const workflows: WorkflowDefinition[] = [];
   const problems: string[] = [];
@@ -123,9 +134,11 @@ export async function readWorkflowFiles(
       );
       continue;
     }
-    const result = loadForDeployment(text, { file }, rules);
+    // The file's queue prefix, else serve's, is written into the step queues by loadForDeployment.
+    const result = loadForDeployment(text, { file }, rules, scope.queuePrefix);
     problems.push(...result.errors.map(formatDefinitionError));
-    workflows.push(...result.workflows);
+    const namespace = result.namespace ?? scope.namespace ?? DEFAULT_NAMESPACE;
+    workflows.push(...result.workflows.map((workflow) => definitionInNamespace(workflow, namespace)));
   }
   if (problems.length) throw new Error(`invalid workflow definitions:\n${problems.join('\n')}`);
   return workflows;
@@ -141,7 +154,10 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   const queueRules: QueueRules = options.replyQueue ? { replyQueue: options.replyQueue } : {};
   const policy = sourcePolicy(options);
   await refuseOpenBind(options.host ?? '127.0.0.1', options.token);
-  const definitions = await readWorkflowFiles(options.configFiles ?? [], queueRules);
+  const definitions = await readWorkflowFiles(options.configFiles ?? [], queueRules, {
+    namespace: options.namespace,
+    queuePrefix: options.queuePrefix,
+  });
   const store = SqliteStore.open(options.db ?? 'switchyard.db', { synchronous: options.synchronous });
   const amqpUrl = amqpUrlFromEnv(options.amqpUrl);
   const broker = options.bus === 'memory' ? new MemoryBroker() : undefined;

@@ -1,4 +1,6 @@
 import type { LoadOptions } from '../../engine/definition/load.js';
+import { DEFAULT_NAMESPACE, definitionInNamespace } from '../../engine/definition/namespace.js';
+import { stepQueueProblem } from '../../engine/definition/queue-name.js';
 import type { DefinitionError, StepDefinition, WorkflowDefinition } from '../../engine/definition/types.js';
 import type { LoadResult } from '../../engine/definition/validate.js';
 import { loadWorkflows } from '../../engine/index.js';
@@ -12,24 +14,53 @@ export interface QueueRules {
   sqsPrefix?: string;
 }
 
-/** `loadWorkflows`, refusing too the step queues this deployment cannot have. */
-export function loadForDeployment(text: string, options: LoadOptions, rules: QueueRules = {}): LoadResult {
-  const result = loadWorkflows(text, {
+/**
+ * `loadWorkflows`, with the document's `queuePrefix:` (else `fallbackPrefix`, `serve --queue-prefix`)
+ * written into the step queues, refusing too the step queues, prefixed, this deployment cannot have.
+ */
+export function loadForDeployment(
+  text: string,
+  options: LoadOptions,
+  rules: QueueRules = {},
+  fallbackPrefix?: string,
+): LoadResult {
+  const loaded = loadWorkflows(text, {
     ...options,
     ...(rules.replyQueue ? { replyQueue: rules.replyQueue } : {}),
   });
-  if (result.errors.length || rules.sqsPrefix === undefined) return result;
-  const errors = result.workflows.flatMap((workflow) => sqsProblems(workflow, rules.sqsPrefix as string));
+  if (loaded.errors.length) return loaded;
+  const prefix = loaded.queuePrefix ?? fallbackPrefix;
+  const result: LoadResult =
+    prefix === undefined
+      ? loaded
+      : {
+          ...loaded,
+          workflows: loaded.workflows.map((workflow) =>
+            definitionInNamespace(workflow, DEFAULT_NAMESPACE, prefix),
+          ),
+        };
+  const errors = result.workflows.flatMap((workflow) => [
+    // The engine checked the names as written; a prefix makes new ones.
+    ...(prefix === undefined
+      ? []
+      : queueProblems(workflow, (queue) => stepQueueProblem(queue, rules.replyQueue))),
+    ...(rules.sqsPrefix === undefined
+      ? []
+      : queueProblems(workflow, (queue) => sqsQueueProblem(rules.sqsPrefix as string, queue))),
+  ]);
   for (const error of errors) if (options.file) error.file = options.file;
   return errors.length ? { workflows: [], errors } : result;
 }
 
-function sqsProblems(workflow: WorkflowDefinition, prefix: string): DefinitionError[] {
+function queueProblems(
+  workflow: WorkflowDefinition,
+  problemOf: (queue: string) => string | undefined,
+): DefinitionError[] {
   const check = (steps: readonly StepDefinition[], task?: string): DefinitionError[] =>
     steps.flatMap((step) => {
-      if (step.type === 'signal' || step.task !== undefined) return [];
+      if (step.type === 'signal' || step.task !== undefined || step.workflow !== undefined) return [];
       const queue = step.queue ?? step.name;
-      const message = sqsQueueProblem(prefix, queue);
+      const message = problemOf(queue);
       return message
         ? [{ workflow: workflow.name, ...(task ? { task } : {}), step: step.name, message }]
         : [];

@@ -14,6 +14,8 @@ export interface WorkflowRegistrationProps {
   /** The register-workflows function (the provider's onEvent handler). */
   handler: HandlerFunction;
   definitions: readonly WorkflowDefinition[];
+  /** The namespace the definitions are registered in (the file's `namespace:`); absent: `default`. */
+  namespace?: string;
   settings: SwitchyardSettings;
 }
 
@@ -60,7 +62,10 @@ export class WorkflowRegistration extends Construct {
     this.resource = new CustomResource(this, 'Workflows', {
       serviceToken: provider.serviceToken,
       resourceType: REGISTRATION_RESOURCE_TYPE,
-      properties: { Definitions: JSON.stringify(props.definitions) },
+      properties: {
+        Definitions: JSON.stringify(props.definitions),
+        ...(props.namespace ? { Namespace: props.namespace } : {}),
+      },
     });
   }
 

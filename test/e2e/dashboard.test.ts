@@ -902,6 +902,35 @@ describe('Dashboard: in chromium against serve', () => {
     await page.close();
   }, 60_000);
 
+  it('takes a token of one namespace to that namespace: its workflows only, the picker showing it', async () => {
+    // Prepare: a workflow in team-a and a read token of team-a, made with the root token.
+    const root = { authorization: `Bearer ${TOKEN}` };
+    const put = await fetch(`${tokenServe.url}/api/ns/team-a/workflow/ledger`, {
+      method: 'PUT',
+      headers: root,
+      body: 'name: ledger\nsteps:\n  - name: post\n',
+    });
+    expect(put.status).toBe(201);
+    const created = await fetch(`${tokenServe.url}/api/tokens`, {
+      method: 'POST',
+      headers: { ...root, 'content-type': 'application/json' },
+      body: JSON.stringify({ namespace: 'team-a', role: 'read', description: 'dashboard' }),
+    });
+    const { secret } = (await created.json()) as { secret: string };
+    const { page } = await openPage();
+    // Act
+    await page.goto(`${tokenServe.url}/`);
+    await page.locator('.auth-card input[name="credential"]').fill(secret);
+    await page.locator('.auth-card').getByRole('button', { name: 'Continue' }).click();
+    // Assess
+    await page.locator('.workflow-card[data-workflow="ledger"]').waitFor({ timeout: STATE_TIMEOUT });
+    expect(new URL(page.url()).hash).toBe('#/ns/team-a/');
+    expect(await page.locator('select[aria-label="Namespace"]').inputValue()).toBe('team-a');
+    expect(await page.locator(`.workflow-card[data-workflow="${WORKFLOW}"]`).count()).toBe(0);
+    await screenshot(page, 'namespace-token');
+    await page.close();
+  }, 60_000);
+
   it('behind API Gateway: asks for the API key and calls the API under the stage path', async () => {
     // Prepare: the page at /prod/, as API Gateway serves it, refusing API calls without the key.
     const { page, errors } = await openPage();

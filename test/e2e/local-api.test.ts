@@ -431,7 +431,7 @@ describe('Token auth (serve --token)', () => {
     expect(
       (await serve.api<ErrorBody>('GET', '/api/workflows', undefined, { authorization: 'Bearer wrong' }))
         .status,
-    ).toBe(403);
+    ).toBe(401);
     expect(
       (await serve.api('GET', '/api/workflows', undefined, { authorization: 'Bearer s3cret' })).status,
     ).toBe(200);

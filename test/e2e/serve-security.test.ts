@@ -132,7 +132,7 @@ describe('switchyard serve: credentials, secrets in logs, limits', { timeout: 12
     // The token: required everywhere but the dashboard page and the API description.
     expect((await call('GET', '/api/workflows', undefined, {})).status).toBe(401);
     expect((await call('GET', '/healthz', undefined, {})).status).toBe(401);
-    expect((await call('GET', '/metrics', undefined, { authorization: 'Bearer nope' })).status).toBe(403);
+    expect((await call('GET', '/metrics', undefined, { authorization: 'Bearer nope' })).status).toBe(401);
     expect((await call('POST', '/api/workflow/fan', '{"items":[]}', {})).status).toBe(401);
     expect((await call('GET', '/api/workflows')).status).toBe(200);
     expect((await call('GET', '/openapi.json', undefined, {})).status).toBe(200);

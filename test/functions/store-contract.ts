@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FollowUp, JobRecord, OutboxEntry, Store } from '../../engine/index.js';
+import type { StoredToken } from '../../engine/ports/store.js';
 import {
   aChild,
   aJob,
@@ -534,6 +535,66 @@ export function describeStoreContract(
         expect(await store.getJob(oldChild.id)).toBeUndefined();
         expect(await store.getJob(recent.id)).toBeDefined();
         expect(await store.getJob(running.id)).toBeDefined();
+      });
+    });
+
+    describe('namespaces (a workflow stored as `<namespace>/<name>`)', () => {
+      it("keeps two namespaces' workflows of the same name apart, and lists a namespace's jobs only", async () => {
+        // Prepare
+        const [teamA, teamB] = [`a${uuid().slice(0, 8)}`, `b${uuid().slice(0, 8)}`];
+        const billingA = aWorkflow(`${teamA}/billing`);
+        const billingB = aWorkflow(`${teamB}/billing`, ['x']);
+        await store.saveWorkflow(billingA, 1_000);
+        await store.saveWorkflow(billingB, 1_000);
+        await store.saveWorkflow(aWorkflow('billing'), 1_000);
+        const jobA = aJob({ workflow: billingA.name, createdAt: 5_000 });
+        const jobB = aJob({ workflow: billingB.name, createdAt: 5_001 });
+        const finishedB = aJob({
+          workflow: billingB.name,
+          createdAt: 5_002,
+          status: 'completed',
+          endedAt: 6_000,
+        });
+        const plain = aJob({ workflow: 'billing', createdAt: 5_003 });
+        await store.commit([creating(jobA), creating(jobB), creating(finishedB), creating(plain)]);
+        // Act
+        const inA = await store.queryJobs({ namespace: teamA });
+        const inB = await store.queryJobs({ namespace: teamB, status: 'completed' });
+        const inDefault = await store.queryJobs({ namespace: 'default', limit: 1_000 });
+        // Assess
+        expect(inA.jobs.map((job) => job.id)).toEqual([jobA.id]);
+        expect(inB.jobs.map((job) => job.id)).toEqual([finishedB.id]);
+        expect(inDefault.jobs.map((job) => job.id)).toContain(plain.id);
+        expect(inDefault.jobs.filter((job) => job.workflow.includes('/'))).toEqual([]);
+        expect((await store.getWorkflow(billingB.name))?.definition).toEqual(billingB);
+        expect((await store.countJobs(billingB.name)).running).toBe(1);
+        expect((await store.countJobs(billingA.name)).completed).toBe(0);
+        const names = (await store.listWorkflows()).map((workflow) => workflow.name);
+        expect(names).toEqual(expect.arrayContaining([billingA.name, billingB.name]));
+      });
+    });
+
+    describe('scoped tokens (hash and metadata only)', () => {
+      it('saves a token once, reads it by id, lists it, and revokes it at once', async () => {
+        // Prepare
+        const hash = `${uuid().replaceAll('-', '')}${uuid().replaceAll('-', '')}`;
+        const token: StoredToken = {
+          id: hash.slice(0, 16),
+          hash,
+          namespace: 'team-a',
+          role: 'run',
+          description: 'the billing deployer',
+          createdAt: 7_000,
+        };
+        // Act and assess
+        expect(await store.saveToken(token)).toBe(true);
+        expect(await store.saveToken({ ...token, role: 'admin' })).toBe(false);
+        expect(await store.getToken(token.id)).toEqual(token);
+        expect((await store.listTokens()).filter((t) => t.id === token.id)).toEqual([token]);
+        expect(await store.deleteToken(token.id)).toBe(true);
+        expect(await store.getToken(token.id)).toBeUndefined();
+        expect((await store.listTokens()).filter((t) => t.id === token.id)).toEqual([]);
+        expect(await store.deleteToken(token.id)).toBe(false);
       });
     });
 

@@ -24,6 +24,21 @@ describe('readDeployedWorkflows', () => {
     expect(deployed.file).toMatch(/fixtures\/workflows\.yaml$/);
   });
 
+  test("a file's namespace goes with the definitions, and its queue prefix into their step queues", () => {
+    // Prepare
+    const file = writeWorkflows(
+      'namespace: team-a\nqueuePrefix: team-a-\nworkflows:\n  - name: billing\n    steps:\n      - name: charge\n      - name: ok\n        type: signal\n',
+    );
+
+    // Act
+    const deployed = readDeployedWorkflows({ file, explicit: true });
+
+    // Assess
+    expect(deployed.namespace).toBe('team-a');
+    expect(deployed.definitions.map((workflow) => workflow.name)).toEqual(['billing']);
+    expect(deployed.stepQueues).toEqual(['team-a-charge']);
+  });
+
   test('a missing default file means no workflows', () => {
     expect(readDeployedWorkflows({ file: 'no/such/workflows.yaml', explicit: false })).toEqual({
       definitions: [],

@@ -65,6 +65,8 @@ export const keys = {
   workflowRegistry: (name: string): Key => keyOf('WFS', name),
   workflowVersion: (name: string, version: number): Key => keyOf(`WF#${name}`, pad(version, 9)),
   ping: (): Key => keyOf('PING', 'PING'),
+  tokensPk: () => 'TOKENS',
+  token: (id: string): Key => keyOf('TOKENS', id),
 };
 
 export const gsi = {

@@ -1,3 +1,4 @@
+import { inNamespace } from '../../../engine/definition/namespace.js';
 import { JOB_STATUSES, type JobRecord, type JobStatus } from '../../../engine/job/types.js';
 import type { JobPage, JobQuery } from '../../../engine/ports/store.js';
 import { InvalidCursorError } from '../../../engine/ports/store.js';
@@ -22,9 +23,11 @@ const CURSOR = /^\d{15}#.+$/;
 export async function queryJobs(table: DynamoDbTable, reader: JobReader, query: JobQuery): Promise<JobPage> {
   const limit = Math.max(1, query.limit ?? 100);
   if (query.cursor !== undefined && !CURSOR.test(query.cursor)) throw new InvalidCursorError(query.cursor);
-  const workflows = query.workflow
-    ? [query.workflow]
-    : await workflowsWithJobs(table, query.includeChildren ? undefined : query.status);
+  const workflows = (
+    query.workflow
+      ? [query.workflow]
+      : await workflowsWithJobs(table, query.includeChildren ? undefined : query.status)
+  ).filter((workflow) => query.namespace === undefined || inNamespace(workflow, query.namespace));
   const statuses = query.status ? [query.status] : STATUSES;
   const perWorkflow = statuses.length * SHARDS.listing + (query.includeChildren ? SHARDS.childListing : 0);
   const pageSize = pageSizeFor(limit, workflows.length * perWorkflow);

@@ -10,6 +10,7 @@ import type {
   JobQuery,
   OutboxPage,
   Store,
+  StoredToken,
   StoredWorkflow,
   WorkflowSummary,
 } from '../../../engine/ports/store.js';
@@ -29,6 +30,7 @@ import { deleteFinishedJobs } from './retention.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { logSent, SentRequests } from './sent-log.js';
 import { DynamoDbTable, forEachLimit } from './table.js';
+import { DynamoDbTokens } from './tokens.js';
 import { DynamoDbWorkflows, registeredWorkflows } from './workflows.js';
 import { advanceWatermark, readWatermark, YoungHeads, youngSources } from './young-heads.js';
 
@@ -58,6 +60,7 @@ export class DynamoDbStore implements Store {
   private readonly reader: JobReader;
   private readonly fans: FanCounters;
   private readonly workflows: DynamoDbWorkflows;
+  private readonly tokens: DynamoDbTokens;
   private readonly commitDeps: CommitDeps;
   /** Which job's head holds each inline request this store committed or recovered. */
   private readonly inline = new InlineRequests();
@@ -71,6 +74,7 @@ export class DynamoDbStore implements Store {
     this.reader = new JobReader(this.table, this.pending, this.heads);
     this.fans = new FanCounters(this.table, this.pending, options.counterShards ?? defaultCounterShards);
     this.workflows = new DynamoDbWorkflows(this.table);
+    this.tokens = new DynamoDbTokens(this.table);
     this.commitDeps = {
       table: this.table,
       pending: this.pending,
@@ -99,6 +103,22 @@ export class DynamoDbStore implements Store {
 
   setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean> {
     return this.workflows.setEnabled(name, enabled);
+  }
+
+  saveToken(token: StoredToken): Promise<boolean> {
+    return this.tokens.saveToken(token);
+  }
+
+  getToken(id: string): Promise<StoredToken | undefined> {
+    return this.tokens.getToken(id);
+  }
+
+  listTokens(): Promise<StoredToken[]> {
+    return this.tokens.listTokens();
+  }
+
+  deleteToken(id: string): Promise<boolean> {
+    return this.tokens.deleteToken(id);
   }
 
   getJob(id: string): Promise<JobRecord | undefined> {

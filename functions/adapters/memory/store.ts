@@ -1,3 +1,4 @@
+import { inNamespace } from '../../../engine/definition/namespace.js';
 import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
 import type { WorkflowDefinition } from '../../../engine/definition/types.js';
 import {
@@ -20,6 +21,7 @@ import {
   type OutboxEntry,
   type OutboxPage,
   type Store,
+  type StoredToken,
   type StoredWorkflow,
   type WorkflowSummary,
 } from '../../../engine/ports/store.js';
@@ -36,6 +38,7 @@ export class MemoryStore implements Store {
   private readonly outbox = new Map<string, { seq: number; entry: OutboxEntry }>();
   private outboxSeq = 0;
   private readonly timers = new Map<string, Timer>();
+  private readonly tokens = new Map<string, StoredToken>();
   private closed = false;
 
   async saveWorkflow(
@@ -192,6 +195,7 @@ export class MemoryStore implements Store {
         (job) =>
           (query.includeChildren || job.parent === null) &&
           (!query.workflow || job.workflow === query.workflow) &&
+          (query.namespace === undefined || inNamespace(job.workflow, query.namespace)) &&
           (!query.status || job.status === query.status) &&
           (!query.vhost || job.vhost === query.vhost) &&
           (query.endedSince === undefined || (job.endedAt ?? -1) >= query.endedSince),
@@ -250,6 +254,25 @@ export class MemoryStore implements Store {
     for (const [key, list] of this.children)
       if (!this.jobs.has(list.find(Boolean) ?? '')) this.children.delete(key);
     return deleted;
+  }
+
+  async saveToken(token: StoredToken): Promise<boolean> {
+    if (this.tokens.has(token.id)) return false;
+    this.tokens.set(token.id, { ...token });
+    return true;
+  }
+
+  async getToken(id: string): Promise<StoredToken | undefined> {
+    const token = this.tokens.get(id);
+    return token && { ...token };
+  }
+
+  async listTokens(): Promise<StoredToken[]> {
+    return [...this.tokens.values()].sort((a, b) => a.createdAt - b.createdAt).map((token) => ({ ...token }));
+  }
+
+  async deleteToken(id: string): Promise<boolean> {
+    return this.tokens.delete(id);
   }
 
   async ping(): Promise<void> {

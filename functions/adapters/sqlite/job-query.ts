@@ -1,3 +1,4 @@
+import { DEFAULT_NAMESPACE } from '../../../engine/definition/namespace.js';
 import type { JobQuery } from '../../../engine/ports/store.js';
 import { InvalidCursorError } from '../../../engine/ports/store.js';
 
@@ -29,6 +30,15 @@ export function jobQuerySql(query: JobQuery): JobQuerySql {
   if (query.workflow) {
     where.push('workflow = ?');
     params.push(query.workflow);
+  }
+  if (query.namespace !== undefined) {
+    if (query.namespace === DEFAULT_NAMESPACE) {
+      where.push("instr(workflow, '/') = 0");
+    } else {
+      // `<namespace>/…` sorts between `<namespace>/` and `<namespace>0` ('0' follows '/'): an index range.
+      where.push('workflow >= ? AND workflow < ?');
+      params.push(`${query.namespace}/`, `${query.namespace}0`);
+    }
   }
   if (query.status) {
     where.push('status = ?');

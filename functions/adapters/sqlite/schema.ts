@@ -129,6 +129,17 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX jobs_top_finished ON jobs (ended_at)
     WHERE parent_id IS NULL AND status IN ('completed', 'failed', 'cancelled', 'aborted');
   `,
+  // Scoped tokens: the SHA-256 of each secret and its scope, never the secret (engine/access/roles.ts).
+  `
+  CREATE TABLE tokens (
+    id TEXT NOT NULL PRIMARY KEY,
+    hash TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    role TEXT NOT NULL,
+    description TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

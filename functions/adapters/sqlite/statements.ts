@@ -23,6 +23,15 @@ export interface WorkflowVersionRow {
   created_at: number;
 }
 
+export interface TokenRow {
+  id: string;
+  hash: string;
+  namespace: string;
+  role: string;
+  description: string;
+  created_at: number;
+}
+
 export interface FanCountsRow {
   total: number;
   done: number;
@@ -72,6 +81,12 @@ export function prepareStatements(db: Database.Database) {
         'SELECT 1 FROM workflow_versions WHERE name = ? AND definition = ? LIMIT 1',
       )
       .pluck(),
+    insertToken: db.prepare<[string, string, string, string, string, number]>(
+      'INSERT INTO tokens (id, hash, namespace, role, description, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
+    ),
+    token: db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE id = ?'),
+    tokens: db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
+    deleteToken: db.prepare<[string]>('DELETE FROM tokens WHERE id = ?'),
     configDefinition: db
       .prepare<[string], string>('SELECT definition FROM config_definitions WHERE name = ?')
       .pluck(),

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { Role } from '../../../engine/access/roles.js';
 import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
 import type { WorkflowDefinition } from '../../../engine/definition/types.js';
 import { followUpNotNeeded } from '../../../engine/job/fan-in.js';
@@ -22,6 +23,7 @@ import type {
   OutboxEntry,
   OutboxPage,
   Store,
+  StoredToken,
   StoredWorkflow,
   WorkflowSummary,
 } from '../../../engine/ports/store.js';
@@ -34,6 +36,7 @@ import {
   type OutboxRow,
   prepareStatements,
   type SqliteStatements,
+  type TokenRow,
   type WorkflowVersionRow,
 } from './statements.js';
 import { WriteOutcome } from './storage-errors.js';
@@ -235,6 +238,30 @@ export class SqliteStore implements Store {
   async rememberConfigDefinition(name: string, text: string): Promise<void> {
     this.ready();
     this.outcome.run(() => this.statements.rememberConfigDefinition.run(name, text));
+  }
+
+  async saveToken(token: StoredToken): Promise<boolean> {
+    this.ready();
+    const { id, hash, namespace, role, description, createdAt } = token;
+    return this.outcome.run(
+      () => this.statements.insertToken.run(id, hash, namespace, role, description, createdAt).changes > 0,
+    );
+  }
+
+  async getToken(id: string): Promise<StoredToken | undefined> {
+    this.ready();
+    const row = this.statements.token.get(id);
+    return row && storedToken(row);
+  }
+
+  async listTokens(): Promise<StoredToken[]> {
+    this.ready();
+    return this.statements.tokens.all().map(storedToken);
+  }
+
+  async deleteToken(id: string): Promise<boolean> {
+    this.ready();
+    return this.outcome.run(() => this.statements.deleteToken.run(id).changes > 0);
   }
 
   async setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean> {
@@ -579,4 +606,15 @@ function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   Object.freeze(value);
   for (const child of Object.values(value)) deepFreeze(child);
+}
+
+function storedToken(row: TokenRow): StoredToken {
+  return {
+    id: row.id,
+    hash: row.hash,
+    namespace: row.namespace,
+    role: row.role as Role,
+    description: row.description,
+    createdAt: row.created_at,
+  };
 }

@@ -1,4 +1,12 @@
-import { isFinished, isUuid, JOB_STATUSES, type JobRecord, type JobStatus } from '../../../engine/index.js';
+import {
+  inNamespace,
+  isFinished,
+  isUuid,
+  JOB_STATUSES,
+  type JobRecord,
+  type JobStatus,
+  qualifiedName,
+} from '../../../engine/index.js';
 import { ApiError, type ApiRequest, type ApiResponse, ifNoneMatchFails, json, notModified } from '../http.js';
 import { flagParam, intParam, readJsonObject } from '../read-body.js';
 import type { ApiDeps, Route } from '../router.js';
@@ -12,9 +20,10 @@ function jobId(request: ApiRequest): string {
   return id.toLowerCase();
 }
 
-async function requireJob(deps: ApiDeps, id: string): Promise<JobRecord> {
+/** The job, when it belongs to the request's namespace: another namespace's job is as if absent. */
+async function requireJob(deps: ApiDeps, request: ApiRequest, id: string): Promise<JobRecord> {
   const job = await deps.service.getJob(id);
-  if (!job) throw new ApiError('not_found', `no job ${id}`);
+  if (!job || !inNamespace(job.workflow, request.namespace)) throw new ApiError('not_found', `no job ${id}`);
   return job;
 }
 
@@ -28,7 +37,8 @@ async function listJobs(request: ApiRequest, deps: ApiDeps) {
     );
   }
   const page = await deps.service.queryJobs({
-    workflow: request.query.workflow || undefined,
+    namespace: request.namespace,
+    workflow: request.query.workflow ? qualifiedName(request.namespace, request.query.workflow) : undefined,
     status: status === 'all' ? undefined : (status as JobStatus),
     includeChildren: flagParam(request, 'children'),
     limit: intParam(request, 'limit', { min: 1, max: 1000 }) ?? 100,
@@ -50,7 +60,7 @@ async function listJobs(request: ApiRequest, deps: ApiDeps) {
  */
 async function getJob(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse> {
   const id = jobId(request);
-  let job = await requireJob(deps, id);
+  let job = await requireJob(deps, request, id);
   let version = await deps.service.jobVersion(job);
   const held = request.headers['if-none-match'];
   const initial = version;
@@ -62,7 +72,7 @@ async function getJob(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse> 
     while (Date.now() < deadline && !deps.shutdown?.aborted) {
       await new Promise((resolve) => setTimeout(resolve, deps.waitPollMs ?? 250));
       if (deps.shutdown?.aborted) break;
-      job = await requireJob(deps, id);
+      job = await requireJob(deps, request, id);
       version = await deps.service.jobVersion(job);
       if (!unchanged(version)) break;
     }
@@ -73,7 +83,7 @@ async function getJob(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse> 
 
 async function children(request: ApiRequest, deps: ApiDeps) {
   const id = jobId(request);
-  const job = await requireJob(deps, id);
+  const job = await requireJob(deps, request, id);
   const step = request.query.step;
   if (!step) throw new ApiError('bad_request', 'query parameter "step" (a fan-out step) is required');
   const state = job.steps.find((candidate) => candidate.name === step);
@@ -94,13 +104,20 @@ async function children(request: ApiRequest, deps: ApiDeps) {
   return json(200, body);
 }
 
+/** The request's job id, once its job is known to be in the request's namespace. */
+async function commandedJob(request: ApiRequest, deps: ApiDeps): Promise<string> {
+  const id = jobId(request);
+  await requireJob(deps, request, id);
+  return id;
+}
+
 async function cancel(request: ApiRequest, deps: ApiDeps) {
-  const job = await deps.service.cancel(jobId(request));
+  const job = await deps.service.cancel(await commandedJob(request, deps));
   return json(200, await deps.service.jobDocument(job));
 }
 
 async function signal(request: ApiRequest, deps: ApiDeps) {
-  const id = jobId(request);
+  const id = await commandedJob(request, deps);
   const output = readJsonObject(request, 'the signal body');
   const job = await deps.service.signal(id, request.params.step as string, output);
   return json(200, await deps.service.jobDocument(job));
@@ -108,27 +125,29 @@ async function signal(request: ApiRequest, deps: ApiDeps) {
 
 /** A child id pauses (or resumes) its top-level job, as cancel and retry do. */
 async function pause(request: ApiRequest, deps: ApiDeps) {
-  const job = await deps.service.pause(jobId(request));
+  const job = await deps.service.pause(await commandedJob(request, deps));
   return json(200, await deps.service.jobDocument(job));
 }
 
 async function resume(request: ApiRequest, deps: ApiDeps) {
-  const job = await deps.service.resume(jobId(request));
+  const job = await deps.service.resume(await commandedJob(request, deps));
   return json(200, await deps.service.jobDocument(job));
 }
 
 async function retry(request: ApiRequest, deps: ApiDeps) {
-  const job = await deps.service.retry(jobId(request));
+  const job = await deps.service.retry(await commandedJob(request, deps));
   return json(200, await deps.service.jobDocument(job));
 }
 
+const namespaced = { auth: true, namespaced: true } as const;
+
 export const jobRoutes: Route[] = [
-  { method: 'GET', path: '/api/jobs', auth: true, handle: listJobs },
-  { method: 'GET', path: '/api/job/{id}', auth: true, handle: getJob },
-  { method: 'GET', path: '/api/job/{id}/children', auth: true, handle: children },
-  { method: 'DELETE', path: '/api/job/{id}', auth: true, handle: cancel },
-  { method: 'POST', path: '/api/job/{id}/signal/{step}', auth: true, handle: signal },
-  { method: 'POST', path: '/api/job/{id}/retry', auth: true, handle: retry },
-  { method: 'POST', path: '/api/job/{id}/pause', auth: true, handle: pause },
-  { method: 'POST', path: '/api/job/{id}/resume', auth: true, handle: resume },
+  { method: 'GET', path: '/api/jobs', ...namespaced, handle: listJobs },
+  { method: 'GET', path: '/api/job/{id}', ...namespaced, handle: getJob },
+  { method: 'GET', path: '/api/job/{id}/children', ...namespaced, handle: children },
+  { method: 'DELETE', path: '/api/job/{id}', ...namespaced, role: 'run', handle: cancel },
+  { method: 'POST', path: '/api/job/{id}/signal/{step}', ...namespaced, role: 'run', handle: signal },
+  { method: 'POST', path: '/api/job/{id}/retry', ...namespaced, role: 'run', handle: retry },
+  { method: 'POST', path: '/api/job/{id}/pause', ...namespaced, role: 'run', handle: pause },
+  { method: 'POST', path: '/api/job/{id}/resume', ...namespaced, role: 'run', handle: resume },
 ];

@@ -1,4 +1,11 @@
-import { formatDefinitionError } from '../../../engine/index.js';
+import {
+  definitionInNamespace,
+  definitionShown,
+  formatDefinitionError,
+  inNamespace,
+  qualifiedName,
+  splitQualifiedName,
+} from '../../../engine/index.js';
 import { loadForDeployment } from '../../manager/queue-rules.js';
 import { ApiError, type ApiRequest, json } from '../http.js';
 import { intParam, readJsonObject } from '../read-body.js';
@@ -7,8 +14,11 @@ import type { WorkflowDefinitionDocument, WorkflowListing } from '../workflow-do
 
 const MINUTE = 60_000;
 
-async function listWorkflows(_: ApiRequest, { service }: ApiDeps) {
-  const workflows = await service.listWorkflows();
+/** The workflows of the request's namespace, by their plain names. */
+async function listWorkflows(request: ApiRequest, { service }: ApiDeps) {
+  const workflows = (await service.listWorkflows()).filter((workflow) =>
+    inNamespace(workflow.name, request.namespace),
+  );
   const entries: WorkflowListing[] = [];
   for (const workflow of workflows) {
     const counts = await service.countJobs(workflow.name);
@@ -19,7 +29,7 @@ async function listWorkflows(_: ApiRequest, { service }: ApiDeps) {
           ? await service.countRunningOnVhost(workflow.name, vhost)
           : counts.running + counts.paused;
       entries.push({
-        name: workflow.name,
+        name: splitQualifiedName(workflow.name).name,
         vhost,
         job_count: running,
         version: workflow.latestVersion,
@@ -36,8 +46,14 @@ async function listWorkflows(_: ApiRequest, { service }: ApiDeps) {
   return json(200, entries);
 }
 
-async function requireWorkflow(deps: ApiDeps, name: string, version?: number) {
-  const stored = await deps.service.getWorkflow(name, version);
+/** The request's `{name}` as stored: qualified by the request's namespace. */
+function storedName(request: ApiRequest): string {
+  return qualifiedName(request.namespace, request.params.name as string);
+}
+
+async function requireWorkflow(deps: ApiDeps, request: ApiRequest, version?: number) {
+  const name = request.params.name as string;
+  const stored = await deps.service.getWorkflow(storedName(request), version);
   if (!stored) {
     throw new ApiError(
       'not_found',
@@ -49,8 +65,8 @@ async function requireWorkflow(deps: ApiDeps, name: string, version?: number) {
 
 /** As the original: running job ids, and ids completed within `interval` minutes (default 480, 0 = all). */
 async function workflowJobs(request: ApiRequest, deps: ApiDeps) {
-  const name = request.params.name as string;
-  await requireWorkflow(deps, name);
+  const name = storedName(request);
+  await requireWorkflow(deps, request);
   const interval = intParam(request, 'interval', { min: 0 }) ?? 480;
   const vhost = request.query.vhost || undefined;
   return json(200, {
@@ -71,14 +87,14 @@ async function workflowJobs(request: ApiRequest, deps: ApiDeps) {
 async function definition(request: ApiRequest, deps: ApiDeps) {
   const name = request.params.name as string;
   const version = intParam(request, 'version', { min: 1 });
-  const stored = await requireWorkflow(deps, name, version);
-  const summary = (await deps.service.listWorkflows()).find((workflow) => workflow.name === name);
+  const stored = await requireWorkflow(deps, request, version);
+  const summary = (await deps.service.listWorkflows()).find((workflow) => workflow.name === stored.name);
   const document: WorkflowDefinitionDocument = {
     name,
     version: stored.version,
     enabled: stored.enabled,
     createdAt: new Date(stored.createdAt).toISOString(),
-    definition: stored.definition,
+    definition: definitionShown(stored.definition),
     versions: (summary?.versions ?? []).map((v) => ({
       version: v.version,
       createdAt: new Date(v.createdAt).toISOString(),
@@ -87,12 +103,16 @@ async function definition(request: ApiRequest, deps: ApiDeps) {
   return json(200, document);
 }
 
-/** Registers a definition (YAML or JSON; a `workflows:` document holding it, or the bare workflow). */
+/**
+ * Registers a definition (YAML or JSON; a `workflows:` document holding it, or the bare workflow) in
+ * the request's namespace. A document's `namespace:` must name that namespace; its `queuePrefix:`
+ * prefixes the step queues (engine/definition/namespace.ts).
+ */
 async function register(request: ApiRequest, deps: ApiDeps) {
   const name = request.params.name as string;
   if (request.body.trim() === '')
     throw new ApiError('bad_request', 'the body must hold the workflow definition (YAML or JSON)');
-  const { workflows, errors } = loadForDeployment(
+  const { workflows, errors, namespace } = loadForDeployment(
     request.body,
     { file: `PUT /api/workflow/${name}`, allowBare: true },
     deps.service.queueRules,
@@ -111,13 +131,22 @@ async function register(request: ApiRequest, deps: ApiDeps) {
       `the workflow in the body is named "${workflow.name}", but the path names "${name}"`,
     );
   }
-  const { version, created } = await deps.service.registerWorkflow(workflow);
+  if (namespace !== undefined && namespace !== request.namespace) {
+    throw new ApiError(
+      'bad_request',
+      `the body names namespace "${namespace}", but the path acts in "${request.namespace}"`,
+    );
+  }
+  // The queue prefix is in the step queues already (loadForDeployment).
+  const { version, created } = await deps.service.registerWorkflow(
+    definitionInNamespace(workflow, request.namespace),
+  );
   return json(created ? 201 : 200, { name, version, created });
 }
 
 async function disable(request: ApiRequest, deps: ApiDeps) {
   const name = request.params.name as string;
-  if (!(await deps.service.disableWorkflow(name)))
+  if (!(await deps.service.disableWorkflow(storedName(request))))
     throw new ApiError('not_found', `no workflow named "${name}"`);
   return json(200, { name, enabled: false });
 }
@@ -139,17 +168,20 @@ async function startJob(request: ApiRequest, deps: ApiDeps) {
   const id = queryId ?? (typeof bodyId === 'string' ? bodyId : undefined);
   const version = intParam(request, 'version', { min: 1 });
   const vhost = request.query.vhost || undefined;
-  const { created, job } = await deps.service.startJob({ workflow: name, id, input, version, vhost });
+  const workflow = qualifiedName(request.namespace, name);
+  const { created, job } = await deps.service.startJob({ workflow, id, input, version, vhost });
   return json(created ? 201 : 200, { id: job.id });
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+const namespaced = { auth: true, namespaced: true } as const;
+
 export const workflowRoutes: Route[] = [
-  { method: 'GET', path: '/api/workflows', auth: true, handle: listWorkflows },
-  { method: 'GET', path: '/api/workflow/{name}', auth: true, handle: workflowJobs },
-  { method: 'GET', path: '/api/workflow/{name}/definition', auth: true, handle: definition },
-  { method: 'PUT', path: '/api/workflow/{name}', auth: true, handle: register },
-  { method: 'DELETE', path: '/api/workflow/{name}', auth: true, handle: disable },
-  { method: 'POST', path: '/api/workflow/{name}', auth: true, handle: startJob },
+  { method: 'GET', path: '/api/workflows', ...namespaced, handle: listWorkflows },
+  { method: 'GET', path: '/api/workflow/{name}', ...namespaced, handle: workflowJobs },
+  { method: 'GET', path: '/api/workflow/{name}/definition', ...namespaced, handle: definition },
+  { method: 'PUT', path: '/api/workflow/{name}', ...namespaced, role: 'admin', handle: register },
+  { method: 'DELETE', path: '/api/workflow/{name}', ...namespaced, role: 'admin', handle: disable },
+  { method: 'POST', path: '/api/workflow/{name}', ...namespaced, role: 'run', handle: startJob },
 ];

@@ -4,7 +4,9 @@ import { formatDefinitionError, loadWorkflows, type WorkflowDefinition } from '.
 import { ApiClient, CliError, type ClientOptions } from '../client.js';
 import { type GraphFormat, renderGraph } from '../render-graph.js';
 
-async function load(file: string): Promise<{ workflows: WorkflowDefinition[]; errors: string[] }> {
+async function load(
+  file: string,
+): Promise<{ workflows: WorkflowDefinition[]; errors: string[]; namespace?: string; queuePrefix?: string }> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -16,8 +18,8 @@ async function load(file: string): Promise<{ workflows: WorkflowDefinition[]; er
       ],
     };
   }
-  const result = loadWorkflows(text, { file });
-  return { workflows: result.workflows, errors: result.errors.map(formatDefinitionError) };
+  const { errors, ...loaded } = loadWorkflows(text, { file });
+  return { ...loaded, errors: errors.map(formatDefinitionError) };
 }
 
 /** Exit 0 when every file is valid; else each error on its own line and exit 1. */
@@ -54,16 +56,28 @@ export async function graph(file: string, options: { workflow?: string; format?:
   return chosen.map((workflow) => renderGraph(workflow, format)).join('\n');
 }
 
-/** Registers each workflow of the file through `PUT /api/workflow/{name}`. */
+/**
+ * Registers each workflow of the file through `PUT /api/workflow/{name}`, in the namespace the file
+ * names (`namespace:`) or `--namespace` (or SWITCHYARD_NAMESPACE) names; the two must agree. The
+ * file's `queuePrefix:` goes with each workflow.
+ */
 export async function push(file: string, client: ClientOptions, out: (line: string) => void): Promise<void> {
-  const { workflows, errors } = await load(file);
+  const { workflows, errors, namespace, queuePrefix } = await load(file);
   if (errors.length) throw new CliError(errors.join('\n'));
-  const api = new ApiClient(client);
+  const named = client.namespace || process.env.SWITCHYARD_NAMESPACE;
+  if (namespace !== undefined && named && named !== namespace) {
+    throw new CliError(
+      `${file} names namespace "${namespace}", but --namespace (or SWITCHYARD_NAMESPACE) names "${named}"`,
+    );
+  }
+  const api = new ApiClient({ ...client, namespace: namespace ?? named });
   for (const workflow of workflows) {
     const { body } = await api.request<{ version: number; created: boolean }>(
       'PUT',
       `/api/workflow/${encodeURIComponent(workflow.name)}`,
-      stringify({ workflows: [workflow] }),
+      stringify(
+        queuePrefix === undefined ? { workflows: [workflow] } : { queuePrefix, workflows: [workflow] },
+      ),
       'application/yaml',
     );
     out(`${workflow.name}: version ${body.version}${body.created ? ' (new)' : ' (unchanged)'}`);

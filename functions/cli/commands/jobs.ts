@@ -51,9 +51,7 @@ export async function submit(
   );
   // At once, whatever follows: a job that never moves (no worker) is still one to look up.
   const p = paint(colourFor(process.stderr));
-  process.stderr.write(
-    `${p.green('started')} job ${p.bold(body.id)}  ${p.dim(`${api.baseUrl}/#/job/${body.id}`)}\n`,
-  );
+  process.stderr.write(`${p.green('started')} job ${p.bold(body.id)}  ${p.dim(api.jobLink(body.id))}\n`);
   const tty = process.stdout.isTTY === true && options.detach !== true;
   if (!options.wait && !tty) {
     out(body.id);

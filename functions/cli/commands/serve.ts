@@ -1,4 +1,4 @@
-import { parseDuration } from '../../../engine/index.js';
+import { namespaceProblem, parseDuration, queuePrefixProblem } from '../../../engine/index.js';
 import { loadDashboard } from '../../dashboard/load-dashboard.js';
 import { amqpUrlFromEnv, startServe } from '../../local/serve.js';
 import { createJsonLogger } from '../../telemetry/json-logger.js';
@@ -16,6 +16,8 @@ export interface ServeCommandOptions {
   host: string;
   retain?: string;
   token?: string;
+  namespace?: string;
+  queuePrefix?: string;
   allowHost?: string[];
   allowOrigin?: string[];
   maxFanOut?: string;
@@ -78,6 +80,12 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
     throw new CliError(`--request-ttl must be a duration such as 1h or 10m, got "${options.requestTtl}"`);
   const maxDeliveries = positiveInt(options.maxDeliveries, '--max-deliveries');
   if (maxDeliveries === 0) throw new CliError('--max-deliveries must be at least 1, got "0"');
+  const namespaceProblemText =
+    options.namespace === undefined ? undefined : namespaceProblem(options.namespace);
+  if (namespaceProblemText) throw new CliError(`--namespace: ${namespaceProblemText}`);
+  const prefixProblem =
+    options.queuePrefix === undefined ? undefined : queuePrefixProblem(options.queuePrefix);
+  if (prefixProblem) throw new CliError(`--queue-prefix: ${prefixProblem}`);
   const pretty = logFormatOf(options.logFormat) === 'pretty';
   const colour = colourFor(process.stdout);
   // For people, one start-up line (below) says what the JSON "serving" entry says.
@@ -88,6 +96,8 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
   try {
     handle = await startServe({
       configFiles: options.config ?? [],
+      namespace: options.namespace,
+      queuePrefix: options.queuePrefix,
       db: options.db,
       synchronous,
       amqpUrl: options.amqp,

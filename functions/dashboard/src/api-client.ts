@@ -6,6 +6,7 @@ import {
   errorCode,
   errorMessage,
 } from './credentials.js';
+import { namespacedApiPath } from './namespace-route.js';
 
 /** A 401/403: the page must ask for a credential (again, when `rejected`). */
 export class AuthRequiredError extends Error {
@@ -58,6 +59,8 @@ export interface Tagged<T> {
 
 export interface ApiClientOptions {
   credential: () => Credential | undefined;
+  /** The namespace the page shows: namespaced paths go beneath `api/ns/{namespace}/`. @default default */
+  namespace?: () => string;
   onAuthRequired: (error: AuthRequiredError) => void;
   fetch?: typeof fetch;
 }
@@ -78,7 +81,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       ...extraHeaders,
     };
     if (request.body !== undefined) headers['content-type'] = 'application/json';
-    const response = await doFetch(path, {
+    const scoped = options.namespace ? namespacedApiPath(options.namespace(), path) : path;
+    const response = await doFetch(scoped, {
       method: request.method ?? 'GET',
       headers,
       body: request.body === undefined ? undefined : JSON.stringify(request.body),
@@ -87,7 +91,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     if (response.status === 304) return undefined;
     const text = await response.text();
     const body = parseBody(text);
-    if (response.status === 401 || response.status === 403) {
+    // Switchyard's own 403 is a role too low for this action (a scoped token): shown as an error, as
+    // another credential is not what the page should ask for. API Gateway's 403 is a missing key.
+    const roleTooLow = response.status === 403 && errorCode(body) === 'forbidden' && credential !== undefined;
+    if ((response.status === 401 || response.status === 403) && !roleTooLow) {
       const error = new AuthRequiredError(
         credentialKindFor(body),
         credential !== undefined,

@@ -3,6 +3,7 @@ import { type AuthRequiredError, createApiClient } from './api-client.js';
 import type { Credential } from './credentials.js';
 import { Header } from './header.js';
 import { ApiContext } from './hooks.js';
+import { DEFAULT_NAMESPACE, namespacedHash, splitNamespace } from './namespace-route.js';
 import { parseRoute, type Route } from './route.js';
 import { forgetCredential, loadCredential, saveCredential } from './session-credential.js';
 import { AuthPrompt } from './views/auth-prompt.js';
@@ -14,7 +15,14 @@ import { WorkflowsView } from './views/workflows-view.js';
 
 /** The page: a header, and the view the URL's fragment names, or the credential prompt when the API wants one. */
 export function App() {
-  const [route, setRoute] = useState<Route>(() => parseRoute(location.hash));
+  const [namespace, setNamespace] = useState(
+    () => splitNamespace(location.hash).namespace ?? DEFAULT_NAMESPACE,
+  );
+  const [route, setRoute] = useState<Route>(() => parseRoute(splitNamespace(location.hash).hash));
+  /** The namespaces the credential sees (`GET api/namespaces`); undefined until known. */
+  const [namespaces, setNamespaces] = useState<string[]>();
+  const namespaceRef = useRef(namespace);
+  namespaceRef.current = namespace;
   const [credential, setCredential] = useState<Credential | undefined>(loadCredential);
   const [authRequest, setAuthRequest] = useState<AuthRequiredError>();
   // Bumped when the credential changes, so every view mounts afresh and fetches again.
@@ -23,7 +31,17 @@ export function App() {
   credentialRef.current = credential;
 
   useEffect(() => {
-    const follow = () => setRoute(parseRoute(location.hash));
+    const follow = () => {
+      const split = splitNamespace(location.hash);
+      if (split.namespace !== undefined) {
+        namespaceRef.current = split.namespace;
+        setNamespace(split.namespace);
+      } else if (namespaceRef.current !== DEFAULT_NAMESPACE) {
+        // A view's link names no namespace: it stays in the one shown, and the address says so.
+        history.replaceState(null, '', namespacedHash(namespaceRef.current, split.hash));
+      }
+      setRoute(parseRoute(split.hash));
+    };
     addEventListener('hashchange', follow);
     return () => removeEventListener('hashchange', follow);
   }, []);
@@ -32,10 +50,29 @@ export function App() {
     () =>
       createApiClient({
         credential: () => credentialRef.current,
+        namespace: () => namespaceRef.current,
         onAuthRequired: (request) => setAuthRequest((previous) => previous ?? request),
       }),
     [],
   );
+
+  // The namespaces this credential sees; a credential of one namespace is taken to it.
+  useEffect(() => {
+    let live = true;
+    client.request<{ namespaces: string[] }>('api/namespaces').then(
+      ({ namespaces: seen }) => {
+        if (!live) return;
+        setNamespaces(seen);
+        const first = seen[0];
+        if (first !== undefined && !seen.includes(namespaceRef.current))
+          location.hash = namespacedHash(first, '#/');
+      },
+      () => live && setNamespaces(undefined),
+    );
+    return () => {
+      live = false;
+    };
+  }, [client, session]);
 
   const applyCredential = (next: Credential | undefined) => {
     if (next) saveCredential(next);
@@ -48,7 +85,16 @@ export function App() {
 
   return (
     <>
-      <Header route={route} credential={credential} onForget={() => applyCredential(undefined)} />
+      <Header
+        route={route}
+        credential={credential}
+        onForget={() => applyCredential(undefined)}
+        namespace={namespace}
+        namespaces={namespaces}
+        onNamespace={(next) => {
+          location.hash = namespacedHash(next, '#/');
+        }}
+      />
       <main class="main">
         {authRequest ? (
           <AuthPrompt
@@ -57,7 +103,7 @@ export function App() {
           />
         ) : (
           <ApiContext.Provider value={client}>
-            <View key={`${session}|${viewKey(route)}`} route={route} />
+            <View key={`${session}|${namespace}|${viewKey(route)}`} route={route} />
           </ApiContext.Provider>
         )}
       </main>

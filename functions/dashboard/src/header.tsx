@@ -1,16 +1,24 @@
 import type { Credential } from './credentials.js';
 import type { Route } from './route.js';
 
-/** The bar on every page: the name, the two main views, and the credential in use. */
+/** The bar on every page: the name, the two main views, the namespace shown, and the credential in use. */
 export function Header({
   route,
   credential,
   onForget,
+  namespace,
+  namespaces,
+  onNamespace,
 }: {
   route: Route;
   credential?: Credential;
   onForget(): void;
+  namespace: string;
+  /** The namespaces the credential sees; the picker shows when there is a choice, or another than default. */
+  namespaces?: string[];
+  onNamespace(namespace: string): void;
 }) {
+  const choices = namespaces?.includes(namespace) ? namespaces : [...(namespaces ?? []), namespace];
   const current = route.view === 'job' ? 'jobs' : route.view === 'workflow' ? 'workflows' : route.view;
   return (
     <header class="top">
@@ -32,6 +40,22 @@ export function Header({
             Jobs
           </a>
         </nav>
+        {(choices.length > 1 || namespace !== 'default') && (
+          <label class="top-namespace">
+            <span class="muted">Namespace</span>
+            <select
+              aria-label="Namespace"
+              value={namespace}
+              onChange={(event) => onNamespace((event.target as HTMLSelectElement).value)}
+            >
+              {choices.map((name) => (
+                <option key={name} value={name}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         {credential && (
           <div class="top-credential">
             <span class="muted">{credential.kind === 'token' ? 'Token' : 'API key'} set</span>

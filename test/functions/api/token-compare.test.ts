@@ -22,7 +22,7 @@ describe('the bearer token check', () => {
         path: '/api/workflows',
         headers: { authorization: `Bearer ${given}` },
       });
-      expect(response.status, given).toBe(403);
+      expect(response.status, given).toBe(401);
       const compared = vi.mocked(crypto.timingSafeEqual).mock.calls;
       expect(compared.length, `${given}: compared with timingSafeEqual`).toBe(1);
       expect(compared.map(([a, b]) => [a.byteLength, b.byteLength])).toEqual([[32, 32]]);

@@ -72,13 +72,26 @@ describe('Function: createApiClient', () => {
     expect(error).toBeInstanceOf(AuthRequiredError);
     expect(first.authRequests).toMatchObject([{ kind: 'token', rejected: false, message: 'needs a token' }]);
 
-    const again = fakeApi(() => json(403, { error: { code: 'forbidden', message: 'wrong' } }), {
+    const again = fakeApi(() => json(401, { error: { code: 'unauthorized', message: 'wrong' } }), {
       kind: 'token',
       value: 'bad',
     });
     await again.client.request('api/workflows').catch(() => {});
     expect(again.sent[0]?.headers.authorization).toBe('Bearer bad');
     expect(again.authRequests).toMatchObject([{ kind: 'token', rejected: true }]);
+  });
+
+  it("shows Switchyard's 403 to a token (a role too low) as an error, not a credential prompt", async () => {
+    const { client, authRequests } = fakeApi(
+      () => json(403, { error: { code: 'forbidden', message: 'needs the role "run"' } }),
+      { kind: 'token', value: 'swy_reader' },
+    );
+    const error = (await client
+      .request('api/job/x', { method: 'DELETE' })
+      .catch((caught) => caught)) as ApiRequestError;
+    expect(error).toBeInstanceOf(ApiRequestError);
+    expect([error.status, error.message]).toEqual([403, 'needs the role "run"']);
+    expect(authRequests).toEqual([]);
   });
 
   it("asks for an API key on API Gateway's 403", async () => {

@@ -127,4 +127,39 @@ describe('Handler: api', () => {
     expect(page.body).toBe('<h1>Switchyard</h1>');
     expect(page.headers?.['content-type']).toBe('text/html; charset=utf-8');
   });
+
+  it('acts as the scoped token a request carries beside the API key, and as the root without one', async () => {
+    // Prepare: the root (API key alone) registers a workflow in team-a and makes a read token of it.
+    const harness = memoryManager();
+    const handler = apiHandler(harness);
+    await handler(anApiEvent('PUT', '/api/ns/team-a/workflow/greet', { body: DEFINITION }));
+    const created = await handler(
+      anApiEvent('POST', '/api/tokens', { body: { namespace: 'team-a', role: 'read' } }),
+    );
+    const { secret } = JSON.parse(created.body) as { secret: string };
+    const asToken = { authorization: `Bearer ${secret}` };
+
+    // Act
+    const read = await handler(anApiEvent('GET', '/api/ns/team-a/workflows', { headers: asToken }));
+    const start = await handler(
+      anApiEvent('POST', '/api/ns/team-a/workflow/greet', { headers: asToken, body: {} }),
+    );
+    const other = await handler(anApiEvent('GET', '/api/workflows', { headers: asToken }));
+    const cognito = await handler(
+      anApiEvent('POST', '/api/ns/team-a/workflow/greet', {
+        headers: { authorization: 'Bearer eyJraWQiOi' },
+        body: {},
+      }),
+    );
+    const unknown = await handler(
+      anApiEvent('GET', '/api/ns/team-a/workflows', { headers: { authorization: 'Bearer swy_unknown' } }),
+    );
+
+    // Assess
+    expect(created.statusCode).toBe(201);
+    expect([read.statusCode, start.statusCode, other.statusCode]).toEqual([200, 403, 404]);
+    // A bearer that is no scoped secret is the gateway's credential (a Cognito token): the root.
+    expect(cognito.statusCode).toBe(201);
+    expect(unknown.statusCode).toBe(401);
+  });
 });

@@ -33,6 +33,27 @@ describe('Handler: register-workflows', () => {
     ]);
   });
 
+  it("registers in the Namespace property's namespace, and refuses one that cannot be a namespace", async () => {
+    // Prepare
+    const harness = memoryManager();
+    const handler = createRegisterWorkflowsHandler(harness);
+    const event = aCustomResourceEvent('Create', await wordCounts());
+
+    // Act
+    const response = await handler({
+      ...event,
+      ResourceProperties: { ...event.ResourceProperties, Namespace: 'team-a' },
+    });
+
+    // Assess
+    expect(response.Data).toEqual({ Versions: 'team-a/book-word-counts@1' });
+    expect(await harness.store.getWorkflow('book-word-counts')).toBeUndefined();
+    expect((await harness.store.getWorkflow('team-a/book-word-counts'))?.version).toBe(1);
+    await expect(
+      handler({ ...event, ResourceProperties: { ...event.ResourceProperties, Namespace: 'a/b' } }),
+    ).rejects.toThrow(/the Namespace property: namespace "a\/b" holds a "\/"/);
+  });
+
   it('keeps the version of an unchanged definition on Update, and makes the next for a changed one', async () => {
     // Prepare
     const harness = memoryManager();

@@ -65,6 +65,26 @@ describe('Queue names the deployment cannot have are refused where workflows are
     expect((await put('fine')).statusCode).toBe(201);
   });
 
+  it('checks the step queues with their queue prefix: a PUT whose prefix SQS cannot take is 400, nothing registered', async () => {
+    const harness = memoryManager();
+    const handler = createApiHandler({ ...harness, maxBodyBytes: 4096, queueRules: { sqsPrefix: PREFIX } });
+    const put = (prefix: string) =>
+      handler(
+        anApiEvent('PUT', '/api/ns/team-a/workflow/w', {
+          body: JSON.stringify({ queuePrefix: prefix, workflows: [withQueue('orders')] }),
+        }),
+      );
+
+    const dotted = await put('team.a.');
+    expect([dotted.statusCode, JSON.parse(dotted.body).error.message]).toEqual([
+      400,
+      expect.stringContaining('queue "team.a.orders" cannot be an SQS queue'),
+    ]);
+    expect(await harness.store.listWorkflows()).toEqual([]);
+    expect((await put('team-a-')).statusCode).toBe(201);
+    expect((await harness.store.getWorkflow('team-a/w'))?.definition.steps[0]?.queue).toBe('team-a-orders');
+  });
+
   it('serve --config with --reply-queue: refuses a step queue named like it, with file and line', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'switchyard-queue-rules-'));
     try {

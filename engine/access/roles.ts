@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { ANY_NAMESPACE, namespaceProblem } from '../definition/namespace.js';
+
+/**
+ * Scoped tokens (api.md, "Owners"): a token carries a namespace (or `*`, every namespace) and a
+ * role. `read` reads (the GET routes); `run` also starts, cancels, retries, signals, pauses and
+ * resumes jobs; `admin` also registers and disables workflows and creates and revokes tokens.
+ */
+export const ROLES = ['read', 'run', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Who a request acts as: a scoped token, or the root (`--token`, the stack's API key or IAM). */
+export interface Principal {
+  /** A namespace, or `*` for every namespace. */
+  namespace: string;
+  role: Role;
+  /** The scoped token's id; absent for the root. */
+  tokenId?: string;
+}
+
+export const ROOT: Principal = { namespace: ANY_NAMESPACE, role: 'admin' };
+
+/** Whether `held` allows what `needed` allows: each role holds those before it. */
+export function roleAllows(held: Role, needed: Role): boolean {
+  return ROLES.indexOf(held) >= ROLES.indexOf(needed);
+}
+
+/** Whether a principal sees `namespace`: another namespace is as if absent to it. */
+export function seesNamespace(principal: Principal, namespace: string): boolean {
+  return principal.namespace === ANY_NAMESPACE || principal.namespace === namespace;
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+}
+
+/** Why `{namespace, role}` cannot scope a new token, or undefined. */
+export function tokenScopeProblem(namespace: unknown, role: unknown): string | undefined {
+  if (namespace !== ANY_NAMESPACE) {
+    const problem = namespaceProblem(namespace);
+    if (problem) return `"namespace": ${problem}, or "*" for every namespace`;
+  }
+  if (!isRole(role))
+    return `"role" must be one of ${ROLES.join(', ')}, got ${JSON.stringify(role) ?? 'nothing'}`;
+  return undefined;
+}
+
+/**
+ * Whether `principal` may create (or revoke) a token of `scope`: an admin, over a scope within its
+ * own (a namespace admin grants its namespace only; `*` needs a `*` admin).
+ */
+export function mayGrant(principal: Principal, scope: { namespace: string }): boolean {
+  return principal.role === 'admin' && seesNamespace(principal, scope.namespace);
+}
+
+/** What the store keeps of a secret: its SHA-256, in hex. The secret itself is never stored. */
+export function tokenHash(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** A token's id: the first 16 hex digits of its hash (the store looks a secret up by it). */
+export function tokenIdOf(hash: string): string {
+  return hash.slice(0, 16);
+}

@@ -1,0 +1,105 @@
+import type { StepDefinition, WorkflowDefinition } from './types.js';
+
+/**
+ * Namespaces (api.md, "Owners"). Every workflow and job belongs to one; `default` unless named.
+ * A namespace is not stored apart: it qualifies the workflow's name in the registry,
+ * `<namespace>/<name>`, and the `default` namespace keeps the plain name, so what was stored
+ * before namespaces existed, and the original's routes, mean `default` unchanged. A workflow name
+ * never holds a `/` (NAME_PATTERN), so the qualified name splits back without doubt. Jobs, counters,
+ * listings and follow-ups key workflows by that qualified name and need nothing more.
+ */
+export const DEFAULT_NAMESPACE = 'default';
+
+/** Every namespace, in a token's scope. */
+export const ANY_NAMESPACE = '*';
+
+/** A namespace name is spelled as a workflow name (NAME_PATTERN): a letter, then letters, digits, `_` or `-`. */
+const NAMESPACE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
+export const MAX_NAMESPACE_LENGTH = 64;
+
+/** Why `namespace` cannot name a namespace, or undefined. */
+export function namespaceProblem(namespace: unknown): string | undefined {
+  if (typeof namespace !== 'string' || namespace === '') {
+    return `a namespace must be a non-empty string, got ${JSON.stringify(namespace) ?? 'nothing'}`;
+  }
+  if (namespace.includes('/')) {
+    return `namespace ${JSON.stringify(namespace.slice(0, 80))} holds a "/": use a letter, then letters, digits, "_" or "-"`;
+  }
+  if (namespace.length > MAX_NAMESPACE_LENGTH || !NAMESPACE_PATTERN.test(namespace)) {
+    return `namespace ${JSON.stringify(namespace.slice(0, 80))} is not valid: use a letter, then letters, digits, "_" or "-" (at most ${MAX_NAMESPACE_LENGTH})`;
+  }
+  return undefined;
+}
+
+/** The name a workflow of `namespace` is stored under: plain in `default`, else `<namespace>/<name>`. */
+export function qualifiedName(namespace: string, name: string): string {
+  return namespace === DEFAULT_NAMESPACE ? name : `${namespace}/${name}`;
+}
+
+/** A stored (qualified) workflow name back into its namespace and plain name. */
+export function splitQualifiedName(qualified: string): { namespace: string; name: string } {
+  const slash = qualified.indexOf('/');
+  return slash < 0
+    ? { namespace: DEFAULT_NAMESPACE, name: qualified }
+    : { namespace: qualified.slice(0, slash), name: qualified.slice(slash + 1) };
+}
+
+export function namespaceOf(qualified: string): string {
+  return splitQualifiedName(qualified).namespace;
+}
+
+/** Whether the workflow stored as `qualified` belongs to `namespace`. */
+export function inNamespace(qualified: string, namespace: string): boolean {
+  return namespaceOf(qualified) === namespace;
+}
+
+/**
+ * A workflow named inside another (a `workflow:` step, `onFailure`) is a plain name: it means the
+ * workflow of that name in the caller's own namespace. A namespace cannot call into another.
+ */
+export function resolveInCallerNamespace(callerQualified: string, target: string): string {
+  return qualifiedName(namespaceOf(callerQualified), target);
+}
+
+/**
+ * A definition as registered in `namespace`: its name qualified, and, with a queue prefix, each step
+ * that sends to a queue given the prefixed queue explicitly (`queue: <prefix><queue or step name>`),
+ * so that two namespaces using the same names keep their queues apart. Calls and `onFailure` stay
+ * plain names: they resolve in the caller's namespace when the job runs.
+ */
+export function definitionInNamespace(
+  definition: WorkflowDefinition,
+  namespace: string,
+  queuePrefix = '',
+): WorkflowDefinition {
+  const prefixed = (step: StepDefinition): StepDefinition =>
+    queuePrefix === '' || step.type === 'signal' || step.task || step.workflow
+      ? step
+      : { ...step, queue: `${queuePrefix}${step.queue ?? step.name}` };
+  return {
+    ...definition,
+    name: qualifiedName(namespace, definition.name),
+    steps: definition.steps.map(prefixed),
+    ...(definition.tasks
+      ? { tasks: definition.tasks.map((task) => ({ ...task, steps: task.steps.map(prefixed) })) }
+      : {}),
+  };
+}
+
+/** A stored definition as its namespace shows it: its plain name. */
+export function definitionShown(definition: WorkflowDefinition): WorkflowDefinition {
+  return { ...definition, name: splitQualifiedName(definition.name).name };
+}
+
+/** The characters a queue prefix may hold: what RabbitMQ and SQS queue names both take. */
+const QUEUE_PREFIX_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Why `prefix` cannot prefix a namespace's step queues, or undefined. */
+export function queuePrefixProblem(prefix: unknown): string | undefined {
+  if (typeof prefix !== 'string' || !QUEUE_PREFIX_PATTERN.test(prefix)) {
+    return `a queue prefix must be 1 to 64 letters, digits, "_", "-" or ".", got ${JSON.stringify(prefix) ?? 'nothing'}`;
+  }
+  if (prefix.startsWith('amq.'))
+    return `queue prefix "${prefix}" starts with "amq.", which RabbitMQ reserves`;
+  return undefined;
+}
