@@ -10,11 +10,14 @@ import {
   updating,
   uuid,
 } from '../support/factories.js';
+import { describeMaxRunningContract } from './store-contract-max-running.js';
 
 export interface StoreUnderTest {
   store: Store;
   /** Releases what the store holds (files, emulator tables). */
   cleanup(): Promise<void>;
+  /** Another store on the same data, as another process would open it (where the adapter allows one). */
+  another?: () => Promise<Store>;
 }
 
 /**
@@ -847,6 +850,11 @@ export function describeStoreContract(
         expect(after.filter((e) => e.jobId === job.id || e.jobId === child.id)).toEqual([]);
       });
     });
+
+    describeMaxRunningContract(
+      () => store,
+      () => (subject.another ? subject.another() : Promise.resolve(store)),
+    );
 
     it('answers ping while open', async () => {
       await expect(store.ping()).resolves.toBeUndefined();

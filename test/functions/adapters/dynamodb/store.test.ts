@@ -59,8 +59,23 @@ afterAll(async () => {
 describeStoreContract(
   'dynamodb (DynamoDB Local)',
   async () => {
-    const { store } = await freshStore();
-    return { store, cleanup: () => store.close() };
+    const { store, tableName } = await freshStore();
+    const local = await emulator();
+    // Other Lambda instances: stores of their own (their own caches) on the same table.
+    const others: DynamoDbStore[] = [];
+    const another = async () => {
+      const other = new DynamoDbStore({ client: local.client, tableName });
+      others.push(other);
+      return other;
+    };
+    return {
+      store,
+      another,
+      cleanup: async () => {
+        for (const other of others) await other.close();
+        await store.close();
+      },
+    };
   },
   { timeout: TIMEOUT },
 );
