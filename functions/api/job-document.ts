@@ -168,7 +168,9 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
   });
   if (job.error) document.error = { ...job.error, at: iso(job.error.at) as string };
   if (job.status === 'queued') {
-    const place = (await store.listQueued(job.workflow, QUEUE_POSITIONS)).findIndex((q) => q.jobId === job.id);
+    const place = (await store.listQueued(job.workflow, QUEUE_POSITIONS)).findIndex(
+      (q) => q.jobId === job.id,
+    );
     if (place >= 0) document.queuePosition = place + 1;
   }
   return document;

@@ -149,7 +149,7 @@ export function openApiDocument(): Record<string, unknown> {
               type: 'integer',
               minimum: 1,
               description:
-                'A queued job: its place in its workflow\'s `maxRunning` queue (1 starts next); absent past the first 1,000.',
+                "A queued job: its place in its workflow's `maxRunning` queue (1 starts next); absent past the first 1,000.",
             },
             steps: { type: 'object', additionalProperties: ref('Step') },
             running: {
