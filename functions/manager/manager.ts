@@ -225,8 +225,14 @@ export class Manager {
     const taken = new Set<string>();
     const seed = randomUUID();
     for (let round = 0; ; round++) {
-      if (round >= MAX_ROUNDS)
-        throw new ManagerError('unavailable', `job ${id}: its children found no free ids`);
+      if (round >= MAX_ROUNDS) {
+        throw new ManagerError(
+          'unavailable',
+          taken.size
+            ? `job ${id}: its children found no free ids`
+            : `job ${id}: its workflow's maxRunning counters kept moving; try again`,
+        );
+      }
       const started = await this.tryStartJob(id, params, input, this.context(taken, seed));
       if ('taken' in started) for (const childId of started.taken) taken.add(childId);
       else if (!('again' in started)) return started;
