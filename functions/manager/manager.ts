@@ -199,7 +199,15 @@ export class Manager {
     }
     await this.onRegistered?.(definition);
     // A raised (or removed) maxRunning lets queued jobs start now rather than at the next job's end.
-    if (saved.created) await this.followUps.promoteQueued(definition.name);
+    if (saved.created) {
+      await this.followUps.promoteQueued(definition.name).catch((error: unknown) => {
+        // Not fatal: each running job's end promotes queued ones again.
+        this.telemetry.logger.warn('could not start the queued jobs the new limit lets run yet', {
+          workflow: definition.name,
+          error,
+        });
+      });
+    }
     return saved;
   }
 

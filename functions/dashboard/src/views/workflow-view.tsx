@@ -98,12 +98,15 @@ export function WorkflowView({ name }: { name: string }) {
         )}
         {document.definition.maxRunning !== undefined && (
           <p class="muted" data-max-running={document.definition.maxRunning}>
-            At most {plural(document.definition.maxRunning, 'job')} of it run at once; more wait as queued, in
-            the order they were started.
+            Runs at most {plural(document.definition.maxRunning, 'job')} at once; more wait as queued, in the
+            order they were started.
           </p>
         )}
         <ul class="counts counts-row" aria-label="Jobs by status">
-          {COUNTED.map((status) => (
+          {COUNTED.filter(
+            // Queued jobs exist only under a limit (or just after one was removed).
+            (status) => status !== 'queued' || document.definition.maxRunning !== undefined || counts.queued,
+          ).map((status) => (
             <li key={status}>
               <a
                 class={`count state-${status}`}
