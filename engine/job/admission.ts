@@ -1,7 +1,13 @@
 import type { Draft } from './draft.js';
-import { admit, type LimitChange, limitChange, mayPromote, type SlotState } from './running-limit.js';
+import {
+  admit,
+  type LimitChange,
+  limitChange,
+  mayPromote,
+  releasesSlot,
+  type SlotState,
+} from './running-limit.js';
 import { startJob } from './steps.js';
-import { isFinished } from './types.js';
 
 /**
  * A top-level job that is to run (new, or retried) starts under its workflow's `maxRunning`
@@ -34,7 +40,7 @@ export function promoteJob(d: Draft): void {
  */
 export function settleSlot(d: Draft, before: SlotState | undefined): LimitChange | undefined {
   const job = d.job;
-  if (isFinished(job.status) && job.holdsSlot) {
+  if (releasesSlot(job)) {
     d.updateJob({ holdsSlot: undefined });
     if (before?.holdsSlot)
       d.effects.followUps.push({ kind: 'promoteQueued', jobId: job.id, workflow: job.workflow });

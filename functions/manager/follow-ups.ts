@@ -46,7 +46,8 @@ const MAX_PROMOTE_ROUNDS = 50;
 /**
  * The work a transition leaves for after its commit, where it needs more than one job: counting a
  * finished child and fanning in, starting the next child of a limited fan-out, cancelling or resuming
- * a fan-out step's children, creating a large fan-out's next slice of children. Each is idempotent,
+ * a fan-out step's children, creating a large fan-out's next slice of children, starting the queued
+ * jobs of a `maxRunning` workflow whose slot was given back. Each is idempotent,
  * so running one twice (after a crash) is harmless. The rules are the engine's; this reads what they
  * need and applies the events they call for.
  */
