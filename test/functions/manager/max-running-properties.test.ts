@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JobRecord, StepRequest, Store } from '../../../engine/index.js';
 import { MemoryStore } from '../../../functions/adapters/memory/store.js';
+import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import type { Manager } from '../../../functions/manager/manager.js';
 import { memoryManager, type RecordingBus } from '../../support/memory-manager.js';
 
@@ -36,7 +37,6 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 );
 
 class World {
-  readonly store: Store = new MemoryStore();
   readonly live: Manager;
   readonly other: Manager;
   readonly sent: StepRequest[] = [];
@@ -45,7 +45,10 @@ class World {
   readonly seqOf = new Map<string, number>();
   private readonly buses: RecordingBus[] = [];
 
-  constructor(readonly max: number) {
+  constructor(
+    readonly store: Store,
+    readonly max: number,
+  ) {
     this.live = this.manager();
     this.other = this.manager();
   }
@@ -141,14 +144,17 @@ class World {
   }
 }
 
-describe('Property: maxRunning', () => {
+describe.each([
+  ['memory', (): Store => new MemoryStore()],
+  ['SQLite', (): Store => SqliteStore.open(':memory:')],
+])('Property: maxRunning (%s store)', (_name, open) => {
   it('never runs more than N, keeps the queue in order, and strands no queued job, whatever the interleaving and crashes', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 3 }),
         fc.array(action, { minLength: 1, maxLength: 30 }),
         async (max, actions) => {
-          const world = new World(max);
+          const world = new World(open(), max);
           await world.live.registerWorkflow({ name: 'limited', maxRunning: max, steps: [{ name: 'work' }] });
           for (const step of actions) {
             await world.run(step);
