@@ -56,6 +56,7 @@ export class FollowUpRunner {
 
   async run(followUps: readonly FollowUp[]): Promise<void> {
     const finishedBySteps = new Map<string, ChildFinished[]>();
+    const promotions = new Set<string>();
     for (const followUp of followUps) {
       if (followUp.kind === 'childFinished') {
         const key = `${followUp.parentId}\u0000${followUp.step}`;
@@ -83,7 +84,8 @@ export class FollowUpRunner {
       } else if (followUp.kind === 'cancelJob') {
         await this.host.apply([{ jobId: followUp.jobId, event: { type: 'cancel' } }]);
       } else if (followUp.kind === 'promoteQueued') {
-        await this.promoteQueued(followUp.workflow);
+        // Once per workflow for the batch: one pass fills every slot the batch's ends gave back.
+        promotions.add(followUp.workflow);
       } else if (followUp.kind === 'createChildren') {
         await this.host.apply([
           {
@@ -96,6 +98,7 @@ export class FollowUpRunner {
       }
     }
     for (const finished of finishedBySteps.values()) await this.childrenFinished(finished);
+    for (const workflow of promotions) await this.promoteQueued(workflow);
   }
 
   /**
