@@ -91,6 +91,8 @@ describe('maxRunning on serve (RabbitMQ and SQLite, the API and the CLI)', () =>
     );
     const status = await runCli(['status', ids[2] as string, '--url', serve.url], 30_000, { NO_COLOR: '1' });
     expect(status.stdout, describeRun(status)).toContain('number 1 in the queue');
+    const described = await runCli(['describe', WORKFLOW, '--url', serve.url], 30_000, { NO_COLOR: '1' });
+    expect(described.stdout, describeRun(described)).toContain(`at most ${MAX} running at once`);
 
     // Each release lets the next queued job start, first started first.
     const order = first.map((request) => request.jobId);
