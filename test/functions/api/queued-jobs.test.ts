@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { callApi, worldApi } from '../../support/api-calls.js';
+import { callApi, errorOf, worldApi } from '../../support/api-calls.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 
 const LIMITED = `workflows:
@@ -56,5 +56,28 @@ describe('API: queued jobs (maxRunning)', () => {
     // Assess
     expect(cancel.status).toBe(200);
     expect(third).toMatchObject({ status: 'queued', queuePosition: 1 });
+  });
+
+  it.each([
+    ['0', '0'],
+    ['-2', '-2'],
+    ['2.5', '2.5'],
+    ['"3"', '"3"'],
+  ])('refuses maxRunning: %s with a 400 naming it, and registers nothing', async (value, shown) => {
+    // Prepare
+    const world = new SimulatedWorld();
+    const deps = worldApi(world, { maxBodyBytes: 64 * 1024 });
+    const body = `workflows:\n  - name: capped\n    maxRunning: ${value}\n    steps:\n      - name: work\n`;
+
+    // Act
+    const response = await callApi(deps, { method: 'PUT', path: '/api/workflow/capped', body });
+    const after = await callApi(deps, { method: 'GET', path: '/api/workflow/capped/definition' });
+
+    // Assess
+    expect(response.status).toBe(400);
+    expect(errorOf(response).message).toContain(
+      `"maxRunning" must be a whole number of at least 1 (the most jobs running at once), got ${shown}`,
+    );
+    expect(after.status).toBe(404);
   });
 });
