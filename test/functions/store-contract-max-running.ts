@@ -117,6 +117,33 @@ export function describeMaxRunningContract(
       expect(await store.listQueued(workflow, 10)).toEqual([{ jobId: waiting.id, seq: 0 }]);
     });
 
+    it('starts the next queued job after a crash between a job’s end and its follow-up: recovery carries it out', async () => {
+      const store = current();
+      const sent: StepRequest[] = [];
+      const workflow = `crash-${uuid()}`;
+      const first = managerOn(store, sent);
+      await first.registerWorkflow(limited(workflow, 1));
+      const running = (await first.startJob({ workflow, input: {} })).job;
+      const queued = (await first.startJob({ workflow, input: {} })).job;
+      await first.drain();
+      expect(queued.status).toBe('queued');
+      // A manager that dies right after its commit: its outbox (the follow-up) is never carried out.
+      const dying = managerOn(store, sent);
+      dying.stop();
+      const request = sent.find((r) => r.jobId === running.id) as StepRequest;
+      await dying.handleReplies([{ correlationId: request.correlationId, body: '{}' }]);
+      expect((await store.getJob(running.id))?.status).toBe('completed');
+      expect((await store.getJob(queued.id))?.status).toBe('queued');
+
+      // Another process recovers the outbox, as serve on start or the timers handler's sweep does.
+      const recovering = managerOn(another ? await another() : store, sent);
+      await recovering.recover();
+      await recovering.drain();
+      expect((await store.getJob(queued.id))?.status).toBe('running');
+      expect(await store.getRunningCount(workflow)).toMatchObject({ running: 1, queued: 0 });
+      for (const manager of [first, recovering]) manager.stop();
+    });
+
     it('never runs more than N when managers race to start and end jobs, and starts the queue in order', async () => {
       const store = current();
       const stores = [store, ...(another ? [await another(), await another()] : [])];
