@@ -44,6 +44,13 @@ export {
 export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
 export { DEFAULT_MAX_REPLY_BYTES, type ReplyEvent, replyEvent } from './job/reply-body.js';
 export { resetOnResume, resumeFanOut } from './job/resume-children.js';
+export {
+  freeSlots,
+  type LimitChange,
+  type RunningCount,
+  type RunningLimit,
+  zeroRunningCount,
+} from './job/running-limit.js';
 export type { Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
   ACTIVE_JOB_STATUSES,

@@ -15,6 +15,13 @@ export interface WorkflowDefinition {
   params?: JsonObject;
   /** A workflow started, once per failure, when a job of this one fails, times out or is aborted. */
   onFailure?: string;
+  /**
+   * At most this many of the workflow's top-level jobs run at once; more wait as `queued`, in the
+   * order they were started (engine/job/running-limit.ts). The latest version's value applies.
+   * @minimum 1
+   * @default no limit
+   */
+  maxRunning?: number;
   steps: StepDefinition[];
   tasks?: TaskDefinition[];
 }

@@ -14,7 +14,17 @@ export const START = '__start__';
 export const END = '__end__';
 
 const ROOT_KEYS = ['workflows', 'namespace', 'queuePrefix'];
-const WORKFLOW_KEYS = ['name', 'description', 'vhosts', 'timeout', 'params', 'onFailure', 'steps', 'tasks'];
+const WORKFLOW_KEYS = [
+  'name',
+  'description',
+  'vhosts',
+  'timeout',
+  'params',
+  'onFailure',
+  'maxRunning',
+  'steps',
+  'tasks',
+];
 const STEP_KEYS = [
   'name',
   'description',
@@ -183,6 +193,18 @@ function readWorkflow(
       );
     } else {
       workflow.onFailure = onFailure;
+    }
+  }
+  if (raw.maxRunning !== undefined && raw.maxRunning !== null) {
+    const maxRunning = raw.maxRunning;
+    if (typeof maxRunning !== 'number' || !Number.isInteger(maxRunning) || maxRunning < 1) {
+      report(
+        [...path, 'maxRunning'],
+        scope,
+        `"maxRunning" must be a whole number of at least 1 (the most jobs running at once), got ${JSON.stringify(maxRunning)}`,
+      );
+    } else {
+      workflow.maxRunning = maxRunning;
     }
   }
 

@@ -2,6 +2,7 @@ import type { CompiledWorkflow, StepNode } from '../definition/compile.js';
 import { graphOf } from '../definition/compile.js';
 import { formatDuration } from '../definition/duration.js';
 import type { JsonObject } from '../json.js';
+import { admitJob, promoteJob, settleSlot } from './admission.js';
 import { abortFromWorker, resumeSuspended, suspendStep } from './control-replies.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
@@ -59,7 +60,7 @@ export function createJob(
   });
   if (params.causedBy) record.causedBy = params.causedBy;
   if (params.calledBy) record.calledBy = params.calledBy;
-  return run(workflow, record, context, true, (d) => startJob(d));
+  return run(workflow, record, context, true, (d) => admitJob(d));
 }
 
 /** Applies one event to a job: the pure heart of the manager. */
@@ -74,6 +75,8 @@ export function applyEvent(
       case 'start':
         if (d.job.status !== 'waiting') return d.ignore(`job is ${d.job.status}`);
         return startJob(d);
+      case 'promote':
+        return promoteJob(d);
       case 'reply': {
         const node = awaitingStep(d, event.step, 'worker');
         if (node) completeStep(d, node, event.output);
@@ -167,8 +170,9 @@ export function applyEvent(
           );
         }
         resetForRetry(d);
-        if (!event.hold) startJob(d);
-        return;
+        if (event.hold) return;
+        // A top-level job starts again as a new one would: under its workflow's `maxRunning`.
+        return d.job.parent === null ? admitJob(d) : startJob(d);
       case 'childFailed': {
         const node = awaitingStep(d, event.step, 'fanout');
         if (node) failStep(d, node, `child ${event.index} (${event.childId}) failed: ${event.message}`);
@@ -287,7 +291,10 @@ function run(
   });
   body(d);
   if (d.rejected) return unchanged(job, effects, d);
-  return finish(d, creating ? undefined : job, effects, childOutcome);
+  const limit = settleSlot(d, creating ? undefined : job);
+  const transition = finish(d, creating ? undefined : job, effects, childOutcome);
+  if (limit && transition.changed) transition.limit = limit;
+  return transition;
 }
 
 function unchanged(job: JobRecord, effects: Effects, d: Draft): Transition {

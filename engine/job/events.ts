@@ -1,10 +1,13 @@
 import type { JsonObject } from '../json.js';
+import type { RunningLimit } from './running-limit.js';
 import type { Timer } from './types.js';
 
 /** What can happen to a job. Each is applied by `applyEvent` to the job's current state. */
 export type JobEvent =
   /** A waiting job (a new job, or a fan-out child whose turn came) starts its ready steps. */
   | { type: 'start' }
+  /** A queued top-level job whose turn came takes a slot of its workflow's `maxRunning`, and starts. */
+  | { type: 'promote' }
   /** A worker's reply; a success from any attempt completes the step. */
   | { type: 'reply'; step: string; output: JsonObject; attempt?: number }
   /**
@@ -82,6 +85,11 @@ export interface EngineContext {
    * copied to every child multiplies what is stored and sent. @default 256 MiB
    */
   maxFanOutBytes?: number;
+  /**
+   * The job's workflow's `maxRunning` and counters, read for a top-level job that may start (a new
+   * job, `promote`, `retry`); absent: the workflow has no limit.
+   */
+  runningLimit?: RunningLimit;
 }
 
 export const DEFAULT_MAX_FAN_OUT_BYTES = 256 * 1024 * 1024;

@@ -1,3 +1,4 @@
+import type { LimitChange } from './running-limit.js';
 import type { FanCounts, FollowUp, JobRecord, StepRequest, StepState, TimerChange } from './types.js';
 
 /** Why a transition was refused (the API turns these into 400 and 409). */
@@ -22,7 +23,8 @@ export interface TransitionNote {
     | 'jobAborted'
     | 'stepSuspended'
     | 'jobPaused'
-    | 'jobResumed';
+    | 'jobResumed'
+    | 'jobQueued';
   jobId: string;
   step?: string;
   attempt?: number;
@@ -71,6 +73,8 @@ export interface Transition {
   childOutcome?: ChildOutcome;
   /** The job stopped: requests of it not yet sent must not be sent. */
   dropUnsent: boolean;
+  /** The change to its workflow's `maxRunning` counters, written with the job (running-limit.ts). */
+  limit?: LimitChange;
   notes: TransitionNote[];
   /** Why nothing changed, for a reply that was not awaited (duplicate, late, unknown step). */
   ignored?: string;

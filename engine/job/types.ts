@@ -3,8 +3,17 @@ import type { JsonObject } from '../json.js';
 /**
  * `paused`: nothing new is dispatched for the job (or its children) until it is resumed; replies to
  * requests already sent are still stored, and its timers still run (engine/job/pause.ts).
+ * `queued`: a top-level job of a workflow with `maxRunning`, waiting for a slot (engine/job/running-limit.ts).
  */
-export type JobStatus = 'waiting' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled' | 'aborted';
+export type JobStatus =
+  | 'waiting'
+  | 'queued'
+  | 'running'
+  | 'paused'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'aborted';
 export type StepStatus =
   | 'waiting'
   | 'running'
@@ -16,7 +25,7 @@ export type StepStatus =
 
 export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled', 'aborted'];
 /** Jobs that have not ended (a paused job is one of them: it counts among active jobs everywhere). */
-export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['waiting', 'running', 'paused'];
+export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['waiting', 'queued', 'running', 'paused'];
 export const JOB_STATUSES: readonly JobStatus[] = [...ACTIVE_JOB_STATUSES, ...FINISHED_JOB_STATUSES];
 
 export type FinishedJobStatus = 'completed' | 'failed' | 'cancelled' | 'aborted';
@@ -177,6 +186,10 @@ export interface JobRecord {
   causedBy?: string;
   /** A job a `workflow:` step started: that step's job and attempt. */
   calledBy?: CallLink;
+  /** The job holds one of its workflow's `maxRunning` slots (given back when it ends). */
+  holdsSlot?: true;
+  /** While `queued`: its place in its workflow's queue (places only grow; lower goes first). */
+  queueSeq?: number;
   /** Incremented by every change: stores write conditionally on it. */
   rev: number;
   /** Completion counter that numbers steps as they complete. */
@@ -293,6 +306,11 @@ export type FollowUp =
   /** Pause or resume a job (a called job whose caller was paused or resumed). */
   | { kind: 'pauseJob'; jobId: string }
   | { kind: 'resumeJob'; jobId: string }
+  /**
+   * A job of `workflow` gave its `maxRunning` slot back: start the queued jobs whose turn came
+   * (engine/job/running-limit.ts).
+   */
+  | { kind: 'promoteQueued'; jobId: string; workflow: string }
   /** A worker of a fan-out child aborted: the whole job (its root) ends as aborted. */
   | { kind: 'abortJob'; jobId: string; root: string; reason: string };
 

@@ -1,5 +1,6 @@
 import type { Role } from '../access/roles.js';
 import type { WorkflowDefinition } from '../definition/types.js';
+import type { LimitChange, RunningCount } from '../job/running-limit.js';
 import type { ChildOutcome, FanInit, JobPatch } from '../job/transition.js';
 import type {
   FanCounts,
@@ -59,6 +60,18 @@ export interface Commit {
   childOutcome?: ChildOutcome;
   /** Delete this job's request entries still in the outbox (it stopped) before adding this commit's. */
   dropUnsent: boolean;
+  /**
+   * The change to the job's workflow's `maxRunning` counters and queue, written with the job only
+   * if its condition holds (engine/job/running-limit.ts); when it does not, nothing is written and
+   * the result is a conflict.
+   */
+  limit?: LimitChange;
+}
+
+/** A job in its workflow's `maxRunning` queue. */
+export interface QueuedJob {
+  jobId: string;
+  seq: number;
 }
 
 export type CommitResult =
@@ -146,6 +159,10 @@ export interface JobReader {
     page: { fromIndex?: number; limit: number },
   ): Promise<ChildrenPage>;
   getFanCounts(parentId: string, step: string): Promise<FanCounts | undefined>;
+  /** A workflow's `maxRunning` counters, as last committed (all 0 when it has none). */
+  getRunningCount(workflow: string): Promise<RunningCount>;
+  /** The first `limit` jobs of a workflow's `maxRunning` queue, first in line first. */
+  listQueued(workflow: string, limit: number): Promise<QueuedJob[]>;
 }
 
 /** What the manager writes as it runs jobs: transitions with their outbox, and fan-out counters. */

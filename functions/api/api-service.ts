@@ -123,6 +123,18 @@ export class ApiService {
     return count;
   }
 
+  /** A workflow's queued jobs (`maxRunning`), first to start first, up to about 100,000. */
+  async queuedJobIds(workflow: string, vhost?: string): Promise<string[]> {
+    const queued: JobRecord[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.queryJobs({ workflow, vhost, status: 'queued', limit: PAGE, cursor });
+      queued.push(...page.jobs);
+      cursor = page.cursor;
+    } while (cursor && queued.length < MAX_JOB_IDS);
+    return queued.sort((a, b) => (a.queueSeq ?? 0) - (b.queueSeq ?? 0)).map((job) => job.id);
+  }
+
   /** The ids of the jobs a query finds, newest first, all of them up to about 100,000. */
   async jobIds(query: Omit<JobQuery, 'limit' | 'cursor'>): Promise<string[]> {
     const ids: string[] = [];

@@ -13,6 +13,8 @@ import type { JobReader } from '../../engine/ports/store.js';
 
 /** Child ids listed inline in a running fan-out step (`tasks`); page through the rest. */
 export const INLINE_CHILDREN = 1_000;
+/** A queued job's position is looked for among this many of its queue's first places. */
+const QUEUE_POSITIONS = 1_000;
 
 const iso = (ms: number | undefined): string | undefined =>
   ms === undefined ? undefined : new Date(ms).toISOString();
@@ -72,6 +74,8 @@ export interface JobDocument {
   createdAt: string;
   updatedAt: string;
   endedAt?: string;
+  /** A queued job's place in its workflow's `maxRunning` queue (1 starts next); absent past the first 1,000. */
+  queuePosition?: number;
   /** The `onFailure` job this job's latest failure started. */
   followUp?: string;
   /** For an `onFailure` job: the failed job that started it. */
@@ -167,6 +171,12 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
     calledBy: job.calledBy && { id: job.calledBy.id, step: job.calledBy.step, attempt: job.calledBy.attempt },
   });
   if (job.error) document.error = { ...job.error, at: iso(job.error.at) as string };
+  if (job.status === 'queued') {
+    const place = (await store.listQueued(job.workflow, QUEUE_POSITIONS)).findIndex(
+      (q) => q.jobId === job.id,
+    );
+    if (place >= 0) document.queuePosition = place + 1;
+  }
   return document;
 }
 

@@ -1,3 +1,5 @@
+import { JOB_STATUSES } from '../../engine/index.js';
+
 /** The OpenAPI 3 description of every route (a test checks it against the router, both ways). */
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -86,7 +88,9 @@ export function openApiDocument(): Record<string, unknown> {
         },
         JobStatus: {
           type: 'string',
-          enum: ['waiting', 'running', 'paused', 'completed', 'failed', 'cancelled', 'aborted'],
+          enum: [...JOB_STATUSES],
+          description:
+            '`queued`: a job of a workflow with `maxRunning`, waiting for one of its running jobs to end.',
         },
         Step: {
           type: 'object',
@@ -142,6 +146,12 @@ export function openApiDocument(): Record<string, unknown> {
             createdAt: { type: 'string', format: 'date-time' },
             updatedAt: { type: 'string', format: 'date-time' },
             endedAt: { type: 'string', format: 'date-time' },
+            queuePosition: {
+              type: 'integer',
+              minimum: 1,
+              description:
+                "A queued job: its place in its workflow's `maxRunning` queue (1 starts next); absent past the first 1,000.",
+            },
             steps: { type: 'object', additionalProperties: ref('Step') },
             running: {
               type: 'array',
@@ -247,6 +257,11 @@ export function openApiDocument(): Record<string, unknown> {
                 type: 'object',
                 properties: {
                   running: { type: 'array', items: { type: 'string' } },
+                  queued: {
+                    type: 'array',
+                    items: { type: 'string' },
+                    description: 'Jobs waiting for a `maxRunning` slot, first to start first.',
+                  },
                   completed: { type: 'array', items: { type: 'string' } },
                 },
               }),
@@ -329,7 +344,7 @@ export function openApiDocument(): Record<string, unknown> {
             query('workflow', 'Only this workflow.'),
             query('status', 'Only this status, or `all` (default: running).', {
               type: 'string',
-              enum: ['waiting', 'running', 'paused', 'completed', 'failed', 'cancelled', 'aborted', 'all'],
+              enum: [...JOB_STATUSES, 'all'],
             }),
             query('children', '1: include fan-out children.'),
             query('detail', '1: summaries instead of ids.'),

@@ -8,6 +8,7 @@ const SYMBOL: Record<string, string> = {
   suspended: '◌',
   aborted: '✗',
   waiting: '○',
+  queued: '…',
   skipped: '↷',
   paused: '‖',
   failed: '✗',
@@ -53,6 +54,10 @@ export function formatJob(job: JobDocument, options: FormatOptions = {}): string
     `job ${p.bold(job.uuid)}  ${job.workflow} v${job.version}  ${p.status(job.status)}  (${seconds(job.createdAt, job.endedAt)})`,
   ];
   if (job.parent) lines.push(`  child ${job.index} of ${job.parent}`);
+  if (job.status === 'queued')
+    lines.push(
+      `  waits for a slot of ${job.workflow}'s maxRunning${job.queuePosition ? `: number ${job.queuePosition} in the queue` : ''}`,
+    );
   if (job.calledBy)
     lines.push(
       `  called by job ${job.calledBy.id}, step ${job.calledBy.step}${job.calledBy.attempt > 1 ? ` (attempt ${job.calledBy.attempt})` : ''}`,

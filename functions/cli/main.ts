@@ -190,7 +190,10 @@ program
   .command('jobs')
   .description('list jobs, newest first')
   .option('--workflow <name>', 'only this workflow')
-  .option('--status <status>', 'running (default), paused, completed, failed, cancelled, waiting or all')
+  .option(
+    '--status <status>',
+    'running (default), queued, paused, completed, failed, cancelled, aborted, waiting or all',
+  )
   .option('--limit <n>', 'at most this many', '50')
   .addOption(outputOption())
   .addOption(namespaceOption())

@@ -20,6 +20,8 @@ export function combineTransitions(first: Transition, next: Transition): Transit
     fanInits: [...first.fanInits, ...next.fanInits],
     childOutcome: first.childOutcome ?? next.childOutcome,
     dropUnsent: first.dropUnsent || next.dropUnsent,
+    // Never both: the manager commits a second change to the counters on its own (manager.ts, `apply`).
+    limit: first.limit ?? next.limit,
     notes: [...first.notes, ...next.notes],
   };
 }

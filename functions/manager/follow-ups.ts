@@ -5,12 +5,14 @@ import {
   type CompiledWorkflow,
   type FollowUp,
   findStep,
+  freeSlots,
   type GatheredChild,
   graphOf,
   isFinished,
   type JobRecord,
   type JobStatus,
   type JsonObject,
+  type RunningLimit,
   resetOnResume,
   resumeFanOut,
   type SlotLimits,
@@ -29,17 +31,23 @@ const PAGE = 1000;
 
 /** What the follow-up runner needs of the manager: reads, and applying events. */
 export interface FollowUpHost {
-  store: Pick<Store, 'getJob' | 'listChildren' | 'getFanCounts' | 'setFanCounts'>;
+  store: Pick<Store, 'getJob' | 'listChildren' | 'getFanCounts' | 'setFanCounts' | 'listQueued'>;
   workflows: { get(name: string, version: number): Promise<CompiledWorkflow | undefined> };
   logger: Logger;
   apply(inputs: readonly JobEventInput[]): Promise<unknown>;
   startJob(params: StartJobParams): Promise<unknown>;
+  /** A workflow's `maxRunning` with its counters (undefined: no limit). */
+  runningLimit(workflow: string): Promise<RunningLimit | undefined>;
 }
+
+/** Rounds of promotions one `promoteQueued` makes before leaving the rest to a later one (it throws). */
+const MAX_PROMOTE_ROUNDS = 50;
 
 /**
  * The work a transition leaves for after its commit, where it needs more than one job: counting a
  * finished child and fanning in, starting the next child of a limited fan-out, cancelling or resuming
- * a fan-out step's children, creating a large fan-out's next slice of children. Each is idempotent,
+ * a fan-out step's children, creating a large fan-out's next slice of children, starting the queued
+ * jobs of a `maxRunning` workflow whose slot was given back. Each is idempotent,
  * so running one twice (after a crash) is harmless. The rules are the engine's; this reads what they
  * need and applies the events they call for.
  */
@@ -48,6 +56,7 @@ export class FollowUpRunner {
 
   async run(followUps: readonly FollowUp[]): Promise<void> {
     const finishedBySteps = new Map<string, ChildFinished[]>();
+    const promotions = new Set<string>();
     for (const followUp of followUps) {
       if (followUp.kind === 'childFinished') {
         const key = `${followUp.parentId}\u0000${followUp.step}`;
@@ -74,6 +83,9 @@ export class FollowUpRunner {
         await this.host.apply([{ jobId: followUp.jobId, event: { type: 'resume' } }]);
       } else if (followUp.kind === 'cancelJob') {
         await this.host.apply([{ jobId: followUp.jobId, event: { type: 'cancel' } }]);
+      } else if (followUp.kind === 'promoteQueued') {
+        // Once per workflow for the batch: one pass fills every slot the batch's ends gave back.
+        promotions.add(followUp.workflow);
       } else if (followUp.kind === 'createChildren') {
         await this.host.apply([
           {
@@ -86,6 +98,7 @@ export class FollowUpRunner {
       }
     }
     for (const finished of finishedBySteps.values()) await this.childrenFinished(finished);
+    for (const workflow of promotions) await this.promoteQueued(workflow);
   }
 
   /**
@@ -122,6 +135,28 @@ export class FollowUpRunner {
         error: error.message,
       });
     }
+  }
+
+  /**
+   * A job of `workflow` gave its slot back (or its limit changed): the queued jobs whose turn came
+   * start, first in line first, while slots are free. Each promotion is a commit conditional on the
+   * counters (engine/job/running-limit.ts), so promotions racing in several managers never start
+   * more than the limit; one that lost is read again. Done again after a crash, it starts nobody
+   * twice: a job promoted already is no longer queued.
+   */
+  async promoteQueued(workflow: string): Promise<void> {
+    for (let round = 0; round < MAX_PROMOTE_ROUNDS; round++) {
+      const free = freeSlots(await this.host.runningLimit(workflow));
+      if (free === 0) return;
+      const queued = await this.host.store.listQueued(workflow, Math.min(free ?? PAGE, PAGE));
+      if (!queued.length) return;
+      await this.host.apply(
+        queued.map(({ jobId }): JobEventInput => ({ jobId, event: { type: 'promote' } })),
+      );
+    }
+    throw new Error(
+      `workflow "${workflow}": its queued jobs kept losing races for ${MAX_PROMOTE_ROUNDS} rounds`,
+    );
   }
 
   /** A called job ended: its caller's step completes with its result, or fails with its error. */

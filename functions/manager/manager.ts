@@ -17,13 +17,14 @@ import {
   type OutboxEntry,
   type Rejection,
   type ReplyEvent,
+  type RunningLimit,
   replyEvent,
   type Timer,
   type TimerScheduler,
   type Transition,
   type WorkflowDefinition,
 } from '../../engine/index.js';
-import type { JobStore, WorkflowRegistry } from '../../engine/ports/store.js';
+import type { JobStore, StoredWorkflow, WorkflowRegistry } from '../../engine/ports/store.js';
 import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import { combineTransitions } from './combine.js';
 import { ManagerError } from './errors.js';
@@ -128,6 +129,7 @@ export class Manager {
       logger: this.telemetry.logger,
       apply: (inputs) => this.apply(inputs),
       startJob: (params) => this.startJob(params),
+      runningLimit: (workflow) => this.runningLimitOf(workflow),
     });
     this.pump = new OutboxPump({
       store: this.store,
@@ -196,7 +198,28 @@ export class Manager {
       });
     }
     await this.onRegistered?.(definition);
+    // A raised (or removed) maxRunning lets queued jobs start now rather than at the next job's end.
+    if (saved.created) {
+      await this.followUps.promoteQueued(definition.name).catch((error: unknown) => {
+        // Not fatal: each running job's end promotes queued ones again.
+        this.telemetry.logger.warn('could not start the queued jobs the new limit lets run yet', {
+          workflow: definition.name,
+          error,
+        });
+      });
+    }
     return saved;
+  }
+
+  /**
+   * A workflow's `maxRunning` (its latest version's) with its counters, read for a decision to start
+   * a top-level job; undefined when it has no limit.
+   */
+  private async runningLimitOf(workflow: string, latest?: StoredWorkflow): Promise<RunningLimit | undefined> {
+    const stored = latest ?? (await this.store.getWorkflow(workflow));
+    const max = stored?.definition.maxRunning;
+    if (max === undefined) return undefined;
+    return { max, count: await this.store.getRunningCount(workflow) };
   }
 
   /**
@@ -210,11 +233,17 @@ export class Manager {
     const taken = new Set<string>();
     const seed = randomUUID();
     for (let round = 0; ; round++) {
-      if (round >= MAX_ROUNDS)
-        throw new ManagerError('unavailable', `job ${id}: its children found no free ids`);
+      if (round >= MAX_ROUNDS) {
+        throw new ManagerError(
+          'unavailable',
+          taken.size
+            ? `job ${id}: its children found no free ids`
+            : `job ${id}: its workflow's maxRunning counters kept moving; try again`,
+        );
+      }
       const started = await this.tryStartJob(id, params, input, this.context(taken, seed));
       if ('taken' in started) for (const childId of started.taken) taken.add(childId);
-      else return started;
+      else if (!('again' in started)) return started;
     }
   }
 
@@ -224,7 +253,7 @@ export class Manager {
     params: StartJobParams,
     input: JsonObject,
     context: EngineContext,
-  ): Promise<{ created: boolean; job: JobRecord } | { taken: readonly string[] }> {
+  ): Promise<{ created: boolean; job: JobRecord } | { taken: readonly string[] } | { again: true }> {
     let planned: { workflow: CompiledWorkflow; transition: Transition };
     try {
       planned = await this.planNewJob(id, params, input, context);
@@ -244,6 +273,8 @@ export class Manager {
     if (result && !result.ok && !result.conflict) return { taken: result.taken };
     if (!result?.ok) {
       const winner = await this.store.getJob(id);
+      // Refused by its workflow's maxRunning counters, which moved on: decide again from a new read.
+      if (!winner && commit.limit) return { again: true };
       if (!winner) throw new ManagerError('unavailable', `job ${id} could not be stored`);
       return { created: false, job: this.sameJob(winner, params.workflow, input) };
     }
@@ -283,12 +314,14 @@ export class Manager {
         `workflow "${workflow.name}" does not run on vhost "${params.vhost}"`,
       );
     }
+    const latest = params.version === undefined ? stored : undefined;
+    const runningLimit = await this.runningLimitOf(workflow.name, latest);
     return {
       workflow,
       transition: createJob(
         workflow,
         { id, input, vhost, causedBy: params.causedBy, calledBy: params.calledBy },
-        context,
+        { ...context, runningLimit },
       ),
     };
   }
@@ -442,7 +475,9 @@ export class Manager {
         else byJob.set(item.jobId, [item]);
       }
       const jobs = await this.store.getJobs([...byJob.keys()]);
+      const limits = await this.runningLimitsFor(byJob, jobs);
       const planned: { items: typeof pending; transition: Transition; commit: Commit }[] = [];
+      const later: typeof pending = [];
       for (const [jobId, items] of byJob) {
         let state = jobs.get(jobId);
         const workflow = state && (await this.workflows.get(state.workflow, state.version));
@@ -451,8 +486,15 @@ export class Manager {
           continue;
         }
         let combined: Transition | undefined;
-        for (const item of items) {
-          const transition = applyEvent(workflow, state, item.event, this.context(taken.get(jobId), seed));
+        const context = { ...this.context(taken.get(jobId), seed), runningLimit: limits.get(state.workflow) };
+        for (const [n, item] of items.entries()) {
+          const transition = applyEvent(workflow, state, item.event, context);
+          if (combined?.limit && transition.limit) {
+            // One commit checks one change to the counters: this event and the rest go in the next round.
+            later.push(...items.slice(n));
+            items.splice(n);
+            break;
+          }
           outcomes[item.index] = {
             applied: transition.changed,
             ignored: transition.ignored,
@@ -465,8 +507,8 @@ export class Manager {
         }
         if (combined) planned.push({ items, transition: combined, commit: this.toCommit(combined) });
       }
-      pending = [];
-      if (!planned.length) break;
+      pending = later;
+      if (!planned.length) continue;
       const results = await this.store.commit(planned.map((plan) => plan.commit));
       for (const [k, result] of results.entries()) {
         const plan = planned[k] as (typeof planned)[number];
@@ -484,6 +526,24 @@ export class Manager {
       }
     }
     return outcomes;
+  }
+
+  /**
+   * The `maxRunning` limits of the workflows of the top-level jobs that events may start (`promote`,
+   * `retry`): read anew in every round, as the counters they hold move with every start and end.
+   */
+  private async runningLimitsFor(
+    byJob: ReadonlyMap<string, readonly JobEventInput[]>,
+    jobs: ReadonlyMap<string, JobRecord>,
+  ): Promise<Map<string, RunningLimit | undefined>> {
+    const limits = new Map<string, RunningLimit | undefined>();
+    for (const [jobId, items] of byJob) {
+      const job = jobs.get(jobId);
+      if (!job || job.parent !== null || limits.has(job.workflow)) continue;
+      if (items.some(({ event }) => event.type === 'promote' || event.type === 'retry'))
+        limits.set(job.workflow, await this.runningLimitOf(job.workflow));
+    }
+    return limits;
   }
 
   /**
@@ -534,6 +594,7 @@ export class Manager {
       fanInits: transition.fanInits,
       childOutcome: transition.childOutcome,
       dropUnsent: transition.dropUnsent,
+      limit: transition.limit,
     };
   }
 

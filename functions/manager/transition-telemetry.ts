@@ -45,6 +45,9 @@ export function recordNotes({ logger, metrics }: Telemetry, notes: readonly Tran
       case 'jobResumed':
         logger.info('job resumed', fields);
         break;
+      case 'jobQueued':
+        logger.info('job queued: its workflow runs maxRunning jobs already', fields);
+        break;
       case 'jobCancelled':
         metrics.count('jobs_finished_total', { status: 'cancelled' });
         logger.info('job cancelled', fields);

@@ -48,6 +48,7 @@ const queues = {
   handle: `${suffix}-handle`,
   finish: `${suffix}-finish`,
   notify: `${suffix}-notify`,
+  limited: `${suffix}-limited`,
   replies: `${suffix}-replies`,
 };
 
@@ -1051,4 +1052,48 @@ describe('Another site in chromium, against a serve without a token', () => {
     expect((await fetch(`${serve.url}/api/workflow/rebound/definition`)).status).toBe(404);
     await page.close();
   });
+  it('shows queued jobs: the limit, the queue in order on the workflow page, a queued job and its place, the Queued filter', async () => {
+    // Prepare: a workflow of one running job at a time whose queue no worker reads, and 3 jobs.
+    const name = `${WORKFLOW}-limited`;
+    const definition = `workflows:\n  - name: ${name}\n    maxRunning: 1\n    steps:\n      - name: work\n        queue: ${queues.limited}\n`;
+    expect(
+      (await fetch(`${serve.url}/api/workflow/${name}`, { method: 'PUT', body: definition })).status,
+    ).toBe(201);
+    const ids: string[] = [];
+    for (let n = 0; n < 3; n++) {
+      const response = await fetch(`${serve.url}/api/workflow/${name}`, { method: 'POST', body: '{}' });
+      ids.push(((await response.json()) as { id: string }).id);
+    }
+    const { page, errors } = await openPage();
+
+    // Act and assess: the workflow page.
+    await page.goto(`${serve.url}/#/workflow/${name}`);
+    const view = page.locator(`.workflow-view[data-workflow="${name}"]`);
+    await view.locator('.queued-jobs tbody tr').nth(1).waitFor({ timeout: STATE_TIMEOUT });
+    expect(await view.locator('[data-max-running="1"]').count()).toBe(1);
+    await expect
+      .poll(() => view.locator('[data-count="queued"]').textContent(), { timeout: STATE_TIMEOUT })
+      .toBe('2 queued');
+    expect(
+      await view
+        .locator('.queued-jobs tbody tr')
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-job'))),
+    ).toEqual(ids.slice(1));
+    expect(await view.locator('.queued-jobs [data-status="queued"]').count()).toBe(2);
+    await screenshot(page, 'workflow-queued');
+
+    // A queued job's page: its status and its place.
+    await view.locator(`.queued-jobs tr[data-job="${ids[2]}"] a.mono`).click();
+    await page.locator(`.job-view[data-job="${ids[2]}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    await expectJobStatus(page, 'queued');
+    expect(await page.locator('[data-queue-position]').getAttribute('data-queue-position')).toBe('2');
+
+    // The jobs list filters on Queued.
+    await page.goto(`${serve.url}/#/jobs?workflow=${name}&status=queued`);
+    await page.locator(`.jobs-table tr[data-job="${ids[1]}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    expect(await page.locator('.jobs-table tbody tr').count()).toBe(2);
+    expect(errors).toEqual([]);
+    for (const id of ids) await fetch(`${serve.url}/api/job/${id}`, { method: 'DELETE' });
+    await page.close();
+  }, 60_000);
 });

@@ -110,7 +110,7 @@ describe('The HTTP API, route by route (serve on RabbitMQ and SQLite)', () => {
       );
       expect(pipeline.body.completed).toContain(done);
       const held = await serve.api<{ running: string[]; completed: string[] }>('GET', '/api/workflow/held');
-      expect(held.body).toEqual({ running: [running], completed: [] });
+      expect(held.body).toEqual({ running: [running], queued: [], completed: [] });
       const missing = await serve.api<ErrorBody>('GET', '/api/workflow/nope');
       expect(missing.status).toBe(404);
       expect(missing.body.error).toEqual({ code: 'not_found', message: 'no workflow named "nope"' });

@@ -95,6 +95,10 @@ workflows:
         concurrency: 3
         steps:
           - name: pause-work
+  - name: limited-pair
+    maxRunning: 2
+    steps:
+      - name: limited-work
 `;
 
 let dynamo: DynamoDbLocal;
@@ -123,7 +127,17 @@ async function newContainer(): Promise<Container> {
 }
 
 async function call(method: string, path: string, options?: ApiEventOptions) {
-  const result = await api(anApiEvent(method, path, options), aLambdaContext(29_000));
+  return callOn(api, method, path, options);
+}
+
+/** A call to one API function instance (of several running at once). */
+async function callOn(
+  handler: ReturnType<typeof createApiHandler>,
+  method: string,
+  path: string,
+  options?: ApiEventOptions,
+) {
+  const result = await handler(anApiEvent(method, path, options), aLambdaContext(29_000));
   return { status: result.statusCode, body: JSON.parse(result.body) as Record<string, unknown> };
 }
 
@@ -133,7 +147,7 @@ async function finished(id: string, timeoutMs: number): Promise<JobDocument> {
     async () => {
       const { body } = await call('GET', `/api/job/${id}`, { query: { wait: '2' } });
       const job = body as unknown as JobDocument;
-      return job.status === 'running' || job.status === 'paused' ? undefined : job;
+      return job.status === 'running' || job.status === 'paused' || job.status === 'queued' ? undefined : job;
     },
     timeoutMs,
   );
@@ -210,7 +224,7 @@ beforeAll(async () => {
   );
   expect(registered.Data?.Versions).toBe(
     [
-      'book-word-counts@1,fan-out-squares@1,patience@1,dead-end@1,pausable@1',
+      'book-word-counts@1,fan-out-squares@1,patience@1,dead-end@1,pausable@1,limited-pair@1',
       'order-pipeline@1,shipping@1,order-failed@1',
     ].join(','),
   );
@@ -564,6 +578,58 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     expect(items.map((n) => handled.get(n))).toEqual(items.map(() => 1));
     expect((await call('POST', `/api/job/${id}/pause`)).status).toBe(409);
   }, 120_000);
+  it('runs at most 2 jobs of a maxRunning: 2 workflow while starts and ends race across Lambda instances', async () => {
+    // Prepare: a worker that could run 6 at once; each job's request is counted while in hand.
+    const client = sqs.newClient();
+    const inHand = new Map<string, number>();
+    let peak = 0;
+    const worker = createWorker({
+      queue: 'limited-work',
+      transport: new SqsWorkerTransport({ client, queuePrefix: prefix, waitTimeSeconds: 1 }),
+      logger: { info() {}, warn: console.warn, error: console.error },
+      concurrency: 6,
+      handler: async (_input, context) => {
+        inHand.set(context.jobId, (inHand.get(context.jobId) ?? 0) + 1);
+        peak = Math.max(peak, inHand.size);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const left = (inHand.get(context.jobId) ?? 1) - 1;
+        if (left) inHand.set(context.jobId, left);
+        else inHand.delete(context.jobId);
+        return {};
+      },
+    });
+    await worker.start();
+    workers.push(worker);
+    const apis = [api];
+    for (let n = 0; n < 2; n++)
+      apis.push(createApiHandler({ ...(await newContainer()), maxBodyBytes: environment.maxBodyBytes }));
+
+    // Act: 8 starts at once, through three API instances.
+    const starts = await Promise.all(
+      Array.from({ length: 8 }, (_, n) =>
+        callOn(apis[n % apis.length] as (typeof apis)[number], 'POST', '/api/workflow/limited-pair', {
+          body: { n },
+        }),
+      ),
+    );
+    const ids = starts.map((start) => start.body.id as string);
+    const jobs = await Promise.all(ids.map((id) => finished(id, 60_000)));
+
+    // Assess
+    expect(starts.map((start) => start.status)).toEqual(ids.map(() => 201));
+    expect(jobs.map((job) => job.status)).toEqual(ids.map(() => 'completed'));
+    expect(peak).toBeLessThanOrEqual(2);
+    const listing = (await call('GET', '/api/workflows')).body as unknown as {
+      name: string;
+      jobs: Record<string, number>;
+    }[];
+    expect(listing.find((entry) => entry.name === 'limited-pair')?.jobs).toMatchObject({
+      completed: 8,
+      queued: 0,
+      running: 0,
+    });
+  }, 120_000);
+
   it('runs the order pipeline: a signal, a handled failure, a called workflow, an abort with its onFailure job', async () => {
     // Prepare: the example's workers on the SDK's SQS transport.
     const client = sqs.newClient();

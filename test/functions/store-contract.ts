@@ -11,11 +11,14 @@ import {
   updating,
   uuid,
 } from '../support/factories.js';
+import { describeMaxRunningContract } from './store-contract-max-running.js';
 
 export interface StoreUnderTest {
   store: Store;
   /** Releases what the store holds (files, emulator tables). */
   cleanup(): Promise<void>;
+  /** Another store on the same data, as another process would open it (where the adapter allows one). */
+  another?: () => Promise<Store>;
 }
 
 /**
@@ -516,6 +519,7 @@ export function describeStoreContract(
           waiting: 0,
           running: 4,
           paused: 0,
+          queued: 0,
           completed: 3,
           failed: 0,
           cancelled: 0,
@@ -783,6 +787,7 @@ export function describeStoreContract(
           waiting: 0,
           running: 1,
           paused: 0,
+          queued: 0,
           completed: 0,
           failed: 0,
           cancelled: 0,
@@ -809,6 +814,7 @@ export function describeStoreContract(
           waiting: 0,
           running: 1,
           paused: 0,
+          queued: 0,
           completed: 0,
           failed: 0,
           cancelled: 0,
@@ -905,6 +911,11 @@ export function describeStoreContract(
         expect(after.filter((e) => e.jobId === job.id || e.jobId === child.id)).toEqual([]);
       });
     });
+
+    describeMaxRunningContract(
+      () => store,
+      () => (subject.another ? subject.another() : Promise.resolve(store)),
+    );
 
     it('answers ping while open', async () => {
       await expect(store.ping()).resolves.toBeUndefined();

@@ -44,6 +44,7 @@ import {
 import { type GroupPlan, planGroups } from './outbox-groups.js';
 import { keyId, type PendingPut, type PendingWrites } from './pending.js';
 import { cancellationReasons, isConditionFailure } from './retry.js';
+import { limitWrites } from './running-limits.js';
 import type { DynamoDbTable, Item, Key } from './table.js';
 import { takenIds } from './taken-ids.js';
 import { youngRuleCovers } from './young-heads.js';
@@ -81,6 +82,8 @@ interface Planned {
   createOf?: string;
   /** The child's count in its parent's fan-out counters (a batch counts its children in one update). */
   counts?: true;
+  /** A write of the job's `maxRunning` change: its condition refused is a conflict, as the head's is. */
+  limit?: true;
 }
 
 const put = (item: Item, condition?: string): Planned => ({
@@ -147,6 +150,7 @@ export async function applyBatch(deps: CommitDeps, commits: readonly Commit[]): 
     const topLevel = commit.job.parent === null;
     if (
       commit.dropUnsent ||
+      commit.limit !== undefined ||
       commit.expectedRev === 0 ||
       (topLevel ? before === undefined || outcome !== undefined : shards === undefined)
     ) {
@@ -447,6 +451,9 @@ class CommitPlan {
         this.tally = { group: `CNT#${job.workflow}`, key: countsKey(job.workflow, job.id), adds };
       }
     }
+    if (commit.limit) {
+      for (const op of limitWrites(commit.limit)) this.core.push({ ...update(op), limit: true });
+    }
     if (commit.childOutcome && this.shards !== undefined) {
       const { parentId, step, index, status } = commit.childOutcome;
       this.core.push({
@@ -595,7 +602,8 @@ class CommitPlan {
       } catch (error) {
         const reasons = cancellationReasons(error);
         if (!reasons) throw error;
-        if (reasons[0]?.Code === 'ConditionalCheckFailed') return this.lost([]);
+        if (reasons[0]?.Code === 'ConditionalCheckFailed' || refusedLimit(reasons, items))
+          return this.lost([]);
         const existing = new Set<string>();
         reasons.forEach((reason, n) => {
           const createOf = items[n - 1]?.createOf;
@@ -751,7 +759,8 @@ class CommitPlan {
         break;
       } catch (error) {
         const reasons = cancellationReasons(error);
-        if (reasons?.[0]?.Code === 'ConditionalCheckFailed') return this.lost(written);
+        if (reasons?.[0]?.Code === 'ConditionalCheckFailed' || (reasons && refusedLimit(reasons, items)))
+          return this.lost(written);
         const found = new Set<string>();
         reasons?.forEach((reason, n) => {
           const createOf = items[n - 1]?.createOf;
@@ -881,6 +890,13 @@ class CommitPlan {
     if (needed.length) await this.deps.table.batchWrite(needed.map((item) => ({ put: item })));
     return leftOut;
   }
+}
+
+/** Whether a transaction (the head, then `items`) was refused by a `maxRunning` condition. */
+function refusedLimit(reasons: readonly { Code?: string }[], items: readonly Planned[]): boolean {
+  return reasons.some(
+    (reason, n) => reason.Code === 'ConditionalCheckFailed' && items[n - 1]?.limit === true,
+  );
 }
 
 /** The attributes every version of a pending head shares (its revision for the first commit's condition). */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { WorkflowDefinition } from '../../../engine/definition/types.js';
+import type { RunningCount } from '../../../engine/job/running-limit.js';
 import type { FanCounts, JobRecord, JobStatus, Timer } from '../../../engine/job/types.js';
 import type {
   ChildrenPage,
@@ -9,6 +10,7 @@ import type {
   JobPage,
   JobQuery,
   OutboxPage,
+  QueuedJob,
   Store,
   StoredToken,
   StoredWorkflow,
@@ -28,6 +30,7 @@ import { deleteSpentGroups, GroupRequests, groupPartition, groupSource } from '.
 import { PendingWrites } from './pending.js';
 import { deleteFinishedJobs } from './retention.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
+import { listQueued, readRunningCount } from './running-limits.js';
 import { logSent, SentRequests } from './sent-log.js';
 import { DynamoDbTable, forEachLimit } from './table.js';
 import { DynamoDbTokens } from './tokens.js';
@@ -190,6 +193,14 @@ export class DynamoDbStore implements Store {
 
   getFanCounts(parentId: string, step: string): Promise<FanCounts | undefined> {
     return this.fans.read(parentId, step);
+  }
+
+  getRunningCount(workflow: string): Promise<RunningCount> {
+    return readRunningCount(this.table, workflow);
+  }
+
+  listQueued(workflow: string, limit: number): Promise<QueuedJob[]> {
+    return listQueued(this.table, workflow, limit);
   }
 
   setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void> {

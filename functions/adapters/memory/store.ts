@@ -2,6 +2,12 @@ import { inNamespace } from '../../../engine/definition/namespace.js';
 import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
 import type { WorkflowDefinition } from '../../../engine/definition/types.js';
 import {
+  changeAllowed,
+  countAfter,
+  type RunningCount,
+  zeroRunningCount,
+} from '../../../engine/job/running-limit.js';
+import {
   type FanCounts,
   heldByOtherJobs,
   isFinished,
@@ -20,6 +26,7 @@ import {
   type JobQuery,
   type OutboxEntry,
   type OutboxPage,
+  type QueuedJob,
   type Store,
   type StoredToken,
   type StoredWorkflow,
@@ -39,6 +46,9 @@ export class MemoryStore implements Store {
   private outboxSeq = 0;
   private readonly timers = new Map<string, Timer>();
   private readonly tokens = new Map<string, StoredToken>();
+  /** By workflow: its `maxRunning` counters, and its queue (job ids by place). */
+  private readonly runningCounts = new Map<string, RunningCount>();
+  private readonly queues = new Map<string, Map<number, string>>();
   private closed = false;
 
   async saveWorkflow(
@@ -121,8 +131,18 @@ export class MemoryStore implements Store {
     if (commit.expectedRev === 0 ? current !== undefined : current?.rev !== commit.expectedRev) {
       return { ok: false, conflict: true };
     }
+    const limit = commit.limit;
+    const count = limit && (this.runningCounts.get(limit.workflow) ?? zeroRunningCount());
+    if (limit && count && !changeAllowed(count, limit)) return { ok: false, conflict: true };
     const taken = heldByOtherJobs(commit.creates, (id) => this.jobs.get(id));
     if (taken.length) return { ok: false, conflict: false, taken };
+    if (limit && count) {
+      this.runningCounts.set(limit.workflow, countAfter(count, limit));
+      const queue = this.queues.get(limit.workflow) ?? new Map<number, string>();
+      if (limit.op === 'enqueue') queue.set(limit.seq, limit.jobId);
+      else if (limit.op === 'promote' || limit.op === 'dequeue') queue.delete(limit.seq);
+      this.queues.set(limit.workflow, queue);
+    }
     this.putJob(commit.job);
     for (const child of commit.creates) if (!this.jobs.has(child.id)) this.putJob(child);
     if (commit.dropUnsent) {
@@ -186,6 +206,17 @@ export class MemoryStore implements Store {
 
   async setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void> {
     this.counts.set(childKey(parentId, step), { ...counts });
+  }
+
+  async getRunningCount(workflow: string): Promise<RunningCount> {
+    return { ...(this.runningCounts.get(workflow) ?? zeroRunningCount()) };
+  }
+
+  async listQueued(workflow: string, limit: number): Promise<QueuedJob[]> {
+    return [...(this.queues.get(workflow) ?? new Map<number, string>())]
+      .sort(([a], [b]) => a - b)
+      .slice(0, limit)
+      .map(([seq, jobId]) => ({ jobId, seq }));
   }
 
   async queryJobs(query: JobQuery): Promise<JobPage> {

@@ -140,6 +140,22 @@ export const MIGRATIONS: readonly string[] = [
     created_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // maxRunning (engine/job/running-limit.ts): each workflow's counters, and its queue by place.
+  `
+  CREATE TABLE running_counts (
+    workflow TEXT NOT NULL PRIMARY KEY,
+    running INTEGER NOT NULL,
+    queued INTEGER NOT NULL,
+    next_seq INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE job_queue (
+    workflow TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    job_id TEXT NOT NULL,
+    PRIMARY KEY (workflow, seq)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

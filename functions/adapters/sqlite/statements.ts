@@ -184,6 +184,27 @@ export function prepareStatements(db: Database.Database) {
          SELECT id FROM tree`,
       )
       .pluck(),
+    getRunningCount: db
+      .prepare<[string], [number, number, number]>(
+        'SELECT running, queued, next_seq FROM running_counts WHERE workflow = ?',
+      )
+      .raw(),
+    setRunningCount: db.prepare<[workflow: string, running: number, queued: number, nextSeq: number]>(
+      `INSERT INTO running_counts (workflow, running, queued, next_seq) VALUES (?, ?, ?, ?)
+       ON CONFLICT (workflow) DO UPDATE SET running = excluded.running, queued = excluded.queued, next_seq = excluded.next_seq`,
+    ),
+    enqueue: db.prepare<[workflow: string, seq: number, jobId: string]>(
+      'INSERT INTO job_queue (workflow, seq, job_id) VALUES (?, ?, ?)',
+    ),
+    dequeue: db.prepare<[workflow: string, seq: number]>(
+      'DELETE FROM job_queue WHERE workflow = ? AND seq = ?',
+    ),
+    listQueued: db
+      .prepare<[workflow: string, limit: number], [number, string]>(
+        'SELECT seq, job_id FROM job_queue WHERE workflow = ? ORDER BY seq LIMIT ?',
+      )
+      .raw(),
+
     deleteJob: db.prepare<[string]>('DELETE FROM jobs WHERE id = ?'),
     deleteJobTimers: db.prepare<[string]>('DELETE FROM timers WHERE job_id = ?'),
     deleteJobOutbox: db.prepare<[string]>('DELETE FROM outbox WHERE job_id = ?'),

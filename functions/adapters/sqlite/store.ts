@@ -3,6 +3,13 @@ import type { Role } from '../../../engine/access/roles.js';
 import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
 import type { WorkflowDefinition } from '../../../engine/definition/types.js';
 import { followUpNotNeeded } from '../../../engine/job/fan-in.js';
+import {
+  changeAllowed,
+  countAfter,
+  type LimitChange,
+  type RunningCount,
+  zeroRunningCount,
+} from '../../../engine/job/running-limit.js';
 import type { ChildOutcome } from '../../../engine/job/transition.js';
 import type {
   FanCounts,
@@ -22,6 +29,7 @@ import type {
   JobQuery,
   OutboxEntry,
   OutboxPage,
+  QueuedJob,
   Store,
   StoredToken,
   StoredWorkflow,
@@ -61,6 +69,19 @@ function countChild(s: SqliteStatements, outcome: ChildOutcome): FanCounts | und
   const completed = outcome.status === 'completed' ? 1 : 0;
   const row = s.countChild.get(completed, 1 - completed, outcome.parentId, outcome.step);
   return row && { total: row.total, done: row.done, failed: row.failed };
+}
+
+function readRunningCount(s: SqliteStatements, workflow: string): RunningCount {
+  const row = s.getRunningCount.get(workflow);
+  return row ? { running: row[0], queued: row[1], nextSeq: row[2] } : zeroRunningCount();
+}
+
+/** Writes a `maxRunning` change checked by `changeAllowed` with the counters it was checked on. */
+function writeLimit(s: SqliteStatements, change: LimitChange, count: RunningCount): void {
+  const after = countAfter(count, change);
+  s.setRunningCount.run(change.workflow, after.running, after.queued, after.nextSeq);
+  if (change.op === 'enqueue') s.enqueue.run(change.workflow, change.seq, change.jobId);
+  else if (change.op === 'promote' || change.op === 'dequeue') s.dequeue.run(change.workflow, change.seq);
 }
 
 /** The step column of a job's own deadline (step names are never empty). */
@@ -337,8 +358,11 @@ export class SqliteStore implements Store {
   }
 
   private applyCommitNow(commit: Commit): { result: CommitResult; childrenWritten?: boolean } {
-    const { job } = commit;
+    const { job, limit } = commit;
     const s = this.statements;
+    // The counters' condition first: a commit it refuses writes nothing.
+    const count = limit && readRunningCount(s, limit.workflow);
+    if (limit && count && !changeAllowed(count, limit)) return { result: { ok: false, conflict: true } };
     const record = JSON.stringify(job);
     const before = commit.expectedRev === 0 ? undefined : this.cache.get(job.id);
     const written =
@@ -363,6 +387,7 @@ export class SqliteStore implements Store {
       if (taken.length) throw new CreatesTaken(taken);
     }
     if (commit.dropUnsent) s.dropUnsentRequests.run(job.id);
+    if (limit && count) writeLimit(s, limit, count);
     const outcome = commit.childOutcome;
     const counts = outcome && countChild(s, outcome);
     let outbox = commit.outbox;
@@ -417,6 +442,18 @@ export class SqliteStore implements Store {
     this.outcome.run(() =>
       this.statements.setFanCounts.run(parentId, step, counts.total, counts.done, counts.failed),
     );
+  }
+
+  async getRunningCount(workflow: string): Promise<RunningCount> {
+    this.ready();
+    return readRunningCount(this.statements, workflow);
+  }
+
+  async listQueued(workflow: string, limit: number): Promise<QueuedJob[]> {
+    this.ready();
+    return this.statements.listQueued
+      .all(workflow, Math.max(1, Math.trunc(limit)))
+      .map(([seq, jobId]) => ({ jobId, seq }));
   }
 
   async queryJobs(query: JobQuery): Promise<JobPage> {

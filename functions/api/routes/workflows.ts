@@ -75,6 +75,8 @@ async function workflowJobs(request: ApiRequest, deps: ApiDeps) {
       ...(await deps.service.jobIds({ workflow: name, status: 'running', vhost })),
       ...(await deps.service.jobIds({ workflow: name, status: 'paused', vhost })),
     ],
+    // maxRunning: waiting for a slot, first to start first.
+    queued: await deps.service.queuedJobIds(name, vhost),
     completed: await deps.service.jobIds({
       workflow: name,
       status: 'completed',

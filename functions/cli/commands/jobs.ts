@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parseJsonObjectBody } from '../../../engine/index.js';
+import { isFinished, parseJsonObjectBody } from '../../../engine/index.js';
 import type { JobDocument } from '../../api/job-document.js';
 import { ApiClient, CliError, type ClientOptions } from '../client.js';
 import { formatJob, progressLine } from '../format-job.js';
@@ -86,8 +86,8 @@ async function waitForEnd(
 ): Promise<JobDocument> {
   let { body: job, etag } = await api.request<JobDocument>('GET', jobPath(id));
   onChange(job);
-  // A paused job has not ended: it is watched until it does.
-  while (job.status === 'running' || job.status === 'waiting' || job.status === 'paused') {
+  // A queued or paused job has not ended: it is watched until it does.
+  while (!isFinished(job.status)) {
     // The version held is the poll's baseline: a change made since the last answer is answered at once.
     const changed = await api.getIfChanged<JobDocument>(`${jobPath(id)}?wait=20`, etag);
     if (changed) ({ body: job, etag } = changed);

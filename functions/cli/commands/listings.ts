@@ -151,6 +151,7 @@ export async function describeWorkflow(
   if (definition.vhosts?.length) keys.push(`vhosts ${definition.vhosts.join(', ')}`);
   if (definition.timeout) keys.push(`timeout ${definition.timeout}`);
   if (definition.onFailure) keys.push(`on failure: workflow ${definition.onFailure}`);
+  if (definition.maxRunning) keys.push(`at most ${definition.maxRunning} running at once (more queue)`);
   if (definition.params) keys.push(`params ${JSON.stringify(definition.params)}`);
   if (keys.length) lines.push(`  ${keys.join(', ')}`);
   lines.push('', p.bold('steps'), ...stepLines(definition.steps, '  ', p));

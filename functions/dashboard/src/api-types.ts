@@ -35,6 +35,7 @@ export interface ChildrenPage {
 /** The statuses the jobs list filters on. */
 export const JOB_FILTERS = [
   'all',
+  'queued',
   'running',
   'paused',
   'completed',

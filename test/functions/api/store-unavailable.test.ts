@@ -49,7 +49,7 @@ describe('A store that cannot write', () => {
     expect(response.headers?.['retry-after']).toBe('5');
     expect(JSON.parse(response.body)).toEqual({ error: { code: 'store_unavailable', message: FULL } });
     expect(listing.status).toBe(200);
-    expect(JSON.parse(listing.body)).toEqual({ running: [], completed: [] });
+    expect(JSON.parse(listing.body)).toEqual({ running: [], queued: [], completed: [] });
     // The operator learns of it from the log too, not only the caller.
     expect(telemetry.logs).toEqual([
       {

@@ -107,7 +107,11 @@ function JobHeader({
   const action = useAction();
   const now = useNow(1000);
   const [confirming, setConfirming] = useState(false);
-  const active = job.status === 'running' || job.status === 'waiting' || job.status === 'paused';
+  const active =
+    job.status === 'running' ||
+    job.status === 'waiting' ||
+    job.status === 'queued' ||
+    job.status === 'paused';
   const cancel = () =>
     action.run(async () => {
       onJob(await client.request<JobDocument>(`api/job/${job.uuid}`, { method: 'DELETE' }));
@@ -132,6 +136,15 @@ function JobHeader({
           </a>
           <span class="muted job-version"> v{job.version}</span>
         </h1>
+        {job.status === 'queued' && job.queuePosition !== undefined && (
+          <span
+            class="muted"
+            data-queue-position={job.queuePosition}
+            title="Waits for one of its workflow's running jobs to end (maxRunning)"
+          >
+            number {job.queuePosition} in the queue
+          </span>
+        )}
         {live !== 'finished' && (
           <span class={`live live-${live}`} data-live={live}>
             <span class="live-dot" aria-hidden="true" />

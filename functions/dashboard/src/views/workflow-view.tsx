@@ -13,7 +13,9 @@ import { JobRow, JobTableHead } from './job-row.js';
 import { ErrorNote, Loading } from './notes.js';
 import { QueuesPanel } from './queues-panel.js';
 
-const COUNTED = ['running', 'paused', 'completed', 'failed', 'cancelled', 'aborted'] as const;
+const COUNTED = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled', 'aborted'] as const;
+/** Queued jobs shown on the workflow page, first to start first. */
+const QUEUED_SHOWN = 100;
 const RECENT = 10;
 
 /**
@@ -94,8 +96,17 @@ export function WorkflowView({ name }: { name: string }) {
         {document.definition.description && (
           <p class="workflow-description">{document.definition.description}</p>
         )}
+        {document.definition.maxRunning !== undefined && (
+          <p class="muted" data-max-running={document.definition.maxRunning}>
+            Runs at most {plural(document.definition.maxRunning, 'job')} at once; more wait as queued, in the
+            order they were started.
+          </p>
+        )}
         <ul class="counts counts-row" aria-label="Jobs by status">
-          {COUNTED.map((status) => (
+          {COUNTED.filter(
+            // Queued jobs exist only under a limit (or just after one was removed).
+            (status) => status !== 'queued' || document.definition.maxRunning !== undefined || counts.queued,
+          ).map((status) => (
             <li key={status}>
               <a
                 class={`count state-${status}`}
@@ -141,6 +152,7 @@ export function WorkflowView({ name }: { name: string }) {
           onStarted={recent.reload}
         />
       </div>
+      {(counts.queued ?? 0) > 0 && <QueuedJobs name={name} now={now} />}
       <section class="card table-card recent-jobs" aria-label="Recent jobs">
         <div class="card-head">
           <h2>Recent jobs</h2>
@@ -164,6 +176,42 @@ export function WorkflowView({ name }: { name: string }) {
       </section>
       <QueuesPanel workflow={name} />
       <Versions name={name} document={document} now={now} />
+    </section>
+  );
+}
+
+/** The workflow's queued jobs (maxRunning), first to start first. */
+function QueuedJobs({ name, now }: { name: string; now: number }) {
+  const queued = useResource(
+    async (client, signal) => {
+      const path = `api/workflow/${encodeURIComponent(name)}`;
+      const { queued: order } = await client.request<{ queued?: string[] }>(path, { signal });
+      const query = new URLSearchParams({ workflow: name, status: 'queued', detail: '1', limit: '1000' });
+      const page = await client.request<JobListPage>(`api/jobs?${query}`, { signal });
+      const byId = new Map(page.jobs.map((job) => [job.uuid, job]));
+      return (order ?? []).flatMap((id) => byId.get(id) ?? []).slice(0, QUEUED_SHOWN);
+    },
+    `queued:${name}`,
+    5000,
+  );
+  return (
+    <section class="card table-card queued-jobs" aria-label="Queued jobs">
+      <div class="card-head">
+        <h2>Queued jobs</h2>
+        <a href={routeHref({ view: 'jobs', workflow: name, status: 'queued' })}>All queued →</a>
+      </div>
+      {queued.error && <ErrorNote error={queued.error} onRetry={queued.reload} />}
+      {!queued.data && !queued.error && <Loading what="queued jobs" />}
+      {queued.data && (
+        <table class="jobs-table">
+          <JobTableHead workflow={false} />
+          <tbody>
+            {queued.data.map((job) => (
+              <JobRow key={job.uuid} job={job} now={now} workflow={false} />
+            ))}
+          </tbody>
+        </table>
+      )}
     </section>
   );
 }

@@ -318,9 +318,10 @@ describe('Class: DynamoDbStore (error paths, mocked DynamoDB)', () => {
       const counts = await store.countJobs('wf');
 
       // Assess
-      // Paused jobs are counted from their listing partitions too (the mock answers them as running ones).
+      // Queued and paused jobs are counted from their listing partitions too (the mock answers them as running ones).
       expect(counts).toEqual({
         waiting: 16,
+        queued: 20,
         running: 20,
         paused: 20,
         completed: 8,

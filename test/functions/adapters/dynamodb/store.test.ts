@@ -59,8 +59,23 @@ afterAll(async () => {
 describeStoreContract(
   'dynamodb (DynamoDB Local)',
   async () => {
-    const { store } = await freshStore();
-    return { store, cleanup: () => store.close() };
+    const { store, tableName } = await freshStore();
+    const local = await emulator();
+    // Other Lambda instances: stores of their own (their own caches) on the same table.
+    const others: DynamoDbStore[] = [];
+    const another = async () => {
+      const other = new DynamoDbStore({ client: local.client, tableName });
+      others.push(other);
+      return other;
+    };
+    return {
+      store,
+      another,
+      cleanup: async () => {
+        for (const other of others) await other.close();
+        await store.close();
+      },
+    };
   },
   { timeout: TIMEOUT },
 );
@@ -216,6 +231,7 @@ workflows:
         waiting: 0,
         running: 0,
         paused: 0,
+        queued: 0,
         completed: 1,
         failed: 0,
         cancelled: 0,
@@ -978,6 +994,7 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
       waiting: 0,
       running: 1,
       paused: 0,
+      queued: 0,
       completed: 0,
       failed: 0,
       cancelled: 0,
@@ -987,6 +1004,7 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
       waiting: 0,
       running: 0,
       paused: 0,
+      queued: 0,
       completed: 1,
       failed: 0,
       cancelled: 0,
@@ -1024,6 +1042,7 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
       waiting: 0,
       running: 1,
       paused: 0,
+      queued: 0,
       completed: 0,
       failed: 1,
       cancelled: 0,
@@ -1033,6 +1052,7 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
       waiting: 1,
       running: 1,
       paused: 0,
+      queued: 0,
       completed: 0,
       failed: 0,
       cancelled: 0,
@@ -1242,6 +1262,7 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
       waiting: 1,
       running: 1,
       paused: 0,
+      queued: 0,
       completed: 4,
       failed: 0,
       cancelled: 0,
