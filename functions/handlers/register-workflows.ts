@@ -1,11 +1,10 @@
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
 import { formatDefinitionError, type WorkflowDefinition } from '../../engine/index.js';
+import { BUNDLED_BUSES } from '../aws/bus-factories.js';
 import { fromEnvironment } from '../aws/from-env.js';
 import { invocation } from '../aws/invocation.js';
 import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
 import { queueRulesOf } from '../aws/queue-rules.js';
-import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
-import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
 import type { Manager } from '../manager/manager.js';
 import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 
@@ -91,7 +90,7 @@ export function parseDefinitions(property: unknown, rules: QueueRules = {}): Wor
   return result.workflows;
 }
 
-const fromEnv = fromEnvironment({ sqs: sqsBusFactory, rabbitmq: rabbitMqBusFactory }, (container) =>
+const fromEnv = fromEnvironment(BUNDLED_BUSES, (container) =>
   createRegisterWorkflowsHandler({
     ...container,
     replyQueue: container.env.bus.kind === 'rabbitmq' ? container.env.replyQueue : undefined,
