@@ -4,6 +4,8 @@ import type { BusKind } from './settings.js';
 /** What a function's bundle depends on: the same handler is bundled differently per deployment. */
 export interface BundleSettings {
   bus: BusKind;
+  /** X-Ray through Powertools Tracer (functions/aws/tracing.ts); off, the tracer is not in the bundle. */
+  tracing: boolean;
   /** Ship a source map, and have Node read it (`NODE_OPTIONS=--enable-source-maps`). */
   sourceMaps: boolean;
 }
@@ -17,10 +19,13 @@ export const BUNDLE_BANNER =
 
 /**
  * Constants esbuild writes into the bundle in place of the expressions: code that depends on them
- * folds away, with the modules only it imports (functions/aws/bus-factories.ts).
+ * folds away, with the modules only it imports (functions/aws/bus-factories.ts, from-env.ts).
  */
 export function bundleDefines(settings: BundleSettings): Record<string, string> {
-  return { 'process.env.SWITCHYARD_BUNDLED_BUS': JSON.stringify(settings.bus) };
+  return {
+    'process.env.SWITCHYARD_BUNDLED_BUS': JSON.stringify(settings.bus),
+    'process.env.SWITCHYARD_TRACING': JSON.stringify(String(settings.tracing)),
+  };
 }
 
 /** The environment a bundle needs at run time: source maps are read only when shipped. */

@@ -1,7 +1,5 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { HandlerFunction } from '../../infra/constructs/handler-function.js';
+import { assetsOf, bundleText } from './function-assets.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
 import { resourcesOfType } from './template-queries.js';
 
@@ -13,24 +11,6 @@ const MARKERS = {
   secretsManagerClient: 'SecretsManagerClient',
   sqsBusAdapter: 'CreateQueue returned no URL for',
 };
-
-/** The files of each handler function's asset, by construct id, as `cdk synth` staged them. */
-function assetsOf(synthesized: SynthesizedStack): Record<string, { dir: string; files: string[] }> {
-  const functions = resourcesOfType(synthesized.template, 'AWS::Lambda::Function');
-  const assets: Record<string, { dir: string; files: string[] }> = {};
-  for (const child of synthesized.stack.node.children) {
-    if (!(child instanceof HandlerFunction)) continue;
-    const logicalId = synthesized.stack.getLogicalId(child.function.node.defaultChild as never);
-    const key = (functions[logicalId]?.Properties?.Code as { S3Key: string }).S3Key;
-    const dir = join(synthesized.app.outdir, `asset.${key.replace(/\.zip$/, '')}`);
-    assets[child.node.id] = { dir, files: existsSync(dir) ? readdirSync(dir).sort() : [] };
-  }
-  return assets;
-}
-
-function bundleText(asset: { dir: string }): string {
-  return readFileSync(join(asset.dir, 'index.mjs'), 'utf8');
-}
 
 describe('the synthesized functions bundle only their bus (SQS)', CDK, () => {
   let synthesized: SynthesizedStack;
@@ -57,7 +37,7 @@ describe('the synthesized functions bundle only their bus (SQS)', CDK, () => {
     for (const fn of Object.values(resourcesOfType(synthesized.template, 'AWS::Lambda::Function'))) {
       expect(JSON.stringify(fn.Properties?.Environment ?? {})).not.toContain('NODE_OPTIONS');
     }
-    expect(bundleText(assets.ApiFunction as { dir: string })).toContain(MARKERS.sqsBusAdapter);
+    expect(bundleText(assets.ApiFunction)).toContain(MARKERS.sqsBusAdapter);
   });
 });
 
@@ -73,7 +53,7 @@ describe('the synthesized functions bundle only their bus (RabbitMQ)', CDK, () =
     for (const [id, asset] of Object.entries(assets)) {
       expect(bundleText(asset), id).not.toContain(MARKERS.sqsBusAdapter);
     }
-    expect(bundleText(assets.ApiFunction as { dir: string })).toContain(MARKERS.amqplib);
+    expect(bundleText(assets.ApiFunction)).toContain(MARKERS.amqplib);
   });
 });
 

@@ -12,6 +12,9 @@ const HANDLERS: Record<BusKind, string[]> = {
 
 /** What a Lambda bundle must never carry: the local host's SQLite (native code) and its HTTP server. */
 const FORBIDDEN_INPUTS = [
+  // X-Ray is bundled only with -c tracing=true
+  /@aws-lambda-powertools\/tracer/,
+  /aws-xray-sdk-core/,
   /better-sqlite3/,
   /functions\/local\//,
   /functions\/adapters\/sqlite-/,
@@ -46,7 +49,7 @@ async function bundle(name: string, settings: BundleSettings, overrides: BuildOp
 describe.each(['sqs', 'rabbitmq'] as const)('Lambda bundles for BUS=%s', (bus) => {
   it.each(HANDLERS[bus])('bundles %s without SQLite, an HTTP server or the other bus', async (name) => {
     // Act
-    const { text, bytes, inputs, outputs } = await bundle(name, { bus, sourceMaps: false });
+    const { text, bytes, inputs, outputs } = await bundle(name, { bus, tracing: false, sourceMaps: false });
 
     // Assess
     for (const forbidden of [...FORBIDDEN_INPUTS, ...OTHER_BUS[bus]]) {
@@ -66,7 +69,7 @@ describe.each(['sqs', 'rabbitmq'] as const)('Lambda bundles for BUS=%s', (bus) =
 describe('Lambda bundles', () => {
   it('the API function for both buses carries both, each loaded on first use, when not told the bus', async () => {
     // Act: the handler as tests and tsx run it, with the bus unknown at build time
-    const { inputs } = await bundle('api', { bus: 'sqs', sourceMaps: false }, { define: {} });
+    const { inputs } = await bundle('api', { bus: 'sqs', tracing: false, sourceMaps: false }, { define: {} });
 
     // Assess
     expect(inputs.some((input) => /node_modules\/amqplib\//.test(input))).toBe(true);
@@ -75,10 +78,19 @@ describe('Lambda bundles', () => {
 
   it('-c sourceMaps=true ships a source map linked from the bundle', async () => {
     // Act
-    const { text, outputs } = await bundle('timers', { bus: 'sqs', sourceMaps: true });
+    const { text, outputs } = await bundle('timers', { bus: 'sqs', tracing: false, sourceMaps: true });
 
     // Assess
     expect(outputs.filter((path) => path.endsWith('.map'))).toHaveLength(1);
     expect(text).toMatch(/sourceMappingURL=/);
+  });
+
+  it('-c tracing=true bundles Powertools Tracer, loaded on first use', async () => {
+    // Act
+    const { inputs } = await bundle('replies-sqs', { bus: 'sqs', tracing: true, sourceMaps: false });
+
+    // Assess
+    expect(inputs.some((input) => /@aws-lambda-powertools\/tracer\//.test(input))).toBe(true);
+    expect(inputs.some((input) => /aws-xray-sdk-core\//.test(input))).toBe(true);
   });
 });
