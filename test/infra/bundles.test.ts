@@ -24,6 +24,7 @@ describe('the synthesized functions bundle only their bus (SQS)', CDK, () => {
       'ApiFunction',
       'DeadLettersFunction',
       'RegisterWorkflowsFunction',
+      'RemoveQueuesFunction',
       'RepliesFunction',
       'TimersFunction',
     ]);
