@@ -183,7 +183,7 @@ function render(cases: Case[]): string {
     encoding: 'utf8',
   }).trim();
   const lines = [
-    `Measured ${new Date().toISOString().slice(0, 10)} at ${commit} with \`npm run bench:bundles\` (${runs} imports of each bundle, all variants alternating) on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.versions.node}. _before_: the bundles of ${beforeCommit} (both buses in every bundle, its source map shipped and read with \`--enable-source-maps\`); _now_: the stack's bundles (one bus, no source map); _tracing_: now with \`-c tracing=true\`. Import time: a fresh \`node\` importing the bundle, median (min–max).`,
+    `Measured ${new Date().toISOString().slice(0, 10)} at ${commit} with \`npm run bench:bundles\` (${runs} imports of each bundle, all variants alternating) on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.versions.node}. _before_: the bundles of ${beforeCommit} (both buses in every bundle, its source map shipped and read with \`--enable-source-maps\`); _now_: the stack's bundles (one bus, no source map); _tracing_: now with \`-c tracing=true\`. Import: the CPU time (user + system, V8's background compiler threads included) a fresh \`node\` spends importing the bundle, median (min–max).`,
     '',
     '| bus | function | before: size (+ map) | now: size | tracing: size | before: import | now: import | tracing: import |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
