@@ -18,7 +18,9 @@ export function assetsOf(synthesized: SynthesizedStack): Record<string, Function
   for (const child of synthesized.stack.node.children) {
     if (!(child instanceof HandlerFunction)) continue;
     const logicalId = synthesized.stack.getLogicalId(child.function.node.defaultChild as lambda.CfnFunction);
-    const key = (functions[logicalId]?.Properties?.Code as { S3Key: string }).S3Key;
+    const code = functions[logicalId]?.Properties?.Code as { S3Key?: string } | undefined;
+    if (!code?.S3Key) throw new Error(`${child.node.id} has no asset`);
+    const key = code.S3Key;
     const dir = join(synthesized.app.outdir, `asset.${key.replace(/\.zip$/, '')}`);
     assets[child.node.id] = { dir, files: existsSync(dir) ? readdirSync(dir).sort() : [] };
   }
