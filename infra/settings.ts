@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
 import { parseDuration } from '../engine/definition/duration.js';
+import { PROFILES, type ProfileName, profileDefaults } from './profiles.js';
 
 export type BusKind = 'sqs' | 'rabbitmq';
 export type AuthKind = 'apiKey' | 'iam' | 'cognito';
@@ -59,6 +60,8 @@ export interface WorkerSettings {
 /** Everything the stack can be told with `-c key=value` (or cdk.json's `context`). */
 export interface SwitchyardSettings {
   stackName: string;
+  /** `-c profile=production`: the defaults of infra/profiles.ts under the settings given with `-c`. */
+  profile?: ProfileName;
   bus: BusKind;
   /** Prefix of every SQS queue the stack and the handlers create. @default `<stackName>-` */
   queuePrefix: string;
@@ -67,6 +70,8 @@ export interface SwitchyardSettings {
   destroy: boolean;
   /** X-Ray active tracing on the functions and the API stage. @default false */
   tracing: boolean;
+  /** Ship source maps with the functions and have Node use them in stack traces. @default false */
+  sourceMaps: boolean;
   /** How long a worker may hold a request before SQS delivers it again. @default 5 minutes */
   stepVisibilityTimeout: Duration;
   logRetentionDays: number;
@@ -99,7 +104,8 @@ const MAX_VISIBILITY_TIMEOUT_SECONDS = 12 * 60 * 60;
 
 /** Reads and checks the context; a wrong value stops the synth with a message naming the key. */
 export function readSettings(node: Node): SwitchyardSettings {
-  const context = new ContextReader(node);
+  const profile = new ContextReader(node).optionalOneOf('profile', Object.keys(PROFILES) as ProfileName[]);
+  const context = new ContextReader(node, profileDefaults(profile));
   const stackName = context.text('stackName', 'Switchyard');
   if (!/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(stackName)) {
     throw new Error(
@@ -131,6 +137,7 @@ export function readSettings(node: Node): SwitchyardSettings {
   checkBroker(broker);
   const settings: SwitchyardSettings = {
     stackName,
+    profile,
     bus: context.oneOf('bus', ['sqs', 'rabbitmq'], 'sqs'),
     queuePrefix,
     workflows: explicitWorkflows
@@ -138,6 +145,7 @@ export function readSettings(node: Node): SwitchyardSettings {
       : { file: context.text('defaultWorkflows', DEFAULT_WORKFLOWS), explicit: false },
     destroy: context.flag('destroy', false),
     tracing: context.flag('tracing', false),
+    sourceMaps: context.flag('sourceMaps', false),
     stepVisibilityTimeout: Duration.seconds(
       context.durationSeconds('stepVisibilityTimeout', 300, 30, MAX_VISIBILITY_TIMEOUT_SECONDS),
     ),
@@ -235,12 +243,23 @@ function checkBroker(broker: BrokerSettings): void {
   }
 }
 
-/** Context values arrive as strings from `-c` and as JSON values from cdk.json: accept both. */
+/**
+ * Context values arrive as strings from `-c` and as JSON values from cdk.json: accept both. A key the
+ * context does not set takes the profile's value, if it has one.
+ */
 class ContextReader {
-  constructor(private readonly node: Node) {}
+  constructor(
+    private readonly node: Node,
+    private readonly defaults: Record<string, unknown> = {},
+  ) {}
+
+  private raw(key: string): unknown {
+    const value: unknown = this.node.tryGetContext(key);
+    return value === undefined || value === null || value === '' ? this.defaults[key] : value;
+  }
 
   optionalText(key: string): string | undefined {
-    const value: unknown = this.node.tryGetContext(key);
+    const value = this.raw(key);
     if (value === undefined || value === null || value === '') return undefined;
     if (typeof value !== 'string') throw new Error(`-c ${key}: expected text, got ${JSON.stringify(value)}`);
     return value;
@@ -251,7 +270,7 @@ class ContextReader {
   }
 
   flag(key: string, fallback: boolean): boolean {
-    const value: unknown = this.node.tryGetContext(key);
+    const value = this.raw(key);
     if (value === undefined || value === null || value === '') return fallback;
     if (value === true || value === 'true') return true;
     if (value === false || value === 'false') return false;
@@ -259,7 +278,7 @@ class ContextReader {
   }
 
   integer(key: string, fallback: number, min: number, max: number): number {
-    const value: unknown = this.node.tryGetContext(key);
+    const value = this.raw(key);
     if (value === undefined || value === null || value === '') return fallback;
     const number = typeof value === 'number' ? value : Number(value);
     if (!Number.isInteger(number) || number < min || number > max) {
@@ -270,7 +289,7 @@ class ContextReader {
 
   /** Seconds as a number, or a duration such as `5m` or `90s`. */
   durationSeconds(key: string, fallback: number, min: number, max: number): number {
-    const value: unknown = this.node.tryGetContext(key);
+    const value = this.raw(key);
     if (value === undefined || value === null || value === '') return fallback;
     const ms =
       typeof value === 'number'
@@ -287,8 +306,12 @@ class ContextReader {
   }
 
   oneOf<T extends string | number>(key: string, allowed: readonly T[], fallback: T): T {
-    const value: unknown = this.node.tryGetContext(key);
-    if (value === undefined || value === null || value === '') return fallback;
+    return this.optionalOneOf(key, allowed) ?? fallback;
+  }
+
+  optionalOneOf<T extends string | number>(key: string, allowed: readonly T[]): T | undefined {
+    const value = this.raw(key);
+    if (value === undefined || value === null || value === '') return undefined;
     const match = allowed.find((option) => String(option) === String(value));
     if (match === undefined) {
       throw new Error(`-c ${key}=${String(value)}: expected one of ${allowed.join(', ')}`);

@@ -9,13 +9,14 @@ import { SwitchyardApi } from './constructs/api.js';
 import { type FunctionNetwork, HandlerFunction } from './constructs/handler-function.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
 import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
+import { RunTimeQueueRemoval } from './constructs/run-time-queue-removal.js';
 import { SqsBus } from './constructs/sqs-bus.js';
 import { SwitchyardTable } from './constructs/table.js';
 import { TimerQueue } from './constructs/timers.js';
 import { WorkflowRegistration } from './constructs/workflow-registration.js';
 import { handlerEnvironment } from './handler-environment.js';
 import { addLambdaWorkers, checkLambdaWorkers } from './lambda-workers.js';
-import { checkStepQueueNames, REPLY_QUEUE, STACK_TAG } from './queue-names.js';
+import { checkStepQueueNames, MANAGER_QUEUES, REPLY_QUEUE, STACK_TAG, sqsQueueName } from './queue-names.js';
 import type { SwitchyardSettings } from './settings.js';
 import type { DeployedWorkflows } from './workflow-queues.js';
 
@@ -234,6 +235,18 @@ export class SwitchyardStack extends Stack {
       registration.node.addDependency(store.table);
       // The reply queue must exist before the event source mapping polls it.
       for (const mapping of brokerMappings ?? []) mapping.node.addDependency(registration);
+    }
+
+    if (sqsBus) {
+      const removal = new RunTimeQueueRemoval(this, 'RunTimeQueueRemoval', {
+        settings,
+        declaredQueues: [...Object.values(MANAGER_QUEUES), ...workflows.stepQueues].map((queue) =>
+          sqsQueueName(settings.queuePrefix, queue),
+        ),
+      });
+      // Deleted after the functions that create queues: none is created once the removal has run.
+      for (const creator of [apiFunction, registerFunction])
+        creator?.function.node.addDependency(removal.resource);
     }
 
     const monitoring = new Monitoring(this, 'Monitoring', {

@@ -26,12 +26,16 @@ export interface ContainerClients {
   secretsManager?: SecretsManagerClient;
 }
 
+/** Wraps an AWS SDK client the container or a bus creates (X-Ray tracing, functions/aws/tracing.ts). */
+export type CaptureClient = <C extends object>(client: C) => C;
+
 /** Builds the bus of one kind. One file each, so a handler bundles only the bus it runs with. */
 export type BusFactory = (input: {
   env: HandlerEnvironment;
   sqs: SQSClient;
   secretsManager?: SecretsManagerClient;
   telemetry: LambdaTelemetry;
+  captureClient?: CaptureClient;
 }) => Promise<Bus>;
 
 export interface ContainerOptions {
@@ -39,6 +43,8 @@ export interface ContainerOptions {
   buses: Partial<Record<BusKind, BusFactory>>;
   clients?: ContainerClients;
   telemetry?: LambdaTelemetry;
+  /** Applied to every SDK client, given or created. */
+  captureClient?: CaptureClient;
   /** @default Date.now */
   clock?: () => number;
 }
@@ -60,8 +66,9 @@ export async function createContainer(
   }
   const telemetry = options.telemetry ?? createLambdaTelemetry({ logLevel: env.logLevel });
   const clock = options.clock ?? Date.now;
-  const dynamodb = options.clients?.dynamodb ?? new DynamoDBClient({});
-  const sqs = options.clients?.sqs ?? new SQSClient({});
+  const capture: CaptureClient = options.captureClient ?? ((client) => client);
+  const dynamodb = capture(options.clients?.dynamodb ?? new DynamoDBClient({}));
+  const sqs = capture(options.clients?.sqs ?? new SQSClient({}));
   // The timer sweep deletes whole job trees after `retentionDays`; the table's TTL, two days later,
   // only catches what the sweep missed (it deletes item by item, so it must not come first).
   const store = new DynamoDbStore({
@@ -69,7 +76,13 @@ export async function createContainer(
     tableName: env.tableName,
     retentionSeconds: env.retentionDays > 0 ? (env.retentionDays + 2) * 86_400 : undefined,
   });
-  const bus = await busFactory({ env, sqs, secretsManager: options.clients?.secretsManager, telemetry });
+  const bus = await busFactory({
+    env,
+    sqs,
+    secretsManager: options.clients?.secretsManager,
+    telemetry,
+    captureClient: options.captureClient,
+  });
   const timers = new SqsTimers({
     client: sqs,
     queueUrl: env.timerQueueUrl,

@@ -17,11 +17,13 @@ export function brokerUrlOf(bus: Bus): string | undefined {
  * The RabbitMQ bus on Amazon MQ, over AMQPS, logging in with the broker secret's user and password
  * (read from Secrets Manager once per container, never logged: the bus redacts its URL).
  */
-export const rabbitMqBusFactory: BusFactory = async ({ env, secretsManager, telemetry }): Promise<Bus> => {
+export const rabbitMqBusFactory: BusFactory = async (input): Promise<Bus> => {
+  const { env, telemetry } = input;
   const { bus } = env;
   if (bus.kind !== 'rabbitmq') throw new Error(`the RabbitMQ bus cannot be built for BUS=${bus.kind}`);
+  const secretsManager = input.secretsManager ?? new SecretsManagerClient({});
   const url = await readBrokerUrl(
-    secretsManager ?? new SecretsManagerClient({}),
+    input.captureClient ? input.captureClient(secretsManager) : secretsManager,
     bus.secretArn,
     bus.amqpsEndpoint,
   );

@@ -4,11 +4,10 @@ import { handleApiGatewayEvent } from '../api/api-handler.js';
 import { ApiService, type ApiStore } from '../api/api-service.js';
 import type { ApiDeps } from '../api/router.js';
 import { DEPLOYED_TOKEN_CACHE_MS } from '../api/scoped-tokens.js';
+import { BUNDLED_BUSES } from '../aws/bus-factories.js';
 import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import { fromEnvironment } from '../aws/from-env.js';
 import { queueRulesOf } from '../aws/queue-rules.js';
-import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
-import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
 import { loadDashboard } from '../dashboard/load-dashboard.js';
 import type { QueueRules } from '../manager/queue-rules.js';
 
@@ -52,7 +51,7 @@ export function createApiHandler(deps: ApiHandlerDeps): ApiHandler {
     drainingInvocation(deps, context, () => handleApiGatewayEvent(event, apiDeps), API_DRAIN_MAX_MS);
 }
 
-const fromEnv = fromEnvironment({ sqs: sqsBusFactory, rabbitmq: rabbitMqBusFactory }, async (container) =>
+const fromEnv = fromEnvironment(BUNDLED_BUSES, async (container) =>
   createApiHandler({
     ...container,
     maxBodyBytes: container.env.maxBodyBytes,

@@ -6,12 +6,11 @@ import {
   namespaceProblem,
   type WorkflowDefinition,
 } from '../../engine/index.js';
+import { BUNDLED_BUSES } from '../aws/bus-factories.js';
 import { fromEnvironment } from '../aws/from-env.js';
 import { invocation } from '../aws/invocation.js';
 import type { LambdaTelemetry } from '../aws/lambda-telemetry.js';
 import { queueRulesOf } from '../aws/queue-rules.js';
-import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
-import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
 import type { Manager } from '../manager/manager.js';
 import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 
@@ -112,7 +111,7 @@ export function parseDefinitions(
   return result.workflows.map((workflow) => definitionInNamespace(workflow, namespace));
 }
 
-const fromEnv = fromEnvironment({ sqs: sqsBusFactory, rabbitmq: rabbitMqBusFactory }, (container) =>
+const fromEnv = fromEnvironment(BUNDLED_BUSES, (container) =>
   createRegisterWorkflowsHandler({
     ...container,
     replyQueue: container.env.bus.kind === 'rabbitmq' ? container.env.replyQueue : undefined,

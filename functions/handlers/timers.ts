@@ -2,11 +2,10 @@ import type { Context, ScheduledEvent, SQSBatchResponse, SQSEvent, SQSRecord } f
 import { type Timer, timerId } from '../../engine/job/types.js';
 import type { Housekeeping } from '../../engine/ports/store.js';
 import { decodeTimer, type SqsTimers } from '../adapters/sqs/timers.js';
+import { BUNDLED_BUSES } from '../aws/bus-factories.js';
 import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import { fromEnvironment } from '../aws/from-env.js';
-import { rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
 import { settleSqsBatch } from '../aws/sqs-batch.js';
-import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
 
 export interface TimersDeps extends ManagerHandlerDeps {
   /** Where the sweep finds due timers and deletes jobs past retention. */
@@ -93,7 +92,7 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
     });
 }
 
-const fromEnv = fromEnvironment({ sqs: sqsBusFactory, rabbitmq: rabbitMqBusFactory }, (container) =>
+const fromEnv = fromEnvironment(BUNDLED_BUSES, (container) =>
   createTimersHandler({ ...container, retentionDays: container.env.retentionDays }),
 );
 

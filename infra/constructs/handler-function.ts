@@ -5,6 +5,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { BUNDLE_BANNER, BUNDLE_TARGET, bundleDefines, bundleEnvironment } from '../bundling.js';
 import { handlerEntry, REPO_ROOT } from '../paths.js';
 import type { SwitchyardSettings } from '../settings.js';
 
@@ -73,8 +74,7 @@ export class HandlerFunction extends Construct {
       memorySize: props.memorySize,
       timeout: props.timeout,
       reservedConcurrentExecutions: props.reservedConcurrency,
-      // Stack traces point into the TypeScript sources through the bundled source map.
-      environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+      environment: { ...props.environment, ...bundleEnvironment(settings) },
       role: this.role,
       logGroup: this.logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
@@ -87,17 +87,18 @@ export class HandlerFunction extends Construct {
       bundling: {
         forceDockerBundling: false,
         format: OutputFormat.ESM,
-        target: 'node24',
+        // The same options as infra/bundling.ts's esbuildOptions, which the bundle test and bench build with.
+        target: BUNDLE_TARGET,
         mainFields: ['module', 'main'],
         minify: true,
-        sourceMap: true,
+        // With -c sourceMaps=true, stack traces point into the TypeScript sources.
+        sourceMap: settings.sourceMaps,
         sourcesContent: false,
+        define: bundleDefines(settings),
         // The SDK clients are bundled too: see infra/README.md.
         bundleAwsSDK: true,
         externalModules: [],
-        // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
-        banner:
-          "import { createRequire as __switchyardCreateRequire } from 'node:module'; const require = __switchyardCreateRequire(import.meta.url);",
+        banner: BUNDLE_BANNER,
         tsconfig: `${REPO_ROOT}/tsconfig.json`,
         logLevel: LogLevel.WARNING,
       },

@@ -1,12 +1,9 @@
-import { CustomResource, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
-import * as cr from 'aws-cdk-lib/custom-resources';
+import { CustomResource } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import type { WorkflowDefinition } from '../../engine/definition/types.js';
 import type { SwitchyardSettings } from '../settings.js';
-import { type HandlerFunction, NODE_RUNTIME_REASON } from './handler-function.js';
+import { handlerProvider } from './custom-resource-provider.js';
+import type { HandlerFunction } from './handler-function.js';
 
 export const REGISTRATION_RESOURCE_TYPE = 'Custom::SwitchyardWorkflows';
 
@@ -28,35 +25,10 @@ export class WorkflowRegistration extends Construct {
 
   constructor(scope: Construct, id: string, props: WorkflowRegistrationProps) {
     super(scope, id);
-    const { settings } = props;
-    const logGroup = new logs.LogGroup(this, 'ProviderLogs', {
-      retention: settings.logRetentionDays as logs.RetentionDays,
-      removalPolicy: settings.destroy ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    });
-    const frameworkRole = new iam.Role(this, 'ProviderRole', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `Custom resource provider that registers the workflows of ${settings.stackName}`,
-      inlinePolicies: {
-        WriteOwnLogs: new iam.PolicyDocument({
-          statements: [
-            new iam.PolicyStatement({
-              actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-              resources: [logGroup.logGroupArn],
-            }),
-          ],
-        }),
-      },
-    });
-    const provider = new cr.Provider(this, 'Provider', {
-      onEventHandler: props.handler.function,
-      frameworkOnEventRole: frameworkRole,
-      logGroup,
-    });
-    this.pinFrameworkRuntime(provider);
-    Validations.of(frameworkRole).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(props.handler.function.node.defaultChild as lambda.CfnFunction)}.Arn>:*]`,
-      reason:
-        'The CDK provider framework may invoke any version of the register-workflows function (grantInvoke adds the function ARN with :*); it is still that one function.',
+    const provider = handlerProvider(this, {
+      handler: props.handler,
+      purpose: 'registers the workflows',
+      settings: props.settings,
     });
 
     this.resource = new CustomResource(this, 'Workflows', {
@@ -67,19 +39,5 @@ export class WorkflowRegistration extends Construct {
         ...(props.namespace ? { Namespace: props.namespace } : {}),
       },
     });
-  }
-
-  /**
-   * The framework's own function is plain JavaScript with no native code: run it like ours, on
-   * Node.js 24 and arm64, rather than on whatever runtime and architecture CDK picks.
-   */
-  private pinFrameworkRuntime(provider: cr.Provider): void {
-    for (const child of provider.node.findAll()) {
-      if (child instanceof lambda.CfnFunction) {
-        child.runtime = lambda.Runtime.NODEJS_24_X.name;
-        child.architectures = [lambda.Architecture.ARM_64.name];
-        Validations.of(child).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_REASON });
-      }
-    }
   }
 }

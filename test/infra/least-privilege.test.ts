@@ -43,6 +43,9 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   // The queue is created with attributes (its TLS-only policy among them) and the stack's tag
   // (functions/aws/sqs-bus-factory.ts adds it), hence sqs:TagQueue.
   CreateQueueCommand: ['sqs:CreateQueue', 'sqs:SetQueueAttributes', 'sqs:TagQueue'],
+  ListQueuesCommand: ['sqs:ListQueues'],
+  ListQueueTagsCommand: ['sqs:ListQueueTags'],
+  DeleteQueueCommand: ['sqs:DeleteQueue'],
   ReceiveMessageCommand: ['sqs:ReceiveMessage'],
   DeleteMessageCommand: ['sqs:DeleteMessage'],
   ChangeMessageVisibilityCommand: ['sqs:ChangeMessageVisibility'],
@@ -100,6 +103,17 @@ const INFRASTRUCTURE_ROLES: { holder: RegExp; actions: string[]; resource: RegEx
     holder: /^WorkflowRegistrationProviderRole[A-Z0-9]+$/,
     actions: PLATFORM_ACTIONS.logs,
     resource: /^<WorkflowRegistrationProviderLogs[A-Z0-9]+\.Arn>$/,
+  },
+  // The provider of the run-time queue removal invokes its function.
+  {
+    holder: /^RunTimeQueueRemovalProviderRoleDefaultPolicy/,
+    actions: ['lambda:InvokeFunction', 'lambda:GetFunction'],
+    resource: /^<RemoveQueuesFunction[A-Z0-9]+\.Arn>(:\*)?$/,
+  },
+  {
+    holder: /^RunTimeQueueRemovalProviderRole[A-Z0-9]+$/,
+    actions: PLATFORM_ACTIONS.logs,
+    resource: /^<RunTimeQueueRemovalProviderLogs[A-Z0-9]+\.Arn>$/,
   },
   // VPC flow logs write to their own log group.
   {
@@ -167,7 +181,7 @@ function handlerFunctions(synthesized: SynthesizedStack): HandlerFunction[] {
 /** The handler function a policy statement belongs to, by its holder's logical id. */
 function ownerOf(statement: PolicyStatement, functions: FunctionFacts[]): FunctionFacts | undefined {
   return functions.find((fn) =>
-    new RegExp(`^${fn.id}(Role|NetworkInterfaces|DescribeBrokerNetwork)`).test(statement.holder),
+    new RegExp(`^${fn.id}(Role|NetworkInterfaces|DescribeBrokerNetwork|ListQueues)`).test(statement.holder),
   );
 }
 
@@ -244,7 +258,11 @@ describe.each(VARIANTS)('IAM least privilege, statement by statement ($name)', (
       'sqs:SendMessage',
       ...(name === 'RabbitMQ bus' ? ['secretsmanager:GetSecretValue'] : []),
     ];
-    for (const fn of functions.filter((f) => f.id !== 'RegisterWorkflowsFunction')) {
+    const managers = functions.filter(
+      (f) => !['RegisterWorkflowsFunction', 'RemoveQueuesFunction'].includes(f.id),
+    );
+    expect(managers.length).toBeGreaterThanOrEqual(3);
+    for (const fn of managers) {
       for (const action of needed)
         expect(granted.get(fn.id)?.has(action), `${fn.id} lacks ${action}`).toBe(true);
     }
@@ -346,6 +364,7 @@ function justify(
   if (PLATFORM_ACTIONS.sqsTrigger.includes(action) && all(triggerQueue) && fn.id !== 'ApiFunction')
     return 'the SQS event source mapping of its trigger queue';
   if (!fn.code.has(action)) return undefined;
+  if (action === 'sqs:ListQueues' && all(/^\*$/)) return 'ListQueues has no resource-level permissions';
   if (action.startsWith('dynamodb:') && all(/^<StoreTable[A-Z0-9]+\.Arn>(\/index\/gsi[123])?$/))
     return 'the store';
   if (

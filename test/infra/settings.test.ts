@@ -69,7 +69,38 @@ describe('readSettings', () => {
     ).toThrow(/larger host/);
   });
 
+  test('-c profile=production: a cluster broker on m7g, retained data, more concurrency', () => {
+    const settings = settingsOf({ profile: 'production' });
+    expect(settings).toMatchObject({
+      profile: 'production',
+      destroy: false,
+      logRetentionDays: 90,
+      broker: { deploymentMode: 'CLUSTER_MULTI_AZ', instanceType: 'mq.m7g.large' },
+      api: { reservedConcurrency: 100 },
+      eventSources: { repliesMaxConcurrency: 20, timersMaxConcurrency: 5, deadLettersMaxConcurrency: 2 },
+    });
+    expect(settingsOf({}).profile).toBeUndefined();
+  });
+
+  test('settings given explicitly override the profile', () => {
+    const settings = settingsOf({
+      profile: 'production',
+      brokerDeploymentMode: 'SINGLE_INSTANCE',
+      brokerInstanceType: 'mq.m7g.medium',
+      repliesMaxConcurrency: '40',
+      destroy: true,
+    });
+    expect(settings.broker).toMatchObject({
+      deploymentMode: 'SINGLE_INSTANCE',
+      instanceType: 'mq.m7g.medium',
+    });
+    expect(settings.eventSources.repliesMaxConcurrency).toBe(40);
+    expect(settings.destroy).toBe(true);
+    expect(settings.api.reservedConcurrency).toBe(100);
+  });
+
   test('wrong values name the key and what it takes', () => {
+    expect(() => settingsOf({ profile: 'prod' })).toThrow('-c profile=prod: expected one of production');
     expect(() => settingsOf({ destroy: 'yes' })).toThrow('-c destroy=yes: expected true or false');
     expect(() => settingsOf({ stepVisibilityTimeout: '10s' })).toThrow(
       /stepVisibilityTimeout=10s: expected whole seconds from 30/,

@@ -1,53 +1,58 @@
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+import { type BundleSettings, esbuildOptions } from '../../../infra/bundling.js';
+import { handlerEntry } from '../../../infra/paths.js';
+import type { BusKind } from '../../../infra/settings.js';
 
-/** The handlers the stack bundles (infra/constructs/handler-function.ts), with the stack's esbuild options. */
-const HANDLERS = ['api', 'replies-sqs', 'replies-mq', 'timers', 'dead-letters', 'register-workflows'];
+/** The handlers the stack bundles per bus (infra/switchyard-stack.ts). */
+const HANDLERS: Record<BusKind, string[]> = {
+  sqs: ['api', 'replies-sqs', 'timers', 'dead-letters', 'register-workflows'],
+  rabbitmq: ['api', 'replies-mq', 'timers', 'register-workflows'],
+};
 
 /** What a Lambda bundle must never carry: the local host's SQLite (native code) and its HTTP server. */
 const FORBIDDEN_INPUTS = [
+  // X-Ray is bundled only with -c tracing=true
+  /@aws-lambda-powertools\/tracer/,
+  /aws-xray-sdk-core/,
   /better-sqlite3/,
   /functions\/local\//,
   /functions\/adapters\/sqlite-/,
   /prom-client/,
 ];
 
-/** Functions that run with one bus only carry that bus. */
-const OTHER_BUS: Record<string, RegExp[]> = {
-  'replies-sqs': [/node_modules\/amqplib\//, /client-secrets-manager/],
-  'dead-letters': [/node_modules\/amqplib\//, /client-secrets-manager/],
-  'replies-mq': [/functions\/adapters\/sqs\/bus\.ts/],
+/** What the other bus needs and this one does not. */
+const OTHER_BUS: Record<BusKind, RegExp[]> = {
+  sqs: [/node_modules\/amqplib\//, /client-secrets-manager/, /functions\/adapters\/rabbitmq\//],
+  rabbitmq: [/functions\/adapters\/sqs\/bus\.ts/, /functions\/aws\/sqs-bus-factory\.ts/],
 };
 
-async function bundle(name: string) {
+async function bundle(name: string, settings: BundleSettings, overrides: BuildOptions = {}) {
   const result = await build({
-    entryPoints: [`functions/handlers/${name}.ts`],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    mainFields: ['module', 'main'],
-    minify: true,
+    ...esbuildOptions(handlerEntry(name), settings),
+    outfile: 'index.mjs',
     write: false,
     metafile: true,
-    logLevel: 'silent',
-    banner: {
-      js: "import { createRequire as __switchyardCreateRequire } from 'node:module'; const require = __switchyardCreateRequire(import.meta.url);",
-    },
+    ...overrides,
   });
-  const [output] = result.outputFiles;
-  if (!output) throw new Error(`esbuild produced nothing for ${name}`);
-  return { text: output.text, bytes: output.contents.length, inputs: Object.keys(result.metafile.inputs) };
+  const { outputFiles, metafile } = result;
+  const script = outputFiles?.find((file) => file.path.endsWith('.mjs'));
+  if (!outputFiles || !script || !metafile) throw new Error(`esbuild produced nothing for ${name}`);
+  return {
+    text: script.text,
+    bytes: script.contents.length,
+    inputs: Object.keys(metafile.inputs),
+    outputs: outputFiles.map((file) => file.path),
+  };
 }
 
-describe('Lambda bundles', () => {
-  it.each(HANDLERS)('bundles %s without SQLite or an HTTP server', async (name) => {
+describe.each(['sqs', 'rabbitmq'] as const)('Lambda bundles for BUS=%s', (bus) => {
+  it.each(HANDLERS[bus])('bundles %s without SQLite, an HTTP server or the other bus', async (name) => {
     // Act
-    const { text, bytes, inputs } = await bundle(name);
+    const { text, bytes, inputs, outputs } = await bundle(name, { bus, tracing: false, sourceMaps: false });
 
     // Assess
-    console.info(`bundle ${name}: ${(bytes / 1024).toFixed(0)} KiB from ${inputs.length} files`);
-    for (const forbidden of [...FORBIDDEN_INPUTS, ...(OTHER_BUS[name] ?? [])]) {
+    for (const forbidden of [...FORBIDDEN_INPUTS, ...OTHER_BUS[bus]]) {
       expect(
         inputs.filter((input) => forbidden.test(input)),
         `${name} bundles ${forbidden}`,
@@ -55,6 +60,37 @@ describe('Lambda bundles', () => {
     }
     expect(text).not.toMatch(/better-sqlite3/);
     expect(text, `${name} starts an HTTP server`).not.toMatch(/\bcreateServer\b/);
+    expect(outputs.filter((path) => path.endsWith('.map'))).toEqual([]);
+    expect(text).not.toMatch(/sourceMappingURL/);
     expect(bytes).toBeLessThan(1.5 * 1024 * 1024);
+  });
+});
+
+describe('Lambda bundles', () => {
+  it('the API function for both buses carries both, each loaded on first use, when not told the bus', async () => {
+    // Act: the handler as tests and tsx run it, with the bus unknown at build time
+    const { inputs } = await bundle('api', { bus: 'sqs', tracing: false, sourceMaps: false }, { define: {} });
+
+    // Assess
+    expect(inputs.some((input) => /node_modules\/amqplib\//.test(input))).toBe(true);
+    expect(inputs.some((input) => /functions\/adapters\/sqs\/bus\.ts/.test(input))).toBe(true);
+  });
+
+  it('-c sourceMaps=true ships a source map linked from the bundle', async () => {
+    // Act
+    const { text, outputs } = await bundle('timers', { bus: 'sqs', tracing: false, sourceMaps: true });
+
+    // Assess
+    expect(outputs.filter((path) => path.endsWith('.map'))).toHaveLength(1);
+    expect(text).toMatch(/sourceMappingURL=/);
+  });
+
+  it('-c tracing=true bundles Powertools Tracer, loaded on first use', async () => {
+    // Act
+    const { inputs } = await bundle('replies-sqs', { bus: 'sqs', tracing: true, sourceMaps: false });
+
+    // Assess
+    expect(inputs.some((input) => /@aws-lambda-powertools\/tracer\//.test(input))).toBe(true);
+    expect(inputs.some((input) => /aws-xray-sdk-core\//.test(input))).toBe(true);
   });
 });

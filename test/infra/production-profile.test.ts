@@ -1,0 +1,110 @@
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { unacknowledgedFindings } from './nag-findings.js';
+import { type SynthesizedStack, synthStack } from './synth-stack.js';
+import { resourcesOfType } from './template-queries.js';
+
+const CDK = { timeout: 120_000 };
+const ALARM_EMAIL_WARNING = Match.stringLikeRegexp('profile=production without -c alarmEmail');
+
+function expectRetainedTable(synthesized: SynthesizedStack): void {
+  const tables = Object.values(resourcesOfType(synthesized.template, 'AWS::DynamoDB::Table'));
+  expect(tables).toHaveLength(1);
+  expect(tables[0]).toMatchObject({
+    DeletionPolicy: 'Retain',
+    UpdateReplacePolicy: 'Retain',
+    Properties: {
+      DeletionProtectionEnabled: true,
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    },
+  });
+  for (const group of Object.values(resourcesOfType(synthesized.template, 'AWS::Logs::LogGroup'))) {
+    expect(group).toMatchObject({ DeletionPolicy: 'Retain', Properties: { RetentionInDays: 90 } });
+  }
+}
+
+describe('-c profile=production with the SQS bus', CDK, () => {
+  let synthesized: SynthesizedStack;
+  beforeAll(() => {
+    synthesized = synthStack({ profile: 'production', alarmEmail: 'oncall@example.com' });
+  });
+
+  test('the table is retained with deletion protection and point-in-time recovery', () => {
+    expectRetainedTable(synthesized);
+  });
+
+  test('the API function reserves 100 and the reply queue starts at most 20 invocations', () => {
+    const { template } = synthesized;
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('HTTP API'),
+      ReservedConcurrentExecutions: 100,
+    });
+    const mappings = Object.values(resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')).map(
+      (mapping) => mapping.Properties?.ScalingConfig,
+    );
+    expect(mappings).toContainEqual({ MaximumConcurrency: 20 });
+  });
+
+  test('every alarm notifies the topic, which the address is subscribed to; no warning', () => {
+    const { template, stack } = synthesized;
+    const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm'));
+    expect(alarms.length).toBeGreaterThan(5);
+    for (const alarm of alarms) expect(alarm.Properties?.AlarmActions).toHaveLength(1);
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+    });
+    Annotations.fromStack(stack).hasNoWarning('*', ALARM_EMAIL_WARNING);
+  });
+
+  test('cdk-nag clean', () => {
+    expect(unacknowledgedFindings(synthesized)).toEqual([]);
+  });
+});
+
+describe('-c profile=production with the RabbitMQ bus', CDK, () => {
+  let synthesized: SynthesizedStack;
+  beforeAll(() => {
+    synthesized = synthStack({ profile: 'production', bus: 'rabbitmq' });
+  });
+
+  test('a RabbitMQ cluster across zones on mq.m7g.large', () => {
+    const brokers = Object.values(resourcesOfType(synthesized.template, 'AWS::AmazonMQ::Broker'));
+    expect(brokers).toHaveLength(1);
+    expect(brokers[0]?.Properties).toMatchObject({
+      EngineType: 'RABBITMQ',
+      DeploymentMode: 'CLUSTER_MULTI_AZ',
+      HostInstanceType: 'mq.m7g.large',
+    });
+    expect(brokers[0]?.Properties?.SubnetIds).toHaveLength(2);
+  });
+
+  test('the table is retained with deletion protection and point-in-time recovery', () => {
+    expectRetainedTable(synthesized);
+  });
+
+  test('without -c alarmEmail the synth warns that the alarms reach nobody yet', () => {
+    Annotations.fromStack(synthesized.stack).hasWarning('*', ALARM_EMAIL_WARNING);
+    synthesized.template.resourceCountIs('AWS::SNS::Subscription', 0);
+  });
+
+  test('cdk-nag clean', () => {
+    expect(unacknowledgedFindings(synthesized)).toEqual([]);
+  });
+});
+
+describe('-c profile=production with settings given explicitly', CDK, () => {
+  test('a single-instance broker when asked, with a warning', () => {
+    const { template, stack } = synthStack({
+      profile: 'production',
+      bus: 'rabbitmq',
+      brokerDeploymentMode: 'SINGLE_INSTANCE',
+      alarmEmail: 'oncall@example.com',
+    });
+    template.hasResourceProperties('AWS::AmazonMQ::Broker', {
+      DeploymentMode: 'SINGLE_INSTANCE',
+      HostInstanceType: 'mq.m7g.large',
+    });
+    Annotations.fromStack(stack).hasWarning('*', Match.stringLikeRegexp('single-instance broker'));
+  });
+});
