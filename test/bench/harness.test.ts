@@ -91,7 +91,7 @@ describe('Benchmark harness (toy sizes)', () => {
     expect(core?.cpuUsPerStep).toBeGreaterThan(0);
     expect(core?.peakRssMb).toBeGreaterThan(10);
     results.local = { ...section(), figures };
-  }, 60_000);
+  }, 120_000);
 
   it('runs the same workloads as BullMQ flows on its own redis-server', async () => {
     // Prepare
@@ -112,7 +112,7 @@ describe('Benchmark harness (toy sizes)', () => {
     ]);
     for (const run of figures.runs) expect(run.stepsPerSecond).toBeGreaterThan(0);
     results.bullmq = { ...section(), figures };
-  }, 60_000);
+  }, 120_000);
 
   it('prices the simulated deployment, with the same write units per child at two fan-out sizes', async () => {
     // Act

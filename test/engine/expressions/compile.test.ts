@@ -250,11 +250,10 @@ describe('Function: compileExpression', () => {
   describe('cost limit', () => {
     const list = Array.from({ length: 10_000 }, (_, i) => i);
 
-    it('stops three nested comprehensions over 10,000 elements quickly', () => {
+    // Run to the end, these 10^12 iterations would outlast the test's timeout: the limit stops them.
+    it('stops three nested comprehensions over 10,000 elements at the cost limit', () => {
       const expression = compiled('input.list.all(a, input.list.all(b, input.list.all(c, true)))', 'bool');
-      const start = performance.now();
       const result = expression.evaluate(variables({ list }));
-      expect(performance.now() - start).toBeLessThan(1_000);
       expect(result).toEqual({
         ok: false,
         error: `\`input.list.all(a, input.list.all(b, input.list.all(c, true)))\`: exceeds the cost limit (${COST_LIMIT} units)`,
