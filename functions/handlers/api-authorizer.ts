@@ -1,0 +1,92 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import { contextOfPrincipal } from '../../engine/access/principal-context.js';
+import { DEFAULT_RETRY_POLICY } from '../adapters/dynamodb/retry.js';
+import { DynamoDbTable } from '../adapters/dynamodb/table.js';
+import { DynamoDbTokens } from '../adapters/dynamodb/tokens.js';
+import { type BearerPrincipalDeps, principalOfBearer } from '../api/bearer-principal.js';
+import { ScopedTokens } from '../api/scoped-tokens.js';
+import { createLambdaTelemetry, type LambdaTelemetry } from '../aws/lambda-telemetry.js';
+import { lazy } from '../aws/lazy.js';
+
+export type ApiAuthorizer = (
+  event: APIGatewayRequestAuthorizerEvent,
+  context?: Context,
+) => Promise<APIGatewayAuthorizerResult>;
+
+export interface ApiAuthorizerDeps extends BearerPrincipalDeps {
+  telemetry: Pick<LambdaTelemetry, 'logger' | 'startInvocation'>;
+}
+
+/**
+ * API Gateway's Lambda REQUEST authorizer with `-c auth=token`: the bearer secret of the
+ * Authorization header is the stack's root secret (admin of `*`) or a scoped token, looked up by its
+ * hash in the table on every call (API Gateway caches the answer per header for 30 s:
+ * DEPLOYED_TOKEN_CACHE_MS). The policy allows the whole API, since one cached answer serves every
+ * route; the context tells the API function who the request acts as. Anything else is 401. No
+ * secret is ever logged.
+ */
+export function createApiAuthorizer(deps: ApiAuthorizerDeps): ApiAuthorizer {
+  return async (event, context) => {
+    deps.telemetry.startInvocation(context);
+    const principal = await principalOfBearer(headerOf(event.headers, 'authorization'), deps);
+    if (!principal) {
+      deps.telemetry.logger.info('request refused: no valid token', {
+        sourceIp: event.requestContext?.identity?.sourceIp,
+      });
+      // API Gateway's documented way to answer 401 from a Lambda authorizer.
+      throw new Error('Unauthorized');
+    }
+    return {
+      principalId: principal.tokenId ?? 'root',
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiOf(event.methodArn) }],
+      },
+      context: contextOfPrincipal(principal),
+    };
+  };
+}
+
+/** Header names arrive as the client sent them. */
+function headerOf(headers: Record<string, string | undefined> | null, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+/** `arn:…:execute-api:<region>:<account>:<api>/<stage>/<method>/<path>` to every method of the stage. */
+function wholeApiOf(methodArn: string): string {
+  const [api, stage] = methodArn.split('/');
+  return `${api}/${stage}/*`;
+}
+
+/** A caller waits for the authorizer: fewer, shorter retries than the manager's. */
+const AUTHORIZER_RETRIES = { ...DEFAULT_RETRY_POLICY, maxAttempts: 4, maxDelayMs: 1_000 };
+
+/** The root secret is read once per container: a rotated one holds on new containers (docs/deploying.md). */
+const fromEnv = lazy(async () => {
+  const tableName = required('TABLE_NAME');
+  const secretArn = required('ROOT_TOKEN_SECRET_ARN');
+  const secrets = new SecretsManagerClient({});
+  const rootSecret = lazy(async () => {
+    const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: secretArn }));
+    if (!SecretString) throw new Error(`the secret ${secretArn} holds no string`);
+    return SecretString;
+  });
+  const store = new DynamoDbTokens(new DynamoDbTable(new DynamoDBClient({}), tableName, AUTHORIZER_RETRIES));
+  return createApiAuthorizer({
+    // No cache of its own: API Gateway's cache is the only delay before a revocation holds.
+    tokens: new ScopedTokens({ store, cacheMs: 0 }),
+    rootSecret,
+    telemetry: createLambdaTelemetry({ logLevel: 'info' }),
+  });
+});
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`the authorizer needs ${name} (infra/switchyard-stack.ts sets it)`);
+  return value;
+}
+
+export const handler: ApiAuthorizer = async (event, context) => (await fromEnv())(event, context);
