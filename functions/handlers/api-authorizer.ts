@@ -64,12 +64,14 @@ function wholeApiOf(methodArn: string): string {
 /** A caller waits for the authorizer: fewer, shorter retries than the manager's. */
 const AUTHORIZER_RETRIES = { ...DEFAULT_RETRY_POLICY, maxAttempts: 4, maxDelayMs: 1_000 };
 
-/** The root secret is read once per container: a rotated one holds on new containers (docs/deploying.md). */
+/** A root secret rotated by hand (docs/deploying.md) holds within this long, plus the authorizer cache. */
+export const ROOT_SECRET_REFRESH_MS = 5 * 60_000;
+
 const fromEnv = lazy(async () => {
   const tableName = required('TABLE_NAME');
   const secretArn = required('ROOT_TOKEN_SECRET_ARN');
   const secrets = new SecretsManagerClient({});
-  const rootSecret = lazy(async () => {
+  const rootSecret = refreshing(ROOT_SECRET_REFRESH_MS, async () => {
     const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: secretArn }));
     if (!SecretString) throw new Error(`the secret ${secretArn} holds no string`);
     return SecretString;
@@ -82,6 +84,22 @@ const fromEnv = lazy(async () => {
     telemetry: createLambdaTelemetry({ logLevel: 'info' }),
   });
 });
+
+/** A value read again once it is `maxAgeMs` old; a failed read is not kept. */
+function refreshing(maxAgeMs: number, read: () => Promise<string>): () => Promise<string> {
+  let current: { value: Promise<string>; readAt: number } | undefined;
+  return () => {
+    const now = Date.now();
+    if (!current || now - current.readAt >= maxAgeMs) {
+      const value = read();
+      current = { value, readAt: now };
+      value.catch(() => {
+        if (current?.value === value) current = undefined;
+      });
+    }
+    return current.value;
+  };
+}
 
 function required(name: string): string {
   const value = process.env[name];
