@@ -24,8 +24,8 @@ export interface ApiAuthorizerDeps extends BearerPrincipalDeps {
  * Authorization header is the stack's root secret (admin of `*`) or a scoped token, looked up by its
  * hash in the table on every call (API Gateway caches the answer per header for 30 s:
  * DEPLOYED_TOKEN_CACHE_MS). The policy allows the whole API, since one cached answer serves every
- * route; the context tells the API function who the request acts as. Anything else is 401. No
- * secret is ever logged.
+ * route; the context tells the API function who the request acts as. Anything else is denied
+ * (401 through the stack's gateway response). No secret is ever logged.
  */
 export function createApiAuthorizer(deps: ApiAuthorizerDeps): ApiAuthorizer {
   return async (event, context) => {
@@ -35,17 +35,29 @@ export function createApiAuthorizer(deps: ApiAuthorizerDeps): ApiAuthorizer {
       deps.telemetry.logger.info('request refused: no valid token', {
         sourceIp: event.requestContext?.identity?.sourceIp,
       });
-      // API Gateway's documented way to answer 401 from a Lambda authorizer.
-      throw new Error('Unauthorized');
+      // A Deny, not a thrown "Unauthorized": a refused token is no failure of this function (its
+      // error alarm stays for real ones); the stack answers API Gateway's ACCESS_DENIED as a 401.
+      return policy('refused', 'Deny', event.methodArn);
     }
     return {
-      principalId: principal.tokenId ?? 'root',
-      policyDocument: {
-        Version: '2012-10-17',
-        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApiOf(event.methodArn) }],
-      },
+      ...policy(principal.tokenId ?? 'root', 'Allow', event.methodArn),
       context: contextOfPrincipal(principal),
     };
+  };
+}
+
+/** A policy on the whole stage: one cached answer serves every route (the cache key is the header). */
+function policy(
+  principalId: string,
+  effect: 'Allow' | 'Deny',
+  methodArn: string,
+): APIGatewayAuthorizerResult {
+  return {
+    principalId,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: wholeApiOf(methodArn) }],
+    },
   };
 }
 

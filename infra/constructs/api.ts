@@ -216,14 +216,20 @@ export class SwitchyardApi extends Construct {
       this.restApi.addGatewayResponse(id, { type, templates: { 'application/json': body } });
     }
     if (settings.api.auth === 'token') {
-      // The authorizer's 401 with the API's own code, so the dashboard asks for a token, not a key.
-      this.restApi.addGatewayResponse('Unauthorized', {
-        type: apigateway.ResponseType.UNAUTHORIZED,
-        templates: {
-          'application/json':
-            '{"error":{"code":"unauthorized","message":"send Authorization: Bearer with the root token or a scoped token"}}',
-        },
-      });
+      // No Authorization header (UNAUTHORIZED), or the authorizer's Deny (ACCESS_DENIED): a 401 with
+      // the API's own code, so the dashboard asks for a token, not a key.
+      const body =
+        '{"error":{"code":"unauthorized","message":"send Authorization: Bearer with the root token or a valid scoped token"}}';
+      for (const [id, type] of [
+        ['NoToken', apigateway.ResponseType.UNAUTHORIZED],
+        ['TokenRefused', apigateway.ResponseType.ACCESS_DENIED],
+      ] as const) {
+        this.restApi.addGatewayResponse(id, {
+          type,
+          statusCode: '401',
+          templates: { 'application/json': body },
+        });
+      }
     }
   }
 

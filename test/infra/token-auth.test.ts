@@ -47,11 +47,13 @@ describe('SwitchyardStack with -c auth=token (Lambda authorizer: root token or s
       expect(routes[open]).toMatchObject({ AuthorizationType: 'NONE', ApiKeyRequired: false });
     template.resourceCountIs('AWS::ApiGateway::ApiKey', 0);
     template.resourceCountIs('AWS::ApiGateway::UsagePlan', 0);
-    // The authorizer's 401 carries the API's own code: the dashboard then asks for a token.
-    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
-      ResponseType: 'UNAUTHORIZED',
-      ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"code":"unauthorized"') },
-    });
+    // No header, or the authorizer's Deny: a 401 with the API's own code (the dashboard then asks for a token).
+    for (const type of ['UNAUTHORIZED', 'ACCESS_DENIED'])
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: type,
+        StatusCode: '401',
+        ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"code":"unauthorized"') },
+      });
   });
 
   test('the root token is generated in Secrets Manager; the outputs give its ARN and the command that reads it', () => {

@@ -66,14 +66,14 @@ describe('Handler: api-authorizer (DynamoDB Local)', () => {
     ]);
   });
 
-  it('accepts a scoped token with its id, namespace and role as the context; a revoked one is 401', async () => {
+  it('accepts a scoped token with its id, namespace and role as the context; a revoked one is denied', async () => {
     // Prepare
     const { token, secret } = await tokens.create({ namespace: 'team-a', role: 'run', description: 'ci' });
 
     // Act
     const accepted = await authorize(anAuthorizerEvent({ authorization: `Bearer ${secret}` }));
     await tokens.revoke(token.id);
-    const afterRevoke = authorize(anAuthorizerEvent({ authorization: `Bearer ${secret}` }));
+    const afterRevoke = await authorize(anAuthorizerEvent({ authorization: `Bearer ${secret}` }));
 
     // Assess
     expect(accepted.principalId).toBe(token.id);
@@ -83,10 +83,11 @@ describe('Handler: api-authorizer (DynamoDB Local)', () => {
       namespace: 'team-a',
       role: 'run',
     });
-    await expect(afterRevoke).rejects.toThrow(/^Unauthorized$/);
+    expect(afterRevoke.policyDocument.Statement).toEqual([expect.objectContaining({ Effect: 'Deny' })]);
+    expect(afterRevoke.context).toBeUndefined();
   });
 
-  it('refuses unknown tokens, a wrong root secret and malformed headers with 401, and logs no secret', async () => {
+  it('denies unknown tokens, a wrong root secret and malformed headers, and logs no secret', async () => {
     // Prepare
     telemetry.logs.length = 0;
     const { secret } = await tokens.create({ namespace: 'team-b', role: 'read', description: 'kept' });
@@ -103,12 +104,19 @@ describe('Handler: api-authorizer (DynamoDB Local)', () => {
     ];
 
     // Act
-    const results = await Promise.allSettled(refused.map((headers) => authorize(anAuthorizerEvent(headers))));
+    const results = await Promise.all(refused.map((headers) => authorize(anAuthorizerEvent(headers))));
 
     // Assess
     for (const result of results) {
-      expect(result.status).toBe('rejected');
-      expect((result as PromiseRejectedResult).reason).toEqual(new Error('Unauthorized'));
+      expect(result.principalId).toBe('refused');
+      expect(result.policyDocument.Statement).toEqual([
+        {
+          Action: 'execute-api:Invoke',
+          Effect: 'Deny',
+          Resource: 'arn:aws:execute-api:us-east-1:123456789012:abc123/prod/*',
+        },
+      ]);
+      expect(result.context).toBeUndefined();
     }
     const logged = JSON.stringify(telemetry.logs);
     expect(telemetry.logged('request refused: no valid token').length).toBe(refused.length);
