@@ -72,11 +72,14 @@ describe('SwitchyardStack with -c auth=token (Lambda authorizer: root token or s
   test('the API function trusts the authorizer (API_AUTHORIZER=true); the authorizer has its log retention and alarms', () => {
     const { template } = synthesized;
     const functions = Object.values(resourcesOfType(template, 'AWS::Lambda::Function'));
-    const variables = (description: string) =>
-      (
-        functions.find((fn) => String(fn.Properties?.Description).startsWith(description))?.Properties
-          ?.Environment as { Variables: Record<string, unknown> }
-      ).Variables;
+    const variables = (description: string): Record<string, unknown> => {
+      const fn = functions.find((candidate) =>
+        String(candidate.Properties?.Description).startsWith(description),
+      );
+      return (
+        (fn?.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {}
+      );
+    };
     expect(variables('Switchyard HTTP API').API_AUTHORIZER).toBe('true');
     expect(Object.keys(variables('Switchyard API authorizer')).sort()).toEqual([
       'POWERTOOLS_METRICS_NAMESPACE',
