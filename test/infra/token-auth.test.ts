@@ -32,7 +32,7 @@ describe('SwitchyardStack with -c auth=token (Lambda authorizer: root token or s
     expect(authorizer.Properties).toMatchObject({
       Type: 'REQUEST',
       IdentitySource: 'method.request.header.Authorization',
-      AuthorizerResultTtlInSeconds: 30,
+      AuthorizerResultTtlInSeconds: DEPLOYED_TOKEN_CACHE_MS / 1000,
     });
     expect(renderValue(authorizer.Properties?.AuthorizerUri)).toContain('ApiAuthorizerFunction');
     template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
