@@ -31,6 +31,8 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
     RETENTION_DAYS: String(settings.jobRetentionDays),
     MAX_MESSAGE_BYTES: String(settings.maxMessageBytes),
   };
+  // -c auth=token: the API trusts the principal its Lambda authorizer found.
+  if (settings.api.auth === 'token') environment.API_AUTHORIZER = 'true';
   if (sqsBus) {
     Object.assign(environment, {
       REPLY_QUEUE_URL: sqsBus.replyQueue.queueUrl,

@@ -4,7 +4,11 @@ import { parseDuration } from '../engine/definition/duration.js';
 import { PROFILES, type ProfileName, profileDefaults } from './profiles.js';
 
 export type BusKind = 'sqs' | 'rabbitmq';
-export type AuthKind = 'apiKey' | 'iam' | 'cognito';
+/**
+ * How API Gateway checks the credentialed routes: the stack's API key, IAM (SigV4), a Cognito JWT, or
+ * (`token`) a Lambda authorizer taking the stack's root token or a scoped token alone.
+ */
+export type AuthKind = 'apiKey' | 'iam' | 'cognito' | 'token';
 export type BrokerDeploymentMode = 'SINGLE_INSTANCE' | 'CLUSTER_MULTI_AZ';
 /** Where the workers of the deployed workflows run: elsewhere (processes you run), or as Lambda functions. */
 export type WorkersKind = 'external' | 'lambda';
@@ -153,7 +157,7 @@ export function readSettings(node: Node): SwitchyardSettings {
     jobRetentionDays: context.integer('jobRetentionDays', 30, 0, 3650),
     maxMessageBytes: context.integer('maxMessageBytes', 1024 * 1024, 1024, 1024 * 1024),
     api: {
-      auth: context.oneOf('auth', ['apiKey', 'iam', 'cognito'], 'apiKey'),
+      auth: context.oneOf('auth', ['apiKey', 'iam', 'cognito', 'token'], 'apiKey'),
       rateLimit: context.integer('apiRateLimit', 50, 1, 10_000),
       burstLimit: context.integer('apiBurstLimit', 100, 1, 5_000),
       dailyQuota: context.integer('apiDailyQuota', 0, 0, 1_000_000_000),

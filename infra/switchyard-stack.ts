@@ -18,6 +18,7 @@ import { handlerEnvironment } from './handler-environment.js';
 import { addLambdaWorkers, checkLambdaWorkers } from './lambda-workers.js';
 import { checkStepQueueNames, MANAGER_QUEUES, REPLY_QUEUE, STACK_TAG, sqsQueueName } from './queue-names.js';
 import type { SwitchyardSettings } from './settings.js';
+import { addTokenAuthorizer } from './token-authorizer.js';
 import type { DeployedWorkflows } from './workflow-queues.js';
 
 export interface SwitchyardStackProps extends StackProps {
@@ -198,7 +199,13 @@ export class SwitchyardStack extends Stack {
       targets: [new targets.LambdaFunction(timersFunction.function)],
     });
 
-    const api = new SwitchyardApi(this, 'Api', { handler: apiFunction.function, settings });
+    const tokenAuthorizer =
+      settings.api.auth === 'token' ? addTokenAuthorizer(this, settings, store) : undefined;
+    const api = new SwitchyardApi(this, 'Api', {
+      handler: apiFunction.function,
+      authorizer: tokenAuthorizer?.function.function,
+      settings,
+    });
     // settings.ts refuses -c workers=lambda on the RabbitMQ bus.
     const workerFunctions =
       sqsBus && settings.workers.kind === 'lambda' ? addLambdaWorkers(this, settings, sqsBus) : [];
@@ -277,9 +284,12 @@ export class SwitchyardStack extends Stack {
           : {}),
       },
       functions: Object.fromEntries(
-        [...managerFunctions, ...(registerFunction ? [registerFunction] : []), ...workerFunctions].map(
-          (fn) => [fn.node.id, fn.function],
-        ),
+        [
+          ...managerFunctions,
+          ...(registerFunction ? [registerFunction] : []),
+          ...(tokenAuthorizer ? [tokenAuthorizer.function] : []),
+          ...workerFunctions,
+        ].map((fn) => [fn.node.id, fn.function]),
       ),
       broker: mqBus
         ? {
@@ -294,6 +304,17 @@ export class SwitchyardStack extends Stack {
       new CfnOutput(this, 'ApiKeyId', {
         value: api.apiKey.keyId,
         description: 'aws apigateway get-api-key --include-value --api-key <id> prints the key',
+      });
+    }
+    if (tokenAuthorizer) {
+      const arn = tokenAuthorizer.rootSecret.secretArn;
+      new CfnOutput(this, 'RootTokenSecretArn', {
+        value: arn,
+        description: 'Secrets Manager secret holding the root token (admin of every namespace)',
+      });
+      new CfnOutput(this, 'RootTokenCommand', {
+        value: `aws secretsmanager get-secret-value --secret-id ${arn} --query SecretString --output text`,
+        description: 'Prints the root token: send it as "Authorization: Bearer <token>"',
       });
     }
     new CfnOutput(this, 'TableName', { value: store.table.tableName });

@@ -1,7 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { principalOfContext } from '../../engine/access/principal-context.js';
 import { type Principal, ROOT, roleAllows, seesNamespace } from '../../engine/access/roles.js';
 import { ANY_NAMESPACE } from '../../engine/definition/namespace.js';
+import { bearerOf, sameSecret } from './bearer.js';
 import { refuseNonJsonBrowserWrite } from './browser-writes.js';
 import { ApiError, type ApiResponse, errorResponse, type HostRequest, toApiError } from './http.js';
 import { namespacedPath } from './namespaced-path.js';
@@ -34,7 +35,7 @@ async function answer(request: HostRequest, deps: ApiDeps): Promise<ApiResponse>
     const { route, params } = matchRoute(routes, method, scoped.path);
     if (scoped.explicit && !route.namespaced)
       throw new ApiError('not_found', `no route ${method} ${request.path}`);
-    const principal = route.auth ? await authenticate(request.headers.authorization, deps) : ROOT;
+    const principal = route.auth ? await authenticate(request, deps) : ROOT;
     if (route.auth) authorize(route, principal, scoped.namespace, method, request.path);
     refuseNonJsonBrowserWrite(request);
     const query = singleValuedQuery(request.query);
@@ -60,12 +61,18 @@ async function answer(request: HostRequest, deps: ApiDeps): Promise<ApiResponse>
 }
 
 /**
- * Who a request acts as. A bearer token is the root token (`--token`) or a scoped one; a secret that
- * is neither (unknown, or revoked) is 401. Without a bearer token: the root where the host leaves the
- * check to others (open on loopback; deployed, API Gateway checked the API key or IAM), else 401.
+ * Who a request acts as. Behind a Lambda authorizer (`-c auth=token`), who the authorizer found (the
+ * host passes it as `request.principal`); a request without one is 401. Otherwise, a bearer token is
+ * the root token (`--token`) or a scoped one; a secret that is neither (unknown, or revoked) is 401.
+ * Without a bearer token: the root where the host leaves the check to others (open on loopback;
+ * deployed, API Gateway checked the API key or IAM), else 401.
  */
-async function authenticate(header: string | undefined, deps: ApiDeps): Promise<Principal> {
-  const bearer = header === undefined ? undefined : /^Bearer\s+(.+)$/i.exec(header.trim())?.[1];
+async function authenticate(request: HostRequest, deps: ApiDeps): Promise<Principal> {
+  if (deps.authorizer) {
+    if (request.principal) return request.principal;
+    throw new ApiError('unauthorized', 'the request carries no principal from the API authorizer');
+  }
+  const bearer = bearerOf(request.headers.authorization);
   if (bearer === undefined) {
     if (deps.token === undefined) return ROOT;
     throw new ApiError('unauthorized', 'this server requires "Authorization: Bearer <token>"');
@@ -78,12 +85,6 @@ async function authenticate(header: string | undefined, deps: ApiDeps): Promise<
   if (!principal)
     throw new ApiError('unauthorized', 'the token is not valid for this server (unknown or revoked)');
   return principal;
-}
-
-/** Digests of equal length are compared, so the time taken does not tell the token's length. */
-function sameSecret(given: string, token: string): boolean {
-  const digest = (text: string) => createHash('sha256').update(text).digest();
-  return timingSafeEqual(digest(given), digest(token));
 }
 
 /**
@@ -129,8 +130,10 @@ export async function handleApiGatewayEvent(
       ? Buffer.from(event.body, 'base64').toString('utf8')
       : event.body
     : '';
+  // Behind the Lambda authorizer, its context is who the request acts as (the token is not looked up again).
+  const principal = deps.authorizer ? principalOfContext(event.requestContext?.authorizer) : undefined;
   const response = await handleApiRequest(
-    { method: event.httpMethod, path: event.path, query, headers, body },
+    { method: event.httpMethod, path: event.path, query, headers, body, principal },
     deps,
   );
   return { statusCode: response.status, headers: response.headers ?? {}, body: response.body };

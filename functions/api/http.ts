@@ -22,6 +22,8 @@ export interface ApiRequest {
 /** A request as a host hands it over, before its query is checked: each parameter with every value given. */
 export type HostRequest = Omit<ApiRequest, 'params' | 'query' | 'namespace' | 'principal'> & {
   query: Readonly<Record<string, readonly string[]>>;
+  /** Who the host's authorizer found the request acts as (`ApiDeps.authorizer`). */
+  principal?: Principal;
 };
 
 export interface ApiResponse {

@@ -15,6 +15,12 @@ export interface ApiDeps {
    * stack's API key or IAM before the request got here).
    */
   token?: string;
+  /**
+   * Deployed with `-c auth=token`: API Gateway's Lambda authorizer checked each credentialed
+   * request's bearer token and the host passes who it acts as (`HostRequest.principal`); a request
+   * without one is 401, and no token is looked up again here.
+   */
+  authorizer?: boolean;
   /** @default 262144 (256 KiB) */
   maxBodyBytes: number;
   /** Prometheus text for `/metrics`. */

@@ -43,6 +43,8 @@ export interface HandlerEnvironment {
   fanOutSlice: number;
   /** Finished jobs older than this many days are deleted (0: kept for good). */
   retentionDays: number;
+  /** `-c auth=token` (API_AUTHORIZER=true): the API trusts its Lambda authorizer's context. */
+  apiAuthorizer: boolean;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
@@ -87,6 +89,10 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
   const maxMessageBytes = reader.integer('MAX_MESSAGE_BYTES', 1024 * 1024, 1024, 1024 * 1024);
   const maxFanOutBytes = reader.integer('MAX_FAN_OUT_BYTES', 256 * 1024 * 1024, 1024, 2 ** 40);
   const retentionDays = reader.integer('RETENTION_DAYS', 0, 0, 3650);
+  const apiAuthorizerValue = reader.optional('API_AUTHORIZER') ?? 'false';
+  if (apiAuthorizerValue !== 'true' && apiAuthorizerValue !== 'false')
+    reader.problems.push(`API_AUTHORIZER must be true or false, got "${apiAuthorizerValue}"`);
+  const apiAuthorizer = apiAuthorizerValue === 'true';
 
   let bus: HandlerEnvironment['bus'] | undefined;
   if (busKind === 'sqs') {
@@ -124,6 +130,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
     maxFanOutBytes,
     fanOutSlice,
     retentionDays,
+    apiAuthorizer,
   };
 }
 

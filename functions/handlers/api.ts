@@ -18,6 +18,8 @@ export interface ApiHandlerDeps extends ManagerHandlerDeps {
   dashboard?: ApiDeps['dashboard'];
   /** The deployment's queue rules a PUT definition must also satisfy. */
   queueRules?: QueueRules;
+  /** `-c auth=token`: the Lambda authorizer's context is each request's principal (ApiDeps.authorizer). */
+  authorizer?: boolean;
 }
 
 /** While the bus is down, a caller waits this long at most for the answer (the sweep sends later). */
@@ -28,7 +30,8 @@ export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Pro
 /**
  * The HTTP API behind API Gateway (REST API, v1 proxy events). API Gateway checks the stack's
  * credentials (API key or IAM: the root); a request that also carries `Authorization: Bearer <scoped
- * token>` acts as that token, checked against the table's hashed tokens;
+ * token>` acts as that token, checked against the table's hashed tokens. With `-c auth=token`, API
+ * Gateway's Lambda authorizer checks the bearer token and its context is who the request acts as;
  * the answer waits until the requests the call produced are sent, as Lambda freezes the container
  * once it returns.
  */
@@ -46,6 +49,7 @@ export function createApiHandler(deps: ApiHandlerDeps): ApiHandler {
     logger: deps.telemetry.logger,
     maxBodyBytes: deps.maxBodyBytes,
     dashboard: deps.dashboard,
+    authorizer: deps.authorizer,
   };
   return (event, context) =>
     drainingInvocation(deps, context, () => handleApiGatewayEvent(event, apiDeps), API_DRAIN_MAX_MS);
@@ -57,6 +61,7 @@ const fromEnv = fromEnvironment(BUNDLED_BUSES, async (container) =>
     maxBodyBytes: container.env.maxBodyBytes,
     dashboard: await loadDashboard(),
     queueRules: queueRulesOf(container.env),
+    authorizer: container.env.apiAuthorizer,
   }),
 );
 

@@ -1,16 +1,25 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cognito from 'aws-cdk-lib/aws-cognito';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { DEPLOYED_TOKEN_CACHE_MS } from '../../functions/api/scoped-tokens.js';
 import type { SwitchyardSettings } from '../settings.js';
 
 export interface SwitchyardApiProps {
   handler: lambda.IFunction;
+  /** With `-c auth=token`: the Lambda REQUEST authorizer (functions/handlers/api-authorizer.ts). */
+  authorizer?: lambda.IFunction;
   settings: SwitchyardSettings;
 }
+
+/**
+ * How long API Gateway keeps an authorizer's answer per Authorization header: the most a revoked
+ * scoped token still works (docs/deploying.md, "Scoped tokens").
+ */
+export const AUTHORIZER_CACHE_TTL = Duration.millis(DEPLOYED_TOKEN_CACHE_MS);
 
 /** Routes served without credentials: the dashboard page asks for the key itself (api.md, Auth). */
 const OPEN_ROUTES = [
@@ -21,7 +30,8 @@ const OPEN_ROUTES = [
 
 /**
  * The REST API (API keys and usage plans exist only on REST APIs) in front of the API function.
- * Everything requires credentials (an API key, or IAM with `-c auth=iam`) except the few open routes,
+ * Everything requires credentials (an API key; IAM with `-c auth=iam`; a Cognito JWT with
+ * `-c auth=cognito`; the root or a scoped token with `-c auth=token`) except the few open routes,
  * so a route added later is protected unless someone opens it here.
  */
 export class SwitchyardApi extends Construct {
@@ -60,13 +70,13 @@ export class SwitchyardApi extends Construct {
     });
     // The stack's ApiUrl output replaces the default `Endpoint` output.
     this.restApi.node.tryRemoveChild('Endpoint');
-    this.addJsonErrors();
+    this.addJsonErrors(settings);
 
     const integration = new apigateway.LambdaIntegration(props.handler, {
       proxy: true,
       allowTestInvoke: false,
     });
-    const credentials = this.credentials(settings);
+    const credentials = this.credentials(settings, props.authorizer);
     const everythingElse = this.restApi.root
       .addResource('{proxy+}')
       .addMethod('ANY', integration, credentials);
@@ -103,9 +113,21 @@ export class SwitchyardApi extends Construct {
     this.acknowledgeApiRules(settings);
   }
 
-  /** What the credentialed routes require: an API key (default), IAM (SigV4), or a Cognito JWT. */
-  private credentials(settings: SwitchyardSettings): apigateway.MethodOptions {
+  /**
+   * What the credentialed routes require: an API key (default), IAM (SigV4), a Cognito JWT, or a
+   * bearer token the Lambda authorizer accepts.
+   */
+  private credentials(settings: SwitchyardSettings, handler?: lambda.IFunction): apigateway.MethodOptions {
     if (settings.api.auth === 'iam') return { authorizationType: apigateway.AuthorizationType.IAM };
+    if (settings.api.auth === 'token') {
+      if (!handler) throw new Error('-c auth=token needs the authorizer function');
+      const authorizer = new apigateway.RequestAuthorizer(this, 'TokenAuthorizer', {
+        handler,
+        identitySources: [apigateway.IdentitySource.header('Authorization')],
+        resultsCacheTtl: AUTHORIZER_CACHE_TTL,
+      });
+      return { authorizationType: apigateway.AuthorizationType.CUSTOM, authorizer };
+    }
     if (settings.api.auth === 'cognito') {
       const pool = cognito.UserPool.fromUserPoolArn(
         this,
@@ -185,13 +207,29 @@ export class SwitchyardApi extends Construct {
   }
 
   /** API Gateway's own refusals (no key, throttled, no route) in the API's error shape (api.md, Errors). */
-  private addJsonErrors(): void {
+  private addJsonErrors(settings: SwitchyardSettings): void {
     const body = '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}';
     for (const [id, type] of [
       ['Default4xx', apigateway.ResponseType.DEFAULT_4XX],
       ['Default5xx', apigateway.ResponseType.DEFAULT_5XX],
     ] as const) {
       this.restApi.addGatewayResponse(id, { type, templates: { 'application/json': body } });
+    }
+    if (settings.api.auth === 'token') {
+      // No Authorization header (UNAUTHORIZED), or the authorizer's Deny (ACCESS_DENIED): a 401 with
+      // the API's own code, so the dashboard asks for a token, not a key.
+      const body =
+        '{"error":{"code":"unauthorized","message":"send Authorization: Bearer with the root token or a valid scoped token"}}';
+      for (const [id, type] of [
+        ['NoToken', apigateway.ResponseType.UNAUTHORIZED],
+        ['TokenRefused', apigateway.ResponseType.ACCESS_DENIED],
+      ] as const) {
+        this.restApi.addGatewayResponse(id, {
+          type,
+          statusCode: '401',
+          templates: { 'application/json': body },
+        });
+      }
     }
   }
 
@@ -207,7 +245,7 @@ export class SwitchyardApi extends Construct {
       Validations.of(method).acknowledge({
         id: 'AwsSolutions-COG4',
         reason:
-          'No user pool unless -c auth=cognito: callers are services and operators with an API key (or IAM with -c auth=iam), per api.md, Auth.',
+          'No user pool unless -c auth=cognito: callers are services and operators with an API key (IAM with -c auth=iam, a root or scoped token checked by a Lambda authorizer with -c auth=token), per api.md, Auth.',
       });
     }
   }

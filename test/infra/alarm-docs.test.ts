@@ -35,4 +35,8 @@ describe('docs/deploying.md explains every alarm of the stack', CDK, () => {
   test('RabbitMQ bus', () => {
     expect(undocumented({ bus: 'rabbitmq' })).toEqual([]);
   });
+
+  test('-c auth=token (the authorizer function)', () => {
+    expect(undocumented({ auth: 'token' })).toEqual([]);
+  });
 });

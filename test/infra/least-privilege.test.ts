@@ -130,6 +130,7 @@ interface Variant {
 const VARIANTS: Variant[] = [
   { name: 'SQS bus', context: {} },
   { name: 'RabbitMQ bus', context: { bus: 'rabbitmq' } },
+  { name: 'token authorizer', context: { auth: 'token' } },
 ];
 
 /** The repository files esbuild puts in a handler's bundle, and the bundle's text. */
@@ -259,13 +260,23 @@ describe.each(VARIANTS)('IAM least privilege, statement by statement ($name)', (
       ...(name === 'RabbitMQ bus' ? ['secretsmanager:GetSecretValue'] : []),
     ];
     const managers = functions.filter(
-      (f) => !['RegisterWorkflowsFunction', 'RemoveQueuesFunction'].includes(f.id),
+      (f) => !['RegisterWorkflowsFunction', 'RemoveQueuesFunction', 'ApiAuthorizerFunction'].includes(f.id),
     );
     expect(managers.length).toBeGreaterThanOrEqual(3);
     for (const fn of managers) {
       for (const action of needed)
         expect(granted.get(fn.id)?.has(action), `${fn.id} lacks ${action}`).toBe(true);
     }
+    // The authorizer (-c auth=token) reads token items and the root secret: exactly that.
+    const authorizer = granted.get('ApiAuthorizerFunction');
+    if (name === 'token authorizer')
+      expect([...(authorizer ?? [])].sort()).toEqual([
+        'dynamodb:GetItem',
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        'secretsmanager:GetSecretValue',
+      ]);
+    else expect(authorizer).toBeUndefined();
   });
 
   test('no Lambda bundle carries a credential: no default broker password, no access key, no private key', () => {
@@ -329,15 +340,13 @@ describe.each(VARIANTS)('IAM least privilege, statement by statement ($name)', (
     const methods = Object.values(resourcesOfType(synthesized.template, 'AWS::ApiGateway::Method')).map(
       (m) => m.Properties ?? {},
     );
-    const open = methods.filter(
-      (method) => method.ApiKeyRequired !== true && method.AuthorizationType !== 'AWS_IAM',
-    );
+    const credentialed = (method: Record<string, unknown>): boolean =>
+      method.ApiKeyRequired === true ||
+      method.AuthorizationType === 'AWS_IAM' ||
+      (method.AuthorizationType === 'CUSTOM' && method.AuthorizerId !== undefined);
+    const open = methods.filter((method) => !credentialed(method));
     expect(open.map((method) => method.HttpMethod).sort()).toEqual(['GET', 'GET', 'GET']);
-    expect(
-      methods
-        .filter((method) => method.HttpMethod === 'ANY')
-        .every((method) => method.ApiKeyRequired === true),
-    ).toBe(true);
+    expect(methods.filter((method) => method.HttpMethod === 'ANY').every(credentialed)).toBe(true);
   });
 });
 
@@ -376,5 +385,11 @@ function justify(
     return 'the bus and the timer queue';
   if (action === 'secretsmanager:GetSecretValue' && all(/^<RabbitMqBusCredentials[A-Z0-9]+>$/))
     return 'the broker secret';
+  if (
+    action === 'secretsmanager:GetSecretValue' &&
+    fn.id === 'ApiAuthorizerFunction' &&
+    all(/^<RootToken[A-Z0-9]+>$/)
+  )
+    return 'the root token, read by the authorizer only';
   return undefined;
 }

@@ -113,6 +113,10 @@ describe('readSettings', () => {
     expect(() => settingsOf({ auth: 'cognito', cognitoUserPoolArn: 'pool' })).toThrow(
       /cognitoUserPoolArn=pool/,
     );
+    expect(() => settingsOf({ auth: 'bearer' })).toThrow(
+      /auth=bearer: expected one of apiKey, iam, cognito, token/,
+    );
+    expect(settingsOf({ auth: 'token' }).api.auth).toBe('token');
     expect(() => settingsOf({ wafRateLimit: 10 })).toThrow(
       /wafRateLimit=10: expected a whole number from 100/,
     );

@@ -53,6 +53,7 @@ describe('Function: readHandlerEnvironment', () => {
       maxFanOutBytes: 268435456,
       fanOutSlice: 10000,
       retentionDays: 0,
+      apiAuthorizer: false,
       bus: {
         kind: 'sqs',
         queuePrefix: 'Switchyard-',
@@ -63,6 +64,16 @@ describe('Function: readHandlerEnvironment', () => {
         queueTags: {},
       },
     });
+  });
+
+  it('reads API_AUTHORIZER (-c auth=token), and refuses a value other than true or false', () => {
+    // Act
+    const behindAuthorizer = readHandlerEnvironment({ ...SQS_ENV, API_AUTHORIZER: 'true' });
+    const wrong = () => readHandlerEnvironment({ ...SQS_ENV, API_AUTHORIZER: 'yes' });
+
+    // Assess
+    expect(behindAuthorizer.apiAuthorizer).toBe(true);
+    expect(wrong).toThrow(/API_AUTHORIZER must be true or false, got "yes"/);
   });
 
   it('reads the RabbitMQ stack environment, with defaults for what it leaves out', () => {

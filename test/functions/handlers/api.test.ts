@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createApiHandler } from '../../../functions/handlers/api.js';
 import { aLambdaContext, anApiEvent } from '../../support/aws-events.js';
@@ -161,5 +162,63 @@ describe('Handler: api', () => {
     // A bearer that is no scoped secret is the gateway's credential (a Cognito token): the root.
     expect(cognito.statusCode).toBe(201);
     expect(unknown.statusCode).toBe(401);
+  });
+});
+
+describe('Handler: api behind the Lambda authorizer (-c auth=token)', () => {
+  const asPrincipal = (authorizer: Record<string, string> | null) => (event: APIGatewayProxyEvent) => {
+    event.requestContext.authorizer = authorizer;
+    return event;
+  };
+
+  it('acts as the principal of the authorizer context, and still enforces namespaces and roles', async () => {
+    // Prepare: the root registers greet in team-a and team-b, and starts a team-b job.
+    const harness = memoryManager();
+    const handler = createApiHandler({ ...harness, maxBodyBytes: 1024, authorizer: true });
+    const root = asPrincipal({ namespace: '*', role: 'admin', principalId: 'root' });
+    for (const team of ['team-a', 'team-b'])
+      await handler(root(anApiEvent('PUT', `/api/ns/${team}/workflow/greet`, { body: DEFINITION })));
+    const teamBJob = randomUUID();
+    await handler(
+      root(anApiEvent('POST', '/api/ns/team-b/workflow/greet', { query: { id: teamBJob }, body: {} })),
+    );
+    // What API Gateway passes: the context, its principalId, and the header the authorizer checked.
+    const runner = asPrincipal({
+      tokenId: '0123456789abcdef',
+      namespace: 'team-a',
+      role: 'run',
+      principalId: 'x',
+    });
+    const reader = asPrincipal({ tokenId: 'fedcba9876543210', namespace: 'team-a', role: 'read' });
+    const checked = { headers: { authorization: 'Bearer swy_not-looked-up-again' } };
+
+    // Act
+    const started = await handler(
+      runner(anApiEvent('POST', '/api/ns/team-a/workflow/greet', { ...checked, body: {} })),
+    );
+    const otherTeam = await handler(runner(anApiEvent('GET', `/api/ns/team-b/job/${teamBJob}`, checked)));
+    const cancelOtherTeam = await handler(
+      runner(anApiEvent('DELETE', `/api/ns/team-b/job/${teamBJob}`, checked)),
+    );
+    const register = await handler(
+      runner(anApiEvent('PUT', '/api/ns/team-a/workflow/other', { ...checked, body: DEFINITION })),
+    );
+    const readOnly = await handler(
+      reader(anApiEvent('POST', '/api/ns/team-a/workflow/greet', { ...checked, body: {} })),
+    );
+    const noContext = await handler(asPrincipal(null)(anApiEvent('GET', '/api/ns/team-a/workflows')));
+    const badContext = await handler(
+      asPrincipal({ namespace: 'team-a', role: 'owner' })(anApiEvent('GET', '/api/ns/team-a/workflows')),
+    );
+    const openPage = await handler(asPrincipal(null)(anApiEvent('GET', '/openapi.json')));
+
+    // Assess
+    expect(started.statusCode).toBe(201);
+    expect(harness.bus.sent).toHaveLength(2);
+    expect([otherTeam.statusCode, cancelOtherTeam.statusCode]).toEqual([404, 404]);
+    expect([register.statusCode, readOnly.statusCode]).toEqual([403, 403]);
+    expect(JSON.parse(readOnly.body).error.message).toMatch(/needs the role "run"; this token has "read"/);
+    expect([noContext.statusCode, badContext.statusCode]).toEqual([401, 401]);
+    expect(openPage.statusCode).toBe(200);
   });
 });

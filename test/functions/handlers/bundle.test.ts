@@ -67,6 +67,29 @@ describe.each(['sqs', 'rabbitmq'] as const)('Lambda bundles for BUS=%s', (bus) =
 });
 
 describe('Lambda bundles', () => {
+  it('the API authorizer carries the token lookup only: neither bus, nor the manager, nor the whole store', async () => {
+    // Act
+    const { text, inputs } = await bundle('api-authorizer', {
+      bus: 'sqs',
+      tracing: false,
+      sourceMaps: false,
+    });
+
+    // Assess
+    for (const forbidden of [
+      ...FORBIDDEN_INPUTS,
+      /node_modules\/amqplib\//,
+      /client-sqs/,
+      /functions\/manager\//,
+      /functions\/adapters\/dynamodb\/store\.ts/,
+    ])
+      expect(
+        inputs.filter((input) => forbidden.test(input)),
+        `bundles ${forbidden}`,
+      ).toEqual([]);
+    expect(text, 'starts an HTTP server').not.toMatch(/\bcreateServer\b/);
+  });
+
   it('the API function for both buses carries both, each loaded on first use, when not told the bus', async () => {
     // Act: the handler as tests and tsx run it, with the bus unknown at build time
     const { inputs } = await bundle('api', { bus: 'sqs', tracing: false, sourceMaps: false }, { define: {} });
