@@ -6,6 +6,7 @@ import { findCycles } from './cycles.js';
 import { parseDuration } from './duration.js';
 import type { Path } from './parse-source.js';
 import { amqpNameProblem, MAX_VHOSTS, stepQueueProblem } from './queue-name.js';
+import { readSchedules } from './schedules.js';
 import type { DefinitionError, StepDefinition, TaskDefinition, WorkflowDefinition } from './types.js';
 
 export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
@@ -13,7 +14,17 @@ export const START = '__start__';
 export const END = '__end__';
 
 const ROOT_KEYS = ['workflows'];
-const WORKFLOW_KEYS = ['name', 'description', 'vhosts', 'timeout', 'params', 'onFailure', 'steps', 'tasks'];
+const WORKFLOW_KEYS = [
+  'name',
+  'description',
+  'vhosts',
+  'timeout',
+  'params',
+  'onFailure',
+  'steps',
+  'tasks',
+  'schedules',
+];
 const STEP_KEYS = [
   'name',
   'description',
@@ -190,6 +201,10 @@ function readWorkflow(
 
   const steps = readSteps(raw, path, scope, report, 'workflow', replyQueue);
   if (steps) workflow.steps = steps;
+  const schedules = readSchedules(raw.schedules, [...path, 'schedules'], (at, message, onKey) =>
+    report(at, scope, message, onKey),
+  );
+  if (schedules?.length) workflow.schedules = schedules;
 
   checkTaskReferences(workflow, path, report);
   return name === undefined ? undefined : workflow;

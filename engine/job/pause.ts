@@ -27,6 +27,8 @@ export function pauseJob(d: Draft): void {
   // A child waiting for its turn has nothing to hold: its turn is what starts it, and no turn comes
   // while its parent is paused (the manager starts no child of a paused job).
   if (d.job.status === 'waiting') return d.ignore('the job has not started');
+  if (d.job.status === 'scheduled')
+    return d.reject('conflict', 'the job is scheduled and has not started: cancel it instead');
   d.updateJob({ status: 'paused' });
   for (const node of runningFanOuts(d)) {
     d.effects.followUps.push({ kind: 'pauseChildren', jobId: d.job.id, step: node.name });
