@@ -129,6 +129,15 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX jobs_top_finished ON jobs (ended_at)
     WHERE parent_id IS NULL AND status IN ('completed', 'failed', 'cancelled', 'aborted');
   `,
+  // serve's schedules: the last tick handled of each (functions/local/local-schedules.ts).
+  `
+  CREATE TABLE schedule_cursors (
+    workflow TEXT NOT NULL,
+    schedule TEXT NOT NULL,
+    last_tick INTEGER NOT NULL,
+    PRIMARY KEY (workflow, schedule)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
