@@ -5,11 +5,12 @@ import { ApiError, type ApiResponse, errorResponse, type HostRequest, toApiError
 import { type RawQuery, rawQueryOf, singleValuedQuery } from './query.js';
 import { type ApiDeps, matchRoute, type Route } from './router.js';
 import { jobRoutes } from './routes/jobs.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { systemRoutes } from './routes/system.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { withSecurityHeaders } from './security-headers.js';
 
-export const routes: readonly Route[] = [...workflowRoutes, ...jobRoutes, ...systemRoutes];
+export const routes: readonly Route[] = [...workflowRoutes, ...scheduleRoutes, ...jobRoutes, ...systemRoutes];
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 

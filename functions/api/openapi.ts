@@ -1,5 +1,7 @@
 /** The OpenAPI 3 description of every route (a test checks it against the router, both ways). */
 
+import { JOB_STATUSES } from '../../engine/index.js';
+
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const jsonContent = (schema: object) => ({ 'application/json': { schema } });
 const error = (description: string) => ({ description, content: jsonContent(ref('Error')) });
@@ -23,6 +25,11 @@ const query = (name: string, description: string, schema: object = { type: 'stri
   required: false,
   description,
   schema,
+});
+const ticksParam = query('ticks', 'Next ticks listed per schedule (default 5).', {
+  type: 'integer',
+  minimum: 1,
+  maximum: 50,
 });
 const jobResponse = (description: string) => ({ description, content: jsonContent(ref('Job')) });
 
@@ -85,7 +92,51 @@ export function openApiDocument(): Record<string, unknown> {
         },
         JobStatus: {
           type: 'string',
-          enum: ['waiting', 'running', 'paused', 'completed', 'failed', 'cancelled', 'aborted'],
+          enum: JOB_STATUSES,
+          description: '`scheduled`: a delayed start (`?at=`) waiting for its time.',
+        },
+        Schedules: {
+          type: 'object',
+          description: "A workflow's schedules (of its latest version) and its scheduled jobs.",
+          properties: {
+            name: { type: 'string' },
+            version: { type: 'integer' },
+            enabled: { type: 'boolean' },
+            schedules: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  cron: {
+                    type: 'string',
+                    description: '5 fields: minute hour day-of-month month day-of-week',
+                  },
+                  timezone: { type: 'string', description: 'IANA time zone' },
+                  catchUp: { type: 'string', enum: ['all', 'latest'] },
+                  input: { type: 'object' },
+                  key: { type: 'string', description: "Names the schedule in each tick's derived job id." },
+                  nextTicks: {
+                    type: 'array',
+                    items: { type: 'string', format: 'date-time' },
+                    description: 'None while the workflow is disabled.',
+                  },
+                },
+              },
+            },
+            scheduled: {
+              type: 'array',
+              description: 'Jobs waiting for their start time, soonest first (at most 100).',
+              items: {
+                type: 'object',
+                properties: {
+                  id: { type: 'string', format: 'uuid' },
+                  startAt: { type: 'string', format: 'date-time' },
+                  createdAt: { type: 'string', format: 'date-time' },
+                },
+              },
+            },
+            scheduledCount: { type: 'integer' },
+          },
         },
         Step: {
           type: 'object',
@@ -141,6 +192,7 @@ export function openApiDocument(): Record<string, unknown> {
             createdAt: { type: 'string', format: 'date-time' },
             updatedAt: { type: 'string', format: 'date-time' },
             endedAt: { type: 'string', format: 'date-time' },
+            startAt: { type: 'string', format: 'date-time', description: 'A delayed start (`?at=`).' },
             steps: { type: 'object', additionalProperties: ref('Step') },
             running: {
               type: 'array',
@@ -183,6 +235,7 @@ export function openApiDocument(): Record<string, unknown> {
             status: ref('JobStatus'),
             createdAt: { type: 'string', format: 'date-time' },
             updatedAt: { type: 'string', format: 'date-time' },
+            startAt: { type: 'string', format: 'date-time', description: 'A delayed start (`?at=`).' },
             progress: {
               type: 'object',
               properties: {
@@ -287,6 +340,11 @@ export function openApiDocument(): Record<string, unknown> {
             }),
             query('version', 'Run this version instead of the latest.', { type: 'integer', minimum: 1 }),
             query('vhost', "Run on this vhost (one of the workflow's)."),
+            query(
+              'at',
+              'A delayed start: an RFC 3339 time, later than now and within a year. The job is `scheduled` until then.',
+              { type: 'string', format: 'date-time' },
+            ),
           ],
           requestBody: {
             required: false,
@@ -301,13 +359,38 @@ export function openApiDocument(): Record<string, unknown> {
               description: 'Started.',
               content: jsonContent({ type: 'object', properties: { id: { type: 'string' } } }),
             },
-            400: error('Input not a JSON object, or a bad id.'),
+            400: error('Input not a JSON object, a bad id, or an `at` malformed, past or over a year ahead.'),
             404: error('No such workflow or version.'),
             409: error('The id is taken by a different job, or the workflow is disabled.'),
             413: error('Body too large.'),
             415: error(
               'From a browser (`Origin` or `Sec-Fetch-Site` sent): a body not sent as application/json.',
             ),
+          },
+        },
+      },
+      '/api/workflow/{name}/schedules': {
+        parameters: [nameParam],
+        get: {
+          summary: "A workflow's schedules with their next ticks, and its scheduled jobs",
+          parameters: [ticksParam],
+          responses: {
+            200: { description: 'The schedules.', content: jsonContent(ref('Schedules')) },
+            400: error('A bad `ticks`.'),
+            404: error('No such workflow.'),
+          },
+        },
+      },
+      '/api/schedules': {
+        get: {
+          summary: 'The schedules and scheduled jobs of every workflow that has any',
+          parameters: [ticksParam],
+          responses: {
+            200: {
+              description: 'One entry per workflow.',
+              content: jsonContent({ type: 'array', items: ref('Schedules') }),
+            },
+            400: error('A bad `ticks`.'),
           },
         },
       },
@@ -328,7 +411,7 @@ export function openApiDocument(): Record<string, unknown> {
             query('workflow', 'Only this workflow.'),
             query('status', 'Only this status, or `all` (default: running).', {
               type: 'string',
-              enum: ['waiting', 'running', 'paused', 'completed', 'failed', 'cancelled', 'aborted', 'all'],
+              enum: [...JOB_STATUSES, 'all'],
             }),
             query('children', '1: include fan-out children.'),
             query('detail', '1: summaries instead of ids.'),
