@@ -118,8 +118,7 @@ export class LocalSchedules {
       }
     }
     this.seen = seen;
-    if (earliest !== undefined)
-      logger.debug('schedules: next tick', { at: new Date(earliest).toISOString() });
+    if (earliest !== undefined) logger.info('schedules: next tick', { at: new Date(earliest).toISOString() });
     return earliest;
   }
 
