@@ -43,7 +43,11 @@ function simulatedScheduler() {
   const mock = mockClient(SchedulerClient);
   const schedules = new Map<string, CreateScheduleInput>();
   const notFound = (name?: string) =>
-    new ResourceNotFoundException({ message: `Schedule ${name} does not exist.`, $metadata: {} });
+    new ResourceNotFoundException({
+      message: `Schedule ${name} does not exist.`,
+      Message: `Schedule ${name} does not exist.`,
+      $metadata: {},
+    });
   mock.on(GetScheduleCommand).callsFake((input: { Name: string }) => {
     const found = schedules.get(input.Name);
     if (!found) throw notFound(input.Name);
