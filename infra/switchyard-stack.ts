@@ -9,6 +9,7 @@ import { SwitchyardApi } from './constructs/api.js';
 import { type FunctionNetwork, HandlerFunction } from './constructs/handler-function.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
 import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
+import { WorkflowSchedules } from './constructs/schedules.js';
 import { SqsBus } from './constructs/sqs-bus.js';
 import { SwitchyardTable } from './constructs/table.js';
 import { TimerQueue } from './constructs/timers.js';
@@ -105,7 +106,11 @@ export class SwitchyardStack extends Stack {
           })
         : undefined;
 
-    const environment = handlerEnvironment({ settings, store, timerQueue, sqsBus, mqBus });
+    const schedules = new WorkflowSchedules(this, 'Schedules', { settings });
+    const environment = {
+      ...handlerEnvironment({ settings, store, timerQueue, sqsBus, mqBus }),
+      ...schedules.environment,
+    };
     const network: FunctionNetwork | undefined = mqBus?.functionNetwork;
     const common = { environment, settings, network };
 
@@ -136,6 +141,10 @@ export class SwitchyardStack extends Stack {
           description: 'Switchyard requests that exhausted their step queue: failed attempts',
         })
       : undefined;
+    // Workflow schedules: EventBridge Scheduler invokes the timers function at each tick.
+    schedules.invoke(timersFunction);
+    schedules.allowSync(apiFunction, timersFunction);
+    schedules.allowRearm(timersFunction);
     const managerFunctions = [
       apiFunction,
       repliesFunction,
@@ -209,6 +218,7 @@ export class SwitchyardStack extends Stack {
         description: 'Switchyard: registers the workflows deployed with the stack (custom resource)',
       });
       registerFunction.allow('RegisterWorkflows', REGISTER_ACTIONS, store.resourceArns);
+      schedules.allowSync(registerFunction, timersFunction);
       if (sqsBus) {
         allowCreatingQueues(registerFunction);
         this.acknowledgeQueuePrefix([registerFunction], settings.queuePrefix);
