@@ -236,6 +236,8 @@ export class SwitchyardStack extends Stack {
         settings,
       });
       registration.node.addDependency(store.table);
+      // Registering creates the workflows' schedules: in the group, invoking with the role's policy.
+      registration.node.addDependency(schedules);
       // The reply queue must exist before the event source mapping polls it.
       for (const mapping of brokerMappings ?? []) mapping.node.addDependency(registration);
     }

@@ -235,10 +235,12 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     requestTtlMs: broker ? undefined : (options.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS),
     onRegistered: async (definition) => {
       for (const vhost of definition.vhosts ?? []) consumeVhost(vhost);
-      // Its schedules may have changed: the next pass counts them (not awaited: it starts jobs).
-      if (definition.schedules || schedules.hasSchedules) void schedules.poke();
+      // Its schedules may have changed: the next pass counts them (not awaited: it starts jobs). The
+      // config's workflows, registered before recovery, wait for the first pass after it.
+      if (schedulesStarted && (definition.schedules || schedules.hasSchedules)) void schedules.poke();
     },
   });
+  let schedulesStarted = false;
   const schedules: LocalSchedules = new LocalSchedules({
     registry: store,
     cursors: store,
@@ -285,6 +287,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
 
   const retention = options.retainMs ? startRetention(store, options.retainMs, logger) : undefined;
   // After recovery: ticks missed while serve was down start now (catch-up), then on their times.
+  schedulesStarted = true;
   void schedules.poke();
   logger.info('serving', {
     url,

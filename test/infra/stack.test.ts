@@ -411,6 +411,15 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     const { template } = synthesized;
     template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1);
     template.hasResourceProperties('AWS::Scheduler::ScheduleGroup', { Name: 'Switchyard-workflows' });
+    // The deploy's registration creates schedules: only once the group and the role's policy exist.
+    const [registration] = Object.values(template.findResources('Custom::SwitchyardWorkflows'));
+    const dependsOn = asList(registration?.DependsOn as unknown[]).map(String);
+    expect(dependsOn).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^SchedulesGroup/),
+        expect.stringMatching(/^SchedulesInvokeRoleDefaultPolicy/),
+      ]),
+    );
     const [roleId, role] = Object.entries(resourcesOfType(template, 'AWS::IAM::Role')).find(([id]) =>
       id.startsWith('SchedulesInvokeRole'),
     ) ?? ['', undefined];
