@@ -745,6 +745,10 @@ schedules:
       input: { from: 'the form' },
     });
     await view.locator(`.scheduled-jobs tr[data-job="${id}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    // Its page says when it starts.
+    await link.click();
+    await page.locator(`.job-view[data-job="${id}"] .job-start-at time`).waitFor({ timeout: STATE_TIMEOUT });
+    expect(await page.locator('.job-start-at time').getAttribute('datetime')).toBe(expectedAt);
     for (const job of [id, scheduled.id]) {
       expect((await fetch(`${serve.url}/api/job/${job}`, { method: 'DELETE' })).status).toBe(200);
       expect((await jobDocument(job)).status).toBe('cancelled');
