@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Bus } from '../../engine/ports/bus.js';
@@ -7,7 +8,9 @@ import { DynamoDbStore } from '../adapters/dynamodb/store.js';
 import { SqsTimers } from '../adapters/sqs/timers.js';
 import { Manager } from '../manager/manager.js';
 import type { BusKind, HandlerEnvironment } from './environment.js';
+import { EventBridgeSchedules } from './eventbridge-schedules.js';
 import { createLambdaTelemetry, type LambdaTelemetry } from './lambda-telemetry.js';
+import { syncWorkflowSchedules } from './schedule-registration.js';
 
 /** Everything a handler uses, built once per Lambda container. */
 export interface Container {
@@ -17,6 +20,8 @@ export interface Container {
   bus: Bus;
   timers: SqsTimers;
   telemetry: LambdaTelemetry;
+  /** Workflow schedules on EventBridge Scheduler, when the stack has them (SCHEDULE_GROUP). */
+  schedules?: EventBridgeSchedules;
 }
 
 /** SDK clients to use instead of the default ones (tests point them at the emulators). */
@@ -24,6 +29,7 @@ export interface ContainerClients {
   dynamodb?: DynamoDBClient;
   sqs?: SQSClient;
   secretsManager?: SecretsManagerClient;
+  scheduler?: SchedulerClient;
 }
 
 /** Wraps an AWS SDK client the container or a bus creates (X-Ray tracing, functions/aws/tracing.ts). */
@@ -93,16 +99,28 @@ export async function createContainer(
         timers: lost.length,
       }),
   });
+  const schedules = env.schedules
+    ? new EventBridgeSchedules({
+        client: options.clients?.scheduler ?? new SchedulerClient({}),
+        ...env.schedules,
+        clock,
+      })
+    : undefined;
   const manager = new Manager({
     store,
     bus,
     timers,
     telemetry,
     clock,
+    // The functions that register workflows (API, deploy) keep their EventBridge schedules in step.
+    onRegistered:
+      schedules && env.schedules?.targetArn
+        ? (definition) => syncWorkflowSchedules(store, schedules, definition, telemetry.logger)
+        : undefined,
     maxFanOut: env.maxFanOut,
     fanOutSlice: env.fanOutSlice,
     maxReplyBytes: env.maxMessageBytes,
     maxFanOutBytes: env.maxFanOutBytes,
   });
-  return { env, manager, store, bus, timers, telemetry };
+  return { env, manager, store, bus, timers, telemetry, schedules };
 }

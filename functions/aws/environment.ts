@@ -43,6 +43,17 @@ export interface HandlerEnvironment {
   fanOutSlice: number;
   /** Finished jobs older than this many days are deleted (0: kept for good). */
   retentionDays: number;
+  /** Workflow schedules on EventBridge Scheduler (SCHEDULE_GROUP, SCHEDULE_ROLE_ARN, SCHEDULE_TARGET_ARN). */
+  schedules?: ScheduleEnvironment;
+}
+
+export interface ScheduleEnvironment {
+  /** The stack's schedule group. */
+  group: string;
+  /** The role EventBridge Scheduler invokes the timers function with. */
+  roleArn: string;
+  /** The timers function: set for the functions that register workflows (they create schedules). */
+  targetArn?: string;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
@@ -87,6 +98,14 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
   const maxMessageBytes = reader.integer('MAX_MESSAGE_BYTES', 1024 * 1024, 1024, 1024 * 1024);
   const maxFanOutBytes = reader.integer('MAX_FAN_OUT_BYTES', 256 * 1024 * 1024, 1024, 2 ** 40);
   const retentionDays = reader.integer('RETENTION_DAYS', 0, 0, 3650);
+  const scheduleGroup = reader.optional('SCHEDULE_GROUP');
+  const schedules: ScheduleEnvironment | undefined = scheduleGroup
+    ? {
+        group: scheduleGroup,
+        roleArn: reader.required('SCHEDULE_ROLE_ARN'),
+        targetArn: reader.optional('SCHEDULE_TARGET_ARN'),
+      }
+    : undefined;
 
   let bus: HandlerEnvironment['bus'] | undefined;
   if (busKind === 'sqs') {
@@ -124,6 +143,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
     maxFanOutBytes,
     fanOutSlice,
     retentionDays,
+    ...(schedules ? { schedules } : {}),
   };
 }
 

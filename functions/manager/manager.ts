@@ -320,7 +320,7 @@ export class Manager {
       workflow,
       transition: createJob(
         workflow,
-        { id, input, vhost, causedBy: params.causedBy, calledBy: params.calledBy },
+        { id, input, vhost, causedBy: params.causedBy, calledBy: params.calledBy, startAt: params.startAt },
         { ...context, runningLimit },
       ),
     };
