@@ -260,7 +260,8 @@ function onTimer(d: Draft, timer: Timer): void {
   if (timer.kind === 'start') {
     if (d.job.status !== 'scheduled') return d.ignore(`job is ${d.job.status}, not scheduled`);
     if (d.job.startAt === undefined || d.job.startAt > d.now) return d.ignore('stale start timer');
-    return startJob(d);
+    // It starts as a job submitted now would: under its workflow's `maxRunning` (queued when full).
+    return admitJob(d);
   }
   if (!isActive(d.job.status)) return d.ignore(`job is ${d.job.status}`);
   if (timer.kind === 'job') {

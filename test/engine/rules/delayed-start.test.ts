@@ -68,3 +68,61 @@ describe('Rules: delayed starts (`?at=`)', () => {
     expect(world.take()).toEqual([]);
   });
 });
+
+describe('Rules: a delayed start under maxRunning', () => {
+  const LIMITED = `workflows:
+  - name: limited
+    maxRunning: 1
+    steps:
+      - name: send
+`;
+
+  it('comes due while the slot is taken: it waits as queued, and starts when the running job ends', async () => {
+    // Prepare: one job holds the only slot; another is scheduled for a minute later.
+    const world = new SimulatedWorld();
+    await world.register(LIMITED);
+    const first = await world.start('limited', { n: 1 });
+    const [firstRequest] = world.take();
+    const { job } = await world.manager.startJob({
+      workflow: 'limited',
+      input: { n: 2 },
+      startAt: world.now + 60_000,
+    });
+    await world.manager.drain();
+
+    // Act: its time comes while the first still runs, then the first completes.
+    await world.advance(60_000);
+    const due = await world.job(job.id);
+    const sentWhileFull = world.take();
+    await world.reply(firstRequest as (typeof sentWhileFull)[number]);
+    const promoted = await world.job(job.id);
+
+    // Assess
+    expect(due.status).toBe('queued');
+    expect(sentWhileFull).toEqual([]);
+    expect((await world.job(first)).status).toBe('completed');
+    expect([promoted.status, promoted.holdsSlot]).toEqual(['running', true]);
+    expect(world.take().map((request) => [request.step, request.body])).toEqual([['send', { n: 2 }]]);
+    expect(await world.store.getRunningCount('limited')).toMatchObject({ running: 1, queued: 0 });
+  });
+
+  it('comes due with a slot free: it takes the slot, so a job started after it queues', async () => {
+    // Prepare
+    const world = new SimulatedWorld();
+    await world.register(LIMITED);
+    const { job } = await world.manager.startJob({
+      workflow: 'limited',
+      input: { n: 1 },
+      startAt: world.now + 60_000,
+    });
+    await world.manager.drain();
+
+    // Act
+    await world.advance(60_000);
+    const later = await world.start('limited', { n: 2 });
+
+    // Assess
+    expect((await world.job(job.id)).holdsSlot).toBe(true);
+    expect((await world.job(later)).status).toBe('queued');
+  });
+});
