@@ -174,6 +174,7 @@ program
   .argument('[workflow]', 'only this workflow')
   .option('--ticks <n>', 'next ticks shown per schedule', '3')
   .addOption(outputOption())
+  .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (name: string | undefined, options) => listSchedules(name, options, out));
 

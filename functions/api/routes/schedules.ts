@@ -1,3 +1,4 @@
+import { inNamespace, qualifiedName, splitQualifiedName } from '../../../engine/index.js';
 import type { StoredWorkflow } from '../../../engine/ports/store.js';
 import { DEFAULT_TIMEZONE } from '../../../engine/schedule/cron.js';
 import { scheduleKey } from '../../../engine/schedule/identity.js';
@@ -40,7 +41,8 @@ async function schedulesOf(
     scheduled.sort((a, b) => a.startAt.localeCompare(b.startAt));
   }
   return {
-    name: stored.name,
+    // The request's namespace is implied: the name is plain, as the workflow routes answer it.
+    name: splitQualifiedName(stored.name).name,
     version: stored.version,
     enabled: stored.enabled,
     schedules: (stored.definition.schedules ?? []).map((schedule) => ({
@@ -64,16 +66,17 @@ const ticksParam = (request: ApiRequest) => intParam(request, 'ticks', { min: 1,
 async function workflowSchedules(request: ApiRequest, deps: ApiDeps) {
   const name = request.params.name as string;
   const ticks = ticksParam(request);
-  const stored = await deps.service.getWorkflow(name);
+  const stored = await deps.service.getWorkflow(qualifiedName(request.namespace, name));
   if (!stored) throw new ApiError('not_found', `no workflow named "${name}"`);
   return json(200, await schedulesOf(stored, deps, ticks));
 }
 
-/** Every workflow with a schedule or a scheduled job. */
+/** Every workflow of the request's namespace with a schedule or a scheduled job. */
 async function allSchedules(request: ApiRequest, deps: ApiDeps) {
   const ticks = ticksParam(request);
   const documents: WorkflowSchedulesDocument[] = [];
   for (const summary of await deps.service.listWorkflows()) {
+    if (!inNamespace(summary.name, request.namespace)) continue;
     const stored = await deps.service.getWorkflow(summary.name);
     if (!stored) continue;
     const document = await schedulesOf(stored, deps, ticks);
@@ -82,7 +85,9 @@ async function allSchedules(request: ApiRequest, deps: ApiDeps) {
   return json(200, documents);
 }
 
+const namespacedRead = { auth: true, namespaced: true, role: 'read' } as const;
+
 export const scheduleRoutes: Route[] = [
-  { method: 'GET', path: '/api/schedules', auth: true, handle: allSchedules },
-  { method: 'GET', path: '/api/workflow/{name}/schedules', auth: true, handle: workflowSchedules },
+  { method: 'GET', path: '/api/schedules', ...namespacedRead, handle: allSchedules },
+  { method: 'GET', path: '/api/workflow/{name}/schedules', ...namespacedRead, handle: workflowSchedules },
 ];

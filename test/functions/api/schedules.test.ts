@@ -140,4 +140,40 @@ describe('API: schedules', () => {
     expect((await call('GET', '/api/workflow/nope/schedules')).status).toBe(404);
     expect((await call('GET', '/api/workflow/report/schedules', { ticks: '0' })).status).toBe(400);
   });
+
+  it('answers in the request’s namespace, with plain names: another namespace’s report is apart', async () => {
+    // Prepare: report in default (api()), and a report of its own in team-a with one schedule.
+    const { call } = await api();
+    const teamReport = `workflows:
+  - name: report
+    steps:
+      - name: build
+    schedules:
+      - cron: "0 7 * * *"
+`;
+    expect((await call('PUT', '/api/ns/team-a/workflow/report', {}, teamReport)).status).toBe(201);
+    await call('POST', '/api/ns/team-a/workflow/report', { at: '2026-05-08T00:00:00Z', id: ID });
+
+    // Act
+    const ownDocument = await call('GET', '/api/ns/team-a/workflow/report/schedules', { ticks: '1' });
+    const teamListing = await call('GET', '/api/ns/team-a/schedules', { ticks: '1' });
+    const defaultDocument = await call('GET', '/api/workflow/report/schedules', { ticks: '1' });
+    const defaultListing = await call('GET', '/api/schedules', { ticks: '1' });
+    const unknownThere = await call('GET', '/api/ns/team-b/workflow/report/schedules');
+
+    // Assess
+    const team = JSON.parse(ownDocument.body) as WorkflowSchedulesDocument;
+    expect([ownDocument.status, team.name, team.scheduledCount]).toEqual([200, 'report', 1]);
+    expect(team.schedules.map((schedule) => [schedule.cron, schedule.nextTicks])).toEqual([
+      ['0 7 * * *', ['2026-05-08T07:00:00.000Z']],
+    ]);
+    expect(team.scheduled.map((job) => job.id)).toEqual([ID]);
+    const listed = JSON.parse(teamListing.body) as WorkflowSchedulesDocument[];
+    expect(listed.map((entry) => [entry.name, entry.schedules.length])).toEqual([['report', 1]]);
+    const own = JSON.parse(defaultDocument.body) as WorkflowSchedulesDocument;
+    expect([own.schedules.length, own.scheduledCount]).toEqual([2, 0]);
+    const defaults = JSON.parse(defaultListing.body) as WorkflowSchedulesDocument[];
+    expect(defaults.map((entry) => [entry.name, entry.schedules.length])).toEqual([['report', 2]]);
+    expect(unknownThere.status).toBe(404);
+  });
 });

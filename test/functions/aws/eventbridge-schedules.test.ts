@@ -10,8 +10,9 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { definitionInNamespace } from '../../../engine/definition/namespace.js';
 import type { WorkflowDefinition } from '../../../engine/definition/types.js';
-import { scheduleKey } from '../../../engine/schedule/identity.js';
+import { scheduleKey, tickJobId } from '../../../engine/schedule/identity.js';
 import {
   atExpression,
   EventBridgeSchedules,
@@ -19,6 +20,7 @@ import {
   scheduleName,
 } from '../../../functions/aws/eventbridge-schedules.js';
 import { syncWorkflowSchedules } from '../../../functions/aws/schedule-registration.js';
+import { handleScheduleTick } from '../../../functions/aws/schedule-tick.js';
 import { silentTelemetry } from '../../../functions/telemetry/telemetry.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 
@@ -194,5 +196,44 @@ describe('EventBridgeSchedules: a workflow’s schedules on EventBridge Schedule
     }
     const [daily, hourly] = [DAILY, HOURLY].map((schedule) => scheduleName('report', scheduleKey(schedule)));
     expect(held).toEqual([[daily, hourly], [hourly], [daily], []]);
+  });
+
+  it('keys by the qualified name: the same workflow and schedule in two namespaces get their own schedules and tick jobs', async () => {
+    // Prepare: report registered (as the API and the deploy register it) in default and in team-a.
+    const world = new SimulatedWorld();
+    world.now = now;
+    const definitions = [report(DAILY), definitionInNamespace(report(DAILY), 'team-a')];
+    for (const definition of definitions) {
+      await world.manager.registerWorkflow(definition);
+      await syncWorkflowSchedules(world.store, schedules(), definition, silentTelemetry.logger);
+    }
+
+    // Act: each schedule's tick arrives.
+    const events = [...scheduler.schedules.values()].map(eventOf);
+    for (const event of events) {
+      await handleScheduleTick(event, {
+        registry: world.store,
+        startJob: (params) => world.manager.startJob(params),
+        schedules: schedules(),
+        logger: silentTelemetry.logger,
+        clock: () => now,
+      });
+    }
+
+    // Assess
+    const key = scheduleKey(DAILY);
+    const tick = Date.parse('2026-05-08T04:00:00Z');
+    expect([...scheduler.schedules.keys()].sort()).toEqual(
+      [scheduleName('report', key), scheduleName('team-a/report', key)].sort(),
+    );
+    expect(events.map((event) => [event.workflow, event.tick]).sort()).toEqual([
+      ['report', '2026-05-08T04:00:00.000Z'],
+      ['team-a/report', '2026-05-08T04:00:00.000Z'],
+    ]);
+    for (const workflow of ['report', 'team-a/report']) {
+      const jobs = (await world.store.queryJobs({ workflow, limit: 10 })).jobs.map((job) => job.id);
+      expect(jobs, workflow).toEqual([tickJobId(workflow, key, tick)]);
+    }
+    expect(tickJobId('report', key, tick)).not.toBe(tickJobId('team-a/report', key, tick));
   });
 });

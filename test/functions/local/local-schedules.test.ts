@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { definitionInNamespace } from '../../../engine/definition/namespace.js';
 import { scheduleKey, tickJobId } from '../../../engine/schedule/identity.js';
 import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import { LocalSchedules, type ScheduleCursors } from '../../../functions/local/local-schedules.js';
 import { silentTelemetry } from '../../../functions/telemetry/telemetry.js';
-import { SimulatedWorld } from '../../support/simulated-world.js';
+import { SimulatedWorld, workflowsFrom } from '../../support/simulated-world.js';
 
 const DAY = 86_400_000;
 const at = (iso: string) => Date.parse(iso);
@@ -121,5 +122,29 @@ describe('LocalSchedules (serve)', () => {
     await Promise.all([schedules.poke(), schedules.poke()]);
     await schedules.stop();
     expect(await jobIds()).toHaveLength(1);
+  });
+
+  it('keys by the qualified name: the same workflow and schedule in two namespaces start their own jobs, with their own cursors', async () => {
+    // Prepare: report in default (world()), and the same definition in team-a.
+    const { store, sim, host, jobIds } = await world();
+    for (const definition of workflowsFrom(DAILY))
+      await sim.manager.registerWorkflow(definitionInNamespace(definition, 'team-a'));
+    await host().pass();
+
+    // Act
+    sim.now += DAY;
+    await host().pass();
+
+    // Assess
+    const key = scheduleKey({ cron: '0 6 * * *', timezone: 'Europe/Paris', input: { kind: 'daily' } });
+    const tick = at('2026-05-02T04:00:00Z');
+    const teamIds = (await store.queryJobs({ workflow: 'team-a/report', limit: 1000 })).jobs.map(
+      (job) => job.id,
+    );
+    expect(await jobIds()).toEqual([tickJobId('report', key, tick)]);
+    expect(teamIds).toEqual([tickJobId('team-a/report', key, tick)]);
+    expect(teamIds[0]).not.toBe(tickJobId('report', key, tick));
+    expect(await store.scheduleCursors('report')).toEqual(new Map([[key, sim.now]]));
+    expect(await store.scheduleCursors('team-a/report')).toEqual(new Map([[key, sim.now]]));
   });
 });
