@@ -3,7 +3,8 @@ import { scheduleKey } from '../../engine/schedule/identity.js';
 import { dueTicks, nextTick } from '../../engine/schedule/ticks.js';
 import { type StartJob, startTicks } from '../manager/schedule-ticks.js';
 import type { Logger } from '../telemetry/telemetry.js';
-import type { EventBridgeSchedules, ScheduleTickEvent } from './eventbridge-schedules.js';
+import type { EventBridgeSchedules } from './eventbridge-schedules.js';
+import type { ScheduleTickEvent } from './schedule-tick-event.js';
 
 export interface ScheduleTickDeps {
   registry: Pick<WorkflowRegistry, 'getWorkflow'>;

@@ -4,10 +4,10 @@ import type { Housekeeping, WorkflowRegistry } from '../../engine/ports/store.js
 import { decodeTimer, type SqsTimers } from '../adapters/sqs/timers.js';
 import { BUNDLED_BUSES } from '../aws/bus-factories.js';
 import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
-import type { EventBridgeSchedules, ScheduleTickEvent } from '../aws/eventbridge-schedules.js';
-import { isScheduleTickEvent } from '../aws/eventbridge-schedules.js';
+import type { EventBridgeSchedules } from '../aws/eventbridge-schedules.js';
 import { fromEnvironment } from '../aws/from-env.js';
 import { handleScheduleTick } from '../aws/schedule-tick.js';
+import { isScheduleTickEvent, type ScheduleTickEvent } from '../aws/schedule-tick-event.js';
 import { settleSqsBatch } from '../aws/sqs-batch.js';
 
 export interface TimersDeps extends ManagerHandlerDeps {

@@ -16,11 +16,11 @@ import { scheduleKey, tickJobId } from '../../../engine/schedule/identity.js';
 import {
   atExpression,
   EventBridgeSchedules,
-  type ScheduleTickEvent,
   scheduleName,
 } from '../../../functions/aws/eventbridge-schedules.js';
 import { syncWorkflowSchedules } from '../../../functions/aws/schedule-registration.js';
 import { handleScheduleTick } from '../../../functions/aws/schedule-tick.js';
+import type { ScheduleTickEvent } from '../../../functions/aws/schedule-tick-event.js';
 import { silentTelemetry } from '../../../functions/telemetry/telemetry.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ScheduleDefinition } from '../../../engine/definition/types.js';
 import { scheduleKey, tickJobId } from '../../../engine/schedule/identity.js';
-import type { ScheduleTickEvent } from '../../../functions/aws/eventbridge-schedules.js';
+import type { ScheduleTickEvent } from '../../../functions/aws/schedule-tick-event.js';
 import { createTimersHandler } from '../../../functions/handlers/timers.js';
 import { type MemoryManager, memoryManager } from '../../support/memory-manager.js';
 
