@@ -10,6 +10,7 @@ import { type FunctionNetwork, HandlerFunction } from './constructs/handler-func
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
 import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
 import { RunTimeQueueRemoval } from './constructs/run-time-queue-removal.js';
+import { WorkflowSchedules } from './constructs/schedules.js';
 import { SqsBus } from './constructs/sqs-bus.js';
 import { SwitchyardTable } from './constructs/table.js';
 import { TimerQueue } from './constructs/timers.js';
@@ -109,7 +110,11 @@ export class SwitchyardStack extends Stack {
           })
         : undefined;
 
-    const environment = handlerEnvironment({ settings, store, timerQueue, sqsBus, mqBus });
+    const schedules = new WorkflowSchedules(this, 'Schedules', { settings });
+    const environment = {
+      ...handlerEnvironment({ settings, store, timerQueue, sqsBus, mqBus }),
+      ...schedules.environment,
+    };
     const network: FunctionNetwork | undefined = mqBus?.functionNetwork;
     const common = { environment, settings, network };
 
@@ -140,6 +145,10 @@ export class SwitchyardStack extends Stack {
           description: 'Switchyard requests that exhausted their step queue: failed attempts',
         })
       : undefined;
+    // Workflow schedules: EventBridge Scheduler invokes the timers function at each tick.
+    schedules.invoke(timersFunction);
+    schedules.allowSync(apiFunction, timersFunction);
+    schedules.allowRearm(timersFunction);
     const managerFunctions = [
       apiFunction,
       repliesFunction,
@@ -222,6 +231,7 @@ export class SwitchyardStack extends Stack {
         description: 'Switchyard: registers the workflows deployed with the stack (custom resource)',
       });
       registerFunction.allow('RegisterWorkflows', REGISTER_ACTIONS, store.resourceArns);
+      schedules.allowSync(registerFunction, timersFunction);
       if (sqsBus) {
         allowCreatingQueues(registerFunction);
         this.acknowledgeQueuePrefix([registerFunction], settings.queuePrefix);
@@ -240,6 +250,8 @@ export class SwitchyardStack extends Stack {
         settings,
       });
       registration.node.addDependency(store.table);
+      // Registering creates the workflows' schedules: in the group, invoking with the role's policy.
+      registration.node.addDependency(schedules);
       // The reply queue must exist before the event source mapping polls it.
       for (const mapping of brokerMappings ?? []) mapping.node.addDependency(registration);
     }

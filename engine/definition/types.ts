@@ -24,6 +24,20 @@ export interface WorkflowDefinition {
   maxRunning?: number;
   steps: StepDefinition[];
   tasks?: TaskDefinition[];
+  /** Start a job at each tick of these cron schedules (engine/schedule/). */
+  schedules?: ScheduleDefinition[];
+}
+
+/** `schedules:` entry: a job at each tick, with this input. */
+export interface ScheduleDefinition {
+  /** 5 fields: minute hour day-of-month month day-of-week, e.g. `0 6 * * 1-5`. */
+  cron: string;
+  /** An IANA time zone the cron is read in. @default UTC */
+  timezone?: string;
+  /** The input of each tick's job. @default {} */
+  input?: JsonObject;
+  /** Ticks missed while the manager was down: each starts once (`all`), or only the latest. @default all */
+  catchUp?: 'latest';
 }
 
 export interface StepDefinition {

@@ -7,6 +7,7 @@ import { parseDuration } from './duration.js';
 import { namespaceProblem, queuePrefixProblem } from './namespace.js';
 import type { Path } from './parse-source.js';
 import { amqpNameProblem, MAX_VHOSTS, stepQueueProblem } from './queue-name.js';
+import { readSchedules } from './schedules.js';
 import type { DefinitionError, StepDefinition, TaskDefinition, WorkflowDefinition } from './types.js';
 
 export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
@@ -24,6 +25,7 @@ const WORKFLOW_KEYS = [
   'maxRunning',
   'steps',
   'tasks',
+  'schedules',
 ];
 const STEP_KEYS = [
   'name',
@@ -234,6 +236,10 @@ function readWorkflow(
 
   const steps = readSteps(raw, path, scope, report, 'workflow', replyQueue);
   if (steps) workflow.steps = steps;
+  const schedules = readSchedules(raw.schedules, [...path, 'schedules'], (at, message, onKey) =>
+    report(at, scope, message, onKey),
+  );
+  if (schedules?.length) workflow.schedules = schedules;
 
   checkTaskReferences(workflow, path, report);
   return name === undefined ? undefined : workflow;

@@ -38,6 +38,8 @@ export interface CreateJobParams {
   causedBy?: string;
   /** A job a `workflow:` step started. */
   calledBy?: CallLink;
+  /** A delayed start: later than now, the job is `scheduled` until then (a `start` timer). */
+  startAt?: number;
 }
 
 /** Starts a new top-level job: its record, and the requests for the steps that start with it. */
@@ -60,6 +62,10 @@ export function createJob(
   });
   if (params.causedBy) record.causedBy = params.causedBy;
   if (params.calledBy) record.calledBy = params.calledBy;
+  const startAt = params.startAt;
+  if (startAt !== undefined && startAt > context.now) {
+    return run(workflow, record, context, true, (d) => scheduleStart(d, startAt));
+  }
   return run(workflow, record, context, true, (d) => admitJob(d));
 }
 
@@ -244,7 +250,19 @@ function isActive(status: JobRecord['status']): boolean {
   return status === 'running' || status === 'paused';
 }
 
+/** `POST /api/workflow/{name}?at=`: the job waits as `scheduled`, and its `start` timer starts it. */
+function scheduleStart(d: Draft, at: number): void {
+  d.updateJob({ status: 'scheduled', startAt: at });
+  d.effects.timers.push({ op: 'set', timer: { jobId: d.job.id, step: null, kind: 'start', attempt: 0, at } });
+}
+
 function onTimer(d: Draft, timer: Timer): void {
+  if (timer.kind === 'start') {
+    if (d.job.status !== 'scheduled') return d.ignore(`job is ${d.job.status}, not scheduled`);
+    if (d.job.startAt === undefined || d.job.startAt > d.now) return d.ignore('stale start timer');
+    // It starts as a job submitted now would: under its workflow's `maxRunning` (queued when full).
+    return admitJob(d);
+  }
   if (!isActive(d.job.status)) return d.ignore(`job is ${d.job.status}`);
   if (timer.kind === 'job') {
     if (d.job.deadline === undefined || d.job.deadline > d.now) return d.ignore('stale job timer');

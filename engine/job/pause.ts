@@ -33,6 +33,8 @@ export function pauseJob(d: Draft): void {
       'conflict',
       'the job is queued: it has not started (cancel it to take it out of the queue)',
     );
+  if (d.job.status === 'scheduled')
+    return d.reject('conflict', 'the job is scheduled and has not started: cancel it instead');
   d.updateJob({ status: 'paused' });
   for (const node of runningFanOuts(d)) {
     d.effects.followUps.push({ kind: 'pauseChildren', jobId: d.job.id, step: node.name });

@@ -486,7 +486,8 @@ export function cancelJob(d: Draft): void {
 }
 
 function stopRunningSteps(d: Draft): void {
-  if (d.job.deadline !== undefined) {
+  // A scheduled job's timer (same key as the deadline) is its start time.
+  if (d.job.deadline !== undefined || d.job.status === 'scheduled') {
     d.effects.timers.push({ op: 'clear', key: { jobId: d.job.id, step: null } });
   }
   for (const node of d.graph.steps) {

@@ -1,11 +1,13 @@
 import type { JsonObject } from '../json.js';
 
 /**
+ * `scheduled`: a delayed start (`?at=`) waiting for its time; a `start` timer starts it.
  * `paused`: nothing new is dispatched for the job (or its children) until it is resumed; replies to
  * requests already sent are still stored, and its timers still run (engine/job/pause.ts).
  * `queued`: a top-level job of a workflow with `maxRunning`, waiting for a slot (engine/job/running-limit.ts).
  */
 export type JobStatus =
+  | 'scheduled'
   | 'waiting'
   | 'queued'
   | 'running'
@@ -24,8 +26,14 @@ export type StepStatus =
   | 'cancelled';
 
 export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled', 'aborted'];
-/** Jobs that have not ended (a paused job is one of them: it counts among active jobs everywhere). */
-export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['waiting', 'queued', 'running', 'paused'];
+/** Jobs that have not ended (a scheduled, queued or paused job is one of them: it counts among active jobs everywhere). */
+export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = [
+  'scheduled',
+  'waiting',
+  'queued',
+  'running',
+  'paused',
+];
 export const JOB_STATUSES: readonly JobStatus[] = [...ACTIVE_JOB_STATUSES, ...FINISHED_JOB_STATUSES];
 
 export type FinishedJobStatus = 'completed' | 'failed' | 'cancelled' | 'aborted';
@@ -176,6 +184,8 @@ export interface JobRecord {
   endedAt?: number;
   /** Whole-job deadline (workflow `timeout`). */
   deadline?: number;
+  /** A delayed start (`?at=`): when the `scheduled` job starts. */
+  startAt?: number;
   /** A fan-out child whose task's expressions read `parent`: its parent job's input. */
   parentInput?: JsonObject;
   /** How many times the job failed (times out and aborts included): numbers `onFailure` jobs. */
@@ -229,7 +239,8 @@ export interface StepRequest {
   deadline?: number;
 }
 
-export type TimerKind = 'attempt' | 'retry' | 'job';
+/** `start`: a scheduled job's start time (its step is null, as for the job's own deadline). */
+export type TimerKind = 'attempt' | 'retry' | 'job' | 'start';
 
 /** A deadline: one per job step (reply deadline or retry delay) and one per job (its timeout). */
 export interface Timer {

@@ -9,13 +9,20 @@ import { namespacedPath } from './namespaced-path.js';
 import { type RawQuery, rawQueryOf, singleValuedQuery } from './query.js';
 import { type ApiDeps, matchRoute, type Route } from './router.js';
 import { jobRoutes } from './routes/jobs.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { systemRoutes } from './routes/system.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { isScopedSecret } from './scoped-tokens.js';
 import { withSecurityHeaders } from './security-headers.js';
 
-export const routes: readonly Route[] = [...workflowRoutes, ...jobRoutes, ...tokenRoutes, ...systemRoutes];
+export const routes: readonly Route[] = [
+  ...workflowRoutes,
+  ...scheduleRoutes,
+  ...jobRoutes,
+  ...tokenRoutes,
+  ...systemRoutes,
+];
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 

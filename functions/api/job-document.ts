@@ -76,6 +76,8 @@ export interface JobDocument {
   endedAt?: string;
   /** A queued job's place in its workflow's `maxRunning` queue (1 starts next); absent past the first 1,000. */
   queuePosition?: number;
+  /** A delayed start (`?at=`): when the job starts (or started). */
+  startAt?: string;
   /** The `onFailure` job this job's latest failure started. */
   followUp?: string;
   /** For an `onFailure` job: the failed job that started it. */
@@ -166,6 +168,7 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
   assignDefined(document, {
     result: job.result,
     endedAt: iso(job.endedAt),
+    startAt: iso(job.startAt),
     followUp: job.followUp,
     causedBy: job.causedBy,
     calledBy: job.calledBy && { id: job.calledBy.id, step: job.calledBy.step, attempt: job.calledBy.attempt },
@@ -271,6 +274,8 @@ export interface JobSummary {
   updatedAt: string;
   /** When it ended (completed, failed, cancelled or aborted). */
   endedAt?: string;
+  /** A delayed start (`?at=`): when the job starts (or started). */
+  startAt?: string;
   progress: Progress;
   /** A failed job's error: its step and message, the message cut to SUMMARY_ERROR_CHARS. */
   error?: { step: string | null; message: string };
@@ -289,7 +294,7 @@ export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobS
     updatedAt: iso(job.updatedAt) as string,
     progress: await jobProgress(store, job),
   };
-  assignDefined(summary, { endedAt: iso(job.endedAt) });
+  assignDefined(summary, { endedAt: iso(job.endedAt), startAt: iso(job.startAt) });
   if (job.error) {
     const { message } = job.error;
     summary.error = {

@@ -26,6 +26,11 @@ const query = (name: string, description: string, schema: object = { type: 'stri
   description,
   schema,
 });
+const ticksParam = query('ticks', 'Next ticks listed per schedule (default 5).', {
+  type: 'integer',
+  minimum: 1,
+  maximum: 50,
+});
 const jobResponse = (description: string) => ({ description, content: jsonContent(ref('Job')) });
 
 const REPEATED_QUERY = 'A query parameter given more than once.';
@@ -90,7 +95,50 @@ export function openApiDocument(): Record<string, unknown> {
           type: 'string',
           enum: [...JOB_STATUSES],
           description:
-            '`queued`: a job of a workflow with `maxRunning`, waiting for one of its running jobs to end.',
+            '`queued`: a job of a workflow with `maxRunning`, waiting for one of its running jobs to end. `scheduled`: a delayed start (`?at=`) waiting for its time.',
+        },
+        Schedules: {
+          type: 'object',
+          description: "A workflow's schedules (of its latest version) and its scheduled jobs.",
+          properties: {
+            name: { type: 'string' },
+            version: { type: 'integer' },
+            enabled: { type: 'boolean' },
+            schedules: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  cron: {
+                    type: 'string',
+                    description: '5 fields: minute hour day-of-month month day-of-week',
+                  },
+                  timezone: { type: 'string', description: 'IANA time zone' },
+                  catchUp: { type: 'string', enum: ['all', 'latest'] },
+                  input: { type: 'object' },
+                  key: { type: 'string', description: "Names the schedule in each tick's derived job id." },
+                  nextTicks: {
+                    type: 'array',
+                    items: { type: 'string', format: 'date-time' },
+                    description: 'None while the workflow is disabled.',
+                  },
+                },
+              },
+            },
+            scheduled: {
+              type: 'array',
+              description: 'Jobs waiting for their start time, soonest first (at most 100).',
+              items: {
+                type: 'object',
+                properties: {
+                  id: { type: 'string', format: 'uuid' },
+                  startAt: { type: 'string', format: 'date-time' },
+                  createdAt: { type: 'string', format: 'date-time' },
+                },
+              },
+            },
+            scheduledCount: { type: 'integer' },
+          },
         },
         Step: {
           type: 'object',
@@ -152,6 +200,7 @@ export function openApiDocument(): Record<string, unknown> {
               description:
                 "A queued job: its place in its workflow's `maxRunning` queue (1 starts next); absent past the first 1,000.",
             },
+            startAt: { type: 'string', format: 'date-time', description: 'A delayed start (`?at=`).' },
             steps: { type: 'object', additionalProperties: ref('Step') },
             running: {
               type: 'array',
@@ -194,6 +243,7 @@ export function openApiDocument(): Record<string, unknown> {
             status: ref('JobStatus'),
             createdAt: { type: 'string', format: 'date-time' },
             updatedAt: { type: 'string', format: 'date-time' },
+            startAt: { type: 'string', format: 'date-time', description: 'A delayed start (`?at=`).' },
             progress: {
               type: 'object',
               properties: {
@@ -303,6 +353,11 @@ export function openApiDocument(): Record<string, unknown> {
             }),
             query('version', 'Run this version instead of the latest.', { type: 'integer', minimum: 1 }),
             query('vhost', "Run on this vhost (one of the workflow's)."),
+            query(
+              'at',
+              'A delayed start: an RFC 3339 time, later than now and within a year. The job is `scheduled` until then.',
+              { type: 'string', format: 'date-time' },
+            ),
           ],
           requestBody: {
             required: false,
@@ -317,13 +372,38 @@ export function openApiDocument(): Record<string, unknown> {
               description: 'Started.',
               content: jsonContent({ type: 'object', properties: { id: { type: 'string' } } }),
             },
-            400: error('Input not a JSON object, or a bad id.'),
+            400: error('Input not a JSON object, a bad id, or an `at` malformed, past or over a year ahead.'),
             404: error('No such workflow or version.'),
             409: error('The id is taken by a different job, or the workflow is disabled.'),
             413: error('Body too large.'),
             415: error(
               'From a browser (`Origin` or `Sec-Fetch-Site` sent): a body not sent as application/json.',
             ),
+          },
+        },
+      },
+      '/api/workflow/{name}/schedules': {
+        parameters: [nameParam],
+        get: {
+          summary: "A workflow's schedules with their next ticks, and its scheduled jobs",
+          parameters: [ticksParam],
+          responses: {
+            200: { description: 'The schedules.', content: jsonContent(ref('Schedules')) },
+            400: error('A bad `ticks`.'),
+            404: error('No such workflow.'),
+          },
+        },
+      },
+      '/api/schedules': {
+        get: {
+          summary: 'The schedules and scheduled jobs of every workflow that has any',
+          parameters: [ticksParam],
+          responses: {
+            200: {
+              description: 'One entry per workflow.',
+              content: jsonContent({ type: 'array', items: ref('Schedules') }),
+            },
+            400: error('A bad `ticks`.'),
           },
         },
       },

@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Bus } from '../../engine/ports/bus.js';
@@ -7,7 +8,10 @@ import { DynamoDbStore } from '../adapters/dynamodb/store.js';
 import { SqsTimers } from '../adapters/sqs/timers.js';
 import { Manager } from '../manager/manager.js';
 import type { BusKind, HandlerEnvironment } from './environment.js';
+import type { EventBridgeSchedules, EventBridgeSchedulesOptions } from './eventbridge-schedules.js';
 import { createLambdaTelemetry, type LambdaTelemetry } from './lambda-telemetry.js';
+import { lazy } from './lazy.js';
+import { syncWorkflowSchedules } from './schedule-registration.js';
 
 /** Everything a handler uses, built once per Lambda container. */
 export interface Container {
@@ -17,13 +21,19 @@ export interface Container {
   bus: Bus;
   timers: SqsTimers;
   telemetry: LambdaTelemetry;
+  /** Workflow schedules on EventBridge Scheduler, when the stack has them (SCHEDULE_GROUP). */
+  schedules?: WorkflowSchedules;
 }
+
+/** What the handlers do with the schedules: sync them at registration, re-arm one at its tick. */
+export type WorkflowSchedules = Pick<EventBridgeSchedules, 'sync' | 'rearm'>;
 
 /** SDK clients to use instead of the default ones (tests point them at the emulators). */
 export interface ContainerClients {
   dynamodb?: DynamoDBClient;
   sqs?: SQSClient;
   secretsManager?: SecretsManagerClient;
+  scheduler?: SchedulerClient;
 }
 
 /** Wraps an AWS SDK client the container or a bus creates (X-Ray tracing, functions/aws/tracing.ts). */
@@ -93,16 +103,47 @@ export async function createContainer(
         timers: lost.length,
       }),
   });
+  const schedules = env.schedules
+    ? lazySchedules({ ...env.schedules, clock }, options.clients?.scheduler, capture)
+    : undefined;
   const manager = new Manager({
     store,
     bus,
     timers,
     telemetry,
     clock,
+    // The functions that register workflows (API, deploy) keep their EventBridge schedules in step.
+    onRegistered:
+      schedules && env.schedules?.targetArn
+        ? (definition) => syncWorkflowSchedules(store, schedules, definition, telemetry.logger)
+        : undefined,
     maxFanOut: env.maxFanOut,
     fanOutSlice: env.fanOutSlice,
     maxReplyBytes: env.maxMessageBytes,
     maxFanOutBytes: env.maxFanOutBytes,
   });
-  return { env, manager, store, bus, timers, telemetry };
+  return { env, manager, store, bus, timers, telemetry, schedules };
+}
+
+/**
+ * Workflow schedules whose Scheduler client loads on first use: every function of a stack with a
+ * schedule group has SCHEDULE_GROUP, but only a registration or a tick writes a schedule, so the others
+ * never import the client. Bundled whatever the bus: schedules run on SQS and RabbitMQ stacks alike.
+ */
+function lazySchedules(
+  options: Omit<EventBridgeSchedulesOptions, 'client'>,
+  client: SchedulerClient | undefined,
+  capture: CaptureClient,
+): WorkflowSchedules {
+  const load = lazy(async () => {
+    const [{ SchedulerClient }, { EventBridgeSchedules }] = await Promise.all([
+      import('@aws-sdk/client-scheduler'),
+      import('./eventbridge-schedules.js'),
+    ]);
+    return new EventBridgeSchedules({ ...options, client: capture(client ?? new SchedulerClient({})) });
+  });
+  return {
+    sync: async (definition, formerKeys) => (await load()).sync(definition, formerKeys),
+    rearm: async (workflow, key, next) => (await load()).rearm(workflow, key, next),
+  };
 }

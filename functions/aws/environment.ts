@@ -45,6 +45,17 @@ export interface HandlerEnvironment {
   retentionDays: number;
   /** `-c auth=token` (API_AUTHORIZER=true): the API trusts its Lambda authorizer's context. */
   apiAuthorizer: boolean;
+  /** Workflow schedules on EventBridge Scheduler (SCHEDULE_GROUP, SCHEDULE_ROLE_ARN, SCHEDULE_TARGET_ARN). */
+  schedules?: ScheduleEnvironment;
+}
+
+export interface ScheduleEnvironment {
+  /** The stack's schedule group. */
+  group: string;
+  /** The role EventBridge Scheduler invokes the timers function with. */
+  roleArn: string;
+  /** The timers function: set for the functions that register workflows (they create schedules). */
+  targetArn?: string;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
@@ -93,6 +104,14 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
   if (apiAuthorizerValue !== 'true' && apiAuthorizerValue !== 'false')
     reader.problems.push(`API_AUTHORIZER must be true or false, got "${apiAuthorizerValue}"`);
   const apiAuthorizer = apiAuthorizerValue === 'true';
+  const scheduleGroup = reader.optional('SCHEDULE_GROUP');
+  const schedules: ScheduleEnvironment | undefined = scheduleGroup
+    ? {
+        group: scheduleGroup,
+        roleArn: reader.required('SCHEDULE_ROLE_ARN'),
+        targetArn: reader.optional('SCHEDULE_TARGET_ARN'),
+      }
+    : undefined;
 
   let bus: HandlerEnvironment['bus'] | undefined;
   if (busKind === 'sqs') {
@@ -131,6 +150,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
     fanOutSlice,
     retentionDays,
     apiAuthorizer,
+    ...(schedules ? { schedules } : {}),
   };
 }
 

@@ -24,7 +24,7 @@ export interface ClientOptions {
 }
 
 /** Routes that act in a namespace: beneath `/api/ns/{namespace}` for any but `default`. */
-const NAMESPACED = /^\/api\/(workflows?|jobs?|queues)(\/|\?|$)/;
+const NAMESPACED = /^\/api\/(workflows?|jobs?|queues|schedules)(\/|\?|$)/;
 
 export class ApiClient {
   readonly baseUrl: string;

@@ -5,6 +5,7 @@ import { CliError, DEFAULT_URL } from './client.js';
 import { graph, push, validate } from './commands/definitions.js';
 import { command, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
+import { listSchedules } from './commands/schedules.js';
 import { serve } from './commands/serve.js';
 import { createToken, listTokens, revokeToken } from './commands/tokens.js';
 
@@ -156,10 +157,26 @@ program
   .option('--wait', 'wait for the job to end and print its result; exit 1 if it failed')
   .option('--detach', 'on a terminal too, print the id and return at once (no live view)')
   .addOption(namespaceOption())
+  .option(
+    '--at <time>',
+    'start later: an RFC 3339 time such as 2026-12-01T06:00:00Z (the job is scheduled until then; the id is printed at once)',
+  )
   .addOption(urlOption())
   .action(async (name: string, options) => {
     process.exitCode = await submit(name, options, out);
   });
+
+program
+  .command('schedules')
+  .description(
+    "list the workflows' cron schedules with their next ticks, and their scheduled jobs (submit --at)",
+  )
+  .argument('[workflow]', 'only this workflow')
+  .option('--ticks <n>', 'next ticks shown per schedule', '3')
+  .addOption(outputOption())
+  .addOption(namespaceOption())
+  .addOption(urlOption())
+  .action(async (name: string | undefined, options) => listSchedules(name, options, out));
 
 program
   .command('status')
@@ -192,7 +209,7 @@ program
   .option('--workflow <name>', 'only this workflow')
   .option(
     '--status <status>',
-    'running (default), queued, paused, completed, failed, cancelled, aborted, waiting or all',
+    'running (default), scheduled, queued, paused, completed, failed, cancelled, aborted, waiting or all',
   )
   .option('--limit <n>', 'at most this many', '50')
   .addOption(outputOption())

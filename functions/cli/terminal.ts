@@ -44,6 +44,7 @@ export function paint(enabled = colourFor()): Paint {
     ok: green,
     running: cyan,
     waiting: dim,
+    scheduled: dim,
     queued: dim,
     skipped: dim,
     paused: yellow,

@@ -1,10 +1,13 @@
 import type { Context, ScheduledEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type Timer, timerId } from '../../engine/job/types.js';
-import type { Housekeeping } from '../../engine/ports/store.js';
+import type { Housekeeping, WorkflowRegistry } from '../../engine/ports/store.js';
 import { decodeTimer, type SqsTimers } from '../adapters/sqs/timers.js';
 import { BUNDLED_BUSES } from '../aws/bus-factories.js';
 import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
+import type { EventBridgeSchedules } from '../aws/eventbridge-schedules.js';
 import { fromEnvironment } from '../aws/from-env.js';
+import { handleScheduleTick } from '../aws/schedule-tick.js';
+import { isScheduleTickEvent, type ScheduleTickEvent } from '../aws/schedule-tick-event.js';
 import { settleSqsBatch } from '../aws/sqs-batch.js';
 
 export interface TimersDeps extends ManagerHandlerDeps {
@@ -19,9 +22,14 @@ export interface TimersDeps extends ManagerHandlerDeps {
   recoverAfterMs?: number;
   /** Finished jobs older than this many days are deleted, by the sweep at the top of each hour. @default 0 (never) */
   retentionDays?: number;
+  /** Workflow schedules' ticks (EventBridge Scheduler invokes this function at each). */
+  scheduleTicks?: {
+    registry: Pick<WorkflowRegistry, 'getWorkflow'>;
+    schedules: Pick<EventBridgeSchedules, 'rearm'>;
+  };
 }
 
-export type TimersEvent = SQSEvent | ScheduledEvent;
+export type TimersEvent = SQSEvent | ScheduledEvent | ScheduleTickEvent;
 export type TimersHandler = (event: TimersEvent, context?: Context) => Promise<SQSBatchResponse | undefined>;
 
 /** Rounds of one sweep: with the default page, 10,000 due timers a minute. */
@@ -32,7 +40,8 @@ const MAX_SWEEP_ROUNDS = 20;
  * that is not due yet (more than 15 minutes out when armed) is sent again with a new delay. Every
  * minute (EventBridge): the sweep fires the store's due timers whose message was lost or never sent,
  * and sends again the outbox entries older than a minute, the work of a handler that crashed or ran
- * out of time between storing a transition and sending its requests.
+ * out of time between storing a transition and sending its requests. From EventBridge Scheduler: a
+ * workflow schedule's tick (functions/aws/schedule-tick.ts).
  */
 export function createTimersHandler(deps: TimersDeps): TimersHandler {
   const { manager, store, telemetry } = deps;
@@ -80,6 +89,16 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
 
   return (event, context) =>
     drainingInvocation(deps, context, async () => {
+      if (isScheduleTickEvent(event)) {
+        if (!deps.scheduleTicks) throw new Error('a schedule tick, but SCHEDULE_GROUP is not set');
+        await handleScheduleTick(event, {
+          ...deps.scheduleTicks,
+          startJob: (params) => manager.startJob(params),
+          logger: telemetry.logger,
+          clock,
+        });
+        return undefined;
+      }
       if ('Records' in event) {
         return settleSqsBatch(
           event.Records,
@@ -93,7 +112,11 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
 }
 
 const fromEnv = fromEnvironment(BUNDLED_BUSES, (container) =>
-  createTimersHandler({ ...container, retentionDays: container.env.retentionDays }),
+  createTimersHandler({
+    ...container,
+    retentionDays: container.env.retentionDays,
+    scheduleTicks: container.schedules && { registry: container.store, schedules: container.schedules },
+  }),
 );
 
 export const handler: TimersHandler = async (event, context) => (await fromEnv())(event, context);

@@ -25,6 +25,7 @@ import { DEFAULT_AMQP_URL, redactUrl } from '../transport/amqp/url.js';
 import { refuseOpenBind } from './bind-guard.js';
 import { registerConfigWorkflows } from './config-workflows.js';
 import { createHttpBridge } from './http-bridge.js';
+import { LocalSchedules } from './local-schedules.js';
 import { LocalTimers } from './local-timers.js';
 import { sourcePolicy } from './request-source.js';
 
@@ -250,7 +251,17 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     requestTtlMs: broker ? undefined : (options.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS),
     onRegistered: async (definition) => {
       for (const vhost of definition.vhosts ?? []) consumeVhost(vhost);
+      // Its schedules may have changed: the next pass counts them (not awaited: it starts jobs). The
+      // config's workflows, registered before recovery, wait for the first pass after it.
+      if (schedulesStarted && (definition.schedules || schedules.hasSchedules)) void schedules.poke();
     },
+  });
+  let schedulesStarted = false;
+  const schedules: LocalSchedules = new LocalSchedules({
+    registry: store,
+    cursors: store,
+    startJob: (params) => manager.startJob(params),
+    logger,
   });
 
   try {
@@ -291,6 +302,9 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     for (const vhost of workflow.vhosts) consumeVhost(vhost);
 
   const retention = options.retainMs ? startRetention(store, options.retainMs, logger) : undefined;
+  // After recovery: ticks missed while serve was down start now (catch-up), then on their times.
+  schedulesStarted = true;
+  void schedules.poke();
   logger.info('serving', {
     url,
     db: options.db ?? 'switchyard.db',
@@ -315,6 +329,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
           server.closeIdleConnections();
         });
         await Promise.all([...consumers.values()].map((consumer) => consumer.stop()));
+        await settlesWithin(schedules.stop(), CLOSING_MS);
         if (!(await settlesWithin(manager.drain(), options.drainTimeoutMs ?? 5_000))) {
           logger.warn('outbox not drained before the deadline; the rest is sent on the next start', {
             pending: manager.outboxPending,

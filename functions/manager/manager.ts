@@ -320,7 +320,7 @@ export class Manager {
       workflow,
       transition: createJob(
         workflow,
-        { id, input, vhost, causedBy: params.causedBy, calledBy: params.calledBy },
+        { id, input, vhost, causedBy: params.causedBy, calledBy: params.calledBy, startAt: params.startAt },
         { ...context, runningLimit },
       ),
     };
@@ -530,7 +530,8 @@ export class Manager {
 
   /**
    * The `maxRunning` limits of the workflows of the top-level jobs that events may start (`promote`,
-   * `retry`): read anew in every round, as the counters they hold move with every start and end.
+   * `retry`, a delayed start's `start` timer): read anew in every round, as the counters they hold
+   * move with every start and end.
    */
   private async runningLimitsFor(
     byJob: ReadonlyMap<string, readonly JobEventInput[]>,
@@ -540,7 +541,7 @@ export class Manager {
     for (const [jobId, items] of byJob) {
       const job = jobs.get(jobId);
       if (!job || job.parent !== null || limits.has(job.workflow)) continue;
-      if (items.some(({ event }) => event.type === 'promote' || event.type === 'retry'))
+      if (items.some(({ event }) => mayStartJob(event)))
         limits.set(job.workflow, await this.runningLimitOf(job.workflow));
     }
     return limits;
@@ -660,4 +661,13 @@ export class Manager {
  */
 function entryId(prefix: string, kind: 'r' | 'f', n: number): string {
   return [prefix, ':', kind, n].join('');
+}
+
+/** An event that may start a top-level job, which then starts under its workflow's `maxRunning`. */
+function mayStartJob(event: JobEvent): boolean {
+  return (
+    event.type === 'promote' ||
+    event.type === 'retry' ||
+    (event.type === 'timer' && event.timer.kind === 'start')
+  );
 }

@@ -11,4 +11,6 @@ export interface StartJobParams {
   causedBy?: string;
   /** A job a `workflow:` step starts. */
   calledBy?: CallLink;
+  /** A delayed start (ms since the epoch): the job is `scheduled` until then. */
+  startAt?: number;
 }

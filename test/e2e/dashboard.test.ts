@@ -678,6 +678,86 @@ describe('Dashboard: in chromium against serve', () => {
     await page.close();
   }, 60_000);
 
+  it("shows a workflow's schedules with their next ticks and its scheduled jobs, and schedules a job from its form", async () => {
+    // Prepare: a workflow with two schedules (a signal step: nothing goes to a queue), and a job for in an hour.
+    const name = `${WORKFLOW}-scheduled`;
+    const registered = await fetch(`${serve.url}/api/workflow/${name}`, {
+      method: 'PUT',
+      body: `name: ${name}
+steps:
+  - { name: wait, type: signal }
+schedules:
+  - { cron: "0 6 * * 1-5", timezone: Europe/Paris }
+  - { cron: "*/15 * * * *", catchUp: latest }
+`,
+    });
+    expect(registered.status).toBe(201);
+    const inAnHour = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_600_000).toISOString();
+    const scheduled = (await (
+      await fetch(`${serve.url}/api/workflow/${name}?at=${inAnHour}`, { method: 'POST', body: '{}' })
+    ).json()) as { id: string };
+    const { page, errors } = await openPage();
+    await page.goto(`${serve.url}/#/workflow/${name}`);
+    const view = page.locator(`.workflow-view[data-workflow="${name}"]`);
+
+    // Assess: each schedule with three next ticks, the scheduled job, and its count.
+    const panel = view.locator('.schedules-panel');
+    await panel.locator('tr[data-schedule]').first().waitFor({ timeout: STATE_TIMEOUT });
+    expect(await panel.locator('tr[data-schedule] td.mono').allTextContents()).toEqual([
+      '0 6 * * 1-5',
+      '*/15 * * * *',
+    ]);
+    expect(await panel.locator('tr[data-schedule]').first().locator('.next-tick').count()).toBe(3);
+    const quarter = await panel
+      .locator('tr[data-schedule]')
+      .nth(1)
+      .locator('.next-tick')
+      .first()
+      .getAttribute('data-tick');
+    expect(new Date(String(quarter)).getUTCMinutes() % 15).toBe(0);
+    await panel.locator(`.scheduled-jobs tr[data-job="${scheduled.id}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    expect(
+      await panel.locator(`.scheduled-jobs tr[data-job="${scheduled.id}"] time`).getAttribute('datetime'),
+    ).toBe(inAnHour);
+    expect(await view.locator('[data-count="scheduled"]').textContent()).toBe('1 scheduled');
+
+    // Act: the form schedules a job for tomorrow (a local time, as the browser reads it).
+    const [local, expectedAt] = (await page.evaluate(`(() => {
+      const at = new Date(Date.now() + 86400000);
+      at.setSeconds(0, 0);
+      const pad = (n) => String(n).padStart(2, '0');
+      const local = at.getFullYear() + '-' + pad(at.getMonth() + 1) + '-' + pad(at.getDate()) + 'T' + pad(at.getHours()) + ':' + pad(at.getMinutes());
+      return [local, at.toISOString()];
+    })()`)) as [string, string];
+    const form = view.locator('form.start-job');
+    await form.locator('textarea[name="input"]').fill('{"from": "the form"}');
+    await form.locator('input[name="at"]').fill(local);
+    await form.getByRole('button', { name: 'Schedule job' }).click();
+    const link = form.locator('.started-job a');
+    await link.waitFor({ timeout: STATE_TIMEOUT });
+    expect(await form.locator('.started-job').textContent()).toMatch(/^Scheduled job/);
+    const id = String(await link.getAttribute('data-started-job'));
+    await screenshot(page, 'workflow-schedules');
+
+    // Assess: the job waits for that time, with that input; both scheduled jobs cancel.
+    expect(await jobDocument(id)).toMatchObject({
+      status: 'scheduled',
+      startAt: expectedAt,
+      input: { from: 'the form' },
+    });
+    await view.locator(`.scheduled-jobs tr[data-job="${id}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    // Its page says when it starts.
+    await link.click();
+    await page.locator(`.job-view[data-job="${id}"] .job-start-at time`).waitFor({ timeout: STATE_TIMEOUT });
+    expect(await page.locator('.job-start-at time').getAttribute('datetime')).toBe(expectedAt);
+    for (const job of [id, scheduled.id]) {
+      expect((await fetch(`${serve.url}/api/job/${job}`, { method: 'DELETE' })).status).toBe(200);
+      expect((await jobDocument(job)).status).toBe('cancelled');
+    }
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   it('searches jobs by id (a prefix, a whole id) and by an input field, with an error column', async () => {
     // Prepare: two jobs told apart by their input; bob's fails.
     const { page, errors } = await openPage();

@@ -50,6 +50,11 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   DeleteMessageCommand: ['sqs:DeleteMessage'],
   ChangeMessageVisibilityCommand: ['sqs:ChangeMessageVisibility'],
   GetSecretValueCommand: ['secretsmanager:GetSecretValue'],
+  // A schedule is written with the role EventBridge Scheduler invokes its target with: iam:PassRole.
+  GetScheduleCommand: ['scheduler:GetSchedule'],
+  CreateScheduleCommand: ['scheduler:CreateSchedule', 'iam:PassRole'],
+  UpdateScheduleCommand: ['scheduler:UpdateSchedule', 'iam:PassRole'],
+  DeleteScheduleCommand: ['scheduler:DeleteSchedule'],
 };
 
 /** Names that look like actions but are not IAM actions: granting them grants nothing. */
@@ -114,6 +119,12 @@ const INFRASTRUCTURE_ROLES: { holder: RegExp; actions: string[]; resource: RegEx
     holder: /^RunTimeQueueRemovalProviderRole[A-Z0-9]+$/,
     actions: PLATFORM_ACTIONS.logs,
     resource: /^<RunTimeQueueRemovalProviderLogs[A-Z0-9]+\.Arn>$/,
+  },
+  // EventBridge Scheduler invokes the timers function at workflow schedule ticks.
+  {
+    holder: /^SchedulesInvokeRoleDefaultPolicy/,
+    actions: ['lambda:InvokeFunction'],
+    resource: /^<TimersFunction[A-Z0-9]+\.Arn>$/,
   },
   // VPC flow logs write to their own log group.
   {
@@ -391,5 +402,12 @@ function justify(
     all(/^<RootToken[A-Z0-9]+>$/)
   )
     return 'the root token, read by the authorizer only';
+  if (
+    action.startsWith('scheduler:') &&
+    all(/^arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule\/Switchyard-workflows\/\*$/)
+  )
+    return "the workflow schedules, in the stack's schedule group";
+  if (action === 'iam:PassRole' && all(/^<SchedulesInvokeRole[A-Z0-9]+\.Arn>$/))
+    return 'the role EventBridge Scheduler invokes the timers function with';
   return undefined;
 }

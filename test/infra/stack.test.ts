@@ -40,6 +40,8 @@ const WILDCARD_ARNS = [
   /^arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:\*\/\*$/,
   // versions of the custom resource functions, invoked by their providers
   /^<(RegisterWorkflows|RemoveQueues)Function[A-Z0-9]+\.Arn>:\*$/,
+  // workflow schedules, created at run time in the stack's schedule group
+  /^arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule\/[A-Za-z0-9_.-]+\/\*$/,
 ];
 
 function handlerFunctions(stack: Stack): HandlerFunction[] {
@@ -367,7 +369,12 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       MAX_FAN_OUT: '100000',
       RETENTION_DAYS: '30',
       MAX_MESSAGE_BYTES: '1048576',
+      SCHEDULE_GROUP: 'Switchyard-workflows',
+      SCHEDULE_ROLE_ARN: { 'Fn::GetAtt': [Match.stringLikeRegexp('^SchedulesInvokeRole'), 'Arn'] },
     };
+    // The functions that register workflows create their schedules, which target the timers function.
+    const registering = ['ApiFunction', 'RegisterWorkflowsFunction'];
+    const target = { 'Fn::GetAtt': [Match.stringLikeRegexp('^TimersFunction'), 'Arn'] };
     // The queue removal reads no environment: it is told everything by its custom resource.
     const ids = handlerFunctions(synthesized.stack)
       .map((fn) => fn.node.id)
@@ -381,7 +388,13 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     ]);
     for (const id of ids) {
       const environment = environmentOf(synthesized, id);
-      expect(Match.objectEquals(expected).test(environment).isSuccess, id).toBe(true);
+      expect(
+        Match.objectEquals({
+          ...expected,
+          ...(registering.includes(id) ? { SCHEDULE_TARGET_ARN: target } : {}),
+        }).test(environment).isSuccess,
+        id,
+      ).toBe(true);
     }
   });
 
@@ -402,6 +415,75 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
 
   test('IAM: no wildcard actions, and * or wildcard resources only where AWS offers nothing narrower', () => {
     expectLeastPrivilege(synthesized);
+  });
+
+  test('workflow schedules: a schedule group of the stack, and a role for Scheduler that only invokes the timers function', () => {
+    const { template } = synthesized;
+    template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1);
+    template.hasResourceProperties('AWS::Scheduler::ScheduleGroup', { Name: 'Switchyard-workflows' });
+    // The deploy's registration creates schedules: only once the group and the role's policy exist.
+    const [registration] = Object.values(template.findResources('Custom::SwitchyardWorkflows'));
+    const dependsOn = asList(registration?.DependsOn as unknown[]).map(String);
+    expect(dependsOn).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^SchedulesGroup/),
+        expect.stringMatching(/^SchedulesInvokeRoleDefaultPolicy/),
+      ]),
+    );
+    const [roleId, role] = Object.entries(resourcesOfType(template, 'AWS::IAM::Role')).find(([id]) =>
+      id.startsWith('SchedulesInvokeRole'),
+    ) ?? ['', undefined];
+    expect(role?.Properties?.AssumeRolePolicyDocument).toMatchObject({
+      Statement: [
+        {
+          Action: 'sts:AssumeRole',
+          Principal: { Service: 'scheduler.amazonaws.com' },
+          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+        },
+      ],
+    });
+    const statements = identityStatements(template);
+    const invoking = statements.filter((statement) =>
+      asList(statement.Action).includes('lambda:InvokeFunction'),
+    );
+    const byRole = invoking.filter((statement) =>
+      statement.holder.startsWith(`${roleId.replace(/[A-F0-9]{8}$/, '')}DefaultPolicy`),
+    );
+    expect(byRole.map((statement) => asList(statement.Resource).map(renderValue))).toEqual([
+      [expect.stringMatching(/^<TimersFunction[A-Z0-9]+\.Arn>$/)],
+    ]);
+    // Who may write schedules, and pass the role: the registering functions; the timers function re-arms.
+    const writers = (action: string) =>
+      statements
+        .filter((statement) => asList(statement.Action).includes(action))
+        .map((statement) => statement.holder.replace(/Role.*$/, ''))
+        .sort();
+    expect(writers('scheduler:CreateSchedule')).toEqual(['ApiFunction', 'RegisterWorkflowsFunction']);
+    expect(writers('scheduler:DeleteSchedule')).toEqual(['ApiFunction', 'RegisterWorkflowsFunction']);
+    expect(writers('scheduler:UpdateSchedule')).toEqual([
+      'ApiFunction',
+      'RegisterWorkflowsFunction',
+      'TimersFunction',
+    ]);
+    for (const statement of statements.filter((s) => asList(s.Action).includes('scheduler:UpdateSchedule'))) {
+      expect(asList(statement.Resource).map(renderValue)).toEqual([
+        'arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/Switchyard-workflows/*',
+      ]);
+    }
+    const passing = statements.filter((statement) => asList(statement.Action).includes('iam:PassRole'));
+    expect(passing.map((statement) => statement.holder.replace(/Role.*$/, '')).sort()).toEqual([
+      'ApiFunction',
+      'RegisterWorkflowsFunction',
+      'TimersFunction',
+    ]);
+    for (const statement of passing) {
+      expect(asList(statement.Resource).map(renderValue)).toEqual([
+        expect.stringMatching(/^<SchedulesInvokeRole[A-Z0-9]+\.Arn>$/),
+      ]);
+      expect(statement).toMatchObject({
+        Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      });
+    }
   });
 
   test('only the API and registration functions may create queues, only under the stack prefix and tagged with the stack', () => {

@@ -156,6 +156,15 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workflow, seq)
   ) WITHOUT ROWID;
   `,
+  // serve's schedules: the last tick handled of each (functions/local/local-schedules.ts).
+  `
+  CREATE TABLE schedule_cursors (
+    workflow TEXT NOT NULL,
+    schedule TEXT NOT NULL,
+    last_tick INTEGER NOT NULL,
+    PRIMARY KEY (workflow, schedule)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

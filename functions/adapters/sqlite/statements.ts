@@ -93,6 +93,16 @@ export function prepareStatements(db: Database.Database) {
     rememberConfigDefinition: db.prepare<[string, string]>(
       'INSERT INTO config_definitions (name, definition) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET definition = excluded.definition',
     ),
+    scheduleCursors: db
+      .prepare<[string], [string, number]>(
+        'SELECT schedule, last_tick FROM schedule_cursors WHERE workflow = ?',
+      )
+      .raw(),
+    // Never backwards: two passes racing leave the later cursor.
+    setScheduleCursor: db.prepare<[string, string, number]>(
+      `INSERT INTO schedule_cursors (workflow, schedule, last_tick) VALUES (?, ?, ?)
+       ON CONFLICT (workflow, schedule) DO UPDATE SET last_tick = max(last_tick, excluded.last_tick)`,
+    ),
 
     getJob: db.prepare<[string], string>('SELECT record FROM jobs WHERE id = ?').pluck(),
     jobParent: db.prepare<[string], ParentRow>(

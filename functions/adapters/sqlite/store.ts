@@ -285,6 +285,18 @@ export class SqliteStore implements Store {
     return this.outcome.run(() => this.statements.deleteToken.run(id).changes > 0);
   }
 
+  /** serve's schedules: the last tick handled of each schedule of the workflow, by schedule key. */
+  async scheduleCursors(workflow: string): Promise<Map<string, number>> {
+    this.ready();
+    return new Map(this.statements.scheduleCursors.all(workflow));
+  }
+
+  /** Moves a schedule's cursor forward (never back). */
+  async setScheduleCursor(workflow: string, schedule: string, tick: number): Promise<void> {
+    this.ready();
+    this.outcome.run(() => this.statements.setScheduleCursor.run(workflow, schedule, tick));
+  }
+
   async setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean> {
     this.ready();
     this.workflowCache?.clear();

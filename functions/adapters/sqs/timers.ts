@@ -127,7 +127,7 @@ export function encodeTimer(timer: Timer): string {
   });
 }
 
-const KINDS = new Set<TimerKind>(['attempt', 'retry', 'job']);
+const KINDS = new Set<TimerKind>(['attempt', 'retry', 'job', 'start']);
 
 /** A timer message's body back as a Timer; undefined when it is not one (it is then dropped). */
 export function decodeTimer(body: string): Timer | undefined {

@@ -10,6 +10,7 @@ import { loadForDeployment } from '../../manager/queue-rules.js';
 import { ApiError, type ApiRequest, json } from '../http.js';
 import { intParam, readJsonObject } from '../read-body.js';
 import type { ApiDeps, Route } from '../router.js';
+import { parseStartAt } from '../start-at.js';
 import type { WorkflowDefinitionDocument, WorkflowListing } from '../workflow-documents.js';
 
 const MINUTE = 60_000;
@@ -153,7 +154,10 @@ async function disable(request: ApiRequest, deps: ApiDeps) {
   return json(200, { name, enabled: false });
 }
 
-/** Starts a job: `?id=` or the body's `id` (as the original), `?version=`; the body is the input. */
+/**
+ * Starts a job: `?id=` or the body's `id` (as the original), `?version=`, `?at=` (a delayed start:
+ * the job is `scheduled` until then); the body is the input.
+ */
 async function startJob(request: ApiRequest, deps: ApiDeps) {
   const name = request.params.name as string;
   const input = readJsonObject(request, 'the job input');
@@ -170,8 +174,16 @@ async function startJob(request: ApiRequest, deps: ApiDeps) {
   const id = queryId ?? (typeof bodyId === 'string' ? bodyId : undefined);
   const version = intParam(request, 'version', { min: 1 });
   const vhost = request.query.vhost || undefined;
-  const workflow = qualifiedName(request.namespace, name);
-  const { created, job } = await deps.service.startJob({ workflow, id, input, version, vhost });
+  const startAt =
+    request.query.at === undefined ? undefined : parseStartAt(request.query.at, deps.service.now());
+  const { created, job } = await deps.service.startJob({
+    workflow: qualifiedName(request.namespace, name),
+    id,
+    input,
+    version,
+    vhost,
+    startAt,
+  });
   return json(created ? 201 : 200, { id: job.id });
 }
 

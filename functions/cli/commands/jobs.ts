@@ -37,6 +37,8 @@ export async function submit(
     wait?: boolean;
     version?: string;
     detach?: boolean;
+    /** A delayed start (RFC 3339): the job is `scheduled` until then. */
+    at?: string;
   },
   out: (line: string) => void,
 ): Promise<number> {
@@ -44,6 +46,7 @@ export async function submit(
   const query = new URLSearchParams();
   if (options.id) query.set('id', options.id);
   if (options.version) query.set('version', options.version);
+  if (options.at !== undefined) query.set('at', options.at);
   const { body } = await api.request<{ id: string }>(
     'POST',
     `/api/workflow/${encodeURIComponent(name)}${query.size ? `?${query}` : ''}`,
@@ -51,8 +54,11 @@ export async function submit(
   );
   // At once, whatever follows: a job that never moves (no worker) is still one to look up.
   const p = paint(colourFor(process.stderr));
-  process.stderr.write(`${p.green('started')} job ${p.bold(body.id)}  ${p.dim(api.jobLink(body.id))}\n`);
-  const tty = process.stdout.isTTY === true && options.detach !== true;
+  process.stderr.write(
+    `${options.at === undefined ? p.green('started') : `${p.status('scheduled')} for ${options.at}:`} job ${p.bold(body.id)}  ${p.dim(api.jobLink(body.id))}\n`,
+  );
+  // A scheduled job has nothing to show live until its time: without --wait, its id is the answer.
+  const tty = process.stdout.isTTY === true && options.detach !== true && options.at === undefined;
   if (!options.wait && !tty) {
     out(body.id);
     return 0;

@@ -3,7 +3,11 @@ import type { StepDefinition, TaskDefinition, WorkflowDefinition } from '../../.
 import type { JobStatus, StepStatus } from '../../../engine/job/types.js';
 import type { Json, JsonObject } from '../../../engine/json.js';
 import type { JobDocument, JobSummary, StepView } from '../../api/job-document.js';
-import type { WorkflowDefinitionDocument, WorkflowListing } from '../../api/workflow-documents.js';
+import type {
+  WorkflowDefinitionDocument,
+  WorkflowListing,
+  WorkflowSchedulesDocument,
+} from '../../api/workflow-documents.js';
 
 export type {
   JobDocument,
@@ -18,6 +22,7 @@ export type {
   WorkflowDefinition,
   WorkflowDefinitionDocument,
   WorkflowListing,
+  WorkflowSchedulesDocument,
 };
 
 /** `GET /api/jobs?detail=1`. */
@@ -35,6 +40,7 @@ export interface ChildrenPage {
 /** The statuses the jobs list filters on. */
 export const JOB_FILTERS = [
   'all',
+  'scheduled',
   'queued',
   'running',
   'paused',

@@ -28,7 +28,7 @@ export function namespacedHash(namespace: string, hash: string): string {
   return `#/ns/${encodeURIComponent(namespace)}${rest.startsWith('/') ? rest : `/${rest}`}`;
 }
 
-const NAMESPACED_API = /^api\/(workflows?|jobs?|queues)(\/|\?|$)/;
+const NAMESPACED_API = /^api\/(workflows?|jobs?|queues|schedules)(\/|\?|$)/;
 
 /** A page-relative API path as the namespace asks it (`api/jobs` → `api/ns/team-a/jobs`). */
 export function namespacedApiPath(namespace: string, path: string): string {

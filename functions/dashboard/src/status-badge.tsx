@@ -1,6 +1,7 @@
 import type { JobStatus, StepStatus } from './api-types.js';
 
 const LABELS: Record<JobStatus | StepStatus, string> = {
+  scheduled: 'Scheduled',
   waiting: 'Waiting',
   queued: 'Queued',
   running: 'Running',

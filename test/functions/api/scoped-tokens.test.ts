@@ -72,6 +72,8 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/api/workflows', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/workflow/billing', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/workflow/billing/definition', needs: 'read', namespaced: true },
+  { method: 'GET', path: '/api/workflow/billing/schedules', needs: 'read', namespaced: true },
+  { method: 'GET', path: '/api/schedules', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/jobs', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/job/{job}', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/job/{job}/children?step=charge', needs: 'read', namespaced: true },

@@ -76,6 +76,24 @@ describe('Function: readHandlerEnvironment', () => {
     expect(wrong).toThrow(/API_AUTHORIZER must be true or false, got "yes"/);
   });
 
+  it('reads where workflow schedules live; the group without its role is a problem', () => {
+    const schedules = {
+      SCHEDULE_GROUP: 'Switchyard-workflows',
+      SCHEDULE_ROLE_ARN: 'arn:aws:iam::123456789012:role/Switchyard-SchedulesInvokeRole',
+    };
+    expect(readHandlerEnvironment({ ...SQS_ENV, ...schedules }).schedules).toEqual({
+      group: 'Switchyard-workflows',
+      roleArn: schedules.SCHEDULE_ROLE_ARN,
+    });
+    const target = 'arn:aws:lambda:us-east-1:123456789012:function:Switchyard-Timers';
+    expect(
+      readHandlerEnvironment({ ...SQS_ENV, ...schedules, SCHEDULE_TARGET_ARN: target }).schedules?.targetArn,
+    ).toBe(target);
+    expect(problemsOf({ ...SQS_ENV, SCHEDULE_GROUP: 'Switchyard-workflows' })).toEqual([
+      'SCHEDULE_ROLE_ARN is not set',
+    ]);
+  });
+
   it('reads the RabbitMQ stack environment, with defaults for what it leaves out', () => {
     // Act
     const env = readHandlerEnvironment(MQ_ENV);

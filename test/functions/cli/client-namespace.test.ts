@@ -28,6 +28,7 @@ describe('Class: ApiClient (namespaces)', () => {
       '/api/workflows',
       '/api/workflow/b',
       '/api/queues',
+      '/api/schedules?ticks=3',
     ])
       await api.get(path);
     await api.get('/api/tokens');
@@ -39,6 +40,7 @@ describe('Class: ApiClient (namespaces)', () => {
       'http://h/api/ns/team-a/workflows',
       'http://h/api/ns/team-a/workflow/b',
       'http://h/api/ns/team-a/queues',
+      'http://h/api/ns/team-a/schedules?ticks=3',
       'http://h/api/tokens',
       'http://h/api/namespaces',
     ]);

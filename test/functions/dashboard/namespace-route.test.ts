@@ -33,6 +33,7 @@ describe('Module: namespace-route (the dashboard namespace in the fragment and t
     );
     expect(namespacedApiPath('team-a', 'api/workflows')).toBe('api/ns/team-a/workflows');
     expect(namespacedApiPath('team-a', 'api/queues?workflow=w')).toBe('api/ns/team-a/queues?workflow=w');
+    expect(namespacedApiPath('team-a', 'api/schedules?ticks=3')).toBe('api/ns/team-a/schedules?ticks=3');
     expect(namespacedApiPath('team-a', 'api/namespaces')).toBe('api/namespaces');
     expect(namespacedApiPath('team-a', 'api/tokens')).toBe('api/tokens');
     expect(namespacedApiPath('default', 'api/jobs')).toBe('api/jobs');

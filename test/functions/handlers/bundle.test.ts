@@ -66,6 +66,20 @@ describe.each(['sqs', 'rabbitmq'] as const)('Lambda bundles for BUS=%s', (bus) =
   });
 });
 
+describe.each(['sqs', 'rabbitmq'] as const)('Lambda bundles for BUS=%s: workflow schedules', (bus) => {
+  it.each(['api', 'timers', 'register-workflows'])(
+    'bundles %s with the EventBridge Scheduler client (it syncs or re-arms schedules)',
+    async (name) => {
+      // Act
+      const { inputs } = await bundle(name, { bus, tracing: false, sourceMaps: false });
+
+      // Assess
+      expect(inputs.some((input) => /@aws-sdk\/client-scheduler\//.test(input))).toBe(true);
+      expect(inputs).toContain('functions/aws/eventbridge-schedules.ts');
+    },
+  );
+});
+
 describe('Lambda bundles', () => {
   it('the API authorizer carries the token lookup only: neither bus, nor the manager, nor the whole store', async () => {
     // Act

@@ -219,8 +219,16 @@ function JobHeader({
           </div>
         )}
         <JobLinks job={job} />
+        {job.startAt && (
+          <div class="fact">
+            <dt>{job.status === 'scheduled' ? 'Starts' : 'Scheduled for'}</dt>
+            <dd class="job-start-at">
+              <RelativeTime iso={job.startAt} now={now} />
+            </dd>
+          </div>
+        )}
         <div class="fact">
-          <dt>Started</dt>
+          <dt>{job.startAt ? 'Created' : 'Started'}</dt>
           <dd>
             <RelativeTime iso={job.createdAt} now={now} />
           </dd>

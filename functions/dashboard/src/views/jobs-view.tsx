@@ -24,6 +24,7 @@ import { ErrorNote, Loading } from './notes.js';
 const PAGE_SIZE = 25;
 const FILTER_LABELS: Record<JobFilter, string> = {
   all: 'All',
+  scheduled: 'Scheduled',
   queued: 'Queued',
   running: 'Running',
   paused: 'Paused',

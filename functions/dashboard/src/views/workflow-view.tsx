@@ -12,15 +12,26 @@ import { DefinitionGraph } from './definition-graph.js';
 import { JobRow, JobTableHead } from './job-row.js';
 import { ErrorNote, Loading } from './notes.js';
 import { QueuesPanel } from './queues-panel.js';
+import { SchedulesPanel } from './schedules-panel.js';
 
-const COUNTED = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled', 'aborted'] as const;
+const COUNTED = [
+  'scheduled',
+  'queued',
+  'running',
+  'paused',
+  'completed',
+  'failed',
+  'cancelled',
+  'aborted',
+] as const;
 /** Queued jobs shown on the workflow page, first to start first. */
 const QUEUED_SHOWN = 100;
 const RECENT = 10;
 
 /**
- * One workflow: its jobs by status, its graph (any version), a form that starts a job, its recent
- * jobs, and its versions with a line diff between any two.
+ * One workflow: its jobs by status, its graph (any version), a form that starts a job (now or at a
+ * time), its schedules and scheduled jobs, its recent jobs, and its versions with a line diff
+ * between any two.
  */
 export function WorkflowView({ name }: { name: string }) {
   const latest = useResource(
@@ -153,6 +164,7 @@ export function WorkflowView({ name }: { name: string }) {
         />
       </div>
       {(counts.queued ?? 0) > 0 && <QueuedJobs name={name} now={now} />}
+      <SchedulesPanel workflow={name} now={now} />
       <section class="card table-card recent-jobs" aria-label="Recent jobs">
         <div class="card-head">
           <h2>Recent jobs</h2>
@@ -244,12 +256,17 @@ function StartJobForm({
   const [text, setText] = useState('{\n  \n}');
   const [version, setVersion] = useState<number>();
   const [started, setStarted] = useState<string>();
+  /** `datetime-local` value: the job is scheduled for then (the browser's time zone), or starts now. */
+  const [startAt, setStartAt] = useState('');
   const verdict = parseJobInput(text);
   const start = () =>
     action.run(async () => {
       if (!('input' in verdict)) return;
       setStarted(undefined);
-      const query = version && version !== latest ? `?version=${version}` : '';
+      const params = new URLSearchParams();
+      if (version && version !== latest) params.set('version', String(version));
+      if (startAt) params.set('at', new Date(startAt).toISOString());
+      const query = params.size ? `?${params}` : '';
       const answer = await client.request<{ id: string }>(
         `api/workflow/${encodeURIComponent(name)}${query}`,
         {
@@ -309,15 +326,25 @@ function StartJobForm({
             </select>
           </label>
         )}
+        <label class="version-pick">
+          <span>Start at</span>
+          <input
+            type="datetime-local"
+            name="at"
+            aria-label="Start at (local time; empty: now)"
+            value={startAt}
+            onInput={(event) => setStartAt((event.target as HTMLInputElement).value)}
+          />
+        </label>
         <button type="submit" class="button-primary" disabled={action.busy || 'error' in verdict || !enabled}>
-          {action.busy ? 'Starting…' : 'Start job'}
+          {action.busy ? 'Starting…' : startAt ? 'Schedule job' : 'Start job'}
         </button>
       </div>
       {!enabled && <p class="muted">The workflow is disabled: it takes no new jobs.</p>}
       {action.error && <ErrorNote error={action.error} />}
       {started && (
         <p class="note started-job" role="status">
-          Started job{' '}
+          {startAt ? 'Scheduled' : 'Started'} job{' '}
           <a class="mono" href={routeHref({ view: 'job', id: started })} data-started-job={started}>
             {started}
           </a>

@@ -318,8 +318,9 @@ describe('Class: DynamoDbStore (error paths, mocked DynamoDB)', () => {
       const counts = await store.countJobs('wf');
 
       // Assess
-      // Queued and paused jobs are counted from their listing partitions too (the mock answers them as running ones).
+      // Scheduled, queued and paused jobs are counted from their listing partitions too (the mock answers them as running ones).
       expect(counts).toEqual({
+        scheduled: 20,
         waiting: 16,
         queued: 20,
         running: 20,

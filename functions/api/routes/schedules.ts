@@ -1,0 +1,93 @@
+import { inNamespace, qualifiedName, splitQualifiedName } from '../../../engine/index.js';
+import type { StoredWorkflow } from '../../../engine/ports/store.js';
+import { DEFAULT_TIMEZONE } from '../../../engine/schedule/cron.js';
+import { scheduleKey } from '../../../engine/schedule/identity.js';
+import { nextTicks } from '../../../engine/schedule/ticks.js';
+import { ApiError, type ApiRequest, json } from '../http.js';
+import { intParam } from '../read-body.js';
+import type { ApiDeps, Route } from '../router.js';
+import type { ScheduledJobEntry, WorkflowSchedulesDocument } from '../workflow-documents.js';
+
+/** Scheduled jobs listed per workflow; `scheduledCount` says how many there are in all. */
+const MAX_SCHEDULED_LISTED = 100;
+
+async function schedulesOf(
+  stored: StoredWorkflow,
+  deps: ApiDeps,
+  ticks: number,
+): Promise<WorkflowSchedulesDocument> {
+  const now = deps.service.now();
+  const counts = await deps.service.countJobs(stored.name);
+  const scheduled: ScheduledJobEntry[] = [];
+  if (counts.scheduled > 0) {
+    let cursor: string | undefined;
+    // Newest first from the store; sorted by start time below. Bounded: a page or two.
+    do {
+      const page = await deps.service.queryJobs({
+        workflow: stored.name,
+        status: 'scheduled',
+        limit: 100,
+        cursor,
+      });
+      for (const job of page.jobs) {
+        scheduled.push({
+          id: job.id,
+          startAt: new Date(job.startAt ?? job.createdAt).toISOString(),
+          createdAt: new Date(job.createdAt).toISOString(),
+        });
+      }
+      cursor = page.cursor;
+    } while (cursor && scheduled.length < MAX_SCHEDULED_LISTED * 10);
+    scheduled.sort((a, b) => a.startAt.localeCompare(b.startAt));
+  }
+  return {
+    // The request's namespace is implied: the name is plain, as the workflow routes answer it.
+    name: splitQualifiedName(stored.name).name,
+    version: stored.version,
+    enabled: stored.enabled,
+    schedules: (stored.definition.schedules ?? []).map((schedule) => ({
+      cron: schedule.cron,
+      timezone: schedule.timezone ?? DEFAULT_TIMEZONE,
+      catchUp: schedule.catchUp ?? 'all',
+      input: schedule.input ?? {},
+      key: scheduleKey(schedule),
+      nextTicks: stored.enabled
+        ? nextTicks(schedule, now, ticks).map((tick) => new Date(tick).toISOString())
+        : [],
+    })),
+    scheduled: scheduled.slice(0, MAX_SCHEDULED_LISTED),
+    scheduledCount: counts.scheduled,
+  };
+}
+
+/** `?ticks=` next ticks per schedule (default 5, at most 50). */
+const ticksParam = (request: ApiRequest) => intParam(request, 'ticks', { min: 1, max: 50 }) ?? 5;
+
+async function workflowSchedules(request: ApiRequest, deps: ApiDeps) {
+  const name = request.params.name as string;
+  const ticks = ticksParam(request);
+  const stored = await deps.service.getWorkflow(qualifiedName(request.namespace, name));
+  if (!stored) throw new ApiError('not_found', `no workflow named "${name}"`);
+  return json(200, await schedulesOf(stored, deps, ticks));
+}
+
+/** Every workflow of the request's namespace with a schedule or a scheduled job. */
+async function allSchedules(request: ApiRequest, deps: ApiDeps) {
+  const ticks = ticksParam(request);
+  const documents: WorkflowSchedulesDocument[] = [];
+  for (const summary of await deps.service.listWorkflows()) {
+    if (!inNamespace(summary.name, request.namespace)) continue;
+    const stored = await deps.service.getWorkflow(summary.name);
+    if (!stored) continue;
+    const document = await schedulesOf(stored, deps, ticks);
+    if (document.schedules.length > 0 || document.scheduledCount > 0) documents.push(document);
+  }
+  return json(200, documents);
+}
+
+const namespacedRead = { auth: true, namespaced: true, role: 'read' } as const;
+
+export const scheduleRoutes: Route[] = [
+  { method: 'GET', path: '/api/schedules', ...namespacedRead, handle: allSchedules },
+  { method: 'GET', path: '/api/workflow/{name}/schedules', ...namespacedRead, handle: workflowSchedules },
+];

@@ -1,0 +1,100 @@
+import { Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import { Construct } from 'constructs';
+import type { SwitchyardSettings } from '../settings.js';
+import type { HandlerFunction } from './handler-function.js';
+
+export interface WorkflowSchedulesProps {
+  settings: SwitchyardSettings;
+}
+
+/** Schedule actions on the group's schedules (those of workflows registered later included). */
+const SYNC_ACTIONS = [
+  'scheduler:GetSchedule',
+  'scheduler:CreateSchedule',
+  'scheduler:UpdateSchedule',
+  'scheduler:DeleteSchedule',
+];
+const REARM_ACTIONS = ['scheduler:GetSchedule', 'scheduler:UpdateSchedule'];
+
+/**
+ * Workflow schedules (`schedules:`) on EventBridge Scheduler: the stack's schedule group, which the
+ * registering functions fill with one one-time schedule per entry at run time, and the role
+ * Scheduler invokes the target with (lambda:InvokeFunction on that one function, nothing else).
+ */
+export class WorkflowSchedules extends Construct {
+  readonly groupName: string;
+  readonly group: scheduler.CfnScheduleGroup;
+  readonly invokeRole: iam.Role;
+  /** `arn:…:schedule/<group>/*`: the schedules are named at run time, from the workflows. */
+  readonly schedulesArn: string;
+
+  constructor(scope: Construct, id: string, props: WorkflowSchedulesProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    this.groupName = `${props.settings.stackName}-workflows`.slice(0, 64);
+    this.group = new scheduler.CfnScheduleGroup(this, 'Group', { name: this.groupName });
+    this.schedulesArn = stack.formatArn({
+      service: 'scheduler',
+      resource: 'schedule',
+      resourceName: `${this.groupName}/*`,
+    });
+    this.invokeRole = new iam.Role(this, 'InvokeRole', {
+      description: `EventBridge Scheduler invokes the timers function of ${props.settings.stackName} at workflow schedule ticks`,
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: {
+            'aws:SourceArn': stack.formatArn({
+              service: 'scheduler',
+              resource: 'schedule',
+              resourceName: `${this.groupName}/*`,
+            }),
+          },
+        },
+      }),
+    });
+  }
+
+  /**
+   * The function each tick invokes (the timers function). A policy of its own, not inline in the
+   * role: every function's environment names the role, so the role must not depend on a function.
+   */
+  invoke(target: HandlerFunction): void {
+    this.invokeRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'InvokeTimers',
+        actions: ['lambda:InvokeFunction'],
+        resources: [target.function.functionArn],
+      }),
+    );
+  }
+
+  /** Environment of every function: where schedules live and the role they run with. */
+  get environment(): Record<string, string> {
+    return { SCHEDULE_GROUP: this.groupName, SCHEDULE_ROLE_ARN: this.invokeRole.roleArn };
+  }
+
+  /** A function that registers workflows: creates, updates and deletes their schedules. */
+  allowSync(fn: HandlerFunction, target: HandlerFunction): void {
+    fn.function.addEnvironment('SCHEDULE_TARGET_ARN', target.function.functionArn);
+    this.allow(fn, 'SyncSchedules', SYNC_ACTIONS);
+  }
+
+  /** The tick's function: re-arms a schedule for its next tick. */
+  allowRearm(fn: HandlerFunction): void {
+    this.allow(fn, 'RearmSchedules', REARM_ACTIONS);
+  }
+
+  private allow(fn: HandlerFunction, sid: string, actions: string[]): void {
+    fn.allow(sid, actions, [this.schedulesArn]);
+    fn.allow(`${sid}PassRole`, ['iam:PassRole'], [this.invokeRole.roleArn], {
+      StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' },
+    });
+    fn.acknowledge(
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${this.groupName}/*]`,
+      `Each workflow schedule is created at run time, named after its workflow and schedule (functions/aws/eventbridge-schedules.ts): held to the stack's group ${this.groupName}.`,
+    );
+  }
+}

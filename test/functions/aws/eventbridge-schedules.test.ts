@@ -1,0 +1,239 @@
+import {
+  CreateScheduleCommand,
+  type CreateScheduleInput,
+  DeleteScheduleCommand,
+  GetScheduleCommand,
+  type GetScheduleOutput,
+  ResourceNotFoundException,
+  SchedulerClient,
+  UpdateScheduleCommand,
+} from '@aws-sdk/client-scheduler';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { definitionInNamespace } from '../../../engine/definition/namespace.js';
+import type { WorkflowDefinition } from '../../../engine/definition/types.js';
+import { scheduleKey, tickJobId } from '../../../engine/schedule/identity.js';
+import {
+  atExpression,
+  EventBridgeSchedules,
+  scheduleName,
+} from '../../../functions/aws/eventbridge-schedules.js';
+import { syncWorkflowSchedules } from '../../../functions/aws/schedule-registration.js';
+import { handleScheduleTick } from '../../../functions/aws/schedule-tick.js';
+import type { ScheduleTickEvent } from '../../../functions/aws/schedule-tick-event.js';
+import { silentTelemetry } from '../../../functions/telemetry/telemetry.js';
+import { SimulatedWorld } from '../../support/simulated-world.js';
+
+const GROUP = 'Switchyard-schedules';
+const ROLE = 'arn:aws:iam::123456789012:role/Switchyard-SchedulerInvoke';
+const TARGET = 'arn:aws:lambda:eu-west-1:123456789012:function:Switchyard-Timers';
+const NOW = Date.parse('2026-05-07T12:00:00Z'); // a Thursday
+
+const DAILY = { cron: '0 6 * * 1-5', timezone: 'Europe/Paris', input: { kind: 'daily' } };
+const HOURLY = { cron: '0 * * * *' };
+const report = (...schedules: WorkflowDefinition['schedules'] & object): WorkflowDefinition => ({
+  name: 'report',
+  steps: [{ name: 'build' }],
+  ...(schedules.length ? { schedules } : {}),
+});
+
+/**
+ * EventBridge Scheduler, simulated on the mocked client: the schedules of the group by name, as
+ * Create, Update and Delete leave them; Get answers from it (ResourceNotFoundException when absent).
+ */
+function simulatedScheduler() {
+  const mock = mockClient(SchedulerClient);
+  const schedules = new Map<string, CreateScheduleInput>();
+  const notFound = (name?: string) =>
+    new ResourceNotFoundException({
+      message: `Schedule ${name} does not exist.`,
+      Message: `Schedule ${name} does not exist.`,
+      $metadata: {},
+    });
+  mock.on(GetScheduleCommand).callsFake((input: { Name: string }) => {
+    const found = schedules.get(input.Name);
+    if (!found) throw notFound(input.Name);
+    return { ...found, Arn: `arn:aws:scheduler:::schedule/${GROUP}/${input.Name}` } as GetScheduleOutput;
+  });
+  mock.on(CreateScheduleCommand).callsFake((input: CreateScheduleInput) => {
+    schedules.set(input.Name as string, input);
+    return { ScheduleArn: 'arn' };
+  });
+  mock.on(UpdateScheduleCommand).callsFake((input: CreateScheduleInput) => {
+    if (!schedules.has(input.Name as string)) throw notFound(input.Name);
+    schedules.set(input.Name as string, input);
+    return { ScheduleArn: 'arn' };
+  });
+  mock.on(DeleteScheduleCommand).callsFake((input: { Name: string }) => {
+    if (!schedules.delete(input.Name)) throw notFound(input.Name);
+    return {};
+  });
+  return { mock, schedules };
+}
+
+const eventOf = (schedule: CreateScheduleInput | undefined) =>
+  JSON.parse(schedule?.Target?.Input ?? 'null') as ScheduleTickEvent;
+
+describe('EventBridgeSchedules: a workflow’s schedules on EventBridge Scheduler', () => {
+  let scheduler: ReturnType<typeof simulatedScheduler>;
+  let now: number;
+  const schedules = () =>
+    new EventBridgeSchedules({
+      client: new SchedulerClient({ region: 'eu-west-1' }),
+      group: GROUP,
+      roleArn: ROLE,
+      targetArn: TARGET,
+      clock: () => now,
+    });
+
+  beforeEach(() => {
+    scheduler?.mock.restore();
+    scheduler = simulatedScheduler();
+    now = NOW;
+  });
+
+  it('creates one at() schedule per entry, for its next tick computed in its time zone', async () => {
+    const result = await schedules().sync(report(DAILY, HOURLY), []);
+    const daily = scheduleName('report', scheduleKey(DAILY));
+    const hourly = scheduleName('report', scheduleKey(HOURLY));
+    expect(result).toEqual({ created: [daily, hourly], updated: [], deleted: [], unchanged: [] });
+    expect(scheduler.schedules.get(daily)).toMatchObject({
+      GroupName: GROUP,
+      ScheduleExpression: 'at(2026-05-08T04:00:00)',
+      ScheduleExpressionTimezone: 'UTC',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      ActionAfterCompletion: 'NONE',
+      State: 'ENABLED',
+      Target: { Arn: TARGET, RoleArn: ROLE },
+    });
+    expect(eventOf(scheduler.schedules.get(daily))).toEqual({
+      switchyard: 'schedule-tick',
+      workflow: 'report',
+      schedule: scheduleKey(DAILY),
+      tick: '2026-05-08T04:00:00.000Z',
+    });
+    expect(scheduler.schedules.get(hourly)?.ScheduleExpression).toBe('at(2026-05-07T13:00:00)');
+  });
+
+  it('as the definition changes: keeps what stays, creates what is new, deletes what went', async () => {
+    await schedules().sync(report(DAILY, HOURLY), []);
+    const weekly = { cron: '0 8 * * 1' };
+    const result = await schedules().sync(report(DAILY, weekly), [scheduleKey(DAILY), scheduleKey(HOURLY)]);
+    expect(result).toEqual({
+      created: [scheduleName('report', scheduleKey(weekly))],
+      updated: [],
+      deleted: [scheduleName('report', scheduleKey(HOURLY))],
+      unchanged: [scheduleName('report', scheduleKey(DAILY))],
+    });
+    expect([...scheduler.schedules.keys()].sort()).toEqual(
+      [scheduleName('report', scheduleKey(DAILY)), scheduleName('report', scheduleKey(weekly))].sort(),
+    );
+    // No schedules left: every one is deleted; deleting one already gone is no error.
+    const emptied = await schedules().sync(report(), [
+      scheduleKey(DAILY),
+      scheduleKey(HOURLY),
+      scheduleKey(weekly),
+    ]);
+    expect(emptied.deleted).toHaveLength(2);
+    expect(scheduler.schedules.size).toBe(0);
+  });
+
+  it('updates a schedule that targets another function, and one whose tick passed without being re-armed', async () => {
+    await schedules().sync(report(DAILY, HOURLY), []);
+    const daily = scheduleName('report', scheduleKey(DAILY));
+    const hourly = scheduleName('report', scheduleKey(HOURLY));
+    scheduler.schedules.set(daily, {
+      ...(scheduler.schedules.get(daily) as CreateScheduleInput),
+      Target: { ...scheduler.schedules.get(daily)?.Target, Arn: `${TARGET}-old`, RoleArn: ROLE },
+    });
+    // Two hours later, the hourly one still waits for 13:00: that invocation failed for good.
+    now = NOW + 2 * 3_600_000;
+    const result = await schedules().sync(report(DAILY, HOURLY), [scheduleKey(DAILY), scheduleKey(HOURLY)]);
+    expect(result.updated.sort()).toEqual([daily, hourly].sort());
+    expect(scheduler.schedules.get(daily)?.Target?.Arn).toBe(TARGET);
+    expect(scheduler.schedules.get(daily)?.ScheduleExpression).toBe('at(2026-05-08T04:00:00)');
+    // It fires a minute from now, for the tick it missed: the handler starts it (and those since).
+    expect(scheduler.schedules.get(hourly)?.ScheduleExpression).toBe(atExpression(now + 60_000));
+    expect(eventOf(scheduler.schedules.get(hourly)).tick).toBe('2026-05-07T13:00:00.000Z');
+  });
+
+  it('re-arms a schedule for its next tick, keeping the target the registration gave it', async () => {
+    await schedules().sync(report(DAILY), []);
+    const rearming = new EventBridgeSchedules({
+      client: new SchedulerClient({ region: 'eu-west-1' }),
+      group: GROUP,
+      roleArn: ROLE,
+      clock: () => now,
+    });
+    await rearming.rearm('report', scheduleKey(DAILY), Date.parse('2026-05-11T04:00:00Z'));
+    const daily = scheduler.schedules.get(scheduleName('report', scheduleKey(DAILY)));
+    expect(daily?.ScheduleExpression).toBe('at(2026-05-11T04:00:00)');
+    expect(daily?.Target).toMatchObject({ Arn: TARGET, RoleArn: ROLE });
+    expect(eventOf(daily).tick).toBe('2026-05-11T04:00:00.000Z');
+    await expect(rearming.rearm('report', scheduleKey(HOURLY), NOW)).rejects.toThrow(
+      'register the workflow again',
+    );
+  });
+
+  it('names schedules within 64 characters, apart for workflows whose names differ only past the cut', () => {
+    const long = 'a'.repeat(60);
+    const a = scheduleName(`${long}-one`, scheduleKey(DAILY));
+    const b = scheduleName(`${long}-two`, scheduleKey(DAILY));
+    expect(a.length).toBeLessThanOrEqual(64);
+    expect(a).not.toBe(b);
+    expect(scheduleName('ns/report:x', scheduleKey(DAILY))).toMatch(/^[0-9A-Za-z_.-]+$/);
+  });
+
+  it('through the registration path: each version registered syncs, deleting the schedules of earlier versions', async () => {
+    const world = new SimulatedWorld();
+    const sync = (definition: WorkflowDefinition) =>
+      syncWorkflowSchedules(world.store, schedules(), definition, silentTelemetry.logger);
+    const held: string[][] = [];
+    for (const definition of [report(DAILY, HOURLY), report(HOURLY), report(DAILY), report()]) {
+      await world.manager.registerWorkflow(definition);
+      await sync(definition);
+      held.push([...scheduler.schedules.keys()]);
+    }
+    const [daily, hourly] = [DAILY, HOURLY].map((schedule) => scheduleName('report', scheduleKey(schedule)));
+    expect(held).toEqual([[daily, hourly], [hourly], [daily], []]);
+  });
+
+  it('keys by the qualified name: the same workflow and schedule in two namespaces get their own schedules and tick jobs', async () => {
+    // Prepare: report registered (as the API and the deploy register it) in default and in team-a.
+    const world = new SimulatedWorld();
+    world.now = now;
+    const definitions = [report(DAILY), definitionInNamespace(report(DAILY), 'team-a')];
+    for (const definition of definitions) {
+      await world.manager.registerWorkflow(definition);
+      await syncWorkflowSchedules(world.store, schedules(), definition, silentTelemetry.logger);
+    }
+
+    // Act: each schedule's tick arrives.
+    const events = [...scheduler.schedules.values()].map(eventOf);
+    for (const event of events) {
+      await handleScheduleTick(event, {
+        registry: world.store,
+        startJob: (params) => world.manager.startJob(params),
+        schedules: schedules(),
+        logger: silentTelemetry.logger,
+        clock: () => now,
+      });
+    }
+
+    // Assess
+    const key = scheduleKey(DAILY);
+    const tick = Date.parse('2026-05-08T04:00:00Z');
+    expect([...scheduler.schedules.keys()].sort()).toEqual(
+      [scheduleName('report', key), scheduleName('team-a/report', key)].sort(),
+    );
+    expect(events.map((event) => [event.workflow, event.tick]).sort()).toEqual([
+      ['report', '2026-05-08T04:00:00.000Z'],
+      ['team-a/report', '2026-05-08T04:00:00.000Z'],
+    ]);
+    for (const workflow of ['report', 'team-a/report']) {
+      const jobs = (await world.store.queryJobs({ workflow, limit: 10 })).jobs.map((job) => job.id);
+      expect(jobs, workflow).toEqual([tickJobId(workflow, key, tick)]);
+    }
+    expect(tickJobId('report', key, tick)).not.toBe(tickJobId('team-a/report', key, tick));
+  });
+});
