@@ -1,4 +1,3 @@
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { interceptLocalhostDns } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../../functions/handlers/api.js';
@@ -9,7 +8,7 @@ import {
   startDynamoDbLocal,
   uniqueTableName,
 } from '../../support/dynamodb-local.js';
-import { type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../../support/fauxqs.js';
+import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../../support/fauxqs.js';
 
 let dynamo: DynamoDbLocal;
 let sqs: Fauxqs;
@@ -29,13 +28,7 @@ afterAll(async () => {
   await dynamo?.stop();
 });
 
-async function queue(name: string): Promise<{ url: string; arn: string }> {
-  const { QueueUrl } = await sqs.client.send(new CreateQueueCommand({ QueueName: name }));
-  const { Attributes } = await sqs.client.send(
-    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
-  );
-  return { url: QueueUrl as string, arn: Attributes?.QueueArn as string };
-}
+const queue = (name: string) => createQueue(sqs.client, name);
 
 describe('Module handler (the lazy container built from the environment)', () => {
   it('fails clearly while the environment is incomplete, then builds the container once it is right', async () => {

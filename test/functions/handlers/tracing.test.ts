@@ -1,5 +1,4 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { interceptLocalhostDns } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTracing } from '../../../functions/aws/tracing.js';
@@ -13,7 +12,7 @@ import {
   startDynamoDbLocal,
   uniqueTableName,
 } from '../../support/dynamodb-local.js';
-import { type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../../support/fauxqs.js';
+import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../../support/fauxqs.js';
 
 let dynamo: DynamoDbLocal;
 let sqs: Fauxqs;
@@ -32,13 +31,7 @@ afterAll(async () => {
   await dynamo?.stop();
 });
 
-async function queue(name: string): Promise<{ url: string; arn: string }> {
-  const { QueueUrl } = await sqs.client.send(new CreateQueueCommand({ QueueName: name }));
-  const { Attributes } = await sqs.client.send(
-    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
-  );
-  return { url: QueueUrl as string, arn: Attributes?.QueueArn as string };
-}
+const queue = (name: string) => createQueue(sqs.client, name);
 
 describe('handlers with SWITCHYARD_TRACING=true (Powertools Tracer, disabled outside Lambda)', () => {
   it('answer as without tracing: the API reaches the table and the queues, the timer sweep runs', async () => {
