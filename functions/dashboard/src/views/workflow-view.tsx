@@ -1,6 +1,13 @@
 import { useMemo, useState } from 'preact/hooks';
 import { ApiRequestError } from '../api-client.js';
-import type { JobListPage, JobStatus, WorkflowDefinitionDocument, WorkflowListing } from '../api-types.js';
+import {
+  JOB_FILTERS,
+  type JobFilter,
+  type JobListPage,
+  type JobStatus,
+  type WorkflowDefinitionDocument,
+  type WorkflowListing,
+} from '../api-types.js';
 import { fetchDefinition } from '../definitions.js';
 import { absoluteTime, plural } from '../format.js';
 import { useAction, useApi, useNow, useResource } from '../hooks.js';
@@ -14,16 +21,8 @@ import { ErrorNote, Loading } from './notes.js';
 import { QueuesPanel } from './queues-panel.js';
 import { SchedulesPanel } from './schedules-panel.js';
 
-const COUNTED = [
-  'scheduled',
-  'queued',
-  'running',
-  'paused',
-  'completed',
-  'failed',
-  'cancelled',
-  'aborted',
-] as const;
+/** The statuses counted on the page: the jobs list's filters but "all". */
+const COUNTED = JOB_FILTERS.filter((filter): filter is Exclude<JobFilter, 'all'> => filter !== 'all');
 /** Queued jobs shown on the workflow page, first to start first. */
 const QUEUED_SHOWN = 100;
 const RECENT = 10;
