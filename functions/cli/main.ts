@@ -219,7 +219,9 @@ program
 
 program
   .command('workflows')
-  .description('list the registered workflows: latest version, enabled, jobs running, completed and failed')
+  .description(
+    'list the registered workflows: latest version, enabled, jobs running, queued and scheduled (when some wait), completed and failed',
+  )
   .addOption(outputOption())
   .addOption(namespaceOption())
   .addOption(urlOption())

@@ -91,6 +91,15 @@ describe('maxRunning on serve (RabbitMQ and SQLite, the API and the CLI)', () =>
     );
     const status = await runCli(['status', ids[2] as string, '--url', serve.url], 30_000, { NO_COLOR: '1' });
     expect(status.stdout, describeRun(status)).toContain('number 1 in the queue');
+    const listed = await runCli(['workflows', '--url', serve.url], 30_000, { NO_COLOR: '1' });
+    const header = listed.stdout.split('\n')[0]?.split(/\s+/) ?? [];
+    const row =
+      listed.stdout
+        .split('\n')
+        .find((line) => line.startsWith(WORKFLOW))
+        ?.split(/\s+/) ?? [];
+    expect(row[header.indexOf('RUNNING')], describeRun(listed)).toBe(String(MAX));
+    expect(row[header.indexOf('QUEUED')], describeRun(listed)).toBe(String(JOBS - MAX));
     const described = await runCli(['describe', WORKFLOW, '--url', serve.url], 30_000, { NO_COLOR: '1' });
     expect(described.stdout, describeRun(described)).toContain(`at most ${MAX} running at once`);
 

@@ -69,12 +69,17 @@ export async function listWorkflows(options: ListingOptions, out: Out): Promise<
   }
   const p = paint(colourFor(process.stdout));
   const vhosts = workflows.some((workflow) => workflow.vhost !== '/');
+  // Jobs waiting for a slot (maxRunning) or for their time (submit --at): columns only when some wait.
+  const waiting = workflows.some(
+    (workflow) => (workflow.jobs.queued ?? 0) + (workflow.jobs.scheduled ?? 0) > 0,
+  );
   const rows = workflows.map((workflow) => [
     p.bold(workflow.name),
     ...(vhosts ? [workflow.vhost] : []),
     `v${workflow.version}`,
     workflow.enabled ? 'yes' : p.yellow('no'),
     String(workflow.job_count),
+    ...(waiting ? [String(workflow.jobs.queued ?? 0), String(workflow.jobs.scheduled ?? 0)] : []),
     String(workflow.jobs.completed ?? 0),
     (workflow.jobs.failed ?? 0) + (workflow.jobs.aborted ?? 0)
       ? p.red(String((workflow.jobs.failed ?? 0) + (workflow.jobs.aborted ?? 0)))
@@ -89,6 +94,7 @@ export async function listWorkflows(options: ListingOptions, out: Out): Promise<
         'VERSION',
         'ENABLED',
         'RUNNING',
+        ...(waiting ? ['QUEUED', 'SCHEDULED'] : []),
         'COMPLETED',
         'FAILED',
         'DESCRIPTION',
