@@ -120,58 +120,7 @@ describe('A job through replies-mq, dispatched by the RabbitMQ bus (the local Ra
   let replyQueue: string;
   let model: ChannelModel;
   const workers: Worker[] = [];
-  let stopEventSource: (() => Promise<void>) | undefined;
-  const deliveries = { batches: 0, redelivered: 0 };
-
-  /**
-   * The Amazon MQ event source mapping, one instance (as Lambda runs for RabbitMQ): batches of up to
-   * ten within a 50 ms window, acknowledged when the function returns, requeued when it throws.
-   * Every third batch is delivered twice.
-   */
-  async function startEventSource(handler: RepliesMqHandler): Promise<() => Promise<void>> {
-    const { model: consumerModel, channel } = await openTestChannel();
-    await channel.prefetch(10);
-    let batch: Message[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    let running = Promise.resolve();
-    const flush = (): void => {
-      clearTimeout(timer);
-      timer = undefined;
-      const taken = batch;
-      batch = [];
-      if (taken.length === 0) return;
-      running = running.then(async () => {
-        const event = {
-          eventSource: 'aws:rmq' as const,
-          eventSourceArn: 'arn:aws:mq:us-east-1:123456789012:broker:switchyard:b-1',
-          rmqMessagesByQueue: { [`${replyQueue}::/`]: taken.map(amazonMqMessageFromAmqp) },
-        };
-        deliveries.batches++;
-        try {
-          await handler(event, aLambdaContext());
-          if (deliveries.batches % 3 === 0) {
-            deliveries.redelivered++;
-            await handler(event, aLambdaContext());
-          }
-          for (const message of taken) channel.ack(message);
-        } catch {
-          for (const message of taken) channel.nack(message, false, true);
-        }
-      });
-    };
-    const { consumerTag } = await channel.consume(replyQueue, (message) => {
-      if (!message) return;
-      batch.push(message);
-      if (batch.length >= 10) flush();
-      else timer ??= setTimeout(flush, 50);
-    });
-    return async () => {
-      await channel.cancel(consumerTag);
-      flush();
-      await running;
-      await consumerModel.close().catch(() => {});
-    };
-  }
+  let eventSource: Awaited<ReturnType<typeof mqEventSource>> | undefined;
 
   beforeAll(async () => {
     [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startSqsEmulator()]);
@@ -212,7 +161,7 @@ describe('A job through replies-mq, dispatched by the RabbitMQ bus (the local Ra
 
   afterAll(async () => {
     await Promise.all(workers.map((worker) => worker.stop()));
-    await stopEventSource?.();
+    await eventSource?.stop();
     await container?.manager.drain();
     container?.manager.stop();
     await container?.bus.close();
@@ -269,7 +218,10 @@ describe('A job through replies-mq, dispatched by the RabbitMQ bus (the local Ra
       }),
     );
     await Promise.all(workers.map((worker) => worker.start()));
-    stopEventSource = await startEventSource(createRepliesMqHandler(container));
+    // Every third batch is delivered twice.
+    eventSource = await mqEventSource(replyQueue, createRepliesMqHandler(container), {
+      deliverTwiceEvery: 3,
+    });
     const api = createApiHandler({ ...container, maxBodyBytes: 256 * 1024 });
 
     // Act
@@ -290,22 +242,24 @@ describe('A job through replies-mq, dispatched by the RabbitMQ bus (the local Ra
     expect(job.status).toBe('completed');
     expect(job.result).toEqual({ greeted: 25, last: 'hello, guest-24' });
     expect(job.steps['greet-all']).toMatchObject({ children: 25, childrenDone: 25 });
-    expect(deliveries.redelivered).toBeGreaterThan(0);
+    expect(eventSource?.redelivered).toBeGreaterThan(0);
   }, 90_000);
 });
 
 /**
  * The Amazon MQ event source mapping on one queue, one instance at a time (as Lambda runs it for
  * RabbitMQ): batches of up to ten within 50 ms, acknowledged when the handler returns, requeued
- * (nack) when it throws. Counts the batches and the failed ones.
+ * (nack) when it throws; with `deliverTwiceEvery: n`, every n-th batch is handed over twice (an
+ * at-least-once delivery). Counts the batches, the failed ones and the ones delivered twice.
  */
 async function mqEventSource(
   queue: string,
   handler: RepliesMqHandler,
-): Promise<{ stop(): Promise<void>; batches: number; failed: number }> {
+  options: { deliverTwiceEvery?: number } = {},
+): Promise<{ stop(): Promise<void>; batches: number; failed: number; redelivered: number }> {
   const { model, channel } = await openTestChannel();
   await channel.prefetch(10);
-  const state = { batches: 0, failed: 0, stop: async () => {} };
+  const state = { batches: 0, failed: 0, redelivered: 0, stop: async () => {} };
   let batch: Message[] = [];
   let timer: NodeJS.Timeout | undefined;
   let running = Promise.resolve();
@@ -317,15 +271,17 @@ async function mqEventSource(
     if (taken.length === 0) return;
     running = running.then(async () => {
       state.batches++;
+      const event = {
+        eventSource: 'aws:rmq' as const,
+        eventSourceArn: 'arn:aws:mq:us-east-1:123456789012:broker:switchyard:b-1',
+        rmqMessagesByQueue: { [`${queue}::/`]: taken.map(amazonMqMessageFromAmqp) },
+      };
       try {
-        await handler(
-          {
-            eventSource: 'aws:rmq',
-            eventSourceArn: 'arn:aws:mq:us-east-1:123456789012:broker:switchyard:b-1',
-            rmqMessagesByQueue: { [`${queue}::/`]: taken.map(amazonMqMessageFromAmqp) },
-          },
-          aLambdaContext(),
-        );
+        await handler(event, aLambdaContext());
+        if (options.deliverTwiceEvery && state.batches % options.deliverTwiceEvery === 0) {
+          state.redelivered++;
+          await handler(event, aLambdaContext());
+        }
         for (const message of taken) channel.ack(message);
       } catch {
         state.failed++;
