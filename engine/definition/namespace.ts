@@ -15,7 +15,7 @@ export const ANY_NAMESPACE = '*';
 
 /** A namespace name is spelled as a workflow name (NAME_PATTERN): a letter, then letters, digits, `_` or `-`. */
 const NAMESPACE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
-export const MAX_NAMESPACE_LENGTH = 64;
+const MAX_NAMESPACE_LENGTH = 64;
 
 /** Why `namespace` cannot name a namespace, or undefined. */
 export function namespaceProblem(namespace: unknown): string | undefined {

@@ -8,7 +8,7 @@ import type { ScheduleDefinition } from './types.js';
 const SCHEDULE_KEYS = ['cron', 'timezone', 'input', 'catchUp'];
 const CATCH_UPS = ['all', 'latest'];
 /** A workflow's schedules, at most (each is a real EventBridge schedule deployed). */
-export const MAX_SCHEDULES = 20;
+const MAX_SCHEDULES = 20;
 
 type Report = (path: Path, message: string, onKey?: boolean) => void;
 

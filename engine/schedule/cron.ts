@@ -44,7 +44,7 @@ export function compileCron(cron: string, timezone: string = DEFAULT_TIMEZONE): 
 }
 
 /** The time zone's canonical IANA name (e.g. "europe/paris" → "Europe/Paris"), or undefined when unknown. */
-export function canonicalTimezone(timezone: string): string | undefined {
+function canonicalTimezone(timezone: string): string | undefined {
   if (timezone.trim() === '') return undefined;
   try {
     return new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone;

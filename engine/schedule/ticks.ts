@@ -9,7 +9,7 @@ import { compileCron } from './cron.js';
 export const MAX_CATCH_UP_TICKS = 100;
 
 /** Ticks looked at one by one before jumping to the latest: skipped ticks are counted up to here. */
-export const MAX_SCANNED_TICKS = 10_000;
+const MAX_SCANNED_TICKS = 10_000;
 
 export interface DueTicks {
   /** Tick times (ms since the epoch) to start a job for, oldest first. */

@@ -77,7 +77,7 @@ function wholeApiOf(methodArn: string): string {
 const AUTHORIZER_RETRIES = { ...DEFAULT_RETRY_POLICY, maxAttempts: 4, maxDelayMs: 1_000 };
 
 /** A root secret rotated by hand (docs/deploying.md) holds within this long, plus the authorizer cache. */
-export const ROOT_SECRET_REFRESH_MS = 5 * 60_000;
+const ROOT_SECRET_REFRESH_MS = 5 * 60_000;
 
 const fromEnv = lazy(async () => {
   const tableName = required('TABLE_NAME');
