@@ -7,6 +7,7 @@ import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-n
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { BUNDLE_BANNER, BUNDLE_TARGET } from '../bundling.js';
 import { REPO_ROOT } from '../paths.js';
 import { NODE_RUNTIME_REASON } from './handler-function.js';
 
@@ -96,15 +97,13 @@ export class WorkerFunction extends Construct {
       bundling: {
         forceDockerBundling: false,
         format: OutputFormat.ESM,
-        target: 'node24',
+        target: BUNDLE_TARGET,
         mainFields: ['module', 'main'],
         minify: true,
         keepNames: true,
         bundleAwsSDK: true,
         externalModules: [],
-        // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
-        banner:
-          "import { createRequire as __switchyardCreateRequire } from 'node:module'; const require = __switchyardCreateRequire(import.meta.url);",
+        banner: BUNDLE_BANNER,
         tsconfig: join(projectRoot, 'tsconfig.json'),
         logLevel: LogLevel.WARNING,
         commandHooks: {
