@@ -1,4 +1,5 @@
 import { DEFAULT_NAMESPACE, namespaceProblem } from '../../engine/definition/namespace.js';
+import { isNamespacedApiPath, namespacedApiPath } from '../api/namespace-scope.js';
 
 /** A small client for the HTTP API, for the command line. */
 
@@ -23,9 +24,6 @@ export interface ClientOptions {
   namespace?: string;
 }
 
-/** Routes that act in a namespace: beneath `/api/ns/{namespace}` for any but `default`. */
-const NAMESPACED = /^\/api\/(workflows?|jobs?|queues|schedules)(\/|\?|$)/;
-
 export class ApiClient {
   readonly baseUrl: string;
   private readonly token?: string;
@@ -43,8 +41,7 @@ export class ApiClient {
 
   /** The path as the API serves it in this client's namespace. */
   private scoped(path: string): string {
-    if (this.namespace === DEFAULT_NAMESPACE || !NAMESPACED.test(path)) return path;
-    return `/api/ns/${encodeURIComponent(this.namespace)}${path.slice('/api'.length)}`;
+    return namespacedApiPath(this.namespace, path);
   }
 
   /** The dashboard's page of a job, in this client's namespace. */
@@ -94,7 +91,7 @@ export class ApiClient {
           ? ' (set SWITCHYARD_TOKEN to the token serve was started with, or a scoped token that is not revoked)'
           : response.status === 403
             ? " (the token's role or namespace does not allow this)"
-            : response.status === 404 && NAMESPACED.test(path)
+            : response.status === 404 && isNamespacedApiPath(path)
               ? ` (in namespace "${this.namespace}"; --namespace or SWITCHYARD_NAMESPACE names another)`
               : '';
       throw new CliError(`${method} ${path}: ${response.status} ${message}${hint}`);

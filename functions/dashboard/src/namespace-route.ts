@@ -3,7 +3,10 @@
  * without them (the links views make: `#/jobs`) stays in the namespace shown now. The API's
  * namespaced paths (`api/jobs`) go beneath `api/ns/{namespace}/` for any namespace but `default`.
  */
-export const DEFAULT_NAMESPACE = 'default';
+import { DEFAULT_NAMESPACE } from '../../../engine/definition/namespace.js';
+
+export { namespacedApiPath } from '../../api/namespace-scope.js';
+export { DEFAULT_NAMESPACE };
 
 const PREFIX = /^#?\/ns\/([^/?]+)(.*)$/;
 
@@ -26,12 +29,4 @@ export function namespacedHash(namespace: string, hash: string): string {
   const rest = hash.replace(/^#?/, '');
   if (namespace === DEFAULT_NAMESPACE) return `#${rest || '/'}`;
   return `#/ns/${encodeURIComponent(namespace)}${rest.startsWith('/') ? rest : `/${rest}`}`;
-}
-
-const NAMESPACED_API = /^api\/(workflows?|jobs?|queues|schedules)(\/|\?|$)/;
-
-/** A page-relative API path as the namespace asks it (`api/jobs` → `api/ns/team-a/jobs`). */
-export function namespacedApiPath(namespace: string, path: string): string {
-  if (namespace === DEFAULT_NAMESPACE || !NAMESPACED_API.test(path)) return path;
-  return `api/ns/${encodeURIComponent(namespace)}/${path.slice('api/'.length)}`;
 }
