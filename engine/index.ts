@@ -42,6 +42,7 @@ export {
   followUpNotNeeded,
 } from './job/fan-in.js';
 export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
+export { PersistentList } from './job/persistent-list.js';
 export { DEFAULT_MAX_REPLY_BYTES, type ReplyEvent, replyEvent } from './job/reply-body.js';
 export { resetOnResume, resumeFanOut } from './job/resume-children.js';
 export {
@@ -66,8 +67,10 @@ export {
   isSettled,
   isUuid,
   JOB_STATUSES,
+  type JobJson,
   type JobRecord,
   type JobStatus,
+  jobFromJson,
   parseCorrelationId,
   type StepRequest,
   type StepState,

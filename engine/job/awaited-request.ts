@@ -16,11 +16,11 @@ export function awaitedRequest(
   now: number,
 ): StepRequest | undefined {
   if (job.status !== 'running') return undefined;
-  const state = job.steps.find((candidate) => candidate.name === step);
-  if (state?.status !== 'running' || state.attempts !== attempt) return undefined;
-  if (state.deadline !== undefined && state.deadline <= now) return undefined;
   const graph = graphOf(workflow, job.task);
   const node = graph.byName.get(step);
+  const state = node && job.steps.get(node.index);
+  if (state?.status !== 'running' || state.attempts !== attempt) return undefined;
+  if (state.deadline !== undefined && state.deadline <= now) return undefined;
   if (node?.kind !== 'worker') return undefined;
   return {
     jobId: job.id,

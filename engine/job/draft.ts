@@ -1,12 +1,14 @@
 import type { CompiledWorkflow, Graph } from '../definition/compile.js';
 import { graphOf } from '../definition/compile.js';
 import type { EngineContext } from './events.js';
+import { ListEdit } from './persistent-list.js';
 import type { ChildOutcome, Effects, Rejection } from './transition.js';
 import type { JobRecord, StepState } from './types.js';
 
 /**
  * A job being changed by one transition: a copy of its record that step functions edit, the set
- * of steps they touched, and the effects they produce.
+ * of steps they touched, and the effects they produce. The copy shares the record's step list,
+ * which is persistent: a change copies only the path to the step it changes, once per transition.
  */
 export class Draft {
   readonly job: JobRecord;
@@ -18,6 +20,7 @@ export class Draft {
   dropUnsent = false;
   ignored?: string;
   rejected?: Rejection;
+  private readonly stepsEdit = new ListEdit();
   /** Where a child's final state goes: the transition (an existing child) or its parent's counters. */
   onFinished: (outcome: ChildOutcome) => void;
 
@@ -28,7 +31,7 @@ export class Draft {
     readonly effects: Effects,
     onFinished?: (outcome: ChildOutcome) => void,
   ) {
-    this.job = { ...job, steps: job.steps.slice() };
+    this.job = { ...job };
     this.graph = graphOf(workflow, job.task);
     this.onFinished = onFinished ?? (() => {});
   }
@@ -38,7 +41,7 @@ export class Draft {
   }
 
   step(name: string): StepState {
-    const state = this.job.steps[this.indexOf(name)];
+    const state = this.job.steps.get(this.indexOf(name));
     if (!state) throw new Error(`job ${this.job.id} has no state for step ${name}`);
     return state;
   }
@@ -56,8 +59,8 @@ export class Draft {
    */
   updateStep(name: string, changes: Partial<StepState>): StepState {
     const index = this.indexOf(name);
-    const next = { ...(this.job.steps[index] as StepState), ...changes };
-    this.job.steps[index] = next;
+    const next = { ...(this.job.steps.get(index) as StepState), ...changes };
+    this.job.steps = this.job.steps.with(index, next, this.stepsEdit);
     this.changedSteps.add(name);
     this.changed = true;
     return next;

@@ -24,7 +24,7 @@ export function jobResult(job: JobRecord, graph: Graph): JsonObject {
   return mergeFirstWins(
     graph.terminals.map((name) => {
       const index = graph.byName.get(name)?.index;
-      const state = index === undefined ? undefined : job.steps[index];
+      const state = index === undefined ? undefined : job.steps.get(index);
       return state?.status === 'completed' ? state.output : undefined;
     }),
   );
@@ -32,5 +32,5 @@ export function jobResult(job: JobRecord, graph: Graph): JsonObject {
 
 function outputOf(job: JobRecord, graph: Graph, name: string): JsonObject | undefined {
   const index = graph.byName.get(name)?.index;
-  return index === undefined ? undefined : job.steps[index]?.output;
+  return index === undefined ? undefined : job.steps.get(index)?.output;
 }

@@ -24,6 +24,7 @@ import { holdAttempt } from './hold.js';
 import { jobResult, stepInput } from './inputs.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
+import { PersistentList } from './persistent-list.js';
 import { effectiveInput, evaluateWhen, startedInput } from './step-input.js';
 import type { ChildOutcome, Effects, FanInit } from './transition.js';
 import {
@@ -44,7 +45,7 @@ export function dispatchReady(d: Draft, candidates: Iterable<string>): void {
     if (d.job.status !== 'running') return;
     if (d.step(name).status !== 'waiting') continue;
     const node = d.graph.byName.get(name) as StepNode;
-    if (node.dependsIndex.every((index) => isSettled(d.job.steps[index]))) dispatchStep(d, node);
+    if (node.dependsIndex.every((index) => isSettled(d.job.steps.get(index)))) dispatchStep(d, node);
   }
 }
 
@@ -76,7 +77,7 @@ function dispatchDependents(d: Draft, settled: StepNode): void {
 /** Dependencies not settled (a job stored before `waitingOn` existed counts them once). */
 function unfinishedDepends(d: Draft, node: StepNode): number {
   let count = 0;
-  for (const index of node.dependsIndex) if (!isSettled(d.job.steps[index])) count++;
+  for (const index of node.dependsIndex) if (!isSettled(d.job.steps.get(index))) count++;
   return count;
 }
 
@@ -86,7 +87,7 @@ function unfinishedDepends(d: Draft, node: StepNode): number {
  * signal, or a fan-out.
  */
 export function dispatchStep(d: Draft, node: StepNode): void {
-  if (node.dependsIndex.length && node.dependsIndex.every((i) => d.job.steps[i]?.status === 'skipped')) {
+  if (node.dependsIndex.length && node.dependsIndex.every((i) => d.job.steps.get(i)?.status === 'skipped')) {
     return skipStep(d, node, 'every step it depends on was skipped');
   }
   // The merged input, computed once for the condition and the mapping.
@@ -586,12 +587,9 @@ export interface NewJobParams {
 
 /** A job as created: waiting, every step waiting. */
 export function newJobRecord(params: NewJobParams): JobRecord {
-  const steps: StepState[] = params.stepNames.map((name) => ({
-    name,
-    status: 'waiting',
-    attempts: 0,
-    firstAttempt: 1,
-  }));
+  const steps = PersistentList.of<StepState>(
+    params.stepNames.map((name) => ({ name, status: 'waiting', attempts: 0, firstAttempt: 1 })),
+  );
   return {
     id: params.id,
     workflow: params.workflow,

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../json.js';
+import { PersistentList } from './persistent-list.js';
 
 /**
  * `scheduled`: a delayed start (`?at=`) waiting for its time; a `start` timer starts it.
@@ -204,8 +205,22 @@ export interface JobRecord {
   rev: number;
   /** Completion counter that numbers steps as they complete. */
   seq: number;
-  /** One per step, in the order the workflow (or task) declares them. */
-  steps: StepState[];
+  /**
+   * One per step, in the order the workflow (or task) declares them. Persistent, so that a
+   * transition shares the states it leaves alone; stored as a JSON array (`JobJson`).
+   */
+  steps: PersistentList<StepState>;
+}
+
+/** A job as JSON stores it: the record with its steps as an array (JSON.stringify of a record). */
+export type JobJson = Omit<JobRecord, 'steps'> & { steps: StepState[] };
+
+/**
+ * A stored job back as a record: every job stored so far, by any version of Switchyard, has the
+ * same JSON, so reading one is building its step list.
+ */
+export function jobFromJson(stored: JobJson): JobRecord {
+  return { ...stored, steps: PersistentList.of(stored.steps) };
 }
 
 /**

@@ -131,6 +131,7 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
     { name: '__start__', startTime: iso(job.createdAt) as string, message: job.input },
   ];
   const done = job.steps
+    .toArray()
     .filter((state) => state.status === 'completed')
     .sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
   for (const state of done) {

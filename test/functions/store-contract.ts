@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FollowUp, JobRecord, OutboxEntry, Store } from '../../engine/index.js';
+import {
+  type FollowUp,
+  type JobRecord,
+  type OutboxEntry,
+  PersistentList,
+  type Store,
+} from '../../engine/index.js';
 import type { StoredToken } from '../../engine/ports/store.js';
 import {
   aChild,
@@ -95,18 +101,15 @@ export function describeStoreContract(
           rev: 2,
           updatedAt: 2_000,
           seq: 1,
-          steps: [
-            {
-              name: 'a',
-              status: 'completed',
-              attempts: 1,
-              firstAttempt: 1,
-              output: { out: 1 },
-              seq: 1,
-              endedAt: 2_000,
-            },
-            ...job.steps.slice(1),
-          ],
+          steps: job.steps.with(0, {
+            name: 'a',
+            status: 'completed',
+            attempts: 1,
+            firstAttempt: 1,
+            output: { out: 1 },
+            seq: 1,
+            endedAt: 2_000,
+          }),
         };
         const stale: JobRecord = { ...next, status: 'failed' };
         expect(await store.commit([updating(job, next)])).toEqual([{ ok: true }]);
@@ -655,7 +658,7 @@ export function describeStoreContract(
 
     describe('control flow records (when, input, continueOnError, workflow:, onFailure, abort, suspend)', () => {
       /** A job as the control-flow rules leave it: every new field and status set once. */
-      const controlFlowJob = (workflow: string, overrides: Partial<JobRecord> = {}): JobRecord => {
+      const controlFlowJob = (workflow: string, overrides: Parameters<typeof aJob>[0] = {}): JobRecord => {
         const caller = uuid();
         return aJob({
           workflow,
@@ -755,10 +758,12 @@ export function describeStoreContract(
         const cleared: JobRecord = {
           ...bare,
           rev: 3,
-          steps: linked.steps.map(({ handled: _h, skipReason: _r, input: _i, job: _j, ...step }) => ({
-            ...step,
-            status: 'running',
-          })),
+          steps: PersistentList.of(
+            linked.steps.map(({ handled: _h, skipReason: _r, input: _i, job: _j, ...step }) => ({
+              ...step,
+              status: 'running' as const,
+            })),
+          ),
         };
         expect(await store.commit([updating(linked, cleared)])).toEqual([{ ok: true }]);
         expect(await store.getJob(plain.id)).toEqual(cleared);

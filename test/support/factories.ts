@@ -1,4 +1,12 @@
-import type { Commit, JobRecord, OutboxEntry, StepRequest, WorkflowDefinition } from '../../engine/index.js';
+import {
+  type Commit,
+  type JobRecord,
+  type OutboxEntry,
+  PersistentList,
+  type StepRequest,
+  type StepState,
+  type WorkflowDefinition,
+} from '../../engine/index.js';
 
 let counter = 0;
 
@@ -16,8 +24,12 @@ export function aWorkflow(name = `wf-${++counter}`, steps = ['a', 'b']): Workflo
   };
 }
 
-export function aJob(overrides: Partial<JobRecord> = {}): JobRecord {
+/** A running job of steps `a` (running) and `b` (waiting); `steps` given as an array, as stored. */
+export function aJob(
+  overrides: Partial<Omit<JobRecord, 'steps'>> & { steps?: readonly StepState[] } = {},
+): JobRecord {
   const id = overrides.id ?? uuid();
+  const { steps, ...fields } = overrides;
   return {
     id,
     workflow: 'wf',
@@ -32,11 +44,13 @@ export function aJob(overrides: Partial<JobRecord> = {}): JobRecord {
     updatedAt: 1_000,
     rev: 1,
     seq: 0,
-    steps: [
-      { name: 'a', status: 'running', attempts: 1, firstAttempt: 1, startedAt: 1_000 },
-      { name: 'b', status: 'waiting', attempts: 0, firstAttempt: 1 },
-    ],
-    ...overrides,
+    ...fields,
+    steps: PersistentList.of(
+      steps ?? [
+        { name: 'a', status: 'running', attempts: 1, firstAttempt: 1, startedAt: 1_000 },
+        { name: 'b', status: 'waiting', attempts: 0, firstAttempt: 1 },
+      ],
+    ),
   };
 }
 
@@ -44,7 +58,7 @@ export function aChild(
   parent: JobRecord,
   step: string,
   index: number,
-  overrides: Partial<JobRecord> = {},
+  overrides: Parameters<typeof aJob>[0] = {},
 ): JobRecord {
   return aJob({
     task: 'task',

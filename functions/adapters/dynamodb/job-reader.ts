@@ -1,4 +1,4 @@
-import type { JobRecord } from '../../../engine/job/types.js';
+import { type JobJson, type JobRecord, jobFromJson } from '../../../engine/job/types.js';
 import type { ChildrenPage } from '../../../engine/ports/store.js';
 import { CHILD_BUCKET, decodeJson, keys, num, pad, str } from './items.js';
 import { type HeadCache, headMeta } from './job-items.js';
@@ -19,7 +19,7 @@ export class JobReader {
   async decode(stored: Item): Promise<JobRecord | undefined> {
     const item = await this.pending.resolve(stored);
     if (!item) return undefined;
-    const job = await decodeJson<JobRecord>(item, this.readChunks);
+    const job = jobFromJson(await decodeJson<JobJson>(item, this.readChunks));
     this.heads.set(job.id, headMeta(item));
     return job;
   }

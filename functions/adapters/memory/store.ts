@@ -13,6 +13,7 @@ import {
   isFinished,
   type JobRecord,
   type JobStatus,
+  jobFromJson,
   type Timer,
   timerId,
   zeroJobCounts,
@@ -34,6 +35,7 @@ import {
 } from '../../../engine/ports/store.js';
 
 const copy = <T>(value: T): T => structuredClone(value);
+const copyJob = (job: JobRecord): JobRecord => jobFromJson(copy({ ...job, steps: job.steps.toArray() }));
 const childKey = (parentId: string, step: string): string => `${parentId}\u0000${step}`;
 
 /** A `Store` in memory, for tests and `--db :memory:`-like try-outs; records are copied in and out. */
@@ -109,14 +111,14 @@ export class MemoryStore implements Store {
 
   async getJob(id: string): Promise<JobRecord | undefined> {
     const job = this.jobs.get(id);
-    return job && copy(job);
+    return job && copyJob(job);
   }
 
   async getJobs(ids: readonly string[]): Promise<Map<string, JobRecord>> {
     const found = new Map<string, JobRecord>();
     for (const id of ids) {
       const job = this.jobs.get(id);
-      if (job) found.set(id, copy(job));
+      if (job) found.set(id, copyJob(job));
     }
     return found;
   }
@@ -174,7 +176,7 @@ export class MemoryStore implements Store {
 
   private putJob(job: JobRecord): void {
     const isNew = !this.jobs.has(job.id);
-    this.jobs.set(job.id, copy(job));
+    this.jobs.set(job.id, copyJob(job));
     if (isNew && job.parent) {
       const key = childKey(job.parent.id, job.parent.step);
       const list = this.children.get(key) ?? [];
@@ -194,7 +196,7 @@ export class MemoryStore implements Store {
     for (; index < list.length && children.length < page.limit; index++) {
       const id = list[index];
       const job = id === undefined ? undefined : this.jobs.get(id);
-      if (job) children.push(copy(job));
+      if (job) children.push(copyJob(job));
     }
     return index < list.length ? { children, nextIndex: index } : { children };
   }
@@ -234,7 +236,7 @@ export class MemoryStore implements Store {
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
     const start = query.cursor ? Number(query.cursor) : 0;
     if (!Number.isInteger(start) || start < 0) throw new InvalidCursorError(query.cursor ?? '');
-    const page = matching.slice(start, start + limit).map(copy);
+    const page = matching.slice(start, start + limit).map(copyJob);
     return start + limit < matching.length ? { jobs: page, cursor: String(start + limit) } : { jobs: page };
   }
 

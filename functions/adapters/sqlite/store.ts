@@ -11,16 +11,18 @@ import {
   zeroRunningCount,
 } from '../../../engine/job/running-limit.js';
 import type { ChildOutcome } from '../../../engine/job/transition.js';
-import type {
-  FanCounts,
-  FollowUp,
-  JobRecord,
-  JobStatus,
-  StepRequest,
-  Timer,
-  TimerKind,
+import {
+  type FanCounts,
+  type FollowUp,
+  type JobJson,
+  type JobRecord,
+  type JobStatus,
+  jobFromJson,
+  type StepRequest,
+  type Timer,
+  type TimerKind,
+  zeroJobCounts,
 } from '../../../engine/job/types.js';
-import { zeroJobCounts } from '../../../engine/job/types.js';
 import type {
   ChildrenPage,
   Commit,
@@ -325,7 +327,7 @@ export class SqliteStore implements Store {
     const cached = this.cache.get(id);
     if (cached) return cached;
     const record = this.statements.getJob.get(id);
-    return record === undefined ? undefined : (JSON.parse(record) as JobRecord);
+    return record === undefined ? undefined : jobFromJson(JSON.parse(record) as JobJson);
   }
 
   /**
@@ -438,7 +440,7 @@ export class SqliteStore implements Store {
     this.ready();
     const limit = Math.max(1, Math.trunc(page.limit));
     const rows = this.statements.listChildren.all(parentId, step, page.fromIndex ?? 0, limit + 1);
-    const children = rows.slice(0, limit).map(([, record]) => JSON.parse(record) as JobRecord);
+    const children = rows.slice(0, limit).map(([, record]) => jobFromJson(JSON.parse(record) as JobJson));
     const next = rows[limit];
     return next ? { children, nextIndex: next[0] } : { children };
   }
@@ -477,7 +479,7 @@ export class SqliteStore implements Store {
       this.jobListings.set(sql, statement);
     }
     const rows = statement.all(...params);
-    const jobs = rows.slice(0, limit).map(([, , record]) => JSON.parse(record) as JobRecord);
+    const jobs = rows.slice(0, limit).map(([, , record]) => jobFromJson(JSON.parse(record) as JobJson));
     const last = rows[limit - 1];
     return rows.length > limit && last
       ? { jobs, cursor: encodeJobCursor({ createdAt: last[0], id: last[1] }) }

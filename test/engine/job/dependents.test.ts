@@ -4,7 +4,9 @@ import {
   type CompiledWorkflow,
   createJob,
   type EngineContext,
+  type JobJson,
   type JobRecord,
+  jobFromJson,
   type Transition,
 } from '../../../engine/index.js';
 import { compiled, T0 } from '../../support/simulated-world.js';
@@ -41,9 +43,9 @@ function completeMiddles(job: JobRecord, order: readonly number[]): { job: JobRe
 
 /** A job as the code before `waitingOn` stored it: without the field, through JSON. */
 function storedWithoutCounts(job: JobRecord): JobRecord {
-  const stored = JSON.parse(JSON.stringify(job)) as JobRecord;
+  const stored = JSON.parse(JSON.stringify(job)) as JobJson;
   for (const state of stored.steps) delete state.waitingOn;
-  return stored;
+  return jobFromJson(stored);
 }
 
 describe('A step with several dependencies', () => {

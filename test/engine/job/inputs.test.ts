@@ -23,6 +23,6 @@ describe('The input of a step after a single other', () => {
     expect(Object.getPrototypeOf(body)).toBe(Object.prototype);
 
     body.b = 99;
-    expect(t.job.steps[0]?.output?.b).toBe(1);
+    expect(t.job.steps.get(0)?.output?.b).toBe(1);
   });
 });

@@ -47,7 +47,7 @@ describe('Handler: replies-mq', () => {
     // Assess
     expect(harness.bus.sent.filter((request) => request.step === 'bye').map((r) => r.jobId)).toEqual([good]);
     const failed = await base.store.getJob(poisoned);
-    expect(failed?.steps[0]).toMatchObject({
+    expect(failed?.steps.get(0)).toMatchObject({
       status: 'running',
       attempts: 2,
       error: 'the reply could not be stored: RangeError: Maximum call stack size exceeded',
@@ -207,7 +207,7 @@ describe('Handler: replies-mq', () => {
     // Assess
     expect(harness.bus.sent.filter((request) => request.step === 'bye').map((r) => r.jobId)).toEqual([late]);
     const failed = await base.store.getJob(poisoned);
-    expect(failed?.steps[0]).toMatchObject({ status: 'running', attempts: 2 });
+    expect(failed?.steps.get(0)).toMatchObject({ status: 'running', attempts: 2 });
   });
 
   it('drops a parked reply nothing can be stored for when others of the batch could be', async () => {

@@ -89,8 +89,8 @@ describe('Handler: replies-sqs', () => {
 
     // Assess
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: failedRecord.messageId }]);
-    expect((await base.store.getJob(healthy as string))?.steps[0]?.status).toBe('completed');
-    expect((await base.store.getJob(broken as string))?.steps[0]?.status).toBe('running');
+    expect((await base.store.getJob(healthy as string))?.steps.get(0)?.status).toBe('completed');
+    expect((await base.store.getJob(broken as string))?.steps.get(0)?.status).toBe('running');
     expect(
       isolated.telemetry.logged('message failed; it comes back after its visibility timeout'),
     ).toHaveLength(1);
@@ -114,7 +114,7 @@ describe('Handler: replies-sqs', () => {
 
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
-    expect((await base.store.getJob(good))?.steps[0]?.status).toBe('completed');
+    expect((await base.store.getJob(good))?.steps.get(0)?.status).toBe('completed');
     expect(
       harness.bus.sent.filter((request) => request.step === 'bye').map((request) => request.jobId),
     ).toEqual([good]);

@@ -56,7 +56,8 @@ describe.each(stores)('Manager: a reply batch with poison in it ($name store)', 
     await harness.manager.drain();
 
     // Assess
-    for (const id of [good, alsoGood]) expect((await inner.getJob(id))?.steps[0]?.status).toBe('completed');
+    for (const id of [good, alsoGood])
+      expect((await inner.getJob(id))?.steps.get(0)?.status).toBe('completed');
     expect(
       harness.bus.sent.filter((request) => request.step === 'bye').map((request) => request.jobId),
     ).toEqual([good, alsoGood]);
@@ -68,7 +69,7 @@ describe.each(stores)('Manager: a reply batch with poison in it ($name store)', 
       message: 'the reply could not be stored: RangeError: Maximum call stack size exceeded',
     });
     // Not even a failed attempt could be stored for it: logged, counted and let go.
-    expect((await inner.getJob(broken))?.steps[0]?.status).toBe('running');
+    expect((await inner.getJob(broken))?.steps.get(0)?.status).toBe('running');
     expect(harness.telemetry.counted('replies_dropped_total')).toBe(1);
     expect(
       harness.telemetry.logged('reply dropped: neither it nor a failed attempt could be stored'),
@@ -124,6 +125,6 @@ describe.each(stores)('Manager: a reply batch with poison in it ($name store)', 
     expect(droppedBefore).toBe(0);
     expect(late).toBe(true);
     expect(harness.telemetry.counted('replies_dropped_total')).toBe(2);
-    for (const id of ids) expect((await inner.getJob(id))?.steps[0]?.status).toBe('running');
+    for (const id of ids) expect((await inner.getJob(id))?.steps.get(0)?.status).toBe('running');
   });
 });

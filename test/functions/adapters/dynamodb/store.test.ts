@@ -8,7 +8,14 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Commit, JobRecord, OutboxEntry, StepRequest } from '../../../../engine/index.js';
+import {
+  type Commit,
+  type JobRecord,
+  type OutboxEntry,
+  PersistentList,
+  type StepRequest,
+  type StepState,
+} from '../../../../engine/index.js';
 import { leaveInlineIndex } from '../../../../functions/adapters/dynamodb/inline-outbox.js';
 import { DynamoDbStore } from '../../../../functions/adapters/dynamodb/store.js';
 import { DynamoDbTable } from '../../../../functions/adapters/dynamodb/table.js';
@@ -121,10 +128,10 @@ const nextRound = (job: JobRecord, at: number) => {
     ...job,
     rev: job.rev + 1,
     updatedAt: at,
-    steps: [
+    steps: PersistentList.of([
       { name: 'a', status: 'completed', attempts: 1, firstAttempt: 1, startedAt: 1_000, endedAt: at },
       { name: 'b', status: 'running', attempts: 1, firstAttempt: 1, startedAt: at },
-    ],
+    ]),
   };
   const request: OutboxEntry = {
     id: `${job.id}:${next.rev}:r0`,
@@ -685,7 +692,7 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
     const first = requestEntry(job, `${job.id}:1:r0`, 5);
     const { next: third, request: next } = nextRound({ ...job, rev: 2 }, 7);
     // Step a answered, step b not started yet: the head holds nothing, and stays in gsi3.
-    const second = { ...third, rev: 2, steps: [third.steps[0], job.steps[1]] as JobRecord['steps'] };
+    const second = { ...third, rev: 2, steps: third.steps.with(1, job.steps.get(1) as StepState) };
     await store.commit([creating(job, { outbox: [first] })]);
     await store.ackOutbox([first.id]);
     await store.commit([updating(job, second)]);
@@ -764,8 +771,10 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
     const running = (of: JobRecord, names: string[], rev: number): JobRecord => ({
       ...of,
       rev,
-      steps: of.steps.map((step) =>
-        names.includes(step.name) ? { ...step, status: 'running' as const, attempts: 1 } : step,
+      steps: PersistentList.of(
+        of.steps.map((step) =>
+          names.includes(step.name) ? { ...step, status: 'running' as const, attempts: 1 } : step,
+        ),
       ),
     });
     const request = (of: JobRecord, step: string, pad: number): OutboxEntry => ({
@@ -873,7 +882,7 @@ describe('DynamoDbStore on DynamoDB Local: young top-level jobs outside gsi3', {
   it('puts a head holding entries into gsi3 when its job is a minute old, changes status, ends, or its workflow was not seen registered', async () => {
     // Prepare
     const { store, tableName, workflow } = await withWorkflow();
-    const job = (overrides: Partial<JobRecord> = {}) => aJob({ workflow, ...overrides });
+    const job = (overrides: Parameters<typeof aJob>[0] = {}) => aJob({ workflow, ...overrides });
     const [old, waiting, ended, unknown, empty] = [
       job(),
       job(),
@@ -1181,7 +1190,7 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
             ...second,
             rev: 2,
             status: 'completed',
-            steps: second.steps.map((step) => ({ ...step, status: 'completed' as const })),
+            steps: PersistentList.of(second.steps.map((step) => ({ ...step, status: 'completed' as const }))),
           },
           { childOutcome: { parentId: parent.id, step: 'fan', index: 1, status: 'completed' } },
         ),
@@ -1329,7 +1338,11 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     await restarted.ackOutbox(watched.map((entry) => entry.id));
     const afterAck = await pendingOf(restarted, `FAN#${parent.id}`);
     await store.commit([
-      updating(parent, { ...parent, rev: 2, steps: [{ ...running, status: 'completed' }] }),
+      updating(parent, {
+        ...parent,
+        rev: 2,
+        steps: PersistentList.of([{ ...running, status: 'completed' }]),
+      }),
     ]);
     const afterFanIn = await pendingOf(restarted, `FAN#${parent.id}`);
 

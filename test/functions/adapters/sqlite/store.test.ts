@@ -7,8 +7,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { Commit, JobRecord, OutboxEntry, StepState } from '../../../../engine/index.js';
-import { InvalidCursorError } from '../../../../engine/index.js';
+import type { Commit, JobJson, JobRecord, OutboxEntry, StepState } from '../../../../engine/index.js';
+import { InvalidCursorError, jobFromJson } from '../../../../engine/index.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../../../functions/adapters/sqlite/schema.js';
 import { SqliteStore } from '../../../../functions/adapters/sqlite/store.js';
 import {
@@ -120,6 +120,49 @@ describe('SqliteStore', () => {
       expect((await reopened.pendingOutbox({ limit: 10 })).entries).toEqual([entry]);
       expect(await reopened.listTimers({ limit: 10 })).toEqual([timer]);
       expect(await reopened.getFanCounts(job.id, 'fan')).toEqual({ total: 1, done: 0, failed: 0 });
+    });
+
+    it('reads a job an earlier version wrote, and writes it back in the same JSON', async () => {
+      // Prepare: the record column as Switchyard wrote it before a job's steps became a persistent list.
+      const fixture = JSON.parse(
+        readFileSync(new URL('../../../fixtures/jobs/wide-40-halfway.json', import.meta.url), 'utf8'),
+      ) as JobJson;
+      const path = join(freshDirectory(), 'state.db');
+      const store = open(path);
+      await store.commit([creating(aJob({ id: fixture.id, root: fixture.id, workflow: fixture.workflow }))]);
+      await store.close();
+      const db = new Database(path);
+      db.prepare('UPDATE jobs SET rev = ?, record = ? WHERE id = ?').run(
+        fixture.rev,
+        JSON.stringify(fixture),
+        fixture.id,
+      );
+      db.close();
+
+      // Act
+      const reopened = open(path);
+      const job = (await reopened.getJob(fixture.id)) as JobRecord;
+      const sink = job.steps.find((step) => step.name === 'sink') as StepState;
+      const next: JobRecord = {
+        ...job,
+        rev: job.rev + 1,
+        steps: job.steps.with(37, { ...sink, waitingOn: 15 }),
+      };
+      await reopened.commit([updating(job, next)]);
+      await reopened.close();
+
+      // Assess
+      expect(job).toEqual(jobFromJson(fixture));
+      const written = new Database(path, { readonly: true });
+      const row = written.prepare('SELECT record FROM jobs WHERE id = ?').get(fixture.id) as {
+        record: string;
+      };
+      written.close();
+      const stored = JSON.parse(row.record) as JobJson;
+      expect(stored.steps).toEqual(
+        fixture.steps.map((step) => (step.name === 'sink' ? { ...step, waitingOn: 15 } : step)),
+      );
+      expect({ ...stored, steps: [], rev: 0 }).toEqual({ ...fixture, steps: [], rev: 0 });
     });
 
     it('uses WAL with synchronous FULL and an exclusive lock by default', async () => {
@@ -730,7 +773,7 @@ describe('SqliteStore', () => {
           rev: 2,
           seq: 1,
           updatedAt: 2_000,
-          steps: [completed, ...job.steps.slice(1)],
+          steps: job.steps.with(0, completed),
         };
         return updating(job, next, {
           outbox: [requestEntry(job, `${job.id}:2:r0`, 2_000)],
