@@ -45,6 +45,11 @@ function wide(width: number): CompiledWorkflow {
   return compileWorkflow(definition, 1);
 }
 
+// Each reply names one of 100 keys, so jobs of 100 and of 1,000 steps see the same 100 object
+// shapes: a key per step gave the 1,000-step jobs ten times as many, which measured V8's inline
+// caches (a chain of 1,000 ran 80% as fast as one of 100 with a key per step, 97% with one shape).
+const OUTPUT_KEYS = Array.from({ length: 100 }, (_, i) => `k${i}`);
+
 /** Runs jobs to completion by replying to every request in order; counts step transitions. */
 function runJobs(workflow: CompiledWorkflow, jobs: number): { transitions: number; seconds: number } {
   let transitions = 0;
@@ -59,7 +64,11 @@ function runJobs(workflow: CompiledWorkflow, jobs: number): { transitions: numbe
       t = applyEvent(
         workflow,
         job,
-        { type: 'reply', step: request.step, output: { n: 1, [request.step]: 1 } },
+        {
+          type: 'reply',
+          step: request.step,
+          output: { n: 1, [OUTPUT_KEYS[transitions % 100] as string]: 1 },
+        },
         { now },
       );
       job = t.job;
@@ -132,7 +141,7 @@ function fanOut(children: number): { seconds: number; heapMb: number; peakRssMb:
 export interface EngineFigures {
   chainPerSecond: number[];
   widePerSecond: number[];
-  /** The same with 1,000 steps per job: a transition copies the job's step list, O(steps). */
+  /** The same with 1,000 steps per job: a transition's cost should not grow with the job's size. */
   chain1000PerSecond: number[];
   wide1000PerSecond: number[];
   /** A 100-step chain with a `when:` and an `input:` on every step. */
@@ -148,13 +157,23 @@ export async function benchEngine(runs = 5, sizes = [10_000, 100_000]): Promise<
   const wide1000 = wide(1_000);
   const conditional = conditionalChain(100);
   // Warm-up: V8 needs a few thousand transitions of each shape before its optimised code settles.
-  for (const workflow of [longChain, wideDag, conditional]) runJobs(workflow, 200);
-  for (const workflow of [chain1000, wide1000]) runJobs(workflow, 20);
-  const chainRuns = await repeat(runs, () => runJobs(longChain, 200));
-  const wideRuns = await repeat(runs, () => runJobs(wideDag, 200));
-  const chain1000Runs = await repeat(runs, () => runJobs(chain1000, 20));
-  const wide1000Runs = await repeat(runs, () => runJobs(wide1000, 20));
-  const conditionalRuns = await repeat(runs, () => runJobs(conditional, 200));
+  const shapes = [
+    { workflow: longChain, jobs: 1_000 },
+    { workflow: wideDag, jobs: 1_000 },
+    { workflow: chain1000, jobs: 100 },
+    { workflow: wide1000, jobs: 100 },
+    { workflow: conditional, jobs: 200 },
+  ];
+  for (const { workflow, jobs } of shapes) runJobs(workflow, jobs / 5);
+  // Each round runs every shape once (about 100,000 transitions each), so that whatever slows the
+  // machine for a while slows all of them alike and the sizes compare side by side.
+  const perSecond: number[][] = shapes.map(() => []);
+  for (let round = 0; round < runs; round++) {
+    shapes.forEach(({ workflow, jobs }, n) => {
+      const { transitions, seconds } = runJobs(workflow, jobs);
+      perSecond[n]?.push(transitions / seconds);
+    });
+  }
   const fan: EngineFigures['fanOut'] = {};
   for (const size of sizes) {
     fanOut(Math.min(size, 1_000));
@@ -169,13 +188,20 @@ export async function benchEngine(runs = 5, sizes = [10_000, 100_000]): Promise<
     };
   }
   return {
-    chainPerSecond: chainRuns.map((r) => r.transitions / r.seconds),
-    widePerSecond: wideRuns.map((r) => r.transitions / r.seconds),
-    chain1000PerSecond: chain1000Runs.map((r) => r.transitions / r.seconds),
-    wide1000PerSecond: wide1000Runs.map((r) => r.transitions / r.seconds),
-    conditionalPerSecond: conditionalRuns.map((r) => r.transitions / r.seconds),
+    chainPerSecond: perSecond[0] ?? [],
+    widePerSecond: perSecond[1] ?? [],
+    chain1000PerSecond: perSecond[2] ?? [],
+    wide1000PerSecond: perSecond[3] ?? [],
+    conditionalPerSecond: perSecond[4] ?? [],
     fanOut: fan,
   };
+}
+
+/** Each round's `large / small` as a percentage: median (min, max). */
+function ratios(large: readonly number[], small: readonly number[]): string {
+  const percent = large.map((rate, round) => (100 * rate) / (small[round] ?? Number.NaN));
+  const { median, min, max } = spread(percent);
+  return `${median.toFixed(0)}% (${min.toFixed(0)}–${max.toFixed(0)}%)`;
 }
 
 export function reportEngine(figures: EngineFigures): string {
@@ -186,6 +212,7 @@ export function reportEngine(figures: EngineFigures): string {
     `| wide DAG (1 -> 100 -> 1), transitions/s | ${formatSpread(spread(figures.widePerSecond))} |`,
     `| long chain (1,000 steps), transitions/s | ${formatSpread(spread(figures.chain1000PerSecond))} |`,
     `| wide DAG (1 -> 1,000 -> 1), transitions/s | ${formatSpread(spread(figures.wide1000PerSecond))} |`,
+    `| 1,000 steps against 100, each round's ratio: chain; wide DAG | ${ratios(figures.chain1000PerSecond, figures.chainPerSecond)}; ${ratios(figures.wide1000PerSecond, figures.widePerSecond)} |`,
     `| long chain (100 steps), a \`when:\` and an \`input:\` on every step, transitions/s | ${formatSpread(spread(figures.conditionalPerSecond))} |`,
   ];
   for (const [size, result] of Object.entries(figures.fanOut)) {
