@@ -35,7 +35,12 @@ export class PersistentList<T> implements Iterable<T> {
   ) {}
 
   static of<T>(values: readonly T[]): PersistentList<T> {
-    if (values.length <= FLAT_MAX) return new PersistentList<T>(values.slice(), 0, values.length);
+    return PersistentList.taking(values.slice());
+  }
+
+  /** A list of `values`, which it takes as its own: the caller never changes them again. */
+  static taking<T>(values: T[]): PersistentList<T> {
+    if (values.length <= FLAT_MAX) return new PersistentList<T>(values, 0, values.length);
     let nodes: Node[] = chunks(values);
     let shift = 0;
     while (nodes.length > 1) {

@@ -217,10 +217,12 @@ export type JobJson = Omit<JobRecord, 'steps'> & { steps: StepState[] };
 
 /**
  * A stored job back as a record: every job stored so far, by any version of Switchyard, has the
- * same JSON, so reading one is building its step list.
+ * same JSON, so reading one is building its step list. `stored` (just parsed) becomes the record.
  */
 export function jobFromJson(stored: JobJson): JobRecord {
-  return { ...stored, steps: PersistentList.of(stored.steps) };
+  const job = stored as unknown as JobRecord;
+  job.steps = PersistentList.taking(stored.steps);
+  return job;
 }
 
 /**

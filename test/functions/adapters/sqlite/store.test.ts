@@ -152,7 +152,7 @@ describe('SqliteStore', () => {
       await reopened.close();
 
       // Assess
-      expect(job).toEqual(jobFromJson(fixture));
+      expect(job).toEqual(jobFromJson(structuredClone(fixture)));
       const written = new Database(path, { readonly: true });
       const row = written.prepare('SELECT record FROM jobs WHERE id = ?').get(fixture.id) as {
         record: string;
