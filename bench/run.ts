@@ -115,10 +115,16 @@ if (edited.length) {
 const asLatest = env.BENCH_REPORT !== '0' && !edited.length;
 const { written, files } = await writeResults(results, { asLatest });
 process.stdout.write(`${renderFigures(written)}\n`);
+let reported = true;
 if (asLatest) {
-  await updateReport(written);
-  log('BENCHMARKS.md figures updated');
+  try {
+    await updateReport(written);
+    log('BENCHMARKS.md figures updated');
+  } catch (error) {
+    log((error as Error).message);
+    reported = false;
+  }
 }
 log(`raw figures: ${files.join(', ')}`);
 // Emulators and clients may keep handles open; everything this run started has been stopped.
-process.exit(0);
+process.exit(reported ? 0 : 1);
