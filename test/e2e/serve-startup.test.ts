@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,6 +112,31 @@ describe('serve start-up and shutdown in every broker state', { timeout: 120_000
       expect(code).toBe(0);
     } finally {
       await serve.kill('SIGKILL');
+    }
+  });
+
+  it("bounds V8's young generation in the process it was started as, unless the caller sized it", async () => {
+    const flagsOf = async (pid: number | undefined) =>
+      (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter((arg) => arg.startsWith('--'));
+    const start = (name: string, env: NodeJS.ProcessEnv = {}) =>
+      spawnServe(['--db', join(dir, name), '--amqp', NOBODY, '--reply-queue', uniqueName('r')], env, 15_000);
+
+    const bounded = await start('bounded.db');
+    try {
+      expect(await flagsOf(bounded.child.pid)).toContain('--max-semi-space-size=16');
+      expect(await bounded.kill('SIGTERM')).toBe(0);
+    } finally {
+      await bounded.kill('SIGKILL');
+    }
+
+    const chosen = await start('chosen.db', { NODE_OPTIONS: '--max-semi-space-size=32' });
+    try {
+      expect((await flagsOf(chosen.child.pid)).some((flag) => flag.startsWith('--max-semi-space-size'))).toBe(
+        false,
+      );
+      expect((await fetch(`${chosen.url}/healthz`)).status).toBe(503);
+    } finally {
+      await chosen.kill('SIGKILL');
     }
   });
 
