@@ -750,6 +750,14 @@ schedules:
     await link.click();
     await page.locator(`.job-view[data-job="${id}"] .job-start-at time`).waitFor({ timeout: STATE_TIMEOUT });
     expect(await page.locator('.job-start-at time').getAttribute('datetime')).toBe(expectedAt);
+    // The workflows list counts them too; a workflow with none shows no scheduled count.
+    await page.goto(`${serve.url}/#/`);
+    const card = page.locator(`.workflow-card[data-workflow="${name}"]`);
+    await card.locator('[data-count="scheduled"]').waitFor({ timeout: STATE_TIMEOUT });
+    expect(await card.locator('[data-count="scheduled"]').textContent()).toBe('2 scheduled');
+    const other = page.locator(`.workflow-card[data-workflow="${WORKFLOW}"]`);
+    await other.locator('[data-count="running"]').waitFor({ timeout: STATE_TIMEOUT });
+    expect(await other.locator('[data-count="scheduled"]').count()).toBe(0);
     for (const job of [id, scheduled.id]) {
       expect((await fetch(`${serve.url}/api/job/${job}`, { method: 'DELETE' })).status).toBe(200);
       expect((await jobDocument(job)).status).toBe('cancelled');

@@ -8,6 +8,8 @@ import { DefinitionGraph } from './definition-graph.js';
 import { ErrorNote, Loading } from './notes.js';
 
 const COUNTED = ['running', 'paused', 'completed', 'failed', 'cancelled', 'aborted'] as const;
+/** Counted only when there are some: most workflows have no delayed starts and no `maxRunning` queue. */
+const COUNTED_WHEN_ANY = ['scheduled', 'queued'] as const;
 
 /** Every registered workflow: its versions, job counts and DAG. */
 export function WorkflowsView() {
@@ -60,7 +62,7 @@ function WorkflowCard({ workflow, now }: { workflow: WorkflowListing; now: numbe
         </div>
         {workflow.description && <p class="workflow-description">{workflow.description}</p>}
         <ul class="counts" aria-label="Jobs by status">
-          {COUNTED.map((status) => (
+          {[...COUNTED_WHEN_ANY.filter((status) => (counts[status] ?? 0) > 0), ...COUNTED].map((status) => (
             <li key={status}>
               <a
                 class={`count state-${status}`}
