@@ -587,7 +587,7 @@ export interface NewJobParams {
 
 /** A job as created: waiting, every step waiting. */
 export function newJobRecord(params: NewJobParams): JobRecord {
-  const steps = PersistentList.of<StepState>(
+  const steps = PersistentList.taking<StepState>(
     params.stepNames.map((name) => ({ name, status: 'waiting', attempts: 0, firstAttempt: 1 })),
   );
   return {
