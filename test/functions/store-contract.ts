@@ -13,6 +13,7 @@ import {
   aRequest,
   aWorkflow,
   creating,
+  type JobOverrides,
   requestEntry,
   updating,
   uuid,
@@ -658,7 +659,7 @@ export function describeStoreContract(
 
     describe('control flow records (when, input, continueOnError, workflow:, onFailure, abort, suspend)', () => {
       /** A job as the control-flow rules leave it: every new field and status set once. */
-      const controlFlowJob = (workflow: string, overrides: Parameters<typeof aJob>[0] = {}): JobRecord => {
+      const controlFlowJob = (workflow: string, overrides: JobOverrides = {}): JobRecord => {
         const caller = uuid();
         return aJob({
           workflow,

@@ -24,10 +24,11 @@ export function aWorkflow(name = `wf-${++counter}`, steps = ['a', 'b']): Workflo
   };
 }
 
-/** A running job of steps `a` (running) and `b` (waiting); `steps` given as an array, as stored. */
-export function aJob(
-  overrides: Partial<Omit<JobRecord, 'steps'>> & { steps?: readonly StepState[] } = {},
-): JobRecord {
+/** Fields of a test job to set; `steps` given as an array, as stored. */
+export type JobOverrides = Partial<Omit<JobRecord, 'steps'>> & { steps?: readonly StepState[] };
+
+/** A running job of steps `a` (running) and `b` (waiting). */
+export function aJob(overrides: JobOverrides = {}): JobRecord {
   const id = overrides.id ?? uuid();
   const { steps, ...fields } = overrides;
   return {
@@ -58,7 +59,7 @@ export function aChild(
   parent: JobRecord,
   step: string,
   index: number,
-  overrides: Parameters<typeof aJob>[0] = {},
+  overrides: JobOverrides = {},
 ): JobRecord {
   return aJob({
     task: 'task',

@@ -31,6 +31,7 @@ import {
   aRequest,
   aWorkflow,
   creating,
+  type JobOverrides,
   requestEntry,
   updating,
 } from '../../../support/factories.js';
@@ -882,7 +883,7 @@ describe('DynamoDbStore on DynamoDB Local: young top-level jobs outside gsi3', {
   it('puts a head holding entries into gsi3 when its job is a minute old, changes status, ends, or its workflow was not seen registered', async () => {
     // Prepare
     const { store, tableName, workflow } = await withWorkflow();
-    const job = (overrides: Parameters<typeof aJob>[0] = {}) => aJob({ workflow, ...overrides });
+    const job = (overrides: JobOverrides = {}) => aJob({ workflow, ...overrides });
     const [old, waiting, ended, unknown, empty] = [
       job(),
       job(),
