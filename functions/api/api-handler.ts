@@ -5,6 +5,7 @@ import { ANY_NAMESPACE } from '../../engine/definition/namespace.js';
 import { bearerOf, sameSecret } from './bearer.js';
 import { refuseNonJsonBrowserWrite } from './browser-writes.js';
 import { ApiError, type ApiResponse, errorResponse, type HostRequest, toApiError } from './http.js';
+import { lowerCasedHeaders } from './lower-cased-headers.js';
 import { namespacedPath } from './namespaced-path.js';
 import { type RawQuery, rawQueryOf, singleValuedQuery } from './query.js';
 import { type ApiDeps, matchRoute, type Route } from './router.js';
@@ -128,9 +129,7 @@ export async function handleApiGatewayEvent(
   event: APIGatewayProxyEvent,
   deps: ApiDeps,
 ): Promise<APIGatewayProxyResult> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(event.headers ?? {}))
-    if (value !== undefined) headers[name.toLowerCase()] = value;
+  const headers = lowerCasedHeaders(event.headers);
   const query = queryOf(event);
   const body = event.body
     ? event.isBase64Encoded

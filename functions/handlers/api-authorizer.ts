@@ -6,6 +6,7 @@ import { DEFAULT_RETRY_POLICY } from '../adapters/dynamodb/retry.js';
 import { DynamoDbTable } from '../adapters/dynamodb/table.js';
 import { DynamoDbTokens } from '../adapters/dynamodb/tokens.js';
 import { type BearerPrincipalDeps, principalOfBearer } from '../api/bearer-principal.js';
+import { lowerCasedHeaders } from '../api/lower-cased-headers.js';
 import { ScopedTokens } from '../api/scoped-tokens.js';
 import { createLambdaTelemetry, type LambdaTelemetry } from '../aws/lambda-telemetry.js';
 import { lazy } from '../aws/lazy.js';
@@ -30,7 +31,7 @@ export interface ApiAuthorizerDeps extends BearerPrincipalDeps {
 export function createApiAuthorizer(deps: ApiAuthorizerDeps): ApiAuthorizer {
   return async (event, context) => {
     deps.telemetry.startInvocation(context);
-    const principal = await principalOfBearer(headerOf(event.headers, 'authorization'), deps);
+    const principal = await principalOfBearer(lowerCasedHeaders(event.headers).authorization, deps);
     if (!principal) {
       deps.telemetry.logger.info('request refused: no valid token', {
         sourceIp: event.requestContext?.identity?.sourceIp,
@@ -59,12 +60,6 @@ function policy(
       Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: wholeApiOf(methodArn) }],
     },
   };
-}
-
-/** Header names arrive as the client sent them. */
-function headerOf(headers: Record<string, string | undefined> | null, name: string): string | undefined {
-  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === name) return value;
-  return undefined;
 }
 
 /** `arn:…:execute-api:<region>:<account>:<api>/<stage>/<method>/<path>` to every method of the stage. */
