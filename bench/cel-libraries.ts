@@ -27,8 +27,7 @@ import {
 } from '@bufbuild/cel';
 import { tests as conformance } from '@bufbuild/cel-spec/testdata/conformance.js';
 import { Environment } from '@marcbachmann/cel-js';
-import { compileExpression } from '../engine/expressions/compile.js';
-import type { ExpressionVariables } from '../engine/expressions/expression.js';
+import { compileExpression, type ExpressionVariables } from '../engine/index.js';
 
 const SUITES = [
   'basic',

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { StepRequest } from '../engine/job/types.js';
-import type { InboundReply } from '../engine/ports/bus.js';
+import type { InboundReply, StepRequest } from '../engine/index.js';
 import { RabbitMqBus } from '../functions/adapters/rabbitmq/bus.js';
 import { benchQueues } from './workloads.js';
 

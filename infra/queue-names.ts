@@ -1,4 +1,4 @@
-import { DEFAULT_REPLY_QUEUE } from '../engine/ports/bus.js';
+import { DEFAULT_REPLY_QUEUE } from '../engine/index.js';
 /** The reply queue's name, under the prefix on SQS and as is on RabbitMQ (the protocol's default). */
 export const REPLY_QUEUE = DEFAULT_REPLY_QUEUE;
 

@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
-import { parseDuration } from '../engine/definition/duration.js';
+import { parseDuration } from '../engine/index.js';
 import { PROFILES, type ProfileName, profileDefaults } from './profiles.js';
 
 export type BusKind = 'sqs' | 'rabbitmq';

@@ -1,9 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { compileWorkflow } from '../engine/definition/compile.js';
-import { loadWorkflows } from '../engine/definition/load.js';
-import { DEFAULT_NAMESPACE, definitionInNamespace } from '../engine/definition/namespace.js';
-import { formatDefinitionError, type WorkflowDefinition } from '../engine/definition/types.js';
+import {
+  compileWorkflow,
+  DEFAULT_NAMESPACE,
+  definitionInNamespace,
+  formatDefinitionError,
+  loadWorkflows,
+  type WorkflowDefinition,
+} from '../engine/index.js';
 import type { WorkflowsSource } from './settings.js';
 
 /** The workflows deployed with the stack: what the custom resource registers and which queues it needs. */

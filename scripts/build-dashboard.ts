@@ -31,6 +31,9 @@ export async function buildDashboardAssets(): Promise<Map<string, DashboardAsset
     entryNames: '[name]',
     format: 'esm',
     platform: 'browser',
+    // The engine's entrance also exports rules that hash with node:crypto; the dashboard uses none of
+    // them, and the package's `sideEffects: false` lets esbuild drop those modules unread.
+    external: ['node:*'],
     target: ['es2022', 'chrome109', 'firefox115', 'safari16'],
     minify: true,
     charset: 'utf8',

@@ -1,7 +1,12 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { principalOfContext } from '../../engine/access/principal-context.js';
-import { type Principal, ROOT, roleAllows, seesNamespace } from '../../engine/access/roles.js';
-import { ANY_NAMESPACE } from '../../engine/definition/namespace.js';
+import {
+  ANY_NAMESPACE,
+  type Principal,
+  principalOfContext,
+  ROOT,
+  roleAllows,
+  seesNamespace,
+} from '../../engine/index.js';
 import { bearerOf, sameSecret } from './bearer.js';
 import { refuseNonJsonBrowserWrite } from './browser-writes.js';
 import { ApiError, type ApiResponse, errorResponse, type HostRequest, toApiError } from './http.js';

@@ -1,22 +1,24 @@
 import {
+  type Bus,
+  type ChildrenPage,
   DEFAULT_NAMESPACE,
+  type Housekeeping,
   inNamespace,
+  type JobPage,
+  type JobQueries,
+  type JobQuery,
+  type JobRecord,
+  type JobStatus,
+  type JsonObject,
   namespaceOf,
+  type QueueHealth,
+  type StoredWorkflow,
   splitQualifiedName,
-} from '../../engine/definition/namespace.js';
-import type { JobRecord, JobStatus, JsonObject, WorkflowDefinition } from '../../engine/index.js';
-import type { Bus, QueueHealth } from '../../engine/ports/bus.js';
-import type {
-  ChildrenPage,
-  Housekeeping,
-  JobPage,
-  JobQueries,
-  JobQuery,
-  StoredWorkflow,
-  TokenStore,
-  WorkflowRegistry,
-  WorkflowSummary,
-} from '../../engine/ports/store.js';
+  type TokenStore,
+  type WorkflowDefinition,
+  type WorkflowRegistry,
+  type WorkflowSummary,
+} from '../../engine/index.js';
 import type { Manager } from '../manager/manager.js';
 import type { QueueRules } from '../manager/queue-rules.js';
 import type { StartJobParams } from '../manager/start-job-params.js';

@@ -1,4 +1,4 @@
-import { type Principal, ROOT } from '../../engine/access/roles.js';
+import { type Principal, ROOT } from '../../engine/index.js';
 import { bearerOf, sameSecret } from './bearer.js';
 import { isScopedSecret, type ScopedTokens } from './scoped-tokens.js';
 

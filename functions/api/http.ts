@@ -1,5 +1,4 @@
-import type { Principal } from '../../engine/access/roles.js';
-import { InvalidCursorError, StoreUnavailableError } from '../../engine/ports/store.js';
+import { InvalidCursorError, type Principal, StoreUnavailableError } from '../../engine/index.js';
 import { ManagerError } from '../manager/errors.js';
 
 /** A request as every route sees it, whichever host received it (API Gateway or node:http). */

@@ -1,15 +1,15 @@
-import { splitQualifiedName } from '../../engine/definition/namespace.js';
 import {
   type AttemptOutcome,
   type FanCounts,
   isSettled,
+  type JobReader,
   type JobRecord,
   type JobStatus,
   type Json,
   type JsonObject,
   type StepState,
+  splitQualifiedName,
 } from '../../engine/index.js';
-import type { JobReader } from '../../engine/ports/store.js';
 
 /** Child ids listed inline in a running fan-out step (`tasks`); page through the rest. */
 export const INLINE_CHILDREN = 1_000;

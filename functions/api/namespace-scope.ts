@@ -1,4 +1,4 @@
-import { DEFAULT_NAMESPACE } from '../../engine/definition/namespace.js';
+import { DEFAULT_NAMESPACE } from '../../engine/index.js';
 
 /** The routes that live beneath `api/ns/{namespace}/` (api.md, "Owners"); tokens, metrics and health do not. */
 const NAMESPACED = /^(\/?)api\/(workflows?|jobs?|queues|schedules)(\/|\?|$)/;

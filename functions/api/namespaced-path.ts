@@ -1,4 +1,4 @@
-import { DEFAULT_NAMESPACE, namespaceProblem } from '../../engine/definition/namespace.js';
+import { DEFAULT_NAMESPACE, namespaceProblem } from '../../engine/index.js';
 import { ApiError } from './http.js';
 
 const PREFIX = '/api/ns/';

@@ -1,4 +1,4 @@
-import type { Role } from '../../engine/access/roles.js';
+import type { Role } from '../../engine/index.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import type { ApiService } from './api-service.js';
 import { ApiError, type ApiRequest, type ApiResponse } from './http.js';

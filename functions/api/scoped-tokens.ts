@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { type Principal, type Role, tokenHash, tokenIdOf } from '../../engine/access/roles.js';
-import type { StoredToken, TokenStore } from '../../engine/ports/store.js';
+import {
+  type Principal,
+  type Role,
+  type StoredToken,
+  type TokenStore,
+  tokenHash,
+  tokenIdOf,
+} from '../../engine/index.js';
 
 /** What `GET /api/tokens` shows of a token: everything but its hash. */
 export interface TokenListing {

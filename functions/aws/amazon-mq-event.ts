@@ -1,4 +1,4 @@
-import type { InboundReply } from '../../engine/ports/bus.js';
+import type { InboundReply } from '../../engine/index.js';
 import { attemptOf, stringProperty } from '../transport/amqp/message.js';
 import { RETRYABLE_HEADER, readRetryable } from '../transport/retryable.js';
 

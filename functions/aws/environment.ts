@@ -1,4 +1,4 @@
-import { DEFAULT_REPLY_QUEUE } from '../../engine/ports/bus.js';
+import { DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
 import type { LogLevel } from '../telemetry/telemetry.js';
 
 export type BusKind = 'sqs' | 'rabbitmq';

@@ -10,9 +10,12 @@ import {
   type SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
-import type { ScheduleDefinition, WorkflowDefinition } from '../../engine/definition/types.js';
-import { scheduleKey } from '../../engine/schedule/identity.js';
-import { nextTick } from '../../engine/schedule/ticks.js';
+import {
+  nextTick,
+  type ScheduleDefinition,
+  scheduleKey,
+  type WorkflowDefinition,
+} from '../../engine/index.js';
 import { isScheduleTickEvent, SCHEDULE_TICK, type ScheduleTickEvent } from './schedule-tick-event.js';
 
 export interface EventBridgeSchedulesOptions {

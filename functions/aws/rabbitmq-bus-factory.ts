@@ -1,6 +1,6 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { connect } from 'amqplib';
-import type { Bus } from '../../engine/ports/bus.js';
+import type { Bus } from '../../engine/index.js';
 import { RabbitMqBus } from '../adapters/rabbitmq/bus.js';
 import { readBrokerUrl } from './broker-url.js';
 import type { BusFactory } from './container.js';

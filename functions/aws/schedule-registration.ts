@@ -1,6 +1,4 @@
-import type { WorkflowDefinition } from '../../engine/definition/types.js';
-import type { WorkflowRegistry } from '../../engine/ports/store.js';
-import { scheduleKey } from '../../engine/schedule/identity.js';
+import { scheduleKey, type WorkflowDefinition, type WorkflowRegistry } from '../../engine/index.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import type { EventBridgeSchedules } from './eventbridge-schedules.js';
 

@@ -1,6 +1,4 @@
-import type { WorkflowRegistry } from '../../engine/ports/store.js';
-import { scheduleKey } from '../../engine/schedule/identity.js';
-import { dueTicks, nextTick } from '../../engine/schedule/ticks.js';
+import { dueTicks, nextTick, scheduleKey, type WorkflowRegistry } from '../../engine/index.js';
 import { type StartJob, startTicks } from '../manager/schedule-ticks.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import type { EventBridgeSchedules } from './eventbridge-schedules.js';

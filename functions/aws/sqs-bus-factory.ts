@@ -1,5 +1,5 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { Bus } from '../../engine/ports/bus.js';
+import type { Bus } from '../../engine/index.js';
 import { SqsBus } from '../adapters/sqs/bus.js';
 import type { BusFactory } from './container.js';
 

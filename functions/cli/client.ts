@@ -1,4 +1,4 @@
-import { DEFAULT_NAMESPACE, namespaceProblem } from '../../engine/definition/namespace.js';
+import { DEFAULT_NAMESPACE, namespaceProblem } from '../../engine/index.js';
 import { isNamespacedApiPath, namespacedApiPath } from '../api/namespace-scope.js';
 
 /** A small client for the HTTP API, for the command line. */

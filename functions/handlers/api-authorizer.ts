@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
-import { contextOfPrincipal } from '../../engine/access/principal-context.js';
+import { contextOfPrincipal } from '../../engine/index.js';
 import { DEFAULT_RETRY_POLICY } from '../adapters/dynamodb/retry.js';
 import { DynamoDbTable } from '../adapters/dynamodb/table.js';
 import { DynamoDbTokens } from '../adapters/dynamodb/tokens.js';

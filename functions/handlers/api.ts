@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { Bus } from '../../engine/ports/bus.js';
+import type { Bus } from '../../engine/index.js';
 import { handleApiGatewayEvent } from '../api/api-handler.js';
 import { ApiService, type ApiStore } from '../api/api-service.js';
 import type { ApiDeps } from '../api/router.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import { DEFAULT_REPLY_QUEUE, type InboundReply } from '../../engine/ports/bus.js';
+import { DEFAULT_REPLY_QUEUE, type InboundReply } from '../../engine/index.js';
 import {
   type AmazonMqRabbitEvent,
   type AmazonMqRabbitMessage,

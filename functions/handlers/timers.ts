@@ -1,6 +1,5 @@
 import type { Context, ScheduledEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { type Timer, timerId } from '../../engine/job/types.js';
-import type { Housekeeping, WorkflowRegistry } from '../../engine/ports/store.js';
+import { type Housekeeping, type Timer, timerId, type WorkflowRegistry } from '../../engine/index.js';
 import { decodeTimer, type SqsTimers } from '../adapters/sqs/timers.js';
 import { BUNDLED_BUSES } from '../aws/bus-factories.js';
 import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';

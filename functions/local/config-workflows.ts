@@ -1,5 +1,4 @@
-import { definitionText, type WorkflowDefinition } from '../../engine/index.js';
-import type { WorkflowRegistry } from '../../engine/ports/store.js';
+import { definitionText, type WorkflowDefinition, type WorkflowRegistry } from '../../engine/index.js';
 import type { Manager } from '../manager/manager.js';
 import type { Logger } from '../telemetry/telemetry.js';
 

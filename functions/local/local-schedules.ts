@@ -1,7 +1,10 @@
-import type { ScheduleDefinition } from '../../engine/definition/types.js';
-import type { WorkflowRegistry } from '../../engine/ports/store.js';
-import { scheduleKey } from '../../engine/schedule/identity.js';
-import { dueTicks, nextTick } from '../../engine/schedule/ticks.js';
+import {
+  dueTicks,
+  nextTick,
+  type ScheduleDefinition,
+  scheduleKey,
+  type WorkflowRegistry,
+} from '../../engine/index.js';
 import { type StartJob, startTicks } from '../manager/schedule-ticks.js';
 import type { Logger } from '../telemetry/telemetry.js';
 

@@ -1,14 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_NAMESPACE, definitionInNamespace } from '../../engine/definition/namespace.js';
 import {
+  DEFAULT_NAMESPACE,
+  DEFAULT_REPLY_QUEUE,
+  definitionInNamespace,
   formatDefinitionError,
+  type Housekeeping,
   type InboundReply,
   type Store,
   type WorkflowDefinition,
 } from '../../engine/index.js';
-import { DEFAULT_REPLY_QUEUE } from '../../engine/ports/bus.js';
-import type { Housekeeping } from '../../engine/ports/store.js';
 import { MemoryBroker, MemoryBus } from '../adapters/memory/bus.js';
 import { RabbitMqBus } from '../adapters/rabbitmq/bus.js';
 import { type DeadLetter, deadLetterFailure } from '../adapters/rabbitmq/dead-letters.js';

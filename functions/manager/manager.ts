@@ -12,6 +12,7 @@ import {
   isUuid,
   type JobEvent,
   type JobRecord,
+  type JobStore,
   type JsonObject,
   jsonEqual,
   type OutboxEntry,
@@ -19,12 +20,13 @@ import {
   type ReplyEvent,
   type RunningLimit,
   replyEvent,
+  type StoredWorkflow,
   type Timer,
   type TimerScheduler,
   type Transition,
   type WorkflowDefinition,
+  type WorkflowRegistry,
 } from '../../engine/index.js';
-import type { JobStore, StoredWorkflow, WorkflowRegistry } from '../../engine/ports/store.js';
 import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import { combineTransitions } from './combine.js';
 import { ManagerError } from './errors.js';

@@ -1,11 +1,11 @@
 import {
   type Bus,
+  type JobStore,
   type OutboxEntry,
   RetryableSendError,
   type StepRequest,
   UndeliverableError,
 } from '../../engine/index.js';
-import type { JobStore } from '../../engine/ports/store.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import { QueueBackoff, type QueueBackoffOptions } from './queue-backoff.js';
 

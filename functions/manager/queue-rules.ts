@@ -1,9 +1,14 @@
-import type { LoadOptions } from '../../engine/definition/load.js';
-import { DEFAULT_NAMESPACE, definitionInNamespace } from '../../engine/definition/namespace.js';
-import { stepQueueProblem } from '../../engine/definition/queue-name.js';
-import type { DefinitionError, StepDefinition, WorkflowDefinition } from '../../engine/definition/types.js';
-import type { LoadResult } from '../../engine/definition/validate.js';
-import { loadWorkflows } from '../../engine/index.js';
+import {
+  DEFAULT_NAMESPACE,
+  type DefinitionError,
+  definitionInNamespace,
+  type LoadOptions,
+  type LoadResult,
+  loadWorkflows,
+  type StepDefinition,
+  stepQueueProblem,
+  type WorkflowDefinition,
+} from '../../engine/index.js';
 import { SQS_MAX_QUEUE_NAME, SQS_QUEUE_CHARACTERS } from '../transport/sqs/message.js';
 
 /** What the deployment adds to the engine's queue-name rules (which know only RabbitMQ's). */

@@ -1,5 +1,4 @@
-import type { ScheduleDefinition } from '../../engine/definition/types.js';
-import { scheduleKey, tickJobId } from '../../engine/schedule/identity.js';
+import { type ScheduleDefinition, scheduleKey, tickJobId } from '../../engine/index.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import { ManagerError } from './errors.js';
 import type { StartJobParams } from './start-job-params.js';

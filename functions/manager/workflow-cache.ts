@@ -1,5 +1,4 @@
-import { type CompiledWorkflow, compileWorkflow } from '../../engine/index.js';
-import type { WorkflowRegistry } from '../../engine/ports/store.js';
+import { type CompiledWorkflow, compileWorkflow, type WorkflowRegistry } from '../../engine/index.js';
 
 /** Compiled workflow versions. Versions never change once stored, so they are cached for good. */
 export class WorkflowCache {

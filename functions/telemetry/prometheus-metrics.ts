@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Metric, Registry } from 'prom-client';
-import type { JobQueries, WorkflowRegistry } from '../../engine/ports/store.js';
+import type { JobQueries, WorkflowRegistry } from '../../engine/index.js';
 import { BucketHistogram, geometricBounds } from './bucket-histogram.js';
 import type { CounterName, HistogramName, Metrics } from './telemetry.js';
 

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../engine/json.js';
+import type { JsonObject } from '../../engine/index.js';
 import type { WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
 import { HeldRequest, settlesWithin } from './in-hand.js';
 import { requestHandling } from './request-handling.js';

@@ -1,4 +1,4 @@
-export type { Json, JsonObject } from '../../engine/json.js';
+export type { Json, JsonObject } from '../../engine/index.js';
 export type {
   ReplyOptions,
   ReplyType,

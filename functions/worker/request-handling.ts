@@ -1,5 +1,4 @@
-import { parseCorrelationId } from '../../engine/job/types.js';
-import { describeJsonType, isJsonObject, type JsonObject } from '../../engine/json.js';
+import { describeJsonType, isJsonObject, type JsonObject, parseCorrelationId } from '../../engine/index.js';
 import type { ReplyOptions, WorkerDelivery } from '../transport/worker-transport.js';
 import { AbortJob, ControlReply, SuspendStep } from './control-replies.js';
 import { DeliveryCounter } from './delivery-counter.js';

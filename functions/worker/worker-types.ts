@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../engine/json.js';
+import type { JsonObject } from '../../engine/index.js';
 import type { ControlReply } from './control-replies.js';
 
 export interface WorkerContext {

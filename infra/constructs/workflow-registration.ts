@@ -1,6 +1,6 @@
 import { CustomResource } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import type { WorkflowDefinition } from '../../engine/definition/types.js';
+import type { WorkflowDefinition } from '../../engine/index.js';
 import type { SwitchyardSettings } from '../settings.js';
 import { handlerProvider } from './custom-resource-provider.js';
 import type { HandlerFunction } from './handler-function.js';

@@ -35,6 +35,13 @@ describe('the layers', () => {
     expect(violations('engine', () => ['functions/', 'infra/', 'bench/', 'examples/', 'test/'])).toEqual([]);
   });
 
+  it('code outside engine/ enters it through engine/index.ts only (tests may import one rule directly)', () => {
+    const deep = ['functions', 'infra', 'bench', 'examples', 'scripts', 'bin'].flatMap((folder) =>
+      violations(folder, () => ['engine/']).filter((edge) => !edge.endsWith(' -> engine/index.js')),
+    );
+    expect(deep).toEqual([]);
+  });
+
   it('functions/adapters/ holds one folder per adapter and no loose files', () => {
     const loose = readdirSync(join(ROOT, 'functions/adapters'), { withFileTypes: true })
       .filter((entry) => !entry.isDirectory())

@@ -1,12 +1,12 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Every `.ts` file below `dir`. */
+/** Every `.ts` and `.tsx` file below `dir`. */
 export function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory()
       ? sourceFiles(join(dir, entry.name))
-      : entry.name.endsWith('.ts')
+      : entry.name.endsWith('.ts') || entry.name.endsWith('.tsx')
         ? [join(dir, entry.name)]
         : [],
   );

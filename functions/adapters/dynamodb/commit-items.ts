@@ -1,6 +1,12 @@
-import type { FanInit } from '../../../engine/job/transition.js';
-import { type JobRecord, type Timer, type TimerChange, timerId } from '../../../engine/job/types.js';
-import type { Commit, OutboxEntry } from '../../../engine/ports/store.js';
+import {
+  type Commit,
+  type FanInit,
+  type JobRecord,
+  type OutboxEntry,
+  type Timer,
+  type TimerChange,
+  timerId,
+} from '../../../engine/index.js';
 import { CHILD_BUCKET, encodeJson, gsi, keys, N, pad, S, SHARDS, shardOf, time } from './items.js';
 import { expiryOf, HEAD_INLINE_LIMIT } from './job-items.js';
 import type { Item } from './table.js';

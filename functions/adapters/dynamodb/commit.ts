@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { followUpNotNeeded } from '../../../engine/job/fan-in.js';
-import { type FanCounts, isFinished, type JobRecord } from '../../../engine/job/types.js';
-import type { Commit, CommitResult, OutboxEntry } from '../../../engine/ports/store.js';
+import {
+  type Commit,
+  type CommitResult,
+  type FanCounts,
+  followUpNotNeeded,
+  isFinished,
+  type JobRecord,
+  type OutboxEntry,
+} from '../../../engine/index.js';
 import {
   childEntry,
   childListing,

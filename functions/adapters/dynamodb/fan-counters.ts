@@ -1,5 +1,5 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { FanCounts } from '../../../engine/job/types.js';
+import type { FanCounts } from '../../../engine/index.js';
 import { fanWatch } from './fan-watch.js';
 import { keys, N, num, pad } from './items.js';
 import type { PendingWrites } from './pending.js';

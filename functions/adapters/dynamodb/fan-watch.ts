@@ -1,6 +1,9 @@
-import { everyChildCompleted } from '../../../engine/job/fan-in.js';
-import type { FanCounts, JobRecord } from '../../../engine/job/types.js';
-import type { OutboxEntry } from '../../../engine/ports/store.js';
+import {
+  everyChildCompleted,
+  type FanCounts,
+  type JobRecord,
+  type OutboxEntry,
+} from '../../../engine/index.js';
 import { entrySort } from './inline-outbox.js';
 import { N, num, S, SHARDS, shardOf, str } from './items.js';
 import { type Candidate, MergeSource } from './merge.js';

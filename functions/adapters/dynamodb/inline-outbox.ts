@@ -1,5 +1,4 @@
-import { isFinished, type JobRecord } from '../../../engine/job/types.js';
-import type { OutboxEntry } from '../../../engine/ports/store.js';
+import { isFinished, type JobRecord, type OutboxEntry } from '../../../engine/index.js';
 import { keys, N, pad, S, SHARDS, shardOf, time } from './items.js';
 import { isConditionFailure } from './retry.js';
 import type { DynamoDbTable, Item } from './table.js';

@@ -1,4 +1,4 @@
-import type { OutboxEntry } from '../../../engine/ports/store.js';
+import type { OutboxEntry } from '../../../engine/index.js';
 import { inlineEntries } from './inline-outbox.js';
 import type { Candidate } from './merge.js';
 import type { SentRequests } from './sent-log.js';

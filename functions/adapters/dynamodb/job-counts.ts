@@ -5,7 +5,7 @@ import {
   isFinished,
   type JobStatus,
   zeroJobCounts,
-} from '../../../engine/job/types.js';
+} from '../../../engine/index.js';
 import { gsi, keys, N, num, S, SHARDS, shardOf } from './items.js';
 import type { DynamoDbTable } from './table.js';
 import { registeredWorkflows } from './workflows.js';

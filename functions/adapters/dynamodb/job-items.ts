@@ -1,4 +1,4 @@
-import { isFinished, type JobRecord, type JobStatus } from '../../../engine/job/types.js';
+import { isFinished, type JobRecord, type JobStatus } from '../../../engine/index.js';
 import { type HeldEntry, heldEntries, INLINE_INDEX, inlineAttribute } from './inline-outbox.js';
 import {
   type ChunkRef,

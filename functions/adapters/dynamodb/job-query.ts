@@ -1,7 +1,12 @@
-import { inNamespace } from '../../../engine/definition/namespace.js';
-import { JOB_STATUSES, type JobRecord, type JobStatus } from '../../../engine/job/types.js';
-import type { JobPage, JobQuery } from '../../../engine/ports/store.js';
-import { InvalidCursorError } from '../../../engine/ports/store.js';
+import {
+  InvalidCursorError,
+  inNamespace,
+  JOB_STATUSES,
+  type JobPage,
+  type JobQuery,
+  type JobRecord,
+  type JobStatus,
+} from '../../../engine/index.js';
 import { gsi, keys, num, pad, S, SHARDS, str } from './items.js';
 import { workflowsWithJobs } from './job-counts.js';
 import type { JobReader } from './job-reader.js';

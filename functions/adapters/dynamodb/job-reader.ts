@@ -1,5 +1,4 @@
-import { type JobJson, type JobRecord, jobFromJson } from '../../../engine/job/types.js';
-import type { ChildrenPage } from '../../../engine/ports/store.js';
+import { type ChildrenPage, type JobJson, type JobRecord, jobFromJson } from '../../../engine/index.js';
 import { CHILD_BUCKET, decodeJson, keys, num, pad, str } from './items.js';
 import { type HeadCache, headMeta } from './job-items.js';
 import type { PendingWrites } from './pending.js';

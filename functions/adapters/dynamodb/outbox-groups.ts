@@ -1,6 +1,4 @@
-import type { JobRecord } from '../../../engine/job/types.js';
-import { isFinished } from '../../../engine/job/types.js';
-import type { OutboxEntry } from '../../../engine/ports/store.js';
+import { isFinished, type JobRecord, type OutboxEntry } from '../../../engine/index.js';
 import { entrySort } from './inline-outbox.js';
 import { decodeJson, keys, pad, S, SHARDS, shardOf, str, time } from './items.js';
 import { type Candidate, MergeSource, pageSizeFor, queryWholeTimes } from './merge.js';

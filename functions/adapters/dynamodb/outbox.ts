@@ -1,5 +1,4 @@
-import type { Timer } from '../../../engine/job/types.js';
-import type { OutboxEntry, OutboxPage } from '../../../engine/ports/store.js';
+import type { OutboxEntry, OutboxPage, Timer } from '../../../engine/index.js';
 import { INLINE_INDEX, inlinePartition, leaveInlineIndex } from './inline-outbox.js';
 import { type InlineRecovery, recoverable } from './inline-recovery.js';
 import { decodeJson, gsi, keys, S, SHARDS, str, time } from './items.js';

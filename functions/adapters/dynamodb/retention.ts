@@ -1,4 +1,4 @@
-import { FINISHED_JOB_STATUSES, type JobStatus } from '../../../engine/job/types.js';
+import { FINISHED_JOB_STATUSES, type JobStatus } from '../../../engine/index.js';
 import { gsi, keys, num, S, SHARDS, str, time } from './items.js';
 import { countsChange, workflowsWithJobs } from './job-counts.js';
 import { isConditionFailure } from './retry.js';

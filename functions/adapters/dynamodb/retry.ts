@@ -3,7 +3,7 @@
  * server error), with exponential backoff and full jitter, a bounded number of times. A failed
  * condition is never retried here: it is an answer (someone else wrote first), not a failure.
  */
-import { StoreUnavailableError } from '../../../engine/ports/store.js';
+import { StoreUnavailableError } from '../../../engine/index.js';
 
 export interface RetryPolicy {
   /** Attempts in all, the first one included. @default 10 */

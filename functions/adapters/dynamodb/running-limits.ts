@@ -1,6 +1,5 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { LimitChange, RunningCount } from '../../../engine/job/running-limit.js';
-import type { QueuedJob } from '../../../engine/ports/store.js';
+import type { LimitChange, QueuedJob, RunningCount } from '../../../engine/index.js';
 import { N, num, pad, S, str } from './items.js';
 import { type DynamoDbTable, type Key, keyOf } from './table.js';
 

@@ -1,21 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { WorkflowDefinition } from '../../../engine/definition/types.js';
-import type { RunningCount } from '../../../engine/job/running-limit.js';
-import type { FanCounts, JobRecord, JobStatus, Timer } from '../../../engine/job/types.js';
 import type {
   ChildrenPage,
   Commit,
   CommitResult,
+  FanCounts,
   JobPage,
   JobQuery,
+  JobRecord,
+  JobStatus,
   OutboxPage,
   QueuedJob,
+  RunningCount,
   Store,
   StoredToken,
   StoredWorkflow,
+  Timer,
+  WorkflowDefinition,
   WorkflowSummary,
-} from '../../../engine/ports/store.js';
+} from '../../../engine/index.js';
 import { applyBatch, applyCommit, type CommitDeps } from './commit.js';
 import { defaultCounterShards, FanCounters } from './fan-counters.js';
 import { isFanInId, watchPartition, watchSource } from './fan-watch.js';

@@ -1,4 +1,4 @@
-import { heldByOtherJobs, type JobRecord } from '../../../engine/job/types.js';
+import { heldByOtherJobs, type JobRecord } from '../../../engine/index.js';
 
 /**
  * Of the created children whose head was found in place (`found`, by id), those held by another

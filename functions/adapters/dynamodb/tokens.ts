@@ -1,5 +1,4 @@
-import type { Role } from '../../../engine/access/roles.js';
-import type { StoredToken, TokenStore } from '../../../engine/ports/store.js';
+import type { Role, StoredToken, TokenStore } from '../../../engine/index.js';
 import { keys, N, num, S, str } from './items.js';
 import { isConditionFailure } from './retry.js';
 import type { DynamoDbTable, Item } from './table.js';

@@ -1,6 +1,10 @@
-import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
-import type { WorkflowDefinition } from '../../../engine/definition/types.js';
-import type { StoredWorkflow, WorkflowSummary } from '../../../engine/ports/store.js';
+import {
+  definitionText,
+  type StoredWorkflow,
+  versionToSave,
+  type WorkflowDefinition,
+  type WorkflowSummary,
+} from '../../../engine/index.js';
 import { keys, N, num, S, str } from './items.js';
 import { isConditionFailure } from './retry.js';
 import type { DynamoDbTable, Item } from './table.js';

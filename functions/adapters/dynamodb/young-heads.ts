@@ -3,8 +3,8 @@ import {
   isFinished,
   type JobRecord,
   type JobStatus,
-} from '../../../engine/job/types.js';
-import type { OutboxEntry } from '../../../engine/ports/store.js';
+  type OutboxEntry,
+} from '../../../engine/index.js';
 import { INLINE_INDEX, inlineIndexKey } from './inline-outbox.js';
 import { type InlineRecovery, recoverable } from './inline-recovery.js';
 import { gsi, N, num, S, SHARDS, str, time } from './items.js';

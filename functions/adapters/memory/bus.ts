@@ -1,5 +1,10 @@
-import type { Bus, InboundReply, QueueHealth, StepRequest } from '../../../engine/index.js';
-import { DEFAULT_REPLY_QUEUE } from '../../../engine/ports/bus.js';
+import {
+  type Bus,
+  DEFAULT_REPLY_QUEUE,
+  type InboundReply,
+  type QueueHealth,
+  type StepRequest,
+} from '../../../engine/index.js';
 import type {
   ReplyOptions,
   ReplyType,

@@ -1,38 +1,35 @@
-import { inNamespace } from '../../../engine/definition/namespace.js';
-import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
-import type { WorkflowDefinition } from '../../../engine/definition/types.js';
-import {
-  changeAllowed,
-  countAfter,
-  type RunningCount,
-  zeroRunningCount,
-} from '../../../engine/job/running-limit.js';
-import {
-  type FanCounts,
-  heldByOtherJobs,
-  isFinished,
-  type JobRecord,
-  type JobStatus,
-  jobFromJson,
-  type Timer,
-  timerId,
-  zeroJobCounts,
-} from '../../../engine/job/types.js';
 import {
   type ChildrenPage,
   type Commit,
   type CommitResult,
+  changeAllowed,
+  countAfter,
+  definitionText,
+  type FanCounts,
+  heldByOtherJobs,
   InvalidCursorError,
+  inNamespace,
+  isFinished,
   type JobPage,
   type JobQuery,
+  type JobRecord,
+  type JobStatus,
+  jobFromJson,
   type OutboxEntry,
   type OutboxPage,
   type QueuedJob,
+  type RunningCount,
   type Store,
   type StoredToken,
   type StoredWorkflow,
+  type Timer,
+  timerId,
+  versionToSave,
+  type WorkflowDefinition,
   type WorkflowSummary,
-} from '../../../engine/ports/store.js';
+  zeroJobCounts,
+  zeroRunningCount,
+} from '../../../engine/index.js';
 
 const copy = <T>(value: T): T => structuredClone(value);
 const copyJob = (job: JobRecord): JobRecord => jobFromJson(copy({ ...job, steps: job.steps.toArray() }));

@@ -1,15 +1,15 @@
 import type { ChannelModel, Options } from 'amqplib';
-import { MAX_AMQP_NAME_BYTES } from '../../../engine/definition/queue-name.js';
-import type { StepRequest } from '../../../engine/job/types.js';
 import {
   type Bus,
   DEFAULT_REPLY_QUEUE,
   type InboundReply,
+  MAX_AMQP_NAME_BYTES,
   type QueueHealth,
   RetryableSendError,
   type SendOptions,
+  type StepRequest,
   UndeliverableError,
-} from '../../../engine/ports/bus.js';
+} from '../../../engine/index.js';
 import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
 import {
   ConfirmPublisher,

@@ -1,5 +1,5 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
-import { DEFAULT_REPLY_QUEUE, type InboundReply } from '../../../engine/ports/bus.js';
+import { DEFAULT_REPLY_QUEUE, type InboundReply } from '../../../engine/index.js';
 import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
 import { FatalRefusalError } from '../../transport/amqp/fatal-refusal.js';
 import { declareDurableQueue, openChannel } from '../../transport/amqp/queues.js';

@@ -1,4 +1,4 @@
-import { isFinished, type JobRecord } from '../../../engine/job/types.js';
+import { isFinished, type JobRecord } from '../../../engine/index.js';
 
 /** Running jobs kept by default: more than the jobs a busy serve has in flight between two replies. */
 export const DEFAULT_JOB_CACHE_SIZE = 20_000;

@@ -1,6 +1,4 @@
-import { DEFAULT_NAMESPACE } from '../../../engine/definition/namespace.js';
-import type { JobQuery } from '../../../engine/ports/store.js';
-import { InvalidCursorError } from '../../../engine/ports/store.js';
+import { DEFAULT_NAMESPACE, InvalidCursorError, type JobQuery } from '../../../engine/index.js';
 
 export type SqlValue = string | number;
 

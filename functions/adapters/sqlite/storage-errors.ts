@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { StoreUnavailableError } from '../../../engine/ports/store.js';
+import { StoreUnavailableError } from '../../../engine/index.js';
 
 /** Result codes (primary, before any extension such as `_SHORT_READ`) that say the storage, not the request, failed. */
 const UNAVAILABLE = ['SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_BUSY', 'SQLITE_READONLY', 'SQLITE_CANTOPEN'];

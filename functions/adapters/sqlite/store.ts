@@ -1,42 +1,39 @@
 import type Database from 'better-sqlite3';
-import type { Role } from '../../../engine/access/roles.js';
-import { definitionText, versionToSave } from '../../../engine/definition/same-definition.js';
-import type { WorkflowDefinition } from '../../../engine/definition/types.js';
-import { followUpNotNeeded } from '../../../engine/job/fan-in.js';
 import {
+  type ChildOutcome,
+  type ChildrenPage,
+  type Commit,
+  type CommitResult,
   changeAllowed,
   countAfter,
-  type LimitChange,
-  type RunningCount,
-  zeroRunningCount,
-} from '../../../engine/job/running-limit.js';
-import type { ChildOutcome } from '../../../engine/job/transition.js';
-import {
+  definitionText,
   type FanCounts,
   type FollowUp,
+  followUpNotNeeded,
   type JobJson,
+  type JobPage,
+  type JobQuery,
   type JobRecord,
   type JobStatus,
   jobFromJson,
+  type LimitChange,
+  type OutboxEntry,
+  type OutboxPage,
+  type QueuedJob,
+  type Role,
+  type RunningCount,
   type StepRequest,
+  type Store,
+  type StoredToken,
+  type StoredWorkflow,
   type Timer,
   type TimerKind,
+  versionToSave,
+  type WorkflowDefinition,
+  type WorkflowSummary,
   zeroJobCounts,
-} from '../../../engine/job/types.js';
-import type {
-  ChildrenPage,
-  Commit,
-  CommitResult,
-  JobPage,
-  JobQuery,
-  OutboxEntry,
-  OutboxPage,
-  QueuedJob,
-  Store,
-  StoredToken,
-  StoredWorkflow,
-  WorkflowSummary,
-} from '../../../engine/ports/store.js';
+  zeroRunningCount,
+} from '../../../engine/index.js';
 import { openSqliteDatabase, type SqliteOpenOptions, type SqliteSynchronous } from './connection.js';
 import { DEFAULT_JOB_CACHE_SIZE, JobCache } from './job-cache.js';
 import { encodeJobCursor, jobQuerySql } from './job-query.js';

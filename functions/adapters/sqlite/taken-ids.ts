@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { heldByOtherJobs, type JobRecord } from '../../../engine/job/types.js';
+import { heldByOtherJobs, type JobRecord } from '../../../engine/index.js';
 
 export interface ParentRow {
   parent_id: string | null;

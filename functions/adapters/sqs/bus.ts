@@ -8,13 +8,13 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { StepRequest } from '../../../engine/job/types.js';
 import {
   type Bus,
   type QueueHealth,
   RetryableSendError,
+  type StepRequest,
   UndeliverableError,
-} from '../../../engine/ports/bus.js';
+} from '../../../engine/index.js';
 import {
   isQueueDoesNotExist,
   isValidSqsQueueName,

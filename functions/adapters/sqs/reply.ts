@@ -1,6 +1,6 @@
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { SQSMessageAttribute, SQSRecord } from 'aws-lambda';
-import type { InboundReply } from '../../../engine/ports/bus.js';
+import type { InboundReply } from '../../../engine/index.js';
 import { RETRYABLE_HEADER, readRetryable } from '../../transport/retryable.js';
 
 /** A reply as the Lambda event source delivers it, or as ReceiveMessage returns it. */

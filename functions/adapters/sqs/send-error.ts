@@ -1,4 +1,4 @@
-import { RetryableSendError, UndeliverableError } from '../../../engine/ports/bus.js';
+import { RetryableSendError, UndeliverableError } from '../../../engine/index.js';
 
 /**
  * Rejection of `SqsBus.send` when some requests were not sent. The others of the call were sent: a

@@ -3,8 +3,7 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { Timer, TimerKind } from '../../../engine/job/types.js';
-import type { TimerScheduler } from '../../../engine/ports/timers.js';
+import type { Timer, TimerKind, TimerScheduler } from '../../../engine/index.js';
 import { SQS_MAX_BATCH_ENTRIES } from '../../transport/sqs/message.js';
 
 /** SQS delays a message by at most 15 minutes; a timer further out is sent again when it arrives early. */

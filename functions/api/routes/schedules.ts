@@ -1,8 +1,12 @@
-import { inNamespace, qualifiedName, splitQualifiedName } from '../../../engine/index.js';
-import type { StoredWorkflow } from '../../../engine/ports/store.js';
-import { DEFAULT_TIMEZONE } from '../../../engine/schedule/cron.js';
-import { scheduleKey } from '../../../engine/schedule/identity.js';
-import { nextTicks } from '../../../engine/schedule/ticks.js';
+import {
+  DEFAULT_TIMEZONE,
+  inNamespace,
+  nextTicks,
+  qualifiedName,
+  type StoredWorkflow,
+  scheduleKey,
+  splitQualifiedName,
+} from '../../../engine/index.js';
 import { ApiError, type ApiRequest, json } from '../http.js';
 import { intParam } from '../read-body.js';
 import type { ApiDeps, Route } from '../router.js';

@@ -1,5 +1,4 @@
-import { mayGrant, seesNamespace, tokenScopeProblem } from '../../../engine/access/roles.js';
-import type { Role } from '../../../engine/index.js';
+import { mayGrant, type Role, seesNamespace, tokenScopeProblem } from '../../../engine/index.js';
 import { ApiError, type ApiRequest, json } from '../http.js';
 import { readJsonObject } from '../read-body.js';
 import type { ApiDeps, Route } from '../router.js';

@@ -1,7 +1,14 @@
 /** The shapes of api.md the dashboard reads: the server's own types where it exports them. */
-import type { StepDefinition, TaskDefinition, WorkflowDefinition } from '../../../engine/definition/types.js';
-import type { JobStatus, StepStatus } from '../../../engine/job/types.js';
-import type { Json, JsonObject } from '../../../engine/json.js';
+
+import type {
+  JobStatus,
+  Json,
+  JsonObject,
+  StepDefinition,
+  StepStatus,
+  TaskDefinition,
+  WorkflowDefinition,
+} from '../../../engine/index.js';
 import type { JobDocument, JobSummary, StepView } from '../../api/job-document.js';
 import type {
   WorkflowDefinitionDocument,

@@ -3,7 +3,7 @@
  * without them (the links views make: `#/jobs`) stays in the namespace shown now. The API's
  * namespaced paths (`api/jobs`) go beneath `api/ns/{namespace}/` for any namespace but `default`.
  */
-import { DEFAULT_NAMESPACE } from '../../../engine/definition/namespace.js';
+import { DEFAULT_NAMESPACE } from '../../../engine/index.js';
 
 export { namespacedApiPath } from '../../api/namespace-scope.js';
 export { DEFAULT_NAMESPACE };

@@ -1,4 +1,4 @@
-import { mergeFirstWins } from '../../../engine/json.js';
+import { mergeFirstWins } from '../../../engine/index.js';
 import type { JobDocument, Json, JsonObject, StepDefinition, StepView } from './api-types.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Channel, ChannelModel } from 'amqplib';
-import { MAX_AMQP_NAME_BYTES } from '../../../engine/definition/queue-name.js';
+import { MAX_AMQP_NAME_BYTES } from '../../../engine/index.js';
 import type { RabbitMqLogger } from './connection.js';
 
 /** AMQP reply codes after which a passive check can still prove the queue is there. */

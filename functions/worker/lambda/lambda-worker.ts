@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { JsonObject } from '../../../engine/json.js';
+import type { JsonObject } from '../../../engine/index.js';
 import type { ReplyOptions } from '../../transport/worker-transport.js';
 import { HeldRequest, settlesWithin } from '../in-hand.js';
 import { type HandleRequest, requestHandling } from '../request-handling.js';

@@ -1,5 +1,5 @@
 import { type MessageAttributeValue, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { UndeliverableError } from '../../../engine/ports/bus.js';
+import { UndeliverableError } from '../../../engine/index.js';
 import { RETRYABLE_HEADER } from '../../transport/retryable.js';
 import {
   numberAttribute,
