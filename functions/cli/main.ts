@@ -5,6 +5,7 @@ import { CliError, DEFAULT_URL } from './client.js';
 import { graph, push, validate } from './commands/definitions.js';
 import { command, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
+import { listNamespaces, setNamespace, showNamespace } from './commands/namespaces.js';
 import { listSchedules } from './commands/schedules.js';
 import { serve } from './commands/serve.js';
 import { createToken, listTokens, revokeToken } from './commands/tokens.js';
@@ -327,6 +328,43 @@ token
   .argument('<id>', 'the token id (token list)')
   .addOption(urlOption())
   .action(async (id: string, options) => revokeToken(id, options, out));
+
+program
+  .command('namespaces')
+  .description('the namespaces your token sees, with the queue prefix and vhosts the operator set for each')
+  .addOption(outputOption())
+  .addOption(urlOption())
+  .action(async (options) => listNamespaces(options, out));
+
+const namespace = program
+  .command('namespace')
+  .description("a namespace's settings: its queue prefix and allowed vhosts, which only the operator sets");
+
+namespace
+  .command('set')
+  .description("set a namespace's queue prefix or allowed vhosts (needs a token of every namespace, admin)")
+  .argument('<namespace>', 'the namespace')
+  .option(
+    '--queue-prefix <prefix>',
+    "every step queue of the namespace starts with it, and no other namespace's may",
+  )
+  .option('--no-queue-prefix', 'take the queue prefix away')
+  .option('--vhost <name...>', 'the RabbitMQ vhosts its workflows may use (repeat for several)')
+  .option(
+    '--no-vhost',
+    "take the vhost list away: the broker URL's vhost only (in default: any vhost, the original's way)",
+  )
+  .addOption(outputOption())
+  .addOption(urlOption())
+  .action(async (name: string, options) => setNamespace(name, options, out));
+
+namespace
+  .command('show')
+  .description('what the operator set for a namespace your token sees')
+  .argument('<namespace>', 'the namespace')
+  .addOption(outputOption())
+  .addOption(urlOption())
+  .action(async (name: string, options) => showNamespace(name, options, out));
 
 try {
   await program.parseAsync(process.argv);

@@ -113,18 +113,27 @@ export function amqpUrlFromEnv(explicit?: string, env: NodeJS.ProcessEnv = proce
   return explicit ?? env.AMQP_URL ?? env.AMQP_SERVER ?? DEFAULT_AMQP_URL;
 }
 
-/** Reads workflow files; throws one error listing every problem. */
+/** The `--config` files' workflows, and the queue prefix each names for its namespace. */
+export interface ConfigWorkflows {
+  /** Named in their namespace, their queues under its prefix. */
+  definitions: WorkflowDefinition[];
+  /** By namespace: the prefix the files (or `serve --queue-prefix`) give it. */
+  queuePrefixes: Map<string, string>;
+}
+
 /**
  * The workflows of `--config` files, as they are registered: in the namespace the file names
  * (`namespace:`), else `scope.namespace` (`serve --namespace`), else `default`; with the file's
- * `queuePrefix:`, else `scope.queuePrefix`, before each step queue.
+ * `queuePrefix:`, else `scope.queuePrefix`, before each step queue. Serve's files are the operator's:
+ * the prefix they give a namespace becomes its setting. Throws one error listing every problem.
  */
 export async function readWorkflowFiles(
   files: readonly string[],
   rules: QueueRules = {},
   scope: { namespace?: string; queuePrefix?: string } = {},
-): Promise<WorkflowDefinition[]> {
-  const workflows: WorkflowDefinition[] = [];
+): Promise<ConfigWorkflows> {
+  const definitions: WorkflowDefinition[] = [];
+  const queuePrefixes = new Map<string, string>();
   const problems: string[] = [];
   for (const file of files) {
     let text: string;
@@ -136,14 +145,45 @@ export async function readWorkflowFiles(
       );
       continue;
     }
-    // The file's queue prefix, else serve's, is written into the step queues by loadForDeployment.
-    const result = loadForDeployment(text, { file }, rules, scope.queuePrefix);
+    const result = loadForDeployment(text, { file }, rules);
     problems.push(...result.errors.map(formatDefinitionError));
     const namespace = result.namespace ?? scope.namespace ?? DEFAULT_NAMESPACE;
-    workflows.push(...result.workflows.map((workflow) => definitionInNamespace(workflow, namespace)));
+    const prefix = result.queuePrefix ?? scope.queuePrefix;
+    if (prefix !== undefined) {
+      const earlier = queuePrefixes.get(namespace);
+      if (earlier !== undefined && earlier !== prefix) {
+        problems.push(
+          `${file}: gives namespace "${namespace}" the queue prefix "${prefix}", but another file gives it "${earlier}"`,
+        );
+      }
+      queuePrefixes.set(namespace, prefix);
+    }
+    definitions.push(
+      ...result.workflows.map((workflow) => definitionInNamespace(workflow, namespace, prefix)),
+    );
   }
   if (problems.length) throw new Error(`invalid workflow definitions:\n${problems.join('\n')}`);
-  return workflows;
+  return { definitions, queuePrefixes };
+}
+
+/** Gives each namespace the queue prefix serve's files give it, saying so when that changes one. */
+async function applyConfigPrefixes(
+  prefixes: ReadonlyMap<string, string>,
+  manager: Manager,
+  logger: Logger,
+): Promise<void> {
+  for (const [namespace, queuePrefix] of prefixes) {
+    const current = await manager.namespaces.settings(namespace);
+    if (current?.queuePrefix === queuePrefix) continue;
+    await manager.namespaces.change({ namespace, queuePrefix });
+    if (current?.queuePrefix !== undefined) {
+      logger.warn('namespace queue prefix changed by the workflow files', {
+        namespace,
+        queuePrefix,
+        was: current.queuePrefix,
+      });
+    }
+  }
 }
 
 /**
@@ -156,7 +196,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   const queueRules: QueueRules = options.replyQueue ? { replyQueue: options.replyQueue } : {};
   const policy = sourcePolicy(options);
   await refuseOpenBind(options.host ?? '127.0.0.1', options.token);
-  const definitions = await readWorkflowFiles(options.configFiles ?? [], queueRules, {
+  const { definitions, queuePrefixes } = await readWorkflowFiles(options.configFiles ?? [], queueRules, {
     namespace: options.namespace,
     queuePrefix: options.queuePrefix,
   });
@@ -250,6 +290,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     maxReplyBytes: options.maxReplyBytes,
     maxFanOutBytes: options.maxFanOutBytes,
     requestTtlMs: broker ? undefined : (options.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS),
+    queueRules,
     onRegistered: async (definition) => {
       for (const vhost of definition.vhosts ?? []) consumeVhost(vhost);
       // Its schedules may have changed: the next pass counts them (not awaited: it starts jobs). The
@@ -266,6 +307,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   });
 
   try {
+    await applyConfigPrefixes(queuePrefixes, manager, logger);
     await registerConfigWorkflows(definitions, { manager, store, logger });
     await rearmTimers(store, timers);
     await manager.recover();
