@@ -24,7 +24,7 @@ export {
   graphOf,
   type StepNode,
 } from './definition/compile.js';
-export { parseDuration } from './definition/duration.js';
+export { formatDuration, parseDuration } from './definition/duration.js';
 export { type LoadOptions, loadWorkflows } from './definition/load.js';
 export {
   ANY_NAMESPACE,

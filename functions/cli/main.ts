@@ -62,6 +62,26 @@ program
   .option('--reply-queue <name>', 'the queue workers reply to', DEFAULT_REPLY_QUEUE)
   .option('--port <port>', 'HTTP port', '8080')
   .option('--host <host>', 'HTTP address to bind', '127.0.0.1')
+  .option(
+    '--health-port <port>',
+    'also answer /healthz, and only it, on this port of --host, with connections of its own: a flood holding every connection of --port does not reach it (0 picks a free port)',
+  )
+  .option(
+    '--max-connections <n>',
+    'HTTP connections held at once; more are closed as soon as they are accepted (default 1000)',
+  )
+  .option(
+    '--headers-timeout <duration>',
+    "a connection must have sent its request's headers this long after opening, or after its request began (default 10s)",
+  )
+  .option(
+    '--request-timeout <duration>',
+    'a request, headers and body, must have arrived this long after it began (default 30s); a long poll waiting for its answer is not cut',
+  )
+  .option(
+    '--keep-alive-timeout <duration>',
+    'a kept-alive connection is closed after this long without a next request (default 5s)',
+  )
   .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d')
   .option(
     '--token <token>',

@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import {
   DEFAULT_NAMESPACE,
   DEFAULT_REPLY_QUEUE,
@@ -25,7 +24,9 @@ import type { Logger } from '../telemetry/telemetry.js';
 import { DEFAULT_AMQP_URL, redactUrl } from '../transport/amqp/url.js';
 import { refuseOpenBind } from './bind-guard.js';
 import { registerConfigWorkflows } from './config-workflows.js';
-import { createHttpBridge } from './http-bridge.js';
+import { readDescriptors, reportDescriptors } from './descriptor-budget.js';
+import { type HttpBounds, httpBounds } from './http-bounds.js';
+import { HEALTH_MAX_CONNECTIONS, listenHttp } from './http-listeners.js';
 import { LocalSchedules } from './local-schedules.js';
 import { LocalTimers } from './local-timers.js';
 import { sourcePolicy } from './request-source.js';
@@ -51,6 +52,10 @@ export interface ServeOptions {
   port?: number;
   /** @default '127.0.0.1' */
   host?: string;
+  /** HTTP timeouts and the most connections held (`--headers-timeout`, `--request-timeout`, `--keep-alive-timeout`, `--max-connections`). */
+  http?: Partial<HttpBounds>;
+  /** A second listener, on this port of `host`, that answers `/healthz` only (`--health-port`; 0 picks a free port). */
+  healthPort?: number;
   /** Finished jobs older than this (ms) are deleted. */
   retainMs?: number;
   token?: string;
@@ -96,6 +101,8 @@ export const DEFAULT_REQUEST_TTL_MS = 60 * 60_000;
 
 export interface ServeHandle {
   url: string;
+  /** With `healthPort`: the health listener's URL. */
+  healthUrl?: string;
   manager: Manager;
   store: Store;
   /** With `--bus memory`: the in-process broker workers connect to. */
@@ -195,6 +202,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   const logger = options.logger ?? createJsonLogger({});
   const queueRules: QueueRules = options.replyQueue ? { replyQueue: options.replyQueue } : {};
   const policy = sourcePolicy(options);
+  const bounds = httpBounds(options.http);
   await refuseOpenBind(options.host ?? '127.0.0.1', options.token);
   const { definitions, queuePrefixes } = await readWorkflowFiles(options.configFiles ?? [], queueRules, {
     namespace: options.namespace,
@@ -320,7 +328,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   }
 
   const shutdown = new AbortController();
-  const server = createHttpBridge(
+  const listeners = await listenHttp(
     {
       shutdown: shutdown.signal,
       service: new ApiService({ manager, store, bus, queueRules }),
@@ -330,15 +338,17 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       metricsText: () => metrics.text(),
       dashboard: options.dashboard,
     },
-    policy,
+    {
+      host: options.host ?? '127.0.0.1',
+      port: options.port ?? 8080,
+      healthPort: options.healthPort,
+      bounds,
+      policy,
+    },
   );
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 8080, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${host}:${address.port}`;
+  const { url, healthUrl } = listeners;
+  const connections = bounds.maxConnections + (healthUrl ? HEALTH_MAX_CONNECTIONS : 0);
+  reportDescriptors(await readDescriptors(), connections, logger);
 
   consumeVhost(null);
   for (const workflow of await store.listWorkflows())
@@ -350,6 +360,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   void schedules.poke();
   logger.info('serving', {
     url,
+    ...(healthUrl ? { health: `${healthUrl}/healthz` } : {}),
     db: options.db ?? 'switchyard.db',
     synchronous: store.settings().synchronous,
     bus: broker ? 'memory' : redactUrl(amqpUrl),
@@ -359,6 +370,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   let closing: Promise<void> | undefined;
   return {
     url,
+    healthUrl,
     manager,
     store,
     broker,
@@ -367,10 +379,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       closing ??= (async () => {
         clearInterval(retention);
         shutdown.abort();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        await listeners.close(CLOSING_MS);
         await Promise.all([...consumers.values()].map((consumer) => consumer.stop()));
         await settlesWithin(schedules.stop(), CLOSING_MS);
         if (!(await settlesWithin(manager.drain(), options.drainTimeoutMs ?? 5_000))) {

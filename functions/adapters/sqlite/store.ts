@@ -314,10 +314,16 @@ export class SqliteStore implements Store {
     return new Map(this.statements.scheduleCursors.all(workflow));
   }
 
-  /** Moves a schedule's cursor forward (never back). */
+  /** Moves a schedule's cursor forward (never back: `capScheduleCursor` is the one way back). */
   async setScheduleCursor(workflow: string, schedule: string, tick: number): Promise<void> {
     this.ready();
     this.outcome.run(() => this.statements.setScheduleCursor.run(workflow, schedule, tick));
+  }
+
+  /** Moves a schedule's cursor back to `at` if it is later (left by a clock that was ahead). */
+  async capScheduleCursor(workflow: string, schedule: string, at: number): Promise<void> {
+    this.ready();
+    this.outcome.run(() => this.statements.capScheduleCursor.run(at, workflow, schedule, at));
   }
 
   async setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean> {
