@@ -122,6 +122,7 @@ export async function createContainer(
     maxReplyBytes: env.maxMessageBytes,
     maxFanOutBytes: env.maxFanOutBytes,
     queueRules: queueRulesOf(env),
+    replyAuth: env.replyAuth,
   });
   return { env, manager, store, bus, timers, telemetry, schedules };
 }

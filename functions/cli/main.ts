@@ -130,6 +130,10 @@ program
     'with --quorum-queues: deliveries of a request before its attempt fails (default 5)',
   )
   .option(
+    '--reply-auth',
+    "take only replies that echo their request's token (x-switchyard-token): for a broker others can publish on; the original's workers do not echo it",
+  )
+  .option(
     '--synchronous <level>',
     "SQLite's synchronous level: FULL (default) syncs every commit to disk; NORMAL survives a crash of serve but may lose the last commits if the machine loses power",
     'FULL',

@@ -94,6 +94,11 @@ export interface ServeOptions {
   quorumQueues?: boolean;
   /** With `quorumQueues`: deliveries before a request is dead-lettered (`--max-deliveries`). @default 5 */
   maxDeliveries?: number;
+  /**
+   * Take only replies (and dead letters) that echo their request's token (`--reply-auth`;
+   * protocol.md, "Reply authentication"). @default false
+   */
+  replyAuth?: boolean;
 }
 
 /** How long a request may stay in RabbitMQ unless `--request-ttl` says otherwise. */
@@ -235,13 +240,15 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   const onDeadLetters = async (letters: DeadLetter[]): Promise<void> => {
     for (const letter of letters) {
       if (!letter.correlationId || (letter.replyTo !== undefined && letter.replyTo !== replyQueue)) continue;
-      if (letter.reason === 'expired') await manager.requestExpired(letter.correlationId, letter.attempt);
+      if (letter.reason === 'expired')
+        await manager.requestExpired(letter.correlationId, letter.attempt, letter.token);
       else {
         const maxDeliveries = bus instanceof RabbitMqBus ? bus.maxDeliveries : undefined;
         await manager.deadLettered(
           letter.correlationId,
           letter.attempt,
           deadLetterFailure(letter, maxDeliveries),
+          letter.token,
         );
       }
     }
@@ -299,6 +306,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     maxFanOutBytes: options.maxFanOutBytes,
     requestTtlMs: broker ? undefined : (options.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS),
     queueRules,
+    replyAuth: options.replyAuth,
     onRegistered: async (definition) => {
       for (const vhost of definition.vhosts ?? []) consumeVhost(vhost);
       // Its schedules may have changed: the next pass counts them (not awaited: it starts jobs). The

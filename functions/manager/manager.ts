@@ -15,6 +15,7 @@ import {
   type JobStore,
   type JsonObject,
   jsonEqual,
+  type ManagerKeys,
   type NamespaceSettingsStore,
   type OutboxEntry,
   type Rejection,
@@ -38,12 +39,13 @@ import { NamespaceAuthority } from './namespace-authority.js';
 import { OutboxPump } from './outbox-pump.js';
 import type { QueueRules } from './queue-rules.js';
 import { RequestRefresher } from './request-refresher.js';
+import { RequestTokens } from './request-tokens.js';
 import type { StartJobParams } from './start-job-params.js';
 import { recordNotes } from './transition-telemetry.js';
 import { WorkflowCache } from './workflow-cache.js';
 
 export interface ManagerOptions {
-  store: WorkflowRegistry & JobStore & NamespaceSettingsStore;
+  store: WorkflowRegistry & JobStore & NamespaceSettingsStore & ManagerKeys;
   bus: Bus;
   timers: TimerScheduler;
   telemetry?: Telemetry;
@@ -61,6 +63,12 @@ export interface ManagerOptions {
   maxFanOutBytes?: number;
   /** The deployment's rules for step queue names (its reply queue, the SQS prefix). */
   queueRules?: QueueRules;
+  /**
+   * Take only replies (and dead letters) that carry their request's token (`serve --reply-auth`,
+   * deployed `REPLY_AUTH`): anyone who can publish on the broker can otherwise answer any step.
+   * @default false
+   */
+  replyAuth?: boolean;
   /** Called after a definition is registered (the local host starts consuming new vhosts). */
   onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
   /**
@@ -89,8 +97,11 @@ const MAX_ROUNDS = 50;
  * Every runtime uses it: the local host, and each Lambda handler.
  */
 export class Manager {
-  readonly store: WorkflowRegistry & JobStore & NamespaceSettingsStore;
+  readonly store: WorkflowRegistry & JobStore & NamespaceSettingsStore & ManagerKeys;
   readonly bus: Bus;
+  /** Each request's token: minted as it is sent, checked on replies when `replyAuth` is on. */
+  readonly tokens: RequestTokens;
+  private readonly replyAuth: boolean;
   /** What the operator set for each namespace, applied to registrations and starts. */
   readonly namespaces: NamespaceAuthority;
   readonly telemetry: Telemetry;
@@ -123,6 +134,8 @@ export class Manager {
     this.maxFanOutBytes = options.maxFanOutBytes;
     this.workflows = new WorkflowCache(this.store);
     this.namespaces = new NamespaceAuthority(this.store, options.queueRules ?? {}, this.clock);
+    this.tokens = new RequestTokens(this.store);
+    this.replyAuth = options.replyAuth ?? false;
     this.isolation = new ReplyIsolation(
       this.telemetry.logger,
       this.telemetry.metrics,
@@ -147,6 +160,7 @@ export class Manager {
       logger: this.telemetry.logger,
       runFollowUps: (entries) => this.followUps.run(entries.map((entry) => entry.followUp)),
       clock: this.clock,
+      tokens: this.tokens,
       onSent: (seconds) => this.telemetry.metrics.observe('step_overhead_seconds', seconds),
       onRequestsSent: (requests) => this.refresher?.sent(requests),
       onUndeliverable: async (entry, message) => {
@@ -182,8 +196,12 @@ export class Manager {
    * The broker dead-lettered a request as expired: sent again now if its step still waits for that
    * attempt (a step without `timeout`, or one whose deadline is further than the request TTL).
    */
-  async requestExpired(correlationId: string, attempt: number | undefined): Promise<void> {
-    await this.refresher?.expired(correlationId, attempt);
+  async requestExpired(correlationId: string, attempt: number | undefined, token?: string): Promise<void> {
+    if (!(await this.genuineDeadLetter(correlationId, attempt, token))) return;
+    if (!this.refresher) return;
+    if (!(await this.refresher.expired(correlationId, attempt))) {
+      this.telemetry.metrics.count('dead_letters_ignored_total', { reason: 'not_expired' });
+    }
   }
 
   /**
@@ -359,7 +377,8 @@ export class Manager {
   /** The reply handler's core: turns worker messages into events and stores their effects. */
   async handleReplies(replies: readonly InboundReply[]): Promise<void> {
     const events: JobEventInput[] = [];
-    for (const reply of replies) {
+    const taken = this.replyAuth ? await this.authenticated(replies) : replies;
+    for (const reply of taken) {
       const parsed = this.readReply(reply);
       if (parsed.ok) {
         events.push({ jobId: parsed.jobId, event: parsed.event });
@@ -396,6 +415,50 @@ export class Manager {
     });
   }
 
+  /**
+   * The replies that carry their request's token, each with the attempt the token vouches for; the
+   * others are counted and dropped (acknowledged: they would be as unauthenticated next time).
+   */
+  private async authenticated(replies: readonly InboundReply[]): Promise<InboundReply[]> {
+    await this.tokens.ready();
+    const taken: InboundReply[] = [];
+    for (const reply of replies) {
+      const claim = this.tokens.verify(reply.token, reply.correlationId, reply.attempt);
+      if (claim) {
+        taken.push({ ...reply, attempt: claim.attempt });
+        continue;
+      }
+      this.telemetry.metrics.count('replies_ignored_total', { reason: 'unauthenticated' });
+      this.telemetry.logger.warn("reply without its request's token ignored (reply authentication is on)", {
+        correlationId: reply.correlationId,
+        token: reply.token === undefined ? 'none' : "not this request's",
+      });
+    }
+    return taken;
+  }
+
+  /**
+   * Whether a dead letter may be acted on: with reply authentication on, only one that carries the
+   * token its request was sent with (forged ones are counted and ignored).
+   */
+  private async genuineDeadLetter(
+    correlationId: string,
+    attempt: number | undefined,
+    token?: string,
+  ): Promise<boolean> {
+    if (!this.replyAuth) return true;
+    await this.tokens.ready();
+    if (this.tokens.verify(token, correlationId, attempt)) return true;
+    this.telemetry.metrics.count('dead_letters_ignored_total', { reason: 'unauthenticated' });
+    this.telemetry.logger.warn(
+      "dead letter without its request's token ignored (reply authentication is on)",
+      {
+        correlationId,
+      },
+    );
+    return false;
+  }
+
   /** A reply as an event; one that cannot even be read is malformed, never a reason to fail the batch. */
   private readReply(reply: InboundReply): ReplyEvent {
     try {
@@ -414,7 +477,13 @@ export class Manager {
   }
 
   /** A request that exhausted its queue's receive count fails its attempt (if it is still the current one). */
-  async deadLettered(correlationId: string, attempt: number | undefined, detail: string): Promise<void> {
+  async deadLettered(
+    correlationId: string,
+    attempt: number | undefined,
+    detail: string,
+    token?: string,
+  ): Promise<void> {
+    if (!(await this.genuineDeadLetter(correlationId, attempt, token))) return;
     const parsed = replyEvent({
       correlationId,
       body: JSON.stringify({ error: detail }),

@@ -19,6 +19,7 @@ import {
 import { checkQueues, QueueDeclarer } from '../../transport/amqp/queues.js';
 import { urlForVhost } from '../../transport/amqp/url.js';
 import { VhostRefusedError } from '../../transport/amqp/vhost-refusal.js';
+import { TOKEN_HEADER } from '../../transport/request-token.js';
 import {
   DEAD_LETTER_EXCHANGE,
   type DeadLetter,
@@ -118,7 +119,7 @@ export class RabbitMqBus implements Bus {
     for (const request of requests) {
       let message: OutgoingMessage;
       try {
-        message = this.messageFor(request, maxBytes);
+        message = this.messageFor(request, maxBytes, options.tokenOf);
       } catch (error) {
         if (!(error instanceof UndeliverableError)) throw error;
         failures.push(error);
@@ -297,7 +298,11 @@ export class RabbitMqBus implements Bus {
     return this.options.connectionName ?? 'switchyard';
   }
 
-  private messageFor(request: StepRequest, maxBytes: number): OutgoingMessage {
+  private messageFor(
+    request: StepRequest,
+    maxBytes: number,
+    tokenOf: SendOptions['tokenOf'],
+  ): OutgoingMessage {
     const queueBytes = Buffer.byteLength(request.queue);
     if (queueBytes === 0 || queueBytes > MAX_AMQP_NAME_BYTES || request.queue.startsWith('amq.')) {
       throw new UndeliverableError(
@@ -318,7 +323,11 @@ export class RabbitMqBus implements Bus {
       contentType: 'application/json',
       deliveryMode: 2,
       // x-reply-to routes the request back to this manager should the broker dead-letter it.
-      headers: { 'x-attempt': request.attempt, [REPLY_QUEUE_HEADER]: this.replyQueue },
+      headers: {
+        'x-attempt': request.attempt,
+        [REPLY_QUEUE_HEADER]: this.replyQueue,
+        ...(tokenOf ? { [TOKEN_HEADER]: tokenOf(request) } : {}),
+      },
       // A queue deleted after we declared it would otherwise swallow the request silently.
       mandatory: true,
     };

@@ -12,9 +12,11 @@ import {
   type Bus,
   type QueueHealth,
   RetryableSendError,
+  type SendOptions,
   type StepRequest,
   UndeliverableError,
 } from '../../../engine/index.js';
+import { TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
 import {
   isQueueDoesNotExist,
   isValidSqsQueueName,
@@ -108,13 +110,13 @@ export class SqsBus implements Bus {
     this.pingTimeoutMs = options.pingTimeoutMs ?? 5_000;
   }
 
-  async send(requests: readonly StepRequest[]): Promise<void> {
+  async send(requests: readonly StepRequest[], options: SendOptions = {}): Promise<void> {
     this.assertOpen();
     const failures: SendFailure[] = [];
     const byQueue = new Map<string, Encoded[]>();
     requests.forEach((request, index) => {
       const queueName = this.queueName(request.queue);
-      const encoded = this.encode(request, index, queueName);
+      const encoded = this.encode(request, index, queueName, options.tokenOf);
       if (encoded instanceof UndeliverableError) {
         failures.push(encoded);
         return;
@@ -214,7 +216,12 @@ export class SqsBus implements Bus {
     return `${this.queuePrefix}${queue}`;
   }
 
-  private encode(request: StepRequest, index: number, queueName: string): Encoded | UndeliverableError {
+  private encode(
+    request: StepRequest,
+    index: number,
+    queueName: string,
+    tokenOf: SendOptions['tokenOf'],
+  ): Encoded | UndeliverableError {
     if (!isValidSqsQueueName(queueName)) {
       return new UndeliverableError(invalidQueueNameMessage(queueName), request.correlationId);
     }
@@ -223,6 +230,7 @@ export class SqsBus implements Bus {
       correlation_id: stringAttribute(request.correlationId),
       reply_to: stringAttribute(this.replyQueueUrl),
       attempt: numberAttribute(request.attempt),
+      ...(tokenOf ? { [TOKEN_ATTRIBUTE]: stringAttribute(tokenOf(request)) } : {}),
     };
     const size = sqsMessageSize(body, attributes);
     if (size > SQS_MAX_MESSAGE_BYTES) {

@@ -34,6 +34,7 @@ export interface ServeCommandOptions {
   synchronous: string;
   requestTtl?: string;
   quorumQueues?: boolean;
+  replyAuth?: boolean;
   maxDeliveries?: string;
   /** `pretty` (the default on a terminal) or `json` (the default otherwise). */
   logFormat?: string;
@@ -139,6 +140,7 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       maxFanOutBytes: positiveInt(options.maxFanOutBytes, '--max-fan-out-bytes'),
       requestTtlMs,
       quorumQueues: options.quorumQueues,
+      replyAuth: options.replyAuth,
       maxDeliveries,
       dashboard: await loadDashboard(),
       logger,
