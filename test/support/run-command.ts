@@ -62,3 +62,32 @@ export function environmentOutsideNpm(extra: NodeJS.ProcessEnv = {}): NodeJS.Pro
   for (const [name, value] of Object.entries(process.env)) if (!/^npm_/i.test(name)) env[name] = value;
   return { ...env, ...extra };
 }
+
+export interface StartedCommand {
+  child: ReturnType<typeof spawn>;
+  /** Its exit code; null when a signal ended it. */
+  exited: Promise<number | null>;
+  /** Everything it wrote, stdout and stderr together, for a failing test's message. */
+  output(): string;
+}
+
+/** Starts a long-running command (a worker), keeping what it writes. */
+export function startCommand(
+  command: string,
+  args: string[],
+  options: Pick<RunCommandOptions, 'cwd' | 'env'> = {},
+): StartedCommand {
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, exited, output: () => output };
+}
