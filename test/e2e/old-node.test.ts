@@ -19,6 +19,15 @@ function expectRefusal(run: CliRun, node: string, version: string): void {
   expect(lines[0]).toContain('scripts/node24.sh');
 }
 
+/** npm's own refusal (engine-strict in .npmrc): the Node required and the one found, exit non-zero. */
+function expectNpmRefusal(run: CliRun, version: string): void {
+  expect(run.signal, describeRun(run)).toBeNull();
+  expect(run.code, describeRun(run)).not.toBe(0);
+  expect(run.stderr).toContain('EBADENGINE');
+  expect(run.stderr).toContain('Required: {"node":">=22"}');
+  expect(run.stderr).toContain(`"node":"${version}"`);
+}
+
 /**
  * On a Node older than 22 (the machine's own, Debian's 20), better-sqlite3 crashes the process with
  * a segmentation fault and no message: every entry point says so in one line first.
@@ -50,11 +59,7 @@ describe('On a Node older than 22', { timeout: 120_000 }, () => {
       timeoutMs: 60_000,
     });
 
-    expect(run.signal, describeRun(run)).toBeNull();
-    expect(run.code, describeRun(run)).not.toBe(0);
-    expect(run.stderr).toContain('EBADENGINE');
-    expect(run.stderr).toContain('Required: {"node":">=22"}');
-    expect(run.stderr).toContain(`"node":"${version}"`);
+    expectNpmRefusal(run, version);
     expect((await runCommand('ls', [bare])).stdout.split('\n')).not.toContain('node_modules');
   });
 
@@ -65,6 +70,16 @@ describe('On a Node older than 22', { timeout: 120_000 }, () => {
 
   it('npm run workers refuses it in one line', async () => {
     expectRefusal(await runCommand('npm', ['run', '--silent', 'workers'], { cwd: ROOT, env }), node, version);
+  });
+
+  it('npx switchyard serve is refused by npm itself, naming both versions', async () => {
+    expectNpmRefusal(
+      await runCommand('npx', ['switchyard', 'serve', '--bus', 'memory', '--db', ':memory:'], {
+        cwd: ROOT,
+        env,
+      }),
+      version,
+    );
   });
 
   it('switchyard serve refuses it in one line, from the repository and from a bare copy', async () => {
