@@ -19,6 +19,7 @@ const SCENARIOS: Record<string, RegExp[]> = {
   'README.md namespaces': [/^[0-9a-f-]{36}$/m, /billing/],
   'docs/protocol.md sdk-quick-start': [/"greeting": "hello, Ada"/, /"greeting": "hello, Grace"/],
   'docs/protocol.md python-worker': [/"greeting": "hello from Python, Ada"/],
+  'docs/workflows.md pause-resume': [/paused/, /^409$/m],
 };
 
 /** README.md and docs/*.md: the pages whose marked blocks run. */
