@@ -45,6 +45,9 @@ export async function startDemoServe(name: string, configFile: string): Promise<
   return { serve, amqpUrl, onRabbit, work, queuePrefix };
 }
 
+/** Why serve stopped, once it did: the demo's own calls then fail too, which says nothing more. */
+let serveFailure: Error | undefined;
+
 /**
  * Ends the demo when serve cannot go on (its reply queue taken by another manager, the broker's
  * login refused): one line, then the workers and serve are stopped (for at most 5 s) and the process
@@ -52,9 +55,16 @@ export async function startDemoServe(name: string, configFile: string): Promise<
  */
 export function endOnServeFailure(serve: ServeHandle, stopWorkers: () => Promise<unknown>): void {
   void serve.failed.then(async (error) => {
+    serveFailure = error;
     console.error(`demo failed: switchyard serve stopped: ${error.message}`);
     const stopped = Promise.all([stopWorkers(), serve.close()]).catch(() => {});
     await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
     process.exit(1);
   });
+}
+
+/** A demo's failure in one line and exit code 1; nothing more once serve's failure was told. */
+export function demoFailed(error: unknown): void {
+  process.exitCode = 1;
+  if (serveFailure === undefined) console.error(`demo failed: ${(error as Error).message}`);
 }

@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MemoryWorkerTransport } from '../../functions/adapters/memory/bus.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
-import { endOnServeFailure, startDemoServe } from '../demo-serve.js';
+import { demoFailed, endOnServeFailure, startDemoServe } from '../demo-serve.js';
 import { startWordCountWorkers } from './workers.js';
 
 /**
@@ -65,7 +65,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error) => {
-  console.error(`demo failed: ${(error as Error).message}`);
-  process.exitCode = 1;
-});
+main().catch(demoFailed);

@@ -61,9 +61,11 @@ describe('The demos beside another serve on the same broker', { timeout: 180_000
       const run = await runCommand('npm', ['run', '--silent', 'demo'], { cwd: ROOT, env, timeoutMs: 60_000 });
 
       expect(run.code, describeRun(run)).toBe(1);
-      expect(run.stderr).toMatch(
-        /^demo failed: switchyard serve stopped: the reply queue "switchyard-demo" at .* is consumed by another manager/m,
-      );
+      expect(run.stderr.trim().split('\n'), describeRun(run)).toEqual([
+        expect.stringMatching(
+          /^demo failed: switchyard serve stopped: the reply queue "switchyard-demo" at .* is consumed by another manager/,
+        ),
+      ]);
     } finally {
       await model.close().catch(() => {});
     }
