@@ -24,7 +24,7 @@ export {
   graphOf,
   type StepNode,
 } from './definition/compile.js';
-export { parseDuration } from './definition/duration.js';
+export { formatDuration, parseDuration } from './definition/duration.js';
 export { type LoadOptions, loadWorkflows } from './definition/load.js';
 export {
   ANY_NAMESPACE,
@@ -38,8 +38,21 @@ export {
   queuePrefixProblem,
   resolveInCallerNamespace,
   splitQualifiedName,
+  withQueuePrefix,
 } from './definition/namespace.js';
-export { MAX_AMQP_NAME_BYTES, stepQueueProblem } from './definition/queue-name.js';
+export {
+  defaultNamespaceSettings,
+  type NamespaceSettings,
+  namespaceRuleProblems,
+  namespaceSettingsProblems,
+  vhostProblem,
+} from './definition/namespace-settings.js';
+export {
+  MAX_AMQP_NAME_BYTES,
+  reservedQueueProblem,
+  sentQueueOf,
+  stepQueueProblem,
+} from './definition/queue-name.js';
 export { definitionText, versionToSave } from './definition/same-definition.js';
 export {
   type DefinitionError,
@@ -144,6 +157,8 @@ export {
   type JobQuery,
   type JobReader,
   type JobStore,
+  type ManagerKeys,
+  type NamespaceSettingsStore,
   type OutboxEntry,
   type OutboxPage,
   type QueuedJob,

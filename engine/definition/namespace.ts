@@ -1,3 +1,4 @@
+import { sentQueueOf } from './queue-name.js';
 import type { StepDefinition, WorkflowDefinition } from './types.js';
 
 /**
@@ -63,22 +64,34 @@ export function resolveInCallerNamespace(callerQualified: string, target: string
 
 /**
  * A definition as registered in `namespace`: its name qualified, and, with a queue prefix, each step
- * that sends to a queue given the prefixed queue explicitly (`queue: <prefix><queue or step name>`),
- * so that two namespaces using the same names keep their queues apart. Calls and `onFailure` stay
- * plain names: they resolve in the caller's namespace when the job runs.
+ * that sends to a queue given the prefixed queue explicitly (`withQueuePrefix`), so that two
+ * namespaces using the same names keep their queues apart. Calls and `onFailure` stay plain names:
+ * they resolve in the caller's namespace when the job runs.
  */
 export function definitionInNamespace(
   definition: WorkflowDefinition,
   namespace: string,
-  queuePrefix = '',
+  queuePrefix?: string,
 ): WorkflowDefinition {
-  const prefixed = (step: StepDefinition): StepDefinition =>
-    queuePrefix === '' || step.type === 'signal' || step.task || step.workflow
-      ? step
-      : { ...step, queue: `${queuePrefix}${step.queue ?? step.name}` };
+  return withQueuePrefix({ ...definition, name: qualifiedName(namespace, definition.name) }, queuePrefix);
+}
+
+/**
+ * A definition as its namespace has it: each step that sends to a queue given `prefix` before it,
+ * unless its queue already starts with it (a definition read back from the API and registered again
+ * keeps its queues).
+ */
+export function withQueuePrefix(
+  definition: WorkflowDefinition,
+  prefix: string | undefined,
+): WorkflowDefinition {
+  if (!prefix) return definition;
+  const prefixed = (step: StepDefinition): StepDefinition => {
+    const queue = sentQueueOf(step);
+    return queue === undefined || queue.startsWith(prefix) ? step : { ...step, queue: `${prefix}${queue}` };
+  };
   return {
     ...definition,
-    name: qualifiedName(namespace, definition.name),
     steps: definition.steps.map(prefixed),
     ...(definition.tasks
       ? { tasks: definition.tasks.map((task) => ({ ...task, steps: task.steps.map(prefixed) })) }

@@ -15,6 +15,7 @@ import { namespacedPath } from './namespaced-path.js';
 import { type RawQuery, rawQueryOf, singleValuedQuery } from './query.js';
 import { type ApiDeps, matchRoute, type Route } from './router.js';
 import { jobRoutes } from './routes/jobs.js';
+import { namespaceRoutes } from './routes/namespaces.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { systemRoutes } from './routes/system.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -27,6 +28,7 @@ export const routes: readonly Route[] = [
   ...scheduleRoutes,
   ...jobRoutes,
   ...tokenRoutes,
+  ...namespaceRoutes,
   ...systemRoutes,
 ];
 

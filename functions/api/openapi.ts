@@ -609,8 +609,53 @@ export function openApiDocument(): Record<string, unknown> {
             'For a token of every namespace (`*`, and the root): every namespace that holds a workflow, and `default`; for a scoped token: its own namespace.',
           responses: {
             200: {
-              description: '`{ namespaces: [name], role, scope }`: scope is the token namespace or `*`.',
+              description:
+                '`{ namespaces: [name], role, scope, settings: [{ namespace, queuePrefix?, vhosts?, updatedAt? }] }`: scope is the token namespace or `*`; settings are what the operator set for each namespace listed.',
             },
+          },
+        },
+      },
+      '/api/namespaces/{namespace}': {
+        parameters: [
+          {
+            name: 'namespace',
+            in: 'path',
+            required: true,
+            schema: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_-]*$', maxLength: 64 },
+          },
+        ],
+        get: {
+          summary: "A namespace's settings: its queue prefix and allowed vhosts",
+          description: 'A token of another namespace finds nothing (404).',
+          responses: {
+            200: { description: '`{ namespace, queuePrefix?, vhosts?, updatedAt? }`' },
+            404: { description: 'A namespace this token does not see.' },
+          },
+        },
+        put: {
+          summary: "Set a namespace's queue prefix and allowed vhosts (a token of every namespace, admin)",
+          description:
+            "Only the operator decides which queues and vhosts a namespace may use: every step queue of its workflows then starts with the prefix, no other namespace may use it, and its jobs run only on the vhosts listed. A key left out stays as it is; `null` takes it away. A prefix that overlaps another namespace's is 400.",
+          requestBody: {
+            required: true,
+            content: jsonContent({
+              type: 'object',
+              additionalProperties: false,
+              properties: {
+                queuePrefix: { type: ['string', 'null'], pattern: '^[A-Za-z0-9_.-]{1,64}$' },
+                vhosts: { type: ['array', 'null'], items: { type: 'string' }, maxItems: 16 },
+              },
+            }),
+          },
+          responses: {
+            200: {
+              description: 'The settings as stored: `{ namespace, queuePrefix?, vhosts?, updatedAt }`.',
+            },
+            400: {
+              description:
+                "A prefix or vhost that cannot be one, or a prefix overlapping another namespace's.",
+            },
+            403: { description: 'Not a token of every namespace with the admin role.' },
           },
         },
       },

@@ -15,6 +15,7 @@ import {
   type JobStore,
   type JsonObject,
   jsonEqual,
+  type NamespaceSettingsStore,
   type OutboxEntry,
   type Rejection,
   type ReplyEvent,
@@ -33,14 +34,16 @@ import { ManagerError } from './errors.js';
 import { FollowUpRunner } from './follow-ups.js';
 import { ReplyIsolation } from './isolate-replies.js';
 import type { JobEventInput } from './job-event-input.js';
+import { NamespaceAuthority } from './namespace-authority.js';
 import { OutboxPump } from './outbox-pump.js';
+import type { QueueRules } from './queue-rules.js';
 import { RequestRefresher } from './request-refresher.js';
 import type { StartJobParams } from './start-job-params.js';
 import { recordNotes } from './transition-telemetry.js';
 import { WorkflowCache } from './workflow-cache.js';
 
 export interface ManagerOptions {
-  store: WorkflowRegistry & JobStore;
+  store: WorkflowRegistry & JobStore & NamespaceSettingsStore;
   bus: Bus;
   timers: TimerScheduler;
   telemetry?: Telemetry;
@@ -56,6 +59,8 @@ export interface ManagerOptions {
   maxReplyBytes?: number;
   /** The most bytes of input one fan-out may give its children. @default 256 MiB */
   maxFanOutBytes?: number;
+  /** The deployment's rules for step queue names (its reply queue, the SQS prefix). */
+  queueRules?: QueueRules;
   /** Called after a definition is registered (the local host starts consuming new vhosts). */
   onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
   /**
@@ -84,8 +89,10 @@ const MAX_ROUNDS = 50;
  * Every runtime uses it: the local host, and each Lambda handler.
  */
 export class Manager {
-  readonly store: WorkflowRegistry & JobStore;
+  readonly store: WorkflowRegistry & JobStore & NamespaceSettingsStore;
   readonly bus: Bus;
+  /** What the operator set for each namespace, applied to registrations and starts. */
+  readonly namespaces: NamespaceAuthority;
   readonly telemetry: Telemetry;
   readonly workflows: WorkflowCache;
   private readonly timers: TimerScheduler;
@@ -115,6 +122,7 @@ export class Manager {
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.maxFanOutBytes = options.maxFanOutBytes;
     this.workflows = new WorkflowCache(this.store);
+    this.namespaces = new NamespaceAuthority(this.store, options.queueRules ?? {}, this.clock);
     this.isolation = new ReplyIsolation(
       this.telemetry.logger,
       this.telemetry.metrics,
@@ -178,8 +186,16 @@ export class Manager {
     await this.refresher?.expired(correlationId, attempt);
   }
 
-  /** Registers a definition: an identical one keeps its version, a different one makes the next. */
-  async registerWorkflow(definition: WorkflowDefinition): Promise<{ version: number; created: boolean }> {
+  /**
+   * Registers a definition (its name qualified by its namespace) under its namespace's queue prefix:
+   * an identical one keeps its version, a different one makes the next. `queuePrefix`: the prefix
+   * its document states, which must be the namespace's.
+   */
+  async registerWorkflow(
+    written: WorkflowDefinition,
+    options: { queuePrefix?: string } = {},
+  ): Promise<{ version: number; created: boolean }> {
+    const definition = await this.namespaces.prepare(written, options.queuePrefix);
     const saved = await this.store.saveWorkflow(definition, this.now());
     const queues = new Map<string, { queue: string; vhost: string | null }>();
     const steps = [...definition.steps, ...(definition.tasks ?? []).flatMap((task) => task.steps)];
@@ -316,6 +332,8 @@ export class Manager {
         `workflow "${workflow.name}" does not run on vhost "${params.vhost}"`,
       );
     }
+    // The broker URL's own vhost is every namespace's; any other must be the namespace's to use.
+    if (vhost !== null) await this.namespaces.checkVhost(workflow.name, vhost);
     const latest = params.version === undefined ? stored : undefined;
     const runningLimit = await this.runningLimitOf(workflow.name, latest);
     return {

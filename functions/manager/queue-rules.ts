@@ -1,11 +1,10 @@
 import {
-  DEFAULT_NAMESPACE,
   type DefinitionError,
-  definitionInNamespace,
   type LoadOptions,
   type LoadResult,
   loadWorkflows,
   type StepDefinition,
+  sentQueueOf,
   stepQueueProblem,
   type WorkflowDefinition,
 } from '../../engine/index.js';
@@ -20,41 +19,29 @@ export interface QueueRules {
 }
 
 /**
- * `loadWorkflows`, with the document's `queuePrefix:` (else `fallbackPrefix`, `serve --queue-prefix`)
- * written into the step queues, refusing too the step queues, prefixed, this deployment cannot have.
+ * `loadWorkflows` with this deployment's rules: the reply queue it may not send to, and (on SQS)
+ * step queue names SQS takes. The document's `queuePrefix:` is returned as stated, not applied: a
+ * namespace's prefix is the operator's (NamespaceAuthority applies it, and checks the names again).
  */
-export function loadForDeployment(
-  text: string,
-  options: LoadOptions,
-  rules: QueueRules = {},
-  fallbackPrefix?: string,
-): LoadResult {
+export function loadForDeployment(text: string, options: LoadOptions, rules: QueueRules = {}): LoadResult {
   const loaded = loadWorkflows(text, {
     ...options,
     ...(rules.replyQueue ? { replyQueue: rules.replyQueue } : {}),
   });
   if (loaded.errors.length) return loaded;
-  const prefix = loaded.queuePrefix ?? fallbackPrefix;
-  const result: LoadResult =
-    prefix === undefined
-      ? loaded
-      : {
-          ...loaded,
-          workflows: loaded.workflows.map((workflow) =>
-            definitionInNamespace(workflow, DEFAULT_NAMESPACE, prefix),
-          ),
-        };
-  const errors = result.workflows.flatMap((workflow) => [
-    // The engine checked the names as written; a prefix makes new ones.
-    ...(prefix === undefined
-      ? []
-      : queueProblems(workflow, (queue) => stepQueueProblem(queue, rules.replyQueue))),
+  const errors = loaded.workflows.flatMap((workflow) => deploymentQueueProblems(workflow, rules));
+  for (const error of errors) if (options.file) error.file = options.file;
+  return errors.length ? { workflows: [], errors } : loaded;
+}
+
+/** Why a definition's step queues (as they will be sent to) cannot be this deployment's queues. */
+export function deploymentQueueProblems(workflow: WorkflowDefinition, rules: QueueRules): DefinitionError[] {
+  return [
+    ...queueProblems(workflow, (queue) => stepQueueProblem(queue, rules.replyQueue)),
     ...(rules.sqsPrefix === undefined
       ? []
       : queueProblems(workflow, (queue) => sqsQueueProblem(rules.sqsPrefix as string, queue))),
-  ]);
-  for (const error of errors) if (options.file) error.file = options.file;
-  return errors.length ? { workflows: [], errors } : result;
+  ];
 }
 
 function queueProblems(
@@ -63,9 +50,8 @@ function queueProblems(
 ): DefinitionError[] {
   const check = (steps: readonly StepDefinition[], task?: string): DefinitionError[] =>
     steps.flatMap((step) => {
-      if (step.type === 'signal' || step.task !== undefined || step.workflow !== undefined) return [];
-      const queue = step.queue ?? step.name;
-      const message = problemOf(queue);
+      const queue = sentQueueOf(step);
+      const message = queue === undefined ? undefined : problemOf(queue);
       return message
         ? [{ workflow: workflow.name, ...(task ? { task } : {}), step: step.name, message }]
         : [];
@@ -74,6 +60,14 @@ function queueProblems(
     ...check(workflow.steps),
     ...(workflow.tasks ?? []).flatMap((task) => check(task.steps, task.name)),
   ];
+}
+
+/** Why `prefix` cannot prefix a namespace's step queues in this deployment, or undefined. */
+export function deploymentPrefixProblem(prefix: string, rules: QueueRules): string | undefined {
+  if (rules.sqsPrefix !== undefined && !SQS_QUEUE_CHARACTERS.test(prefix)) {
+    return `queue prefix "${prefix}" cannot be part of an SQS queue name: SQS takes only letters, digits, "-" and "_"`;
+  }
+  return undefined;
 }
 
 function sqsQueueProblem(prefix: string, queue: string): string | undefined {

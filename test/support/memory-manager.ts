@@ -1,6 +1,7 @@
 import type { Bus, Commit, StepRequest, Store, Timer, TimerKey, TimerScheduler } from '../../engine/index.js';
 import { MemoryStore } from '../../functions/adapters/memory/store.js';
 import { Manager } from '../../functions/manager/manager.js';
+import type { QueueRules } from '../../functions/manager/queue-rules.js';
 import { type RecordingTelemetry, recordingTelemetry } from './recording-telemetry.js';
 
 /** A bus that keeps what it is asked to send. */
@@ -48,13 +49,22 @@ export interface MemoryManager {
 }
 
 /** A manager on the in-memory store, a recording bus and recording timers, with a clock the test moves. */
-export function memoryManager(options: { store?: Store; start?: number } = {}): MemoryManager {
+export function memoryManager(
+  options: { store?: Store; start?: number; queueRules?: QueueRules } = {},
+): MemoryManager {
   const now = { value: options.start ?? Date.parse('2026-01-01T00:00:00Z') };
   const store = options.store ?? new MemoryStore();
   const bus = new RecordingBus();
   const timers = new RecordingTimers();
   const telemetry = recordingTelemetry();
-  const manager = new Manager({ store, bus, timers, telemetry, clock: () => now.value });
+  const manager = new Manager({
+    store,
+    bus,
+    timers,
+    telemetry,
+    clock: () => now.value,
+    queueRules: options.queueRules,
+  });
   return { manager, store, bus, timers, telemetry, now };
 }
 

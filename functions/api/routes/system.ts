@@ -1,4 +1,4 @@
-import { ANY_NAMESPACE, qualifiedName } from '../../../engine/index.js';
+import { qualifiedName } from '../../../engine/index.js';
 import { ApiError, type ApiRequest, type ApiResponse, json } from '../http.js';
 import { openApiDocument } from '../openapi.js';
 import type { ApiDeps, Route } from '../router.js';
@@ -16,13 +16,6 @@ async function queues(request: ApiRequest, { service }: ApiDeps) {
     ? qualifiedName(request.namespace, request.query.workflow)
     : undefined;
   return json(200, { queues: await service.queues(request.namespace, workflow) });
-}
-
-/** The namespaces the caller's token sees: all that hold a workflow for a token of `*`, else its own. */
-async function namespaces(request: ApiRequest, { service }: ApiDeps) {
-  const { principal } = request;
-  const visible = principal.namespace === ANY_NAMESPACE ? await service.namespaces() : [principal.namespace];
-  return json(200, { namespaces: visible, role: principal.role, scope: principal.namespace });
 }
 
 async function metrics(_: ApiRequest, deps: ApiDeps): Promise<ApiResponse> {
@@ -65,7 +58,6 @@ export const systemRoutes: Route[] = [
   { method: 'GET', path: '/healthz', auth: true, handle: health },
   { method: 'GET', path: '/metrics', auth: true, everyNamespace: true, handle: metrics },
   { method: 'GET', path: '/api/queues', auth: true, namespaced: true, handle: queues },
-  { method: 'GET', path: '/api/namespaces', auth: true, handle: namespaces },
   { method: 'GET', path: '/openapi.json', auth: false, handle: openApi },
   { method: 'GET', path: '/', auth: false, handle: async (_, deps) => dashboardFile('/', deps) },
   {

@@ -115,7 +115,7 @@ async function register(request: ApiRequest, deps: ApiDeps) {
   const name = request.params.name as string;
   if (request.body.trim() === '')
     throw new ApiError('bad_request', 'the body must hold the workflow definition (YAML or JSON)');
-  const { workflows, errors, namespace } = loadForDeployment(
+  const { workflows, errors, namespace, queuePrefix } = loadForDeployment(
     request.body,
     { file: `PUT /api/workflow/${name}`, allowBare: true },
     deps.service.queueRules,
@@ -140,9 +140,10 @@ async function register(request: ApiRequest, deps: ApiDeps) {
       `the body names namespace "${namespace}", but the path acts in "${request.namespace}"`,
     );
   }
-  // The queue prefix is in the step queues already (loadForDeployment).
+  // The namespace's queue prefix is the operator's: the manager applies it; a document may only state it.
   const { version, created } = await deps.service.registerWorkflow(
     definitionInNamespace(workflow, request.namespace),
+    queuePrefix,
   );
   return json(created ? 201 : 200, { name, version, created });
 }

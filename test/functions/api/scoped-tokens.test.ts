@@ -87,6 +87,15 @@ const ROUTES: RouteCase[] = [
   { method: 'PUT', path: '/api/workflow/billing', body: BILLING, needs: 'admin', namespaced: true },
   { method: 'DELETE', path: '/api/workflow/billing', needs: 'admin', namespaced: true },
   { method: 'GET', path: '/api/namespaces', needs: 'read', namespaced: false },
+  { method: 'GET', path: '/api/namespaces/team-a', needs: 'read', namespaced: false },
+  {
+    method: 'PUT',
+    path: '/api/namespaces/team-a',
+    body: '{"vhosts":["/"]}',
+    needs: 'admin',
+    namespaced: false,
+    everyNamespace: true,
+  },
   { method: 'GET', path: '/healthz', needs: 'read', namespaced: false },
   { method: 'GET', path: '/api/tokens', needs: 'admin', namespaced: false },
   {
@@ -282,12 +291,18 @@ describe('Scoped tokens: create, list, revoke', () => {
       path: '/api/namespaces',
       headers: { authorization: `Bearer ${await w.secret('team-b', 'read')}` },
     });
-    expect(JSON.parse(scoped.body)).toEqual({ namespaces: ['team-b'], role: 'read', scope: 'team-b' });
+    expect(JSON.parse(scoped.body)).toEqual({
+      namespaces: ['team-b'],
+      role: 'read',
+      scope: 'team-b',
+      settings: [{ namespace: 'team-b' }],
+    });
     const root = await callApi(w.deps, { method: 'GET', path: '/api/namespaces', headers: asRoot });
     expect(JSON.parse(root.body)).toEqual({
       namespaces: ['default', 'team-a', 'team-b'],
       role: 'admin',
       scope: '*',
+      settings: [{ namespace: 'default' }, { namespace: 'team-a' }, { namespace: 'team-b' }],
     });
   });
 });
@@ -352,6 +367,13 @@ describe('Scoped tokens and namespaces: bad input (400, nothing created)', () =>
 describe('Namespaces through the API', () => {
   it('keeps two workflows named billing apart: listings, definitions, jobs and queue prefixes', async () => {
     const w = await aWorld();
+    const prefix = await callApi(w.deps, {
+      method: 'PUT',
+      path: '/api/namespaces/team-c',
+      body: '{"queuePrefix":"team-c."}',
+      headers: asRoot,
+    });
+    expect(prefix.status).toBe(200);
     const put = await callApi(w.deps, {
       method: 'PUT',
       path: '/api/ns/team-c/workflow/billing',
