@@ -17,9 +17,10 @@ export interface DemoServe {
 
 /**
  * `switchyard serve` for a demo, on RabbitMQ when a broker answers at AMQP_URL, else on the
- * in-memory bus. It replies on a queue of its own (`<name>`) and prefixes its step queues
- * (`<name>.`), so that the manager of the README's walkthrough, which consumes `workflow-manager`
- * exclusively, and its workers on the example's queues, leave the demo alone and it them.
+ * in-memory bus. It replies on a queue of its own (`switchyard-<name>`) and prefixes its step
+ * queues (`<name>.`), so that the manager of the README's walkthrough, which consumes
+ * `workflow-manager` exclusively, and its workers on the example's queues, leave the demo alone and
+ * it them.
  */
 export async function startDemoServe(name: string, configFile: string): Promise<DemoServe> {
   const amqpUrl = amqpUrlFromEnv();
@@ -30,14 +31,14 @@ export async function startDemoServe(name: string, configFile: string): Promise<
       '(Start a broker with "rabbitmq-server -detached" to run the example the way it runs for real.)\n',
     );
   }
-  const work = await mkdtemp(join(tmpdir(), `${name}-`));
+  const work = await mkdtemp(join(tmpdir(), `switchyard-${name}-`));
   const queuePrefix = `${name}.`;
   const serve = await startServe({
     configFiles: [configFile],
     db: join(work, 'switchyard.db'),
     bus: onRabbit ? 'rabbitmq' : 'memory',
     amqpUrl,
-    replyQueue: name,
+    replyQueue: `switchyard-${name}`,
     queuePrefix,
     port: 0,
     logger: createJsonLogger({ level: 'error' }),

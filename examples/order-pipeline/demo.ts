@@ -21,10 +21,7 @@ const ORDERS = [
 ];
 
 async function main(): Promise<void> {
-  const { serve, amqpUrl, queuePrefix } = await startDemoServe(
-    'switchyard-demo-orders',
-    join(here, 'workflows.yaml'),
-  );
+  const { serve, amqpUrl, queuePrefix } = await startDemoServe('demo-orders', join(here, 'workflows.yaml'));
   const broker = serve.broker;
   const alerts: unknown[] = [];
   const workers = await startOrderWorkers({

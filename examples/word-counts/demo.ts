@@ -15,7 +15,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 async function main(): Promise<void> {
   const { serve, amqpUrl, onRabbit, work, queuePrefix } = await startDemoServe(
-    'switchyard-demo',
+    'demo',
     join(here, 'workflows.yaml'),
   );
   const broker = serve.broker;

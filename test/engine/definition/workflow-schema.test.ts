@@ -167,12 +167,16 @@ describe(`${SCHEMA_FILE}: the workflow format for editors, checked against the v
     ...['team-a', 'Team_2', '2team', 'a/b', 'x'.repeat(65)].map(
       (namespace) => ['a namespace', 'file', { namespace }] as [string, 'file', Record<string, unknown>],
     ),
-    ...['team-a.', 'a_b-c.d', 'space here', '', 'x'.repeat(65)].map(
+    ...['team-a.', 'a_b-c.d', 'space here', '', 'x'.repeat(65), 'amq.x'].map(
       (queuePrefix) =>
         ['a queue prefix', 'file', { queuePrefix }] as [string, 'file', Record<string, unknown>],
     ),
     ['a step queue', 'step', { queue: 'orders' }],
     ['a step queue', 'step', { queue: 'amq.work' }],
+    ['a step queue', 'step', { queue: 'switchyard-work' }],
+    ['a step queue', 'step', { queue: 'switchyard.work' }],
+    ['a step queue', 'step', { queue: 'workflow-manager.dead-letters' }],
+    ['a step queue', 'step', { queue: 'switchyards' }],
     ['a step queue', 'step', { queue: 'x'.repeat(256) }],
     ['depends', 'step', { depends: ['__start__'] }],
     ['depends', 'step', { depends: 'work' }],
