@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import { environmentOutsideNpm } from './run-command.js';
 
 const run = promisify(execFile);
 
@@ -49,7 +50,7 @@ export async function oldNode(): Promise<string> {
         '--no-fund',
         `node-${process.platform}-${arch}@${OLD_MAJOR}`,
       ],
-      { timeout: 300_000 },
+      { timeout: 300_000, env: environmentOutsideNpm() },
     );
   }
   return node;
