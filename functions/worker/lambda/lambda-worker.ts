@@ -57,8 +57,8 @@ const DEADLINE_RESERVE_MS = 2_000;
  * @example
  * ```ts
  * // count-words.ts, bundled as a Lambda function triggered by the step queue <prefix>count-words
- * import { WorkerError } from 'switchyard/worker';
- * import { lambdaWorker } from 'switchyard/worker/lambda';
+ * import { WorkerError } from 'switchyard-worker';
+ * import { lambdaWorker } from 'switchyard-worker/lambda';
  *
  * export const handler = lambdaWorker<{ text: string }, { words: number }>(({ text }) => {
  *   if (typeof text !== 'string') throw new WorkerError('no text', { retryable: false });

@@ -47,8 +47,8 @@ const MAX_POLL_BACKOFF_MS = 20_000;
  * @example
  * ```ts
  * import { SQSClient } from '@aws-sdk/client-sqs';
- * import { runWorker } from 'switchyard/worker';
- * import { SqsWorkerTransport } from 'switchyard/worker/sqs';
+ * import { runWorker } from 'switchyard-worker';
+ * import { SqsWorkerTransport } from 'switchyard-worker/sqs';
  *
  * await runWorker({
  *   queue: 'segment-word-counts', // the SQS queue <queuePrefix>segment-word-counts
