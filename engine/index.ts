@@ -26,11 +26,13 @@ export {
 } from './definition/compile.js';
 export { parseDuration } from './definition/duration.js';
 export { type LoadOptions, loadWorkflows } from './definition/load.js';
+export { MAX_NAMESPACE_LENGTH, NAME_PATTERN, NAME_RULE } from './definition/names.js';
 export {
   ANY_NAMESPACE,
   DEFAULT_NAMESPACE,
   definitionInNamespace,
   definitionShown,
+  InvalidNameError,
   inNamespace,
   namespaceOf,
   namespaceProblem,
