@@ -14,7 +14,6 @@ export {
   seesNamespace,
   tokenHash,
   tokenIdOf,
-  tokenScopeProblem,
 } from './access/roles.js';
 // Workflow definitions: loading, validating and compiling them; namespaces and queue names.
 export {

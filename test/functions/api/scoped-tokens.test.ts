@@ -297,7 +297,11 @@ describe('Scoped tokens and namespaces: bad input (400, nothing created)', () =>
     JSON.parse((await callApi(w.deps, { method: 'GET', path: '/api/tokens', headers: asRoot })).body).tokens;
 
   it.each([
-    ['a namespace with a slash', '{"namespace":"team/a","role":"read"}', /holds a "\/"/],
+    [
+      'a namespace with a slash',
+      '{"namespace":"team/a","role":"read"}',
+      /"namespace" must be a namespace .*, got "team\/a"/,
+    ],
     [
       'a role that does not exist',
       '{"namespace":"team-a","role":"owner"}',
