@@ -119,6 +119,14 @@ export function errorResponse(error: unknown): ApiResponse {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof InvalidCursorError) return new ApiError('bad_request', error.message);
+  if (error instanceof RangeError && error.message === 'Invalid string length') {
+    // V8 refused to build a string that long: a request the command made ready (its `input:`
+    // mapping) outgrew every size limit before it could be measured. Nothing was stored.
+    return new ApiError(
+      'payload_too_large',
+      'a request this command would send is far larger than the size limit: give the step only what its worker needs with an "input:" mapping',
+    );
+  }
   // The routes check names first; this is the engine's own refusal, should a name get past them.
   if (error instanceof InvalidNameError) return new ApiError('bad_request', error.message);
   if (error instanceof StoreUnavailableError) return new ApiError('store_unavailable', error.message);
