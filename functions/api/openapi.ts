@@ -98,6 +98,14 @@ function sharedRefusals(route: Route, scoped: boolean): [string, string][] {
   const refusals: [string, string][] = [];
   if (checked) refusals.push(['400', 'A parameter or body field that breaks its rule.']);
   refusals.push(['400', 'A query parameter given more than once.']);
+  // Any request's body is measured before its route is found; a browser's write is checked on any.
+  refusals.push(['413', 'The body is larger than the limit (256 KiB unless set otherwise).']);
+  if (route.method !== 'GET') {
+    refusals.push([
+      '415',
+      'From a browser (`Origin` or `Sec-Fetch-Site` sent): a body not sent as application/json.',
+    ]);
+  }
   if (!route.auth) return refusals;
   refusals.push([
     '401',
