@@ -14,7 +14,6 @@ export {
   seesNamespace,
   tokenHash,
   tokenIdOf,
-  tokenScopeProblem,
 } from './access/roles.js';
 // Workflow definitions: loading, validating and compiling them; namespaces and queue names.
 export {
@@ -26,14 +25,17 @@ export {
 } from './definition/compile.js';
 export { formatDuration, parseDuration } from './definition/duration.js';
 export { type LoadOptions, loadWorkflows } from './definition/load.js';
+export { MAX_NAMESPACE_LENGTH, NAME_PATTERN, NAME_RULE } from './definition/names.js';
 export {
   ANY_NAMESPACE,
   DEFAULT_NAMESPACE,
   definitionInNamespace,
   definitionShown,
+  InvalidNameError,
   inNamespace,
   namespaceOf,
   namespaceProblem,
+  QUEUE_PREFIX_PATTERN,
   qualifiedName,
   queuePrefixProblem,
   resolveInCallerNamespace,

@@ -1,3 +1,4 @@
+import { MAX_NAMESPACE_LENGTH, NAME_PATTERN, NAME_RULE } from './names.js';
 import { sentQueueOf } from './queue-name.js';
 import type { StepDefinition, WorkflowDefinition } from './types.js';
 
@@ -14,10 +15,6 @@ export const DEFAULT_NAMESPACE = 'default';
 /** Every namespace, in a token's scope. */
 export const ANY_NAMESPACE = '*';
 
-/** A namespace name is spelled as a workflow name (NAME_PATTERN): a letter, then letters, digits, `_` or `-`. */
-const NAMESPACE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
-const MAX_NAMESPACE_LENGTH = 64;
-
 /** Why `namespace` cannot name a namespace, or undefined. */
 export function namespaceProblem(namespace: unknown): string | undefined {
   if (typeof namespace !== 'string' || namespace === '') {
@@ -26,15 +23,36 @@ export function namespaceProblem(namespace: unknown): string | undefined {
   if (namespace.includes('/')) {
     return `namespace ${JSON.stringify(namespace.slice(0, 80))} holds a "/": use a letter, then letters, digits, "_" or "-"`;
   }
-  if (namespace.length > MAX_NAMESPACE_LENGTH || !NAMESPACE_PATTERN.test(namespace)) {
-    return `namespace ${JSON.stringify(namespace.slice(0, 80))} is not valid: use a letter, then letters, digits, "_" or "-" (at most ${MAX_NAMESPACE_LENGTH})`;
+  // A namespace name is spelled as a workflow name.
+  if (namespace.length > MAX_NAMESPACE_LENGTH || !NAME_PATTERN.test(namespace)) {
+    return `namespace ${JSON.stringify(namespace.slice(0, 80))} is not valid: use ${NAME_RULE} (at most ${MAX_NAMESPACE_LENGTH})`;
   }
   return undefined;
 }
 
-/** The name a workflow of `namespace` is stored under: plain in `default`, else `<namespace>/<name>`. */
+/** A name given where a workflow or namespace name must be, that is not one. */
+export class InvalidNameError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidNameError';
+  }
+}
+
+/**
+ * The name a workflow of `namespace` is stored under: plain in `default`, else `<namespace>/<name>`.
+ * Refuses (InvalidNameError) a name or a namespace that is not one: `default` would otherwise keep
+ * `team-b/billing` as it is, which is team-b's stored name.
+ */
 export function qualifiedName(namespace: string, name: string): string {
-  return namespace === DEFAULT_NAMESPACE ? name : `${namespace}/${name}`;
+  if (!NAME_PATTERN.test(name)) {
+    throw new InvalidNameError(
+      `workflow name ${JSON.stringify(name.slice(0, 80))} is not valid: use ${NAME_RULE}`,
+    );
+  }
+  if (namespace === DEFAULT_NAMESPACE) return name;
+  const problem = namespaceProblem(namespace);
+  if (problem) throw new InvalidNameError(problem);
+  return `${namespace}/${name}`;
 }
 
 /** A stored (qualified) workflow name back into its namespace and plain name. */
@@ -105,7 +123,7 @@ export function definitionShown(definition: WorkflowDefinition): WorkflowDefinit
 }
 
 /** The characters a queue prefix may hold: what RabbitMQ and SQS queue names both take. */
-const QUEUE_PREFIX_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+export const QUEUE_PREFIX_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Why `prefix` cannot prefix a namespace's step queues, or undefined. */
 export function queuePrefixProblem(prefix: unknown): string | undefined {

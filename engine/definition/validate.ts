@@ -4,13 +4,13 @@ import { describeJsonType, isJsonObject, type Json, type JsonObject } from '../j
 import { closest } from './closest.js';
 import { findCycles } from './cycles.js';
 import { parseDuration } from './duration.js';
+import { NAME_PATTERN } from './names.js';
 import { namespaceProblem, queuePrefixProblem } from './namespace.js';
 import type { Path } from './parse-source.js';
 import { amqpNameProblem, MAX_VHOSTS, stepQueueProblem } from './queue-name.js';
 import { readSchedules } from './schedules.js';
 import type { DefinitionError, StepDefinition, TaskDefinition, WorkflowDefinition } from './types.js';
 
-export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
 export const START = '__start__';
 export const END = '__end__';
 

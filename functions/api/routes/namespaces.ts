@@ -1,23 +1,22 @@
-import {
-  ANY_NAMESPACE,
-  type NamespaceSettings,
-  namespaceProblem,
-  seesNamespace,
-} from '../../../engine/index.js';
+import * as z from 'zod/mini';
+import { ANY_NAMESPACE, type NamespaceSettings, seesNamespace } from '../../../engine/index.js';
 import type { NamespaceSettingsChange } from '../../manager/namespace-authority.js';
-import { ApiError, type ApiRequest, json } from '../http.js';
-import { readJsonObject } from '../read-body.js';
-import type { ApiDeps, Route } from '../router.js';
+import { ApiError, json } from '../http.js';
+import {
+  type ApiDeps,
+  type CheckedRequest,
+  type NoParameters,
+  type ParameterSpecs,
+  route,
+} from '../router.js';
+import { NamespaceSettingsDocument, NamespacesDocument } from '../schemas/documents.js';
+import { NamespaceName, QueuePrefix, Vhost } from '../schemas/parameters.js';
+import { refusal } from '../schemas/refusal.js';
 
-/** A namespace's settings as the API shows them: the fields the operator set, and when. */
-export interface NamespaceSettingsDocument {
-  namespace: string;
-  queuePrefix?: string;
-  vhosts?: string[];
-  updatedAt?: string;
-}
+/** A namespace's settings as the API answers them (the CLI reads this shape). */
+export type SettingsDocument = z.infer<typeof NamespaceSettingsDocument>;
 
-function document(namespace: string, settings: NamespaceSettings | undefined): NamespaceSettingsDocument {
+function document(namespace: string, settings: NamespaceSettings | undefined): SettingsDocument {
   if (!settings) return { namespace };
   return {
     namespace,
@@ -28,7 +27,7 @@ function document(namespace: string, settings: NamespaceSettings | undefined): N
 }
 
 /** The namespaces the caller's token sees (all of them for `*`, else its own), with their settings. */
-async function list(request: ApiRequest, { service }: ApiDeps) {
+async function list(request: CheckedRequest<NoParameters, NoParameters, NoParameters>, { service }: ApiDeps) {
   const { principal } = request;
   const names = principal.namespace === ANY_NAMESPACE ? await service.namespaces() : [principal.namespace];
   const stored = new Map(
@@ -42,16 +41,16 @@ async function list(request: ApiRequest, { service }: ApiDeps) {
   });
 }
 
-function pathNamespace(request: ApiRequest): string {
-  const namespace = request.params.namespace as string;
-  const problem = namespaceProblem(namespace);
-  if (problem) throw new ApiError('bad_request', problem);
-  return namespace;
-}
+const namespaceParams = {
+  namespace: { schema: NamespaceName, description: 'The namespace.' },
+} as const satisfies ParameterSpecs;
 
 /** One namespace's settings: a token of another namespace finds nothing (404), as for its workflows. */
-async function show(request: ApiRequest, { service }: ApiDeps) {
-  const namespace = pathNamespace(request);
+async function show(
+  request: CheckedRequest<typeof namespaceParams, NoParameters, NoParameters>,
+  { service }: ApiDeps,
+) {
+  const { namespace } = request.params;
   if (!seesNamespace(request.principal, namespace)) {
     throw new ApiError(
       'not_found',
@@ -61,48 +60,89 @@ async function show(request: ApiRequest, { service }: ApiDeps) {
   return json(200, document(namespace, await service.namespaceSettingsOf(namespace)));
 }
 
+const settingsFields = {
+  queuePrefix: {
+    schema: z.nullable(QueuePrefix),
+    description: 'Every step queue of the namespace starts with it; `null` takes it away.',
+  },
+  vhosts: {
+    schema: z.nullable(z.array(Vhost).check(z.maxLength(16))),
+    description: 'The vhosts its workflows may use (at most 16); `null` takes the list away.',
+  },
+} as const satisfies ParameterSpecs;
+
 /**
  * The operator sets a namespace's queue prefix and allowed vhosts (a token of `*` with `admin`):
- * `{"queuePrefix": "team-a.", "vhosts": ["/", "billing"]}`; a key left out stays as it is, `null`
- * takes it away.
+ * a key left out stays as it is, `null` takes it away.
  */
-async function change(request: ApiRequest, { service }: ApiDeps) {
-  const namespace = pathNamespace(request);
-  const body = readJsonObject(request, 'the namespace settings');
-  const unknown = Object.keys(body).filter((key) => key !== 'queuePrefix' && key !== 'vhosts');
-  if (unknown.length) {
-    throw new ApiError(
-      'bad_request',
-      `unknown field ${unknown.map((key) => `"${key}"`).join(', ')}: a namespace has "queuePrefix" and "vhosts"`,
-    );
-  }
+async function change(
+  request: CheckedRequest<typeof namespaceParams, NoParameters, typeof settingsFields>,
+  { service }: ApiDeps,
+) {
+  const { namespace } = request.params;
   const update: NamespaceSettingsChange = { namespace };
-  if ('queuePrefix' in body) {
-    const prefix = body.queuePrefix;
-    if (prefix !== null && typeof prefix !== 'string') {
-      throw new ApiError('bad_request', `"queuePrefix" must be a string, or null to remove it`);
-    }
-    update.queuePrefix = prefix;
-  }
-  if ('vhosts' in body) {
-    const vhosts = body.vhosts;
-    if (vhosts !== null && (!Array.isArray(vhosts) || vhosts.some((vhost) => typeof vhost !== 'string'))) {
-      throw new ApiError('bad_request', `"vhosts" must be a list of vhost names, or null to remove it`);
-    }
-    update.vhosts = vhosts as string[] | null;
-  }
+  if (request.json.queuePrefix !== undefined) update.queuePrefix = request.json.queuePrefix;
+  if (request.json.vhosts !== undefined) update.vhosts = request.json.vhosts;
   return json(200, document(namespace, await service.changeNamespace(update)));
 }
 
-export const namespaceRoutes: Route[] = [
-  { method: 'GET', path: '/api/namespaces', auth: true, handle: list },
-  { method: 'GET', path: '/api/namespaces/{namespace}', auth: true, handle: show },
-  {
+export const namespaceRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/namespaces',
+    auth: true,
+    role: 'read',
+    namespaced: false,
+    summary: 'The namespaces the caller sees, with their settings',
+    description:
+      'For a token of every namespace (`*`, and the root): every namespace that holds a workflow or has settings, and `default`; for a scoped token: its own namespace. Each with what the operator set for it.',
+    responses: {
+      200: {
+        description: 'The namespaces, the role, the scope and the settings.',
+        schema: NamespacesDocument,
+      },
+    },
+    handle: list,
+  }),
+  route({
+    method: 'GET',
+    path: '/api/namespaces/{namespace}',
+    auth: true,
+    role: 'read',
+    namespaced: false,
+    summary: "A namespace's settings: its queue prefix and allowed vhosts",
+    params: namespaceParams,
+    responses: {
+      200: { description: 'The settings (only the keys set).', schema: NamespaceSettingsDocument },
+      404: refusal('A namespace this token does not see.'),
+    },
+    handle: show,
+  }),
+  route({
     method: 'PUT',
     path: '/api/namespaces/{namespace}',
     auth: true,
-    everyNamespace: true,
     role: 'admin',
+    namespaced: false,
+    everyNamespace: true,
+    summary: "Set a namespace's queue prefix and allowed vhosts (a token of every namespace, admin)",
+    description:
+      "Only the operator decides which queues and vhosts a namespace may use: every step queue of its workflows then starts with the prefix, no other namespace may use it, and its jobs run only on the vhosts listed (workflows.md, Namespaces). A prefix that overlaps another namespace's, or that another namespace's workflows already send under, is refused.",
+    params: namespaceParams,
+    body: {
+      kind: 'json',
+      what: 'the namespace settings',
+      description: 'The keys to change.',
+      fields: settingsFields,
+    },
+    responses: {
+      200: { description: 'The settings as stored.', schema: NamespaceSettingsDocument },
+      400: refusal(
+        'A prefix or vhost that cannot be one, or a prefix another namespace holds: nothing changed.',
+      ),
+      403: refusal('Not a token of every namespace with the admin role.'),
+      404: refusal('No such route (a path that is not one).'),
+    },
     handle: change,
-  },
+  }),
 ];

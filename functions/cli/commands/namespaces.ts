@@ -1,4 +1,4 @@
-import type { NamespaceSettingsDocument } from '../../api/routes/namespaces.js';
+import type { SettingsDocument as NamespaceSettingsDocument } from '../../api/routes/namespaces.js';
 import { ApiClient, type ClientOptions } from '../client.js';
 import { colourFor, outputFormat, paint, renderTable } from '../terminal.js';
 
