@@ -119,5 +119,16 @@ function toApiRequest(request: IncomingMessage, body: string): HostRequest {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   const query = rawQueryOf(url.searchParams);
-  return { method: request.method ?? 'GET', path: url.pathname, query, headers, body };
+  return { method: request.method ?? 'GET', path: rawPath(request.url, url), query, headers, body };
+}
+
+/**
+ * The path as the client sent it. WHATWG URL would resolve `..` and `%2E%2E` first, so that
+ * `/api/ns/%2E%2E/workflow/x` reached the API as `/api/workflow/x`: the API checks each segment
+ * itself and refuses those (400 or 404), as it does behind API Gateway.
+ */
+function rawPath(target: string | undefined, url: URL): string {
+  if (!target?.startsWith('/')) return url.pathname;
+  const query = target.indexOf('?');
+  return query < 0 ? target : target.slice(0, query);
 }
