@@ -19,6 +19,7 @@ import {
   uuid,
 } from '../support/factories.js';
 import { describeMaxRunningContract } from './store-contract-max-running.js';
+import { describeTreeQuotaContract } from './store-contract-tree-quota.js';
 
 export interface StoreUnderTest {
   store: Store;
@@ -922,6 +923,10 @@ export function describeStoreContract(
     });
 
     describeMaxRunningContract(
+      () => store,
+      () => (subject.another ? subject.another() : Promise.resolve(store)),
+    );
+    describeTreeQuotaContract(
       () => store,
       () => (subject.another ? subject.another() : Promise.resolve(store)),
     );
