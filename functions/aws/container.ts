@@ -120,6 +120,7 @@ export async function createContainer(
     fanOutSlice: env.fanOutSlice,
     maxReplyBytes: env.maxMessageBytes,
     maxFanOutBytes: env.maxFanOutBytes,
+    maxTreeJobs: env.maxTreeJobs,
   });
   return { env, manager, store, bus, timers, telemetry, schedules };
 }

@@ -52,6 +52,7 @@ describe('Function: readHandlerEnvironment', () => {
       maxMessageBytes: 1048576,
       maxFanOutBytes: 268435456,
       fanOutSlice: 10000,
+      maxTreeJobs: 1_000_000,
       retentionDays: 0,
       apiAuthorizer: false,
       bus: {
