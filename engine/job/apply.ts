@@ -30,6 +30,7 @@ import {
   type Transition,
   treeCountOf,
 } from './transition.js';
+import { contextOf } from './tree-growth.js';
 import { DEFAULT_MAX_TREE_JOBS, rootStateOf, treeChangeOf } from './tree-quota.js';
 import { type CallLink, isFinished, isSettled, type JobRecord, type Timer } from './types.js';
 
@@ -310,7 +311,7 @@ function run(
 ): Transition {
   const effects = emptyEffects();
   let childOutcome: ChildOutcome | undefined;
-  const d = new Draft(job, workflow, context, effects, (outcome) => {
+  const d = new Draft(job, workflow, contextOf(context, job), effects, (outcome) => {
     childOutcome = outcome;
   });
   followRoot(d, creating);

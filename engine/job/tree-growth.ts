@@ -1,4 +1,5 @@
 import type { Draft } from './draft.js';
+import type { EngineContext } from './events.js';
 import { treeCountOf } from './transition.js';
 import {
   DEFAULT_MAX_TREE_JOBS,
@@ -7,6 +8,7 @@ import {
   rootStateOf,
   treeRootOf,
 } from './tree-quota.js';
+import type { JobRecord } from './types.js';
 
 /**
  * Counts `jobs` more against the job's tree (a fan-out's children, a called job) when they fit its
@@ -34,4 +36,17 @@ export function heldByRoot(d: Draft): Exclude<RootState, 'open'> | undefined {
   if (state === 'open') return undefined;
   d.followedRoot = true;
   return state;
+}
+
+/**
+ * The context of a transition of `job`: for a root's own transition, the tree as read, but the root
+ * as this transition leaves it (the jobs it starts see it running, as it is when it starts them),
+ * rather than as stored before it.
+ */
+export function contextOf(
+  context: EngineContext,
+  job: Pick<JobRecord, 'id' | 'root' | 'treeRoot'>,
+): EngineContext {
+  if (!context.tree || treeRootOf(job) !== job.id) return context;
+  return { ...context, tree: { ...context.tree, rootStatus: 'running' } };
 }

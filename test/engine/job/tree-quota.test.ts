@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { applyEvent, createJob } from '../../../engine/index.js';
 import {
   quotaRefusal,
   rootStateOf,
@@ -9,6 +10,7 @@ import {
   treeChangeOf,
   treeRootOf,
 } from '../../../engine/job/tree-quota.js';
+import { compiled, T0 } from '../../support/simulated-world.js';
 
 const ROOT = 'root-job';
 const change = (overrides: Partial<TreeChange> = {}): TreeChange => ({
@@ -108,6 +110,78 @@ describe('Rule: bounded job trees (engine/job/tree-quota.ts)', () => {
       expect(treeChangeOf(growth({ followedRoot: true, rootState: 'ended' }))).toEqual(
         change({ add: 0, rootState: 'ended' }),
       );
+    });
+  });
+
+  describe('Function: applyEvent, on a tree read again after a refused commit', () => {
+    const fan = compiled(`workflows:
+  - name: fan
+    steps:
+      - name: first
+      - name: spread
+        task: each
+        depends: [ first ]
+    tasks:
+      - name: each
+        itemListKey: items
+        steps:
+          - name: work
+          - name: more
+            depends: [ work ]
+`);
+    const ID = '0b7c6c52-5b5e-4f0e-9d3e-2c1f4a9e8d70';
+
+    it("starts a root's children running when the root resumes, whatever its status as read", () => {
+      const root = createJob(fan, { id: ID, input: { items: [1, 2] } }, { now: T0 });
+      const paused = applyEvent(fan, root.job, { type: 'pause' }, { now: T0 }).job;
+      const replied = applyEvent(
+        fan,
+        paused,
+        { type: 'reply', step: 'first', output: { items: [1, 2] } },
+        { now: T0 },
+      );
+      const tree = { size: 0, rootStatus: 'paused' as const };
+      const resumed = applyEvent(fan, replied.job, { type: 'resume' }, { now: T0, tree });
+      expect(resumed.job.status).toBe('running');
+      expect(resumed.creates.map((child) => child.status)).toEqual(['running', 'running']);
+      expect(resumed.tree).toEqual({ root: ID, add: 2, max: 1_000_000, rootState: 'open' });
+    });
+
+    it('pauses a descendant of a paused root before its event, and cancels one of an ended root', () => {
+      const root = createJob(fan, { id: ID, input: { items: [1] } }, { now: T0 });
+      const replied = applyEvent(
+        fan,
+        root.job,
+        { type: 'reply', step: 'first', output: { items: [1] } },
+        { now: T0 },
+      );
+      const [child] = replied.creates as [NonNullable<(typeof replied.creates)[0]>];
+      const reply = { type: 'reply' as const, step: 'work', output: { done: true } };
+
+      const underPaused = applyEvent(fan, child, reply, { now: T0, tree: { size: 1, rootStatus: 'paused' } });
+      expect(underPaused.job.status).toBe('paused');
+      expect(underPaused.requests).toEqual([]);
+      expect(underPaused.tree).toEqual({ root: ID, add: 0, max: 1_000_000, rootState: 'paused' });
+
+      const underEnded = applyEvent(fan, child, reply, {
+        now: T0,
+        tree: { size: 1, rootStatus: 'cancelled' },
+      });
+      expect(underEnded.job.status).toBe('cancelled');
+      expect(underEnded.tree).toEqual({ root: ID, add: 0, max: 1_000_000, rootState: 'ended' });
+    });
+
+    it('refuses to create a called job under an ended root, and creates one paused under a paused root', () => {
+      const params = { id: ID, input: {}, treeRoot: 'the-root' };
+      const refused = createJob(fan, params, { now: T0, tree: { size: 3, rootStatus: 'failed' } });
+      expect(refused.changed).toBe(false);
+      expect(refused.rejected?.message).toBe(
+        'job the-root, the root of its tree, has ended (failed): the tree takes no new jobs',
+      );
+      const held = createJob(fan, params, { now: T0, tree: { size: 3, rootStatus: 'paused' } });
+      expect(held.job).toMatchObject({ status: 'paused', treeRoot: 'the-root' });
+      expect(held.requests).toEqual([]);
+      expect(held.tree).toEqual({ root: 'the-root', add: 0, max: 1_000_000, rootState: 'paused' });
     });
   });
 });
