@@ -108,6 +108,13 @@ describe('Function: readHandlerEnvironment', () => {
     expect([env.logLevel, env.maxBodyBytes, env.maxFanOut]).toEqual(['info', 256 * 1024, 100_000]);
   });
 
+  it('reads the tree quota (MAX_TREE_JOBS, -c maxTreeJobs), and refuses one that is not a whole number from 1', () => {
+    expect(readHandlerEnvironment({ ...SQS_ENV, MAX_TREE_JOBS: '5000' }).maxTreeJobs).toBe(5_000);
+    expect(problemsOf({ ...SQS_ENV, MAX_TREE_JOBS: '0' })).toEqual([
+      'MAX_TREE_JOBS is "0"; expected a whole number from 1 to 1000000000',
+    ]);
+  });
+
   it('lists every problem at once, each naming its variable', () => {
     // Prepare
     const env = {
