@@ -320,22 +320,22 @@ function run(
   const limit = settleSlot(d, creating ? undefined : job);
   const transition = finish(d, creating ? undefined : job, effects, childOutcome);
   if (limit && transition.changed) transition.limit = limit;
-  const tree = treeChangeOf({
-    job: d.job,
-    created: creating,
-    add: treeCountOf(effects),
-    createsJobs: effects.creates.length > 0,
-    followedRoot: d.followedRoot,
-    rootState: context.tree ? rootStateOf(context.tree.rootStatus) : 'open',
-    max: context.maxTreeJobs ?? DEFAULT_MAX_TREE_JOBS,
-  });
-  if (tree && transition.changed) transition.tree = tree;
+  // Most transitions neither make jobs nor follow their root: they carry no tree change.
+  const grows = creating || effects.treeCounted.length > 0 || effects.creates.length > 0;
+  const tree =
+    transition.changed && (grows || d.followedRoot)
+      ? treeChangeOf({
+          job: d.job,
+          created: creating,
+          add: treeCountOf(effects),
+          createsJobs: effects.creates.length > 0,
+          followedRoot: d.followedRoot,
+          rootState: context.tree ? rootStateOf(context.tree.rootStatus) : 'open',
+          max: context.maxTreeJobs ?? DEFAULT_MAX_TREE_JOBS,
+        })
+      : undefined;
+  if (tree) transition.tree = tree;
   return transition;
-}
-
-function withoutCount(effects: Effects): Omit<Effects, 'treeCounted'> {
-  const { treeCounted: _counted, ...produced } = effects;
-  return produced;
 }
 
 function unchanged(job: JobRecord, effects: Effects, d: Draft): Transition {
@@ -344,7 +344,11 @@ function unchanged(job: JobRecord, effects: Effects, d: Draft): Transition {
     changed: false,
     expectedRev: job.rev,
     patch: { fields: {}, steps: {} },
-    ...withoutCount(emptyEffects()),
+    requests: [],
+    timers: [],
+    creates: [],
+    followUps: [],
+    fanInits: [],
     notes: effects.notes,
     dropUnsent: false,
     ignored: d.ignored,
@@ -393,7 +397,12 @@ function finish(
     changed,
     expectedRev: before ? before.rev : 0,
     patch,
-    ...withoutCount(effects),
+    requests: effects.requests,
+    timers: effects.timers,
+    creates: effects.creates,
+    followUps: effects.followUps,
+    fanInits: effects.fanInits,
+    notes: effects.notes,
     childOutcome,
     dropUnsent: changed && d.dropUnsent,
     ignored: changed ? undefined : d.ignored,
