@@ -99,6 +99,15 @@ export {
 } from './job/running-limit.js';
 export type { ChildOutcome, FanInit, Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
+  DEFAULT_MAX_TREE_JOBS,
+  type RootState,
+  rootStatusesOf,
+  type TreeChange,
+  type TreeState,
+  treeChangeAllowed,
+  treeRootOf,
+} from './job/tree-quota.js';
+export {
   ACTIVE_JOB_STATUSES,
   type AttemptOutcome,
   type AttemptRecord,

@@ -1,5 +1,6 @@
 import type { JsonObject } from '../json.js';
 import type { RunningLimit } from './running-limit.js';
+import type { TreeState } from './tree-quota.js';
 import type { Timer } from './types.js';
 
 /** What can happen to a job. Each is applied by `applyEvent` to the job's current state. */
@@ -90,6 +91,13 @@ export interface EngineContext {
    * job, `promote`, `retry`); absent: the workflow has no limit.
    */
   runningLimit?: RunningLimit;
+  /** The most jobs a tree may hold under its root (tree-quota.ts). @default 1000000 */
+  maxTreeJobs?: number;
+  /**
+   * The job's tree as last committed: read after a commit that grew it was refused. Absent (not
+   * read): taken as empty and open, which the store's condition checks.
+   */
+  tree?: TreeState;
 }
 
 export const DEFAULT_MAX_FAN_OUT_BYTES = 256 * 1024 * 1024;

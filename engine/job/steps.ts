@@ -27,6 +27,7 @@ import { startOnFailure } from './on-failure.js';
 import { PersistentList } from './persistent-list.js';
 import { effectiveInput, evaluateWhen, startedInput } from './step-input.js';
 import type { ChildOutcome, Effects, FanInit } from './transition.js';
+import { countTreeJobs, heldByRoot } from './tree-growth.js';
 import {
   correlationIdOf,
   isSettled,
@@ -155,6 +156,9 @@ function fanOut(d: Draft, node: StepNode, started: Partial<StepState>): void {
   if (tooLarge) return failStep(d, node, tooLarge);
 
   const total = list.items.length;
+  // Every child counts now, those of later slices too: the fan-out fits its tree's quota whole, or fails.
+  const overQuota = countTreeJobs(d, total);
+  if (overQuota) return failStep(d, node, overQuota);
   const concurrency = Math.min(total, task.concurrency);
   // A limited fan-out's slots look up each next child in the store: its children are created at once.
   const created = concurrency === total ? Math.min(total, fanOutSlice(d.context)) : total;
@@ -236,6 +240,7 @@ function createChildren(
       now: d.now,
     });
     if (taskGraph?.usesParent) child.parentInput = d.job.input;
+    if (d.job.treeRoot !== undefined) child.treeRoot = d.job.treeRoot;
     if (index >= concurrency) {
       d.effects.creates.push(child);
       continue;
@@ -272,6 +277,7 @@ function effectsMark(effects: Effects): EffectsMark {
     followUps: effects.followUps.length,
     fanInits: effects.fanInits.length,
     notes: effects.notes.length,
+    treeCounted: effects.treeCounted.length,
   };
 }
 
@@ -539,13 +545,24 @@ function finishAsChild(d: Draft, status: 'completed' | 'failed'): void {
   );
 }
 
-/** A waiting job starts: its deadline is armed and its ready steps are dispatched. */
+/**
+ * A waiting job starts: its deadline is armed and its ready steps are dispatched. Under a tree root
+ * known to be paused it starts paused, dispatching nothing; under one that has ended, it is
+ * cancelled (tree-quota.ts).
+ */
 export function startJob(d: Draft): void {
+  const held = heldByRoot(d);
+  if (held === 'ended') return cancelJob(d);
   d.updateJob({ status: 'running' });
   if (d.job.parent === null && d.workflow.timeoutMs) {
     const at = d.now + d.workflow.timeoutMs;
     d.updateJob({ deadline: at });
     d.effects.timers.push({ op: 'set', timer: { jobId: d.job.id, step: null, kind: 'job', attempt: 0, at } });
+  }
+  if (held === 'paused') {
+    d.updateJob({ status: 'paused' });
+    d.effects.notes.push({ kind: 'jobPaused', jobId: d.job.id });
+    return;
   }
   dispatchReady(
     d,

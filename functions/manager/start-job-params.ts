@@ -11,6 +11,8 @@ export interface StartJobParams {
   causedBy?: string;
   /** A job a `workflow:` step starts. */
   calledBy?: CallLink;
+  /** A job a `workflow:` step starts: the root of its caller's tree, which it counts in. */
+  treeRoot?: string;
   /** A delayed start (ms since the epoch): the job is `scheduled` until then. */
   startAt?: number;
 }

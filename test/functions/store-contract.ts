@@ -20,6 +20,7 @@ import {
 } from '../support/factories.js';
 import { describeMaxRunningContract } from './store-contract-max-running.js';
 import { describeNamespaceSettingsContract } from './store-contract-namespaces.js';
+import { describeTreeQuotaContract } from './store-contract-tree-quota.js';
 
 export interface StoreUnderTest {
   store: Store;
@@ -923,6 +924,10 @@ export function describeStoreContract(
     });
 
     describeMaxRunningContract(
+      () => store,
+      () => (subject.another ? subject.another() : Promise.resolve(store)),
+    );
+    describeTreeQuotaContract(
       () => store,
       () => (subject.another ? subject.another() : Promise.resolve(store)),
     );

@@ -24,7 +24,9 @@ import {
   type StoredToken,
   type StoredWorkflow,
   type Timer,
+  type TreeState,
   timerId,
+  treeChangeAllowed,
   versionToSave,
   type WorkflowDefinition,
   type WorkflowSummary,
@@ -51,6 +53,8 @@ export class MemoryStore implements Store {
   /** By workflow: its `maxRunning` counters, and its queue (job ids by place). */
   private readonly runningCounts = new Map<string, RunningCount>();
   private readonly queues = new Map<string, Map<number, string>>();
+  /** By tree root: the jobs counted under it (engine/job/tree-quota.ts). */
+  private readonly treeSizes = new Map<string, number>();
   private closed = false;
 
   async saveWorkflow(
@@ -136,6 +140,10 @@ export class MemoryStore implements Store {
     const limit = commit.limit;
     const count = limit && (this.runningCounts.get(limit.workflow) ?? zeroRunningCount());
     if (limit && count && !changeAllowed(count, limit)) return { ok: false, conflict: true };
+    const tree = commit.tree;
+    const treeState = tree && this.treeOf(tree.root);
+    if (tree && treeState && !treeChangeAllowed(treeState, tree, commit.job.id))
+      return { ok: false, conflict: true };
     const taken = heldByOtherJobs(commit.creates, (id) => this.jobs.get(id));
     if (taken.length) return { ok: false, conflict: false, taken };
     if (limit && count) {
@@ -145,6 +153,7 @@ export class MemoryStore implements Store {
       else if (limit.op === 'promote' || limit.op === 'dequeue') queue.delete(limit.seq);
       this.queues.set(limit.workflow, queue);
     }
+    if (tree?.add && treeState) this.treeSizes.set(tree.root, treeState.size + tree.add);
     this.putJob(commit.job);
     for (const child of commit.creates) if (!this.jobs.has(child.id)) this.putJob(child);
     if (commit.dropUnsent) {
@@ -212,6 +221,14 @@ export class MemoryStore implements Store {
 
   async getRunningCount(workflow: string): Promise<RunningCount> {
     return { ...(this.runningCounts.get(workflow) ?? zeroRunningCount()) };
+  }
+
+  async getTree(root: string): Promise<TreeState> {
+    return this.treeOf(root);
+  }
+
+  private treeOf(root: string): TreeState {
+    return { size: this.treeSizes.get(root) ?? 0, rootStatus: this.jobs.get(root)?.status };
   }
 
   async listQueued(workflow: string, limit: number): Promise<QueuedJob[]> {
@@ -282,6 +299,7 @@ export class MemoryStore implements Store {
             deleted++;
           }
         }
+        this.treeSizes.delete(job.id);
       }
     }
     for (const [key, list] of this.children)

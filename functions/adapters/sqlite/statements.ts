@@ -219,6 +219,14 @@ export function prepareStatements(db: Database.Database) {
       )
       .raw(),
 
+    getTreeSize: db.prepare<[root: string], number>('SELECT size FROM tree_sizes WHERE root = ?').pluck(),
+    jobStatus: db.prepare<[id: string], string>('SELECT status FROM jobs WHERE id = ?').pluck(),
+    addTreeSize: db.prepare<[root: string, add: number]>(
+      `INSERT INTO tree_sizes (root, size) VALUES (?, ?)
+       ON CONFLICT (root) DO UPDATE SET size = size + excluded.size`,
+    ),
+    deleteTreeSize: db.prepare<[root: string]>('DELETE FROM tree_sizes WHERE root = ?'),
+
     deleteJob: db.prepare<[string]>('DELETE FROM jobs WHERE id = ?'),
     deleteJobTimers: db.prepare<[string]>('DELETE FROM timers WHERE job_id = ?'),
     deleteJobOutbox: db.prepare<[string]>('DELETE FROM outbox WHERE job_id = ?'),

@@ -29,6 +29,8 @@ import {
   type StoredWorkflow,
   type Timer,
   type TimerKind,
+  type TreeState,
+  treeChangeAllowed,
   versionToSave,
   type WorkflowDefinition,
   type WorkflowSummary,
@@ -75,6 +77,14 @@ function countChild(s: SqliteStatements, outcome: ChildOutcome): FanCounts | und
 function readRunningCount(s: SqliteStatements, workflow: string): RunningCount {
   const row = s.getRunningCount.get(workflow);
   return row ? { running: row[0], queued: row[1], nextSeq: row[2] } : zeroRunningCount();
+}
+
+/** A tree's size and its root's status, as this transaction sees them (engine/job/tree-quota.ts). */
+function readTree(s: SqliteStatements, root: string): TreeState {
+  return {
+    size: s.getTreeSize.get(root) ?? 0,
+    rootStatus: s.jobStatus.get(root) as JobStatus | undefined,
+  };
 }
 
 /** Writes a `maxRunning` change checked by `changeAllowed` with the counters it was checked on. */
@@ -401,9 +411,12 @@ export class SqliteStore implements Store {
   private applyCommitNow(commit: Commit): { result: CommitResult; childrenWritten?: boolean } {
     const { job, limit } = commit;
     const s = this.statements;
-    // The counters' condition first: a commit it refuses writes nothing.
+    // The counters' and the tree's conditions first: a commit they refuse writes nothing.
     const count = limit && readRunningCount(s, limit.workflow);
     if (limit && count && !changeAllowed(count, limit)) return { result: { ok: false, conflict: true } };
+    const tree = commit.tree;
+    if (tree && !treeChangeAllowed(readTree(s, tree.root), tree, job.id))
+      return { result: { ok: false, conflict: true } };
     const record = JSON.stringify(job);
     const before = commit.expectedRev === 0 ? undefined : this.cache.get(job.id);
     const written =
@@ -429,6 +442,7 @@ export class SqliteStore implements Store {
     }
     if (commit.dropUnsent) s.dropUnsentRequests.run(job.id);
     if (limit && count) writeLimit(s, limit, count);
+    if (tree?.add) s.addTreeSize.run(tree.root, tree.add);
     const outcome = commit.childOutcome;
     const counts = outcome && countChild(s, outcome);
     let outbox = commit.outbox;
@@ -488,6 +502,11 @@ export class SqliteStore implements Store {
   async getRunningCount(workflow: string): Promise<RunningCount> {
     this.ready();
     return readRunningCount(this.statements, workflow);
+  }
+
+  async getTree(root: string): Promise<TreeState> {
+    this.ready();
+    return readTree(this.statements, root);
   }
 
   async listQueued(workflow: string, limit: number): Promise<QueuedJob[]> {
@@ -601,6 +620,7 @@ export class SqliteStore implements Store {
     s.deleteJobTimers.run(id);
     s.deleteJobOutbox.run(id);
     s.deleteJobFanCounts.run(id);
+    s.deleteTreeSize.run(id);
     this.cache.forget(id);
     return s.deleteJob.run(id).changes;
   }
