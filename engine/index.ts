@@ -63,8 +63,8 @@ export { DEFAULT_MAX_FAN_OUT, type EngineContext, type JobEvent } from './job/ev
 export {
   afterChildrenFinished,
   type ChildFinished,
-  everyChildCompleted,
   followUpNotNeeded,
+  readyToFanIn,
 } from './job/fan-in.js';
 export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
 export { PersistentList } from './job/persistent-list.js';

@@ -1370,6 +1370,96 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     expect(shard?.dn).toEqual({ N: '3' });
   });
 
+  it('fans in a continueOnError fan-out with a failed child after a crash lost the last child’s follow-up, as the engine’s rule says, and not one without continueOnError', async () => {
+    // Prepare: two fan-outs of 3 children; child 0 fails first (its follow-up is always written, and
+    // was carried out), then 1 and 2 complete; the last one's follow-up is lost in a crash.
+    const running = { name: 'fan', status: 'running' as const, attempts: 1, firstAttempt: 1 };
+    const crash = async (continueOnError: boolean) => {
+      const parent = aJob({ steps: [running] });
+      const children = [0, 1, 2].map((index) => aChild(parent, 'fan', index));
+      await store.commit([
+        creating(parent, {
+          creates: children,
+          fanInits: [
+            {
+              parentId: parent.id,
+              step: 'fan',
+              total: 3,
+              done: 0,
+              failed: 0,
+              ...(continueOnError ? { continueOnError: true } : {}),
+            },
+          ],
+        }),
+      ]);
+      for (const child of children) {
+        const index = child.parent?.index ?? 0;
+        const status = index === 0 ? ('failed' as const) : ('completed' as const);
+        const outcome = { parentId: parent.id, step: 'fan', index, status };
+        const id = `${child.id}:2:f0`;
+        await store.commit([
+          updating(
+            child,
+            { ...child, rev: 2, status },
+            {
+              childOutcome: outcome,
+              outbox: [
+                {
+                  id,
+                  kind: 'followUp',
+                  jobId: child.id,
+                  createdAt: 5_000,
+                  followUp: {
+                    kind: 'childFinished',
+                    ...outcome,
+                    ...(status === 'completed' ? { onlyIfLast: true as const } : {}),
+                  },
+                },
+              ],
+            },
+          ),
+        ]);
+        if (index === 0) await store.ackOutbox([id]);
+      }
+      const lost = `${(children[2] as JobRecord).id}:2:f0`;
+      await (await emulator()).client.send(
+        new DeleteItemCommand({ TableName: tableName, Key: { pk: { S: `OUT#${lost}` }, sk: { S: 'O' } } }),
+      );
+      return parent;
+    };
+    const tolerant = await crash(true);
+    const strict = await crash(false);
+
+    // Act
+    const restarted = new DynamoDbStore({ client: (await emulator()).client, tableName });
+    const recovered = [
+      ...(await pendingOf(restarted, `FAN#${tolerant.id}`)),
+      ...(await pendingOf(restarted, `FAN#${strict.id}`)),
+    ];
+    // A retried fan-out's counters are set anew: the step's continueOnError stays with them.
+    await store.setFanCounts(tolerant.id, 'fan', { total: 3, done: 2, failed: 1 });
+    const afterRecount = await pendingOf(restarted, `FAN#${tolerant.id}`);
+
+    // Assess
+    expect(await store.getFanCounts(tolerant.id, 'fan')).toEqual({ total: 3, done: 2, failed: 1 });
+    expect(recovered).toEqual([
+      {
+        id: `FAN#${tolerant.id}#fan`,
+        kind: 'followUp',
+        jobId: tolerant.id,
+        createdAt: expect.any(Number),
+        followUp: {
+          kind: 'childFinished',
+          parentId: tolerant.id,
+          step: 'fan',
+          index: 2,
+          status: 'completed',
+        },
+      },
+    ]);
+    expect(afterRecount.map((entry) => entry.id)).toEqual([`FAN#${tolerant.id}#fan`]);
+  });
+
   it('leaves out no follow-up of a fan-out without a watcher (one created before watchers were)', async () => {
     // Prepare
     const parent = aJob({ steps: [{ name: 'fan', status: 'running', attempts: 1, firstAttempt: 1 }] });
