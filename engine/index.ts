@@ -85,6 +85,7 @@ export {
   type AttemptOutcome,
   type AttemptRecord,
   type CallLink,
+  correlationIdOf,
   type FanCounts,
   FINISHED_JOB_STATUSES,
   type FollowUp,
@@ -133,6 +134,7 @@ export {
   type SendOptions,
   UndeliverableError,
 } from './ports/bus.js';
+export type { EveryField } from './ports/every-field.js';
 export {
   type ChildrenPage,
   type Commit,

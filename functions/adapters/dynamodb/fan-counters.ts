@@ -1,5 +1,5 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { FanCounts, FanInit } from '../../../engine/index.js';
+import type { EveryField, FanCounts, FanInit } from '../../../engine/index.js';
 import { fanWatch, type StoredFan } from './fan-watch.js';
 import { keys, N, num, pad } from './items.js';
 import type { PendingWrites } from './pending.js';
@@ -123,8 +123,8 @@ export class FanCounters {
       done: num(first, 'bd') ?? 0,
       failed: num(first, 'bf') ?? 0,
       // Absent when false, and on counters written before it was kept.
-      continueOnError: first.ce?.BOOL === true,
-    } satisfies Record<keyof KeptInit, unknown>;
+      continueOnError: first.ce?.BOOL === true ? true : undefined,
+    } satisfies EveryField<KeptInit>;
     const counts: FanCounts = { total: init.total, done: init.done, failed: init.failed };
     for (const item of items) {
       if (Number(item.sk?.S) >= shards) continue;
@@ -132,7 +132,7 @@ export class FanCounters {
       counts.failed += num(item, 'fl') ?? 0;
     }
     this.remember(parentId, step, shards, stored?.wa !== undefined);
-    return { counts, shards, continueOnError: init.continueOnError };
+    return { counts, shards, continueOnError: init.continueOnError === true };
   }
 
   private remember(parentId: string, step: string, shards: number, watched: boolean): void {

@@ -579,6 +579,36 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
     expect(await store.getJob(job.id)).toEqual({ ...job, rev: 2 });
   });
 
+  it("keeps every field of a job's own request in its head, its deadline too, for a restarted store to recover", async () => {
+    // Prepare: requests small enough to be kept inline, with every field set.
+    const job = aJob({ vhost: 'orders' });
+    const timed: OutboxEntry = {
+      id: `${job.id}:1:r0`,
+      kind: 'request',
+      jobId: job.id,
+      createdAt: 7,
+      request: { ...aRequest(job), vhost: 'orders', deadline: 30_007 },
+    };
+    const renamed: OutboxEntry = {
+      id: `${job.id}:1:r1`,
+      kind: 'request',
+      jobId: job.id,
+      createdAt: 7,
+      request: { ...aRequest(job, 'b', 2), correlationId: `${job.id}:other`, deadline: 60_007 },
+    };
+
+    // Act
+    await store.commit([creating(job, { outbox: [timed, renamed] })]);
+    const restarted = new DynamoDbStore({ client: (await emulator()).client, tableName });
+    const recovered = (await restarted.pendingOutbox({ limit: 100_000 })).entries.filter(
+      (entry) => entry.jobId === job.id,
+    );
+
+    // Assess
+    expect(await rawItem(tableName, `OUT#${timed.id}`, 'O')).toBeUndefined();
+    expect(recovered).toEqual([timed, renamed]);
+  });
+
   it('keeps a head in gsi3 between its rounds of requests, under the key of its first, and recovers a later round by its own time, in order, in pages', async () => {
     // Prepare
     const { store, tableName } = await freshStore();
