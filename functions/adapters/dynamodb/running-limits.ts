@@ -1,5 +1,5 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { LimitChange, QueuedJob, RunningCount } from '../../../engine/index.js';
+import type { EveryField, LimitChange, QueuedJob, RunningCount } from '../../../engine/index.js';
 import { N, num, pad, S, str } from './items.js';
 import { type DynamoDbTable, type Key, keyOf } from './table.js';
 
@@ -80,7 +80,11 @@ export function limitWrites(change: LimitChange): TransactWriteItem[] {
 
 export async function readRunningCount(table: DynamoDbTable, workflow: string): Promise<RunningCount> {
   const item = await table.get(counterKey(workflow));
-  return { running: num(item, 'run') ?? 0, queued: num(item, 'q') ?? 0, nextSeq: num(item, 'nx') ?? 0 };
+  return {
+    running: num(item, 'run') ?? 0,
+    queued: num(item, 'q') ?? 0,
+    nextSeq: num(item, 'nx') ?? 0,
+  } satisfies EveryField<RunningCount>;
 }
 
 /** The queue's first items, strongly consistent (the commit that queued a job is seen by the next read). */
@@ -95,8 +99,11 @@ export async function listQueued(
     ConsistentRead: true,
     Limit: Math.max(1, Math.trunc(limit)),
   });
-  return items.map((item) => ({
-    jobId: str(item, 'job') as string,
-    seq: Number((str(item, 'sk') as string).slice(2)),
-  }));
+  return items.map(
+    (item) =>
+      ({
+        jobId: str(item, 'job') as string,
+        seq: Number((str(item, 'sk') as string).slice(2)),
+      }) satisfies EveryField<QueuedJob>,
+  );
 }
