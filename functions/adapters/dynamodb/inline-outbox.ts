@@ -1,8 +1,6 @@
 import {
   correlationIdOf,
   type EveryField,
-  isFinished,
-  type JobRecord,
   type JsonObject,
   type OutboxEntry,
   type StepRequest,
@@ -191,17 +189,6 @@ export function heldEntries(head: Item | undefined): Record<string, HeldEntry> {
     held[short] = entry;
   }
   return held;
-}
-
-/**
- * Whether a job's state shows that a request of its own needs no sending any more: the job ended,
- * or the request's attempt ended (answered, timed out or cancelled) or a later one started.
- */
-export function requestAnswered(job: JobRecord, request: { step: string; attempt: number }): boolean {
-  if (isFinished(job.status)) return true;
-  const step = job.steps.find((state) => state.name === request.step);
-  if (!step) return false;
-  return step.attempts > request.attempt || (step.attempts === request.attempt && step.status !== 'running');
 }
 
 /** Inline entries a head holds, in bytes at most (besides the job itself): its writes stay near a write unit. */
