@@ -72,10 +72,16 @@ export { PersistentList } from './job/persistent-list.js';
 export { DEFAULT_MAX_REPLY_BYTES, type ReplyEvent, replyEvent } from './job/reply-body.js';
 export { resetOnResume, resumeFanOut } from './job/resume-children.js';
 export {
+  type CounterTest,
   changeAllowed,
   countAfter,
+  counterTestHolds,
   freeSlots,
   type LimitChange,
+  type LimitCondition,
+  type LimitEffect,
+  limitCondition,
+  limitEffect,
   type RunningCount,
   type RunningLimit,
   zeroRunningCount,
