@@ -1400,7 +1400,7 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     expect(shard?.dn).toEqual({ N: '3' });
   });
 
-  it('fans in a continueOnError fan-out with a failed child after a crash lost the last child’s follow-up, as the engine’s rule says, and not one without continueOnError', async () => {
+  it("fans in a continueOnError fan-out with a failed child after a crash lost the last child's follow-up, as the engine's rule says, and not one without continueOnError", async () => {
     // Prepare: two fan-outs of 3 children; child 0 fails first (its follow-up is always written, and
     // was carried out), then 1 and 2 complete; the last one's follow-up is lost in a crash.
     const running = { name: 'fan', status: 'running' as const, attempts: 1, firstAttempt: 1 };
