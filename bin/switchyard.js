@@ -5,6 +5,10 @@
 // SWITCHYARD_FROM_SOURCE=0 runs the bundle or, when it is not up to date, fails.
 import { readFileSync, statSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
+import { requireNode } from './require-node.js';
+
+// Before anything loads better-sqlite3, which crashes an older Node without a word.
+requireNode();
 
 if (process.argv[2] === 'serve') {
   boundYoungGeneration();

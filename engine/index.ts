@@ -14,7 +14,6 @@ export {
   seesNamespace,
   tokenHash,
   tokenIdOf,
-  tokenScopeProblem,
 } from './access/roles.js';
 // Workflow definitions: loading, validating and compiling them; namespaces and queue names.
 export {
@@ -24,22 +23,39 @@ export {
   graphOf,
   type StepNode,
 } from './definition/compile.js';
-export { parseDuration } from './definition/duration.js';
+export { formatDuration, parseDuration } from './definition/duration.js';
 export { type LoadOptions, loadWorkflows } from './definition/load.js';
+export { MAX_NAMESPACE_LENGTH, NAME_PATTERN, NAME_RULE } from './definition/names.js';
 export {
   ANY_NAMESPACE,
   DEFAULT_NAMESPACE,
   definitionInNamespace,
   definitionShown,
+  InvalidNameError,
   inNamespace,
   namespaceOf,
   namespaceProblem,
+  QUEUE_PREFIX_PATTERN,
   qualifiedName,
   queuePrefixProblem,
   resolveInCallerNamespace,
   splitQualifiedName,
+  withQueuePrefix,
 } from './definition/namespace.js';
-export { MAX_AMQP_NAME_BYTES, stepQueueProblem } from './definition/queue-name.js';
+export {
+  defaultNamespaceSettings,
+  type NamespaceSettings,
+  namespaceRuleProblems,
+  namespaceSettingsProblems,
+  vhostProblem,
+} from './definition/namespace-settings.js';
+export {
+  MAX_AMQP_NAME_BYTES,
+  type QueueNameRule,
+  reservedQueueProblem,
+  sentQueueOf,
+  stepQueueProblem,
+} from './definition/queue-name.js';
 export { definitionText, versionToSave } from './definition/same-definition.js';
 export {
   type DefinitionError,
@@ -50,6 +66,8 @@ export {
   type WorkflowDefinition,
 } from './definition/types.js';
 export type { LoadResult } from './definition/validate.js';
+// A switch over a union ends in `unhandled`: a new variant without its case fails tsc.
+export { unhandled } from './exhaustive.js';
 // Expressions (CEL): compiled once per definition version.
 export { compileExpression } from './expressions/compile.js';
 export type { ExpressionVariables } from './expressions/expression.js';
@@ -153,6 +171,8 @@ export {
   type JobQuery,
   type JobReader,
   type JobStore,
+  type ManagerKeys,
+  type NamespaceSettingsStore,
   type OutboxEntry,
   type OutboxPage,
   type QueuedJob,

@@ -33,6 +33,8 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
   };
   // -c auth=token: the API trusts the principal its Lambda authorizer found.
   if (settings.api.auth === 'token') environment.API_AUTHORIZER = 'true';
+  // -c replyAuth=true: replies without their request's token are ignored.
+  if (settings.replyAuth) environment.REPLY_AUTH = 'true';
   if (sqsBus) {
     Object.assign(environment, {
       REPLY_QUEUE_URL: sqsBus.replyQueue.queueUrl,

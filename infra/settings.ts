@@ -74,6 +74,11 @@ export interface SwitchyardSettings {
   destroy: boolean;
   /** X-Ray active tracing on the functions and the API stage. @default false */
   tracing: boolean;
+  /**
+   * Take only replies that echo their request's token (`-c replyAuth=true`; protocol.md, "Reply
+   * authentication"): for a broker that other teams' workers can publish on. @default false
+   */
+  replyAuth: boolean;
   /** Ship source maps with the functions and have Node use them in stack traces. @default false */
   sourceMaps: boolean;
   /** How long a worker may hold a request before SQS delivers it again. @default 5 minutes */
@@ -149,6 +154,7 @@ export function readSettings(node: Node): SwitchyardSettings {
       : { file: context.text('defaultWorkflows', DEFAULT_WORKFLOWS), explicit: false },
     destroy: context.flag('destroy', false),
     tracing: context.flag('tracing', false),
+    replyAuth: context.flag('replyAuth', false),
     sourceMaps: context.flag('sourceMaps', false),
     stepVisibilityTimeout: Duration.seconds(
       context.durationSeconds('stepVisibilityTimeout', 300, 30, MAX_VISIBILITY_TIMEOUT_SECONDS),

@@ -247,6 +247,7 @@ export class SwitchyardStack extends Stack {
         handler: registerFunction,
         definitions: workflows.definitions,
         namespace: workflows.namespace,
+        queuePrefix: workflows.queuePrefix,
         settings,
       });
       registration.node.addDependency(store.table);

@@ -19,6 +19,8 @@ export interface DeployedWorkflows {
   definitions: WorkflowDefinition[];
   /** The file's `namespace:`, when it names one (docs/workflows.md, "Namespaces"). */
   namespace?: string;
+  /** The file's `queuePrefix:`, when it has one: registering makes it the namespace's setting. */
+  queuePrefix?: string;
   /** Distinct queue names (without prefix) of every worker step of every workflow and task, sorted. */
   stepQueues: string[];
   /** The file read; undefined when the default file does not exist. */
@@ -44,7 +46,13 @@ export function readDeployedWorkflows(source: WorkflowsSource): DeployedWorkflow
     definitionInNamespace(workflow, DEFAULT_NAMESPACE, result.queuePrefix),
   );
   const namespace = result.namespace === DEFAULT_NAMESPACE ? undefined : result.namespace;
-  return { definitions, stepQueues: stepQueuesOf(definitions), file, ...(namespace ? { namespace } : {}) };
+  return {
+    definitions,
+    stepQueues: stepQueuesOf(definitions),
+    file,
+    ...(namespace ? { namespace } : {}),
+    ...(result.queuePrefix ? { queuePrefix: result.queuePrefix } : {}),
+  };
 }
 
 /** Signal steps get no requests and fan-out steps only start children, so only worker steps need a queue. */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what the tests talk to is here: RabbitMQ running on 127.0.0.1:5672, Java for DynamoDB
-# Local, Chromium for the dashboard's browser tests, redis-server for the benchmark harness. Starts
+# Local, Chromium for the dashboard's browser tests, redis-server for the benchmark harness, Python's
+# pika for docs/protocol.md's Python worker (which test/e2e/runnable-docs.test.ts runs). Starts
 # or installs what is missing when it can (root on Debian); otherwise stops with the exact command
 # to run. Tests never skip for lack of them.
 set -euo pipefail
@@ -47,6 +48,14 @@ fi
 # redis-server for the BullMQ side of the benchmark harness (it starts its own, on a free port)
 if ! command -v redis-server >/dev/null 2>&1; then
   if can_apt; then apt_install redis-server; else missing+=("sudo apt-get install -y redis-server"); fi
+fi
+
+# Python 3 with pika for docs/protocol.md's Python worker: Debian's python3-pika (PyPI is not
+# reachable from every machine that runs the tests). It goes to Debian's python3, which the test
+# finds when the python3 first on PATH (pyenv's, say) has no pika.
+has_pika() { for python in python3 /usr/bin/python3; do "$python" -c 'import pika' >/dev/null 2>&1 && return 0; done; return 1; }
+if ! has_pika; then
+  if can_apt; then apt_install python3-pika; else missing+=("sudo apt-get install -y python3-pika"); fi
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ANY_NAMESPACE, namespaceProblem } from '../definition/namespace.js';
+import { ANY_NAMESPACE } from '../definition/namespace.js';
 
 /**
  * Scoped tokens (api.md, "Owners"): a token carries a namespace (or `*`, every namespace) and a
@@ -32,17 +32,6 @@ export function seesNamespace(principal: Principal, namespace: string): boolean 
 
 export function isRole(value: unknown): value is Role {
   return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
-}
-
-/** Why `{namespace, role}` cannot scope a new token, or undefined. */
-export function tokenScopeProblem(namespace: unknown, role: unknown): string | undefined {
-  if (namespace !== ANY_NAMESPACE) {
-    const problem = namespaceProblem(namespace);
-    if (problem) return `"namespace": ${problem}, or "*" for every namespace`;
-  }
-  if (!isRole(role))
-    return `"role" must be one of ${ROLES.join(', ')}, got ${JSON.stringify(role) ?? 'nothing'}`;
-  return undefined;
 }
 
 /**

@@ -1,3 +1,5 @@
+import { MAX_NAMESPACE_LENGTH, NAME_PATTERN, NAME_RULE } from './names.js';
+import { sentQueueOf } from './queue-name.js';
 import type { StepDefinition, WorkflowDefinition } from './types.js';
 
 /**
@@ -13,10 +15,6 @@ export const DEFAULT_NAMESPACE = 'default';
 /** Every namespace, in a token's scope. */
 export const ANY_NAMESPACE = '*';
 
-/** A namespace name is spelled as a workflow name (NAME_PATTERN): a letter, then letters, digits, `_` or `-`. */
-const NAMESPACE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
-const MAX_NAMESPACE_LENGTH = 64;
-
 /** Why `namespace` cannot name a namespace, or undefined. */
 export function namespaceProblem(namespace: unknown): string | undefined {
   if (typeof namespace !== 'string' || namespace === '') {
@@ -25,15 +23,36 @@ export function namespaceProblem(namespace: unknown): string | undefined {
   if (namespace.includes('/')) {
     return `namespace ${JSON.stringify(namespace.slice(0, 80))} holds a "/": use a letter, then letters, digits, "_" or "-"`;
   }
-  if (namespace.length > MAX_NAMESPACE_LENGTH || !NAMESPACE_PATTERN.test(namespace)) {
-    return `namespace ${JSON.stringify(namespace.slice(0, 80))} is not valid: use a letter, then letters, digits, "_" or "-" (at most ${MAX_NAMESPACE_LENGTH})`;
+  // A namespace name is spelled as a workflow name.
+  if (namespace.length > MAX_NAMESPACE_LENGTH || !NAME_PATTERN.test(namespace)) {
+    return `namespace ${JSON.stringify(namespace.slice(0, 80))} is not valid: use ${NAME_RULE} (at most ${MAX_NAMESPACE_LENGTH})`;
   }
   return undefined;
 }
 
-/** The name a workflow of `namespace` is stored under: plain in `default`, else `<namespace>/<name>`. */
+/** A name given where a workflow or namespace name must be, that is not one. */
+export class InvalidNameError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidNameError';
+  }
+}
+
+/**
+ * The name a workflow of `namespace` is stored under: plain in `default`, else `<namespace>/<name>`.
+ * Refuses (InvalidNameError) a name or a namespace that is not one: `default` would otherwise keep
+ * `team-b/billing` as it is, which is team-b's stored name.
+ */
 export function qualifiedName(namespace: string, name: string): string {
-  return namespace === DEFAULT_NAMESPACE ? name : `${namespace}/${name}`;
+  if (!NAME_PATTERN.test(name)) {
+    throw new InvalidNameError(
+      `workflow name ${JSON.stringify(name.slice(0, 80))} is not valid: use ${NAME_RULE}`,
+    );
+  }
+  if (namespace === DEFAULT_NAMESPACE) return name;
+  const problem = namespaceProblem(namespace);
+  if (problem) throw new InvalidNameError(problem);
+  return `${namespace}/${name}`;
 }
 
 /** A stored (qualified) workflow name back into its namespace and plain name. */
@@ -63,22 +82,34 @@ export function resolveInCallerNamespace(callerQualified: string, target: string
 
 /**
  * A definition as registered in `namespace`: its name qualified, and, with a queue prefix, each step
- * that sends to a queue given the prefixed queue explicitly (`queue: <prefix><queue or step name>`),
- * so that two namespaces using the same names keep their queues apart. Calls and `onFailure` stay
- * plain names: they resolve in the caller's namespace when the job runs.
+ * that sends to a queue given the prefixed queue explicitly (`withQueuePrefix`), so that two
+ * namespaces using the same names keep their queues apart. Calls and `onFailure` stay plain names:
+ * they resolve in the caller's namespace when the job runs.
  */
 export function definitionInNamespace(
   definition: WorkflowDefinition,
   namespace: string,
-  queuePrefix = '',
+  queuePrefix?: string,
 ): WorkflowDefinition {
-  const prefixed = (step: StepDefinition): StepDefinition =>
-    queuePrefix === '' || step.type === 'signal' || step.task || step.workflow
-      ? step
-      : { ...step, queue: `${queuePrefix}${step.queue ?? step.name}` };
+  return withQueuePrefix({ ...definition, name: qualifiedName(namespace, definition.name) }, queuePrefix);
+}
+
+/**
+ * A definition as its namespace has it: each step that sends to a queue given `prefix` before it,
+ * unless its queue already starts with it (a definition read back from the API and registered again
+ * keeps its queues).
+ */
+export function withQueuePrefix(
+  definition: WorkflowDefinition,
+  prefix: string | undefined,
+): WorkflowDefinition {
+  if (!prefix) return definition;
+  const prefixed = (step: StepDefinition): StepDefinition => {
+    const queue = sentQueueOf(step);
+    return queue === undefined || queue.startsWith(prefix) ? step : { ...step, queue: `${prefix}${queue}` };
+  };
   return {
     ...definition,
-    name: qualifiedName(namespace, definition.name),
     steps: definition.steps.map(prefixed),
     ...(definition.tasks
       ? { tasks: definition.tasks.map((task) => ({ ...task, steps: task.steps.map(prefixed) })) }
@@ -92,7 +123,7 @@ export function definitionShown(definition: WorkflowDefinition): WorkflowDefinit
 }
 
 /** The characters a queue prefix may hold: what RabbitMQ and SQS queue names both take. */
-const QUEUE_PREFIX_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+export const QUEUE_PREFIX_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Why `prefix` cannot prefix a namespace's step queues, or undefined. */
 export function queuePrefixProblem(prefix: unknown): string | undefined {

@@ -5,8 +5,8 @@ import { closest } from './closest.js';
 import type { Path } from './parse-source.js';
 import type { ScheduleDefinition } from './types.js';
 
-const SCHEDULE_KEYS = ['cron', 'timezone', 'input', 'catchUp'];
-const CATCH_UPS = ['all', 'latest'];
+export const SCHEDULE_KEYS = ['cron', 'timezone', 'input', 'catchUp'];
+export const CATCH_UPS = ['all', 'latest'];
 /** A workflow's schedules, at most (each is a real EventBridge schedule deployed). */
 const MAX_SCHEDULES = 20;
 

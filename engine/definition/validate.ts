@@ -4,18 +4,21 @@ import { describeJsonType, isJsonObject, type Json, type JsonObject } from '../j
 import { closest } from './closest.js';
 import { findCycles } from './cycles.js';
 import { parseDuration } from './duration.js';
+import { NAME_PATTERN } from './names.js';
 import { namespaceProblem, queuePrefixProblem } from './namespace.js';
 import type { Path } from './parse-source.js';
 import { amqpNameProblem, MAX_VHOSTS, stepQueueProblem } from './queue-name.js';
 import { readSchedules } from './schedules.js';
 import type { DefinitionError, StepDefinition, TaskDefinition, WorkflowDefinition } from './types.js';
 
-export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
 export const START = '__start__';
 export const END = '__end__';
 
-const ROOT_KEYS = ['workflows', 'namespace', 'queuePrefix'];
-const WORKFLOW_KEYS = [
+// The keys of each level. schema/workflows.schema.json describes each of them for editors (the YAML
+// language server); test/engine/definition/workflow-schema.test.ts fails, saying where, until a key
+// added here (or in schedules.ts) is described there too.
+export const ROOT_KEYS = ['workflows', 'namespace', 'queuePrefix'];
+export const WORKFLOW_KEYS = [
   'name',
   'description',
   'vhosts',
@@ -27,7 +30,7 @@ const WORKFLOW_KEYS = [
   'tasks',
   'schedules',
 ];
-const STEP_KEYS = [
+export const STEP_KEYS = [
   'name',
   'description',
   'queue',
@@ -44,7 +47,7 @@ const STEP_KEYS = [
   'workflow',
   'version',
 ];
-const TASK_KEYS = ['name', 'description', 'itemListKey', 'itemKey', 'concurrency', 'steps'];
+export const TASK_KEYS = ['name', 'description', 'itemListKey', 'itemKey', 'concurrency', 'steps'];
 const MAX_RETRIES = 100;
 
 export interface ValidateOptions {

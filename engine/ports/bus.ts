@@ -18,6 +18,11 @@ export interface InboundReply {
    * retried; the readers set it only from boolean false or the text `false` (protocol.md).
    */
   retryable?: boolean;
+  /**
+   * The request's token, echoed (`x-switchyard-token` header, `token` attribute): with reply
+   * authentication on, a reply without the right one is ignored (protocol.md).
+   */
+  token?: string;
 }
 
 /**
@@ -68,6 +73,11 @@ export interface SendOptions {
    * only what was not confirmed. A bus may also report nothing here and let `send` say it all.
    */
   onSent?: (request: StepRequest) => void;
+  /**
+   * The token each request carries to its worker (`x-switchyard-token` header, `token` attribute),
+   * made by the manager from its key: a bus only writes it on the message.
+   */
+  tokenOf?: (request: StepRequest) => string;
 }
 
 /** Thrown by a bus for a request it can never send (too large, invalid queue name): not retryable. */

@@ -1,4 +1,5 @@
 import type { Role } from '../access/roles.js';
+import type { NamespaceSettings } from '../definition/namespace-settings.js';
 import type { WorkflowDefinition } from '../definition/types.js';
 import type { LimitChange, RunningCount } from '../job/running-limit.js';
 import type { ChildOutcome, FanInit, JobPatch } from '../job/transition.js';
@@ -230,8 +231,38 @@ export interface TokenStore {
 }
 
 /**
+ * What the operator set for each namespace (its queue prefix, its vhosts): read at each
+ * registration and each start with `?vhost=`, written only by the root.
+ */
+export interface NamespaceSettingsStore {
+  getNamespaceSettings(namespace: string): Promise<NamespaceSettings | undefined>;
+  /** Every namespace the operator set something for, by name. */
+  listNamespaceSettings(): Promise<NamespaceSettings[]>;
+  /** Replaces the namespace's settings whole. */
+  saveNamespaceSettings(settings: NamespaceSettings): Promise<void>;
+}
+
+/**
+ * Secrets the manager keeps for itself, each made once and the same for every process that shares
+ * the store: the key that signs each request's reply token.
+ */
+export interface ManagerKeys {
+  /**
+   * The key named `name`: the one stored, or `candidate` stored now if there is none (two processes
+   * racing both get the one stored first).
+   */
+  managerKey(name: string, candidate: string): Promise<string>;
+}
+
+/**
  * The manager's durable state, in every role. SQLite locally, DynamoDB deployed, memory in tests;
  * every implementation passes the same contract tests (test/functions/store-contract.ts). Code that
  * uses a store takes only the roles it uses.
  */
-export type Store = WorkflowRegistry & JobStore & JobQueries & Housekeeping & TokenStore;
+export type Store = WorkflowRegistry &
+  JobStore &
+  JobQueries &
+  Housekeeping &
+  TokenStore &
+  NamespaceSettingsStore &
+  ManagerKeys;

@@ -1,19 +1,15 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MemoryWorkerTransport } from '../../functions/adapters/memory/bus.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
-import { amqpUrlFromEnv, startServe } from '../../functions/local/serve.js';
-import { createJsonLogger } from '../../functions/telemetry/json-logger.js';
-import { brokerAnswers } from '../broker-answers.js';
+import { demoFailed, endOnServeFailure, startDemoServe } from '../demo-serve.js';
 import { startOrderWorkers } from './workers.js';
 
 /**
  * `npm run demo:orders`: starts `switchyard serve` and the order pipeline's workers (on RabbitMQ
  * when a broker answers, else on the in-memory bus), runs four orders that take four paths (shipped,
  * approved by a manager then shipped, card declined and refunded, unknown order aborted with an
- * onFailure alert) and prints what each job did.
+ * onFailure alert) and prints what each job did. Its queues are its own (examples/demo-serve.ts).
  */
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -25,26 +21,16 @@ const ORDERS = [
 ];
 
 async function main(): Promise<void> {
-  const amqpUrl = amqpUrlFromEnv();
-  const onRabbit = await brokerAnswers(amqpUrl);
-  if (!onRabbit)
-    console.log(`No RabbitMQ answers at ${new URL(amqpUrl).host}: running on the in-memory bus.\n`);
-  const work = await mkdtemp(join(tmpdir(), 'switchyard-orders-'));
-  const serve = await startServe({
-    configFiles: [join(here, 'workflows.yaml')],
-    db: join(work, 'switchyard.db'),
-    bus: onRabbit ? 'rabbitmq' : 'memory',
-    amqpUrl,
-    port: 0,
-    logger: createJsonLogger({ level: 'error' }),
-  });
+  const { serve, amqpUrl, queuePrefix } = await startDemoServe('demo-orders', join(here, 'workflows.yaml'));
   const broker = serve.broker;
   const alerts: unknown[] = [];
   const workers = await startOrderWorkers({
     amqpUrl,
+    queuePrefix,
     transport: broker ? () => new MemoryWorkerTransport(broker) : undefined,
     onAlert: (input) => alerts.push(input),
   });
+  endOnServeFailure(serve, () => Promise.all(workers.map((worker) => worker.stop())));
   const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const response = await fetch(`${serve.url}${path}`, {
       method,
@@ -95,7 +81,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error) => {
-  console.error(`demo failed: ${(error as Error).message}`);
-  process.exitCode = 1;
-});
+main().catch(demoFailed);

@@ -12,6 +12,8 @@ export interface OrderWorkersOptions {
   /** A transport per worker (the in-memory bus, SQS); default RabbitMQ at `amqpUrl`. */
   transport?: () => WorkerTransport;
   amqpUrl?: string;
+  /** Put before each queue's name, as `serve --queue-prefix` puts it before the workflow's. */
+  queuePrefix?: string;
   /** Told of each alert-operations job (the onFailure workflow's worker). */
   onAlert?: (input: Record<string, unknown>) => void;
 }
@@ -23,7 +25,7 @@ const money = (amount: number) => Math.round(amount * 100) / 100;
 export async function startOrderWorkers(options: OrderWorkersOptions = {}): Promise<Worker[]> {
   const worker = (queue: string, handler: Parameters<typeof createWorker>[0]['handler']) =>
     createWorker({
-      queue,
+      queue: `${options.queuePrefix ?? ''}${queue}`,
       handler,
       amqpUrl: options.amqpUrl,
       logger: quiet,

@@ -1,45 +1,31 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MemoryWorkerTransport } from '../../functions/adapters/memory/bus.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
-import { amqpUrlFromEnv, startServe } from '../../functions/local/serve.js';
-import { createJsonLogger } from '../../functions/telemetry/json-logger.js';
-import { brokerAnswers } from '../broker-answers.js';
+import { demoFailed, endOnServeFailure, startDemoServe } from '../demo-serve.js';
 import { startWordCountWorkers } from './workers.js';
 
 /**
  * `npm run demo`: starts `switchyard serve` and the example's workers (on RabbitMQ when a broker
  * answers, else on the in-memory bus), counts the words of Alice's Adventures in Wonderland, and
- * prints the result and the top words.
+ * prints the result and the top words. Its queues are its own (examples/demo-serve.ts): it runs
+ * beside the README's walkthrough on the same broker.
  */
 const here = dirname(fileURLToPath(import.meta.url));
 
 async function main(): Promise<void> {
-  const amqpUrl = amqpUrlFromEnv();
-  const onRabbit = await brokerAnswers(amqpUrl);
-  if (!onRabbit) {
-    console.log(`No RabbitMQ answers at ${new URL(amqpUrl).host}: running on the in-memory bus instead.`);
-    console.log(
-      '(Start a broker with "rabbitmq-server -detached" to run the example the way it runs for real.)\n',
-    );
-  }
-  const work = await mkdtemp(join(tmpdir(), 'switchyard-demo-'));
-  const serve = await startServe({
-    configFiles: [join(here, 'workflows.yaml')],
-    db: join(work, 'switchyard.db'),
-    bus: onRabbit ? 'rabbitmq' : 'memory',
-    amqpUrl,
-    port: 0,
-    logger: createJsonLogger({ level: 'warn' }),
-  });
+  const { serve, amqpUrl, onRabbit, work, queuePrefix } = await startDemoServe(
+    'demo',
+    join(here, 'workflows.yaml'),
+  );
   const broker = serve.broker;
   const workers = await startWordCountWorkers({
     dataDir: join(work, 'data'),
     amqpUrl,
+    queuePrefix,
     transport: broker ? () => new MemoryWorkerTransport(broker) : undefined,
   });
+  endOnServeFailure(serve, () => Promise.all(workers.map((worker) => worker.stop())));
   try {
     console.log(
       `switchyard serve is at ${serve.url} (${onRabbit ? 'RabbitMQ' : 'in-memory bus'}, SQLite at ${join(work, 'switchyard.db')})`,
@@ -79,7 +65,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error) => {
-  console.error(`demo failed: ${(error as Error).message}`);
-  process.exitCode = 1;
-});
+main().catch(demoFailed);

@@ -12,6 +12,8 @@ export interface WordCountWorkersOptions {
   /** A transport per worker (the in-memory bus); default RabbitMQ at `amqpUrl`. */
   transport?: () => WorkerTransport;
   amqpUrl?: string;
+  /** Put before each queue's name, as `serve --queue-prefix` puts it before the workflow's. */
+  queuePrefix?: string;
   /** Sections counted at once. @default 4 */
   concurrency?: number;
 }
@@ -30,7 +32,7 @@ export async function startWordCountWorkers(options: WordCountWorkersOptions = {
       amqpUrl: options.amqpUrl,
       logger: quiet,
       ...(options.transport ? { transport: options.transport() } : {}),
-      queue,
+      queue: `${options.queuePrefix ?? ''}${queue}`,
       handler: handlers[queue],
       ...(queue === 'segment-word-counts' ? { concurrency: options.concurrency ?? 4 } : {}),
     }),

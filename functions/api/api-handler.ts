@@ -13,22 +13,13 @@ import { ApiError, type ApiResponse, errorResponse, type HostRequest, toApiError
 import { lowerCasedHeaders } from './lower-cased-headers.js';
 import { namespacedPath } from './namespaced-path.js';
 import { type RawQuery, rawQueryOf, singleValuedQuery } from './query.js';
+import { checkRequest } from './request-checks.js';
+import { routes } from './route-table.js';
 import { type ApiDeps, matchRoute, type Route } from './router.js';
-import { jobRoutes } from './routes/jobs.js';
-import { scheduleRoutes } from './routes/schedules.js';
-import { systemRoutes } from './routes/system.js';
-import { tokenRoutes } from './routes/tokens.js';
-import { workflowRoutes } from './routes/workflows.js';
 import { isScopedSecret } from './scoped-tokens.js';
 import { withSecurityHeaders } from './security-headers.js';
 
-export const routes: readonly Route[] = [
-  ...workflowRoutes,
-  ...scheduleRoutes,
-  ...jobRoutes,
-  ...tokenRoutes,
-  ...systemRoutes,
-];
+export { routes };
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
@@ -46,14 +37,18 @@ async function answer(request: HostRequest, deps: ApiDeps): Promise<ApiResponse>
     const method = request.method.toUpperCase();
     const scoped = namespacedPath(request.path);
     const { route, params } = matchRoute(routes, method, scoped.path);
-    if (scoped.explicit && !route.namespaced)
+    if (scoped.explicit && !(route.auth && route.namespaced))
       throw new ApiError('not_found', `no route ${method} ${request.path}`);
     const principal = route.auth ? await authenticate(request, deps) : ROOT;
     if (route.auth) authorize(route, principal, scoped.namespace, method, request.path);
     refuseNonJsonBrowserWrite(request);
-    const query = singleValuedQuery(request.query);
+    const checked = checkRequest(route, {
+      params,
+      query: singleValuedQuery(request.query),
+      body: request.body,
+    });
     const response = await route.handle(
-      { ...request, query, params, namespace: scoped.namespace, principal },
+      { ...request, ...checked, namespace: scoped.namespace, principal },
       deps,
     );
     return request.method.toUpperCase() === 'HEAD' ? { ...response, body: '' } : response;
@@ -105,7 +100,7 @@ async function authenticate(request: HostRequest, deps: ApiDeps): Promise<Princi
  * low for the route is 403.
  */
 function authorize(
-  route: Route,
+  route: Extract<Route, { auth: true }>,
   principal: Principal,
   namespace: string,
   method: string,
@@ -120,7 +115,7 @@ function authorize(
   if (route.everyNamespace && principal.namespace !== ANY_NAMESPACE) {
     throw new ApiError('forbidden', `${method} ${path} shows every namespace: it needs a token of "*"`);
   }
-  const needed = route.role ?? (route.method === 'GET' ? 'read' : 'admin');
+  const needed = route.role;
   if (!roleAllows(principal.role, needed)) {
     throw new ApiError(
       'forbidden',

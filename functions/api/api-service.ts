@@ -10,6 +10,9 @@ import {
   type JobRecord,
   type JobStatus,
   type JsonObject,
+  type LoadOptions,
+  type LoadResult,
+  type NamespaceSettings,
   namespaceOf,
   type QueueHealth,
   type StoredWorkflow,
@@ -20,7 +23,11 @@ import {
   type WorkflowSummary,
 } from '../../engine/index.js';
 import type { Manager } from '../manager/manager.js';
-import type { QueueRules } from '../manager/queue-rules.js';
+import type { NamespaceSettingsChange } from '../manager/namespace-authority.js';
+
+export type { NamespaceSettingsChange };
+
+import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 import type { StartJobParams } from '../manager/start-job-params.js';
 import { type JobDocument, type JobSummary, jobDocument, jobSummary, jobVersion } from './job-document.js';
 import { ScopedTokens } from './scoped-tokens.js';
@@ -28,7 +35,7 @@ import { ScopedTokens } from './scoped-tokens.js';
 /** The manager's commands the API gives its callers. */
 export type ApiCommands = Pick<
   Manager,
-  'now' | 'registerWorkflow' | 'startJob' | 'cancel' | 'retry' | 'signal' | 'pause' | 'resume'
+  'now' | 'namespaces' | 'registerWorkflow' | 'startJob' | 'cancel' | 'retry' | 'signal' | 'pause' | 'resume'
 >;
 
 /** The store's roles the API reads (and writes a workflow's switch through), and its health check. */
@@ -89,8 +96,17 @@ export class ApiService {
     return this.manager.now();
   }
 
-  registerWorkflow(definition: WorkflowDefinition): Promise<{ version: number; created: boolean }> {
-    return this.manager.registerWorkflow(definition);
+  /** Registers in the definition's namespace; `queuePrefix`: what its document states (must be the namespace's). */
+  /** Reads definitions (YAML or JSON) as this deployment takes them: its queue rules applied. */
+  loadDefinitions(text: string, options: LoadOptions): LoadResult {
+    return loadForDeployment(text, options, this.queueRules);
+  }
+
+  registerWorkflow(
+    definition: WorkflowDefinition,
+    queuePrefix?: string,
+  ): Promise<{ version: number; created: boolean }> {
+    return this.manager.registerWorkflow(definition, queuePrefix === undefined ? {} : { queuePrefix });
   }
 
   getWorkflow(name: string, version?: number): Promise<StoredWorkflow | undefined> {
@@ -208,6 +224,13 @@ export class ApiService {
    */
   async queues(namespace: string, workflow?: string): Promise<QueueReport[]> {
     const reports = new Map<string, QueueReport>();
+    // A queue under another namespace's prefix is that namespace's: never shown here (a definition
+    // registered before the operator set that prefix may still name one).
+    const others = (await this.manager.namespaces.list()).filter(
+      (settings) => settings.namespace !== namespace && settings.queuePrefix !== undefined,
+    );
+    const othersQueue = (queue: string) =>
+      others.some((settings) => queue.startsWith(settings.queuePrefix as string));
     for (const summary of await this.store.listWorkflows()) {
       if (!inNamespace(summary.name, namespace)) continue;
       if (workflow !== undefined && summary.name !== workflow) continue;
@@ -224,6 +247,7 @@ export class ApiService {
           // Signal steps, fan-outs and sub-workflow calls send nothing to a queue of their own.
           if (step.type === 'signal' || step.task || step.workflow) continue;
           const queue = step.queue ?? step.name;
+          if (othersQueue(queue)) continue;
           const key = `${vhost}\u0000${queue}`;
           const report = reports.get(key) ?? { queue, vhost, exists: false, steps: [] };
           const shown = splitQualifiedName(definition.name).name;
@@ -246,11 +270,26 @@ export class ApiService {
     }));
   }
 
-  /** The namespaces that hold a workflow, `default` always among them, in order. */
+  /** The namespaces that hold a workflow or have settings, `default` always among them, in order. */
   async namespaces(): Promise<string[]> {
     const names = new Set([DEFAULT_NAMESPACE]);
     for (const summary of await this.store.listWorkflows()) names.add(namespaceOf(summary.name));
+    for (const settings of await this.manager.namespaces.list()) names.add(settings.namespace);
     return [...names].sort();
+  }
+
+  /** What the operator set for each namespace that has settings. */
+  namespaceSettings(): Promise<NamespaceSettings[]> {
+    return this.manager.namespaces.list();
+  }
+
+  namespaceSettingsOf(namespace: string): Promise<NamespaceSettings | undefined> {
+    return this.manager.namespaces.settings(namespace);
+  }
+
+  /** The operator's change of a namespace's queue prefix or vhosts (refused whole when it cannot hold). */
+  changeNamespace(change: NamespaceSettingsChange): Promise<NamespaceSettings> {
+    return this.manager.namespaces.change(change);
   }
 
   async health(): Promise<Health> {

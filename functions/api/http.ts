@@ -1,17 +1,26 @@
-import { InvalidCursorError, type Principal, StoreUnavailableError } from '../../engine/index.js';
+import {
+  InvalidCursorError,
+  InvalidNameError,
+  type JsonObject,
+  type Principal,
+  StoreUnavailableError,
+} from '../../engine/index.js';
 import { ManagerError } from '../manager/errors.js';
 
 /** A request as every route sees it, whichever host received it (API Gateway or node:http). */
 export interface ApiRequest {
   method: string;
   path: string;
-  /** Single-valued query parameters. */
-  query: Record<string, string>;
+  /** The route's query parameters, checked against their schemas (request-checks.ts). */
+  query: Readonly<Record<string, unknown>>;
   /** Lower-case header names. */
   headers: Record<string, string>;
   /** The raw body text. */
   body: string;
-  params: Record<string, string>;
+  /** The route's path parameters, percent-decoded and checked against their schemas. */
+  params: Readonly<Record<string, unknown>>;
+  /** A route that takes a JSON body: the body, read and checked; `{}` for the others. */
+  json: JsonObject;
   /** The namespace the path names (`/api/ns/{namespace}/…`), else `default`. */
   namespace: string;
   /** Who the request acts as (the root where the route needs no credentials). */
@@ -19,7 +28,7 @@ export interface ApiRequest {
 }
 
 /** A request as a host hands it over, before its query is checked: each parameter with every value given. */
-export type HostRequest = Omit<ApiRequest, 'params' | 'query' | 'namespace' | 'principal'> & {
+export type HostRequest = Omit<ApiRequest, 'params' | 'query' | 'json' | 'namespace' | 'principal'> & {
   query: Readonly<Record<string, readonly string[]>>;
   /** Who the host's authorizer found the request acts as (`ApiDeps.authorizer`). */
   principal?: Principal;
@@ -110,6 +119,16 @@ export function errorResponse(error: unknown): ApiResponse {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof InvalidCursorError) return new ApiError('bad_request', error.message);
+  if (error instanceof RangeError && error.message === 'Invalid string length') {
+    // V8 refused to build a string that long: a request the command made ready (its `input:`
+    // mapping) outgrew every size limit before it could be measured. Nothing was stored.
+    return new ApiError(
+      'payload_too_large',
+      'a request this command would send is far larger than the size limit: give the step only what its worker needs with an "input:" mapping',
+    );
+  }
+  // The routes check names first; this is the engine's own refusal, should a name get past them.
+  if (error instanceof InvalidNameError) return new ApiError('bad_request', error.message);
   if (error instanceof StoreUnavailableError) return new ApiError('store_unavailable', error.message);
   if (error instanceof ManagerError) {
     const code: ErrorCode =

@@ -1,24 +1,26 @@
-import { DEFAULT_NAMESPACE, namespaceProblem } from '../../engine/index.js';
+import { DEFAULT_NAMESPACE } from '../../engine/index.js';
 import { ApiError } from './http.js';
+import { checkValue } from './request-checks.js';
+import { namespaceParameter } from './schemas/shared-parameters.js';
 
 const PREFIX = '/api/ns/';
 
 /**
  * `/api/ns/{namespace}/rest` as the namespace and `/api/rest`; any other path acts in `default`, so
- * the original's routes keep their meaning. A namespace that cannot be one is a 400.
+ * the original's routes keep their meaning. A namespace that cannot be one, once percent-decoded,
+ * is a 400 (its rule is namespaceParameter's).
  */
 export function namespacedPath(path: string): { namespace: string; path: string; explicit: boolean } {
   if (!path.startsWith(PREFIX)) return { namespace: DEFAULT_NAMESPACE, path, explicit: false };
   const rest = path.slice(PREFIX.length);
   const slash = rest.indexOf('/');
   const encoded = slash < 0 ? rest : rest.slice(0, slash);
-  let namespace: string;
+  let decoded: string;
   try {
-    namespace = decodeURIComponent(encoded);
+    decoded = decodeURIComponent(encoded);
   } catch {
     throw new ApiError('bad_request', `the namespace in ${path.slice(0, 200)} is not valid percent-encoding`);
   }
-  const problem = namespaceProblem(namespace);
-  if (problem) throw new ApiError('bad_request', problem);
+  const namespace = checkValue(namespaceParameter, decoded, 'path parameter "namespace"') as string;
   return { namespace, path: `/api${slash < 0 ? '' : rest.slice(slash)}`, explicit: true };
 }

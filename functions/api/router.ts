@@ -1,4 +1,5 @@
-import type { Role } from '../../engine/index.js';
+import type * as z from 'zod/mini';
+import type { JsonObject, Role } from '../../engine/index.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import type { ApiService } from './api-service.js';
 import { ApiError, type ApiRequest, type ApiResponse } from './http.js';
@@ -33,22 +34,138 @@ export interface ApiDeps {
   shutdown?: AbortSignal;
 }
 
-export interface Route {
+/**
+ * A path or query parameter of a route, or a field of its JSON body: its schema (its rule, checked
+ * after percent-decoding by request-checks.ts) and what it means. Both land in `/openapi.json`.
+ */
+export interface ParameterSpec<S extends z.ZodMiniType = z.ZodMiniType> {
+  schema: S;
+  /** What it means (its rule is its schema's description). */
+  description: string;
+  /** A query parameter or body field the route cannot do without (path parameters always are). */
+  required?: boolean;
+  /** `?limit=` with no value is as if absent, so its default applies (as the original read it). */
+  emptyIsAbsent?: boolean;
+}
+
+export type ParameterSpecs = Readonly<Record<string, ParameterSpec>>;
+
+/** The values of checked parameters: optional ones may be absent. */
+export type ParameterValues<S extends ParameterSpecs> = {
+  [K in keyof S]: S[K]['required'] extends true
+    ? z.output<S[K]['schema']>
+    : z.output<S[K]['schema']> | undefined;
+};
+
+/** A route's request body. */
+export type BodySpec =
+  | {
+      /** A JSON object (whatever the content type says), nested at most 64 levels. */
+      kind: 'json';
+      /** Names it in refusals: `the job input: body is not JSON`. */
+      what: string;
+      description: string;
+      /** Its fields with a rule; others are refused unless `otherFields`. */
+      fields: ParameterSpecs;
+      /** Fields beyond `fields` are the caller's own (a job input): kept, not checked. */
+      otherFields?: boolean;
+      required?: boolean;
+    }
+  | {
+      /** A workflow definition: YAML or JSON text, checked by the definition loader. */
+      kind: 'definition';
+      description: string;
+    };
+
+export interface ResponseSpec {
+  description: string;
+  /** The JSON body's schema. */
+  schema?: z.ZodMiniType;
+  /** A body that is not JSON. */
+  contentType?: string;
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Who may call a route, decided for each route (no default: a new route without the decision does
+ * not compile, and the scoped-tokens guard test needs its case).
+ */
+export type Access =
+  | {
+      /** Served without credentials (the dashboard page and its files, the API description). */
+      auth: false;
+    }
+  | {
+      auth: true;
+      /** The least role that may call it (engine/access/roles.ts). */
+      role: Role;
+      /** Also served as `/api/ns/{namespace}/…`, where it acts in that namespace (else in `default`). */
+      namespaced: boolean;
+      /** Shows every namespace at once (`/metrics`): only a token of `*` may call it. */
+      everyNamespace?: boolean;
+    };
+
+interface RouteDescription {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** OpenAPI-style template: `/api/job/{id}/signal/{step}`. */
   path: string;
-  /** false: served without credentials (the dashboard page and its files, the API description). */
-  auth: boolean;
-  /**
-   * The least role that may call it (engine/access/roles.ts). @default 'read' for GET, 'admin' for
-   * the rest (a new write route is closed until it says who may call it)
-   */
-  role?: Role;
-  /** Also served as `/api/ns/{namespace}/…`, where it acts in that namespace (else in `default`). */
-  namespaced?: boolean;
-  /** Shows every namespace at once (`/metrics`): only a token of `*` may call it. */
-  everyNamespace?: boolean;
-  handle(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse>;
+  summary: string;
+  description?: string;
+  /** Headers it reads, for the API description. */
+  headers?: ParameterSpecs;
+  body?: BodySpec;
+  /** What it answers besides the refusals every route of its kind shares (openapi.ts adds those). */
+  responses: Readonly<Record<number, ResponseSpec>>;
+}
+
+export type Route = Access &
+  RouteDescription & {
+    /** Every `{param}` of the path. */
+    params: ParameterSpecs;
+    query: ParameterSpecs;
+    handle(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse>;
+  };
+
+/** The values of checked path parameters: every one is there. */
+export type PathValues<S extends ParameterSpecs> = { [K in keyof S]: z.output<S[K]['schema']> };
+
+/** The request a route's handler gets: its parameters and body checked against its schemas. */
+export type CheckedRequest<
+  P extends ParameterSpecs,
+  Q extends ParameterSpecs,
+  B extends ParameterSpecs,
+> = Omit<ApiRequest, 'params' | 'query' | 'json'> & {
+  params: PathValues<P>;
+  query: ParameterValues<Q>;
+  json: JsonObject & ParameterValues<B>;
+};
+
+/** A route without parameters (or body fields) of a kind. */
+export type NoParameters = Record<never, never>;
+const NONE: NoParameters = {};
+
+/** A route whose handler is typed by its parameter schemas. */
+export function route<
+  const P extends ParameterSpecs = NoParameters,
+  const Q extends ParameterSpecs = NoParameters,
+  const B extends ParameterSpecs = NoParameters,
+>(
+  spec: Access &
+    RouteDescription & {
+      params?: P;
+      query?: Q;
+      body?: BodySpec & { fields?: B };
+      handle(request: CheckedRequest<P, Q, B>, deps: ApiDeps): Promise<ApiResponse>;
+    },
+): Route {
+  const { handle } = spec;
+  return {
+    ...spec,
+    params: spec.params ?? NONE,
+    query: spec.query ?? NONE,
+    // request-checks.ts checked the request against these very specs before the handler runs.
+    handle: (request, deps) => handle(request as unknown as CheckedRequest<P, Q, B>, deps),
+  };
 }
 
 interface Match {

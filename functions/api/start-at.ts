@@ -1,7 +1,8 @@
 import { ApiError } from './http.js';
 
 /** RFC 3339 date-time: a date, `T`, a time with seconds (fraction optional), and `Z` or an offset. */
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+export const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 /** How far ahead a delayed start may be: further is more likely a typo (a year 20260) than a plan. */
 const MAX_START_AHEAD_MS = 366 * 86_400_000;
 

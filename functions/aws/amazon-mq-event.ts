@@ -1,5 +1,6 @@
 import type { InboundReply } from '../../engine/index.js';
 import { attemptOf, stringProperty } from '../transport/amqp/message.js';
+import { readToken, TOKEN_HEADER } from '../transport/request-token.js';
 import { RETRYABLE_HEADER, readRetryable } from '../transport/retryable.js';
 
 /**
@@ -74,6 +75,8 @@ export function amazonMqReply(message: AmazonMqRabbitMessage): InboundReply {
   const flag = properties.headers?.[RETRYABLE_HEADER];
   const retryable = readRetryable(typeof flag === 'boolean' ? flag : headerScalar(flag));
   if (retryable !== undefined) reply.retryable = retryable;
+  const token = readToken(headerScalar(properties.headers?.[TOKEN_HEADER]));
+  if (token !== undefined) reply.token = token;
   return reply;
 }
 

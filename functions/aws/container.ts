@@ -10,6 +10,7 @@ import type { BusKind, HandlerEnvironment } from './environment.js';
 import type { EventBridgeSchedules, EventBridgeSchedulesOptions } from './eventbridge-schedules.js';
 import { createLambdaTelemetry, type LambdaTelemetry } from './lambda-telemetry.js';
 import { lazy } from './lazy.js';
+import { queueRulesOf } from './queue-rules.js';
 import { syncWorkflowSchedules } from './schedule-registration.js';
 
 /** Everything a handler uses, built once per Lambda container. */
@@ -120,6 +121,8 @@ export async function createContainer(
     fanOutSlice: env.fanOutSlice,
     maxReplyBytes: env.maxMessageBytes,
     maxFanOutBytes: env.maxFanOutBytes,
+    queueRules: queueRulesOf(env),
+    replyAuth: env.replyAuth,
   });
   return { env, manager, store, bus, timers, telemetry, schedules };
 }

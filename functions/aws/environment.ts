@@ -45,6 +45,8 @@ export interface HandlerEnvironment {
   retentionDays: number;
   /** `-c auth=token` (API_AUTHORIZER=true): the API trusts its Lambda authorizer's context. */
   apiAuthorizer: boolean;
+  /** Take only replies that echo their request's token (REPLY_AUTH). */
+  replyAuth: boolean;
   /** Workflow schedules on EventBridge Scheduler (SCHEDULE_GROUP, SCHEDULE_ROLE_ARN, SCHEDULE_TARGET_ARN). */
   schedules?: ScheduleEnvironment;
 }
@@ -104,6 +106,10 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
   if (apiAuthorizerValue !== 'true' && apiAuthorizerValue !== 'false')
     reader.problems.push(`API_AUTHORIZER must be true or false, got "${apiAuthorizerValue}"`);
   const apiAuthorizer = apiAuthorizerValue === 'true';
+  const replyAuthValue = reader.optional('REPLY_AUTH') ?? 'false';
+  if (replyAuthValue !== 'true' && replyAuthValue !== 'false')
+    reader.problems.push(`REPLY_AUTH must be true or false, got "${replyAuthValue}"`);
+  const replyAuth = replyAuthValue === 'true';
   const scheduleGroup = reader.optional('SCHEDULE_GROUP');
   const schedules: ScheduleEnvironment | undefined = scheduleGroup
     ? {
@@ -150,6 +156,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
     fanOutSlice,
     retentionDays,
     apiAuthorizer,
+    replyAuth,
     ...(schedules ? { schedules } : {}),
   };
 }

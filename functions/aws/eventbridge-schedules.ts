@@ -35,6 +35,8 @@ export interface SyncResult {
   updated: string[];
   deleted: string[];
   unchanged: string[];
+  /** Among `updated`: those armed for a tick past their next one (by a clock that was ahead), and by how much. */
+  ahead: { name: string; aheadMs: number }[];
 }
 
 /** An EventBridge retry of a failed invocation: its events arrive for a day at most (the service's own bound). */
@@ -61,11 +63,13 @@ export class EventBridgeSchedules {
   /**
    * Makes the group hold exactly the definition's schedules: each created if missing, updated when it
    * targets another function or role, is disabled, or its tick passed without being re-armed (a
-   * failed tick: then it fires a minute from now, for the tick it missed), and left alone otherwise;
-   * the schedules of `formerKeys` the definition no longer has are deleted.
+   * failed tick: then it fires a minute from now, for the tick it missed) or is armed for a tick
+   * past its next one (a clock that was ahead re-armed it: it would stay silent until that tick;
+   * it is re-armed for its next tick), and left alone otherwise; the schedules of `formerKeys` the
+   * definition no longer has are deleted.
    */
   async sync(definition: WorkflowDefinition, formerKeys: Iterable<string>): Promise<SyncResult> {
-    const result: SyncResult = { created: [], updated: [], deleted: [], unchanged: [] };
+    const result: SyncResult = { created: [], updated: [], deleted: [], unchanged: [], ahead: [] };
     const wanted = new Map((definition.schedules ?? []).map((schedule) => [scheduleKey(schedule), schedule]));
     for (const [key, schedule] of wanted) {
       const name = scheduleName(definition.name, key);
@@ -82,8 +86,9 @@ export class EventBridgeSchedules {
       }
       const repair = this.repairOf(definition.name, key, schedule, existing);
       if (repair) {
-        await this.write('update', repair);
+        await this.write('update', repair.input);
         result.updated.push(name);
+        if (repair.aheadMs !== undefined) result.ahead.push({ name, aheadMs: repair.aheadMs });
       } else {
         result.unchanged.push(name);
       }
@@ -119,20 +124,37 @@ export class EventBridgeSchedules {
     key: string,
     schedule: ScheduleDefinition,
     existing: GetScheduleOutput,
-  ): CreateScheduleInput | undefined {
+  ): { input: CreateScheduleInput; aheadMs?: number } | undefined {
     const now = this.clock();
     const armedFor = atTime(existing.ScheduleExpression);
     const pendingTick = tickOf(existing.Target?.Input);
     const stale = armedFor === undefined || armedFor < now - REPAIR_DELAY_MS;
+    const aheadMs = this.aheadOf(schedule, pendingTick ?? armedFor, now);
     const retargeted =
       existing.Target?.Arn !== this.options.targetArn || existing.Target?.RoleArn !== this.options.roleArn;
-    if (!stale && !retargeted && existing.State === 'ENABLED') return undefined;
-    if (!stale && armedFor !== undefined && pendingTick !== undefined) {
-      return this.input(workflow, key, armedFor, pendingTick);
+    if (!stale && aheadMs === undefined && !retargeted && existing.State === 'ENABLED') return undefined;
+    if (!stale && aheadMs === undefined && armedFor !== undefined && pendingTick !== undefined) {
+      return { input: this.input(workflow, key, armedFor, pendingTick) };
     }
-    // The tick it was armed for passed unhandled: fire soon, for that tick (its job and any missed since).
-    const tick = pendingTick ?? nextTick(schedule, now) ?? now;
-    return this.input(workflow, key, Math.max(tick, now + REPAIR_DELAY_MS), tick);
+    // The tick it was armed for passed unhandled: fire soon, for that tick (its job and any missed
+    // since). Armed ahead: for the next tick from now.
+    const tick = (aheadMs === undefined ? pendingTick : undefined) ?? nextTick(schedule, now) ?? now;
+    return { input: this.input(workflow, key, Math.max(tick, now + REPAIR_DELAY_MS), tick), aheadMs };
+  }
+
+  /**
+   * How far past the schedule's next tick `armedTick` is, when it is: a tick handled by a clock that
+   * was ahead re-armed it for the tick after its own time. Ticks within a minute of now are
+   * tolerated, as two functions' clocks may differ by that much.
+   */
+  private aheadOf(
+    schedule: ScheduleDefinition,
+    armedTick: number | undefined,
+    now: number,
+  ): number | undefined {
+    if (armedTick === undefined) return undefined;
+    const next = nextTick(schedule, now + REPAIR_DELAY_MS);
+    return next !== undefined && armedTick > next ? armedTick - next : undefined;
   }
 
   private input(

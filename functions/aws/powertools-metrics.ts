@@ -18,6 +18,7 @@ const COUNTER_NAMES: Record<CounterName, (labels: Record<string, string>) => str
   replies_ignored_total: () => 'RepliesIgnored',
   replies_malformed_total: () => 'RepliesMalformed',
   replies_dropped_total: () => 'RepliesDropped',
+  dead_letters_ignored_total: () => 'DeadLettersIgnored',
 };
 
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];

@@ -1,4 +1,9 @@
-import { scheduleKey, type WorkflowDefinition, type WorkflowRegistry } from '../../engine/index.js';
+import {
+  formatDuration,
+  scheduleKey,
+  type WorkflowDefinition,
+  type WorkflowRegistry,
+} from '../../engine/index.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import type { EventBridgeSchedules } from './eventbridge-schedules.js';
 
@@ -22,6 +27,14 @@ export async function syncWorkflowSchedules(
   }
   if (former.size === 0 && !definition.schedules?.length) return;
   const result = await schedules.sync(definition, former);
+  for (const { name, aheadMs } of result.ahead) {
+    logger.warn('schedules: armed past its next tick by a clock that was ahead; re-armed for its next tick', {
+      workflow: definition.name,
+      schedule: name,
+      ahead: formatDuration(aheadMs),
+      aheadMs,
+    });
+  }
   logger.info('workflow schedules synced', {
     workflow: definition.name,
     created: result.created.length,

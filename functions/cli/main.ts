@@ -5,6 +5,7 @@ import { CliError, DEFAULT_URL } from './client.js';
 import { graph, push, validate } from './commands/definitions.js';
 import { command, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
+import { listNamespaces, setNamespace, showNamespace } from './commands/namespaces.js';
 import { listSchedules } from './commands/schedules.js';
 import { serve } from './commands/serve.js';
 import { createToken, listTokens, revokeToken } from './commands/tokens.js';
@@ -61,6 +62,26 @@ program
   .option('--reply-queue <name>', 'the queue workers reply to', DEFAULT_REPLY_QUEUE)
   .option('--port <port>', 'HTTP port', '8080')
   .option('--host <host>', 'HTTP address to bind', '127.0.0.1')
+  .option(
+    '--health-port <port>',
+    'also answer /healthz, and only it, on this port of --host, with connections of its own: a flood holding every connection of --port does not reach it (0 picks a free port)',
+  )
+  .option(
+    '--max-connections <n>',
+    'HTTP connections held at once; more are closed as soon as they are accepted (default 1000)',
+  )
+  .option(
+    '--headers-timeout <duration>',
+    "a connection must have sent its request's headers this long after opening, or after its request began (default 10s)",
+  )
+  .option(
+    '--request-timeout <duration>',
+    'a request, headers and body, must have arrived this long after it began (default 30s); a long poll waiting for its answer is not cut',
+  )
+  .option(
+    '--keep-alive-timeout <duration>',
+    'a kept-alive connection is closed after this long without a next request (default 5s)',
+  )
   .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d')
   .option(
     '--token <token>',
@@ -107,6 +128,10 @@ program
   .option(
     '--max-deliveries <n>',
     'with --quorum-queues: deliveries of a request before its attempt fails (default 5)',
+  )
+  .option(
+    '--reply-auth',
+    "take only replies that echo their request's token (x-switchyard-token): for a broker others can publish on; the original's workers do not echo it",
   )
   .option(
     '--synchronous <level>',
@@ -327,6 +352,43 @@ token
   .argument('<id>', 'the token id (token list)')
   .addOption(urlOption())
   .action(async (id: string, options) => revokeToken(id, options, out));
+
+program
+  .command('namespaces')
+  .description('the namespaces your token sees, with the queue prefix and vhosts the operator set for each')
+  .addOption(outputOption())
+  .addOption(urlOption())
+  .action(async (options) => listNamespaces(options, out));
+
+const namespace = program
+  .command('namespace')
+  .description("a namespace's settings: its queue prefix and allowed vhosts, which only the operator sets");
+
+namespace
+  .command('set')
+  .description("set a namespace's queue prefix or allowed vhosts (needs a token of every namespace, admin)")
+  .argument('<namespace>', 'the namespace')
+  .option(
+    '--queue-prefix <prefix>',
+    "every step queue of the namespace starts with it, and no other namespace's may",
+  )
+  .option('--no-queue-prefix', 'take the queue prefix away')
+  .option('--vhost <name...>', 'the RabbitMQ vhosts its workflows may use (repeat for several)')
+  .option(
+    '--no-vhost',
+    "take the vhost list away: the broker URL's vhost only (in default: any vhost, the original's way)",
+  )
+  .addOption(outputOption())
+  .addOption(urlOption())
+  .action(async (name: string, options) => setNamespace(name, options, out));
+
+namespace
+  .command('show')
+  .description('what the operator set for a namespace your token sees')
+  .argument('<namespace>', 'the namespace')
+  .addOption(outputOption())
+  .addOption(urlOption())
+  .action(async (name: string, options) => showNamespace(name, options, out));
 
 try {
   await program.parseAsync(process.argv);

@@ -3,6 +3,7 @@ import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-inv
 import { fromEnvironment } from '../aws/from-env.js';
 import { settleEachSqsRecord } from '../aws/sqs-batch.js';
 import { sqsBusFactory } from '../aws/sqs-bus-factory.js';
+import { readToken, TOKEN_ATTRIBUTE } from '../transport/request-token.js';
 
 export type DeadLettersHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
@@ -25,7 +26,12 @@ export function createDeadLettersHandler(deps: ManagerHandlerDeps): DeadLettersH
     const attempt = positiveInteger(record.messageAttributes?.attempt?.stringValue);
     const detail = deadLetterDetail(record);
     telemetry.logger.warn('request dead-lettered', { correlationId, attempt, detail });
-    await manager.deadLettered(correlationId, attempt, detail);
+    await manager.deadLettered(
+      correlationId,
+      attempt,
+      detail,
+      readToken(record.messageAttributes?.[TOKEN_ATTRIBUTE]?.stringValue),
+    );
   };
   return (event, context) =>
     drainingInvocation(deps, context, () =>

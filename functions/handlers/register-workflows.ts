@@ -33,6 +33,11 @@ export interface RegisterWorkflowsProperties {
   Definitions: string;
   /** The namespace they are registered in (the workflows file's `namespace:`). @default 'default' */
   Namespace?: string;
+  /**
+   * The workflows file's `queuePrefix:`, already in the definitions' queues: the deployer is the
+   * operator, so it becomes the namespace's setting (docs/workflows.md, "Namespaces").
+   */
+  QueuePrefix?: string;
 }
 
 export type RegisterWorkflowsEvent = CloudFormationCustomResourceEvent<RegisterWorkflowsProperties>;
@@ -72,6 +77,12 @@ export function createRegisterWorkflowsHandler(deps: RegisterWorkflowsDeps): Reg
         event.ResourceProperties.Namespace,
       );
       if (deps.replyQueue) await manager.bus.ensureQueues([{ queue: deps.replyQueue, vhost: null }]);
+      const queuePrefix = event.ResourceProperties.QueuePrefix;
+      if (queuePrefix) {
+        const namespace = event.ResourceProperties.Namespace ?? DEFAULT_NAMESPACE;
+        const current = await manager.namespaces.settings(namespace);
+        if (current?.queuePrefix !== queuePrefix) await manager.namespaces.change({ namespace, queuePrefix });
+      }
       const versions: string[] = [];
       for (const definition of definitions) {
         const { version, created } = await manager.registerWorkflow(definition);

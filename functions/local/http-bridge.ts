@@ -5,19 +5,53 @@ import { ApiError, errorResponse, type HostRequest } from '../api/http.js';
 import { rawQueryOf } from '../api/query.js';
 import type { ApiDeps } from '../api/router.js';
 import { withSecurityHeaders } from '../api/security-headers.js';
+import { DEFAULT_HTTP_BOUNDS, enforceBounds, type HttpBounds, serverOptions } from './http-bounds.js';
 import { refuseForeignRequest, type SourcePolicy, sourcePolicy } from './request-source.js';
 
 /**
  * Serves the API on node:http: each request goes to the same `handleApiRequest` the deployed API
  * function hands its API Gateway events to, so both runtimes run the same routes. Before that, what
  * only a local server must check: that the request names this server and is not another site's.
+ * The server holds at most `bounds.maxConnections`, each within the bounds' timeouts.
  */
-export function createHttpBridge(deps: ApiDeps, policy: SourcePolicy = sourcePolicy({})): Server {
+export function createHttpBridge(
+  deps: ApiDeps,
+  policy: SourcePolicy = sourcePolicy({}),
+  bounds: HttpBounds = DEFAULT_HTTP_BOUNDS,
+): Server {
+  return bridge(deps, policy, bounds, 'HTTP', () => {});
+}
+
+/** The path the health listener answers; every other is 404 there. */
+const HEALTH_PATH = '/healthz';
+
+/**
+ * The health listener (`serve --health-port`): `/healthz` alone, on a port of its own with a cap of
+ * its own, so that a flood holding every connection of the API's port cannot silence it.
+ */
+export function createHealthBridge(deps: ApiDeps, policy: SourcePolicy, bounds: HttpBounds): Server {
+  return bridge(deps, policy, bounds, 'health', (request) => {
+    if (new URL(request.url ?? '/', 'http://localhost').pathname !== HEALTH_PATH)
+      throw new ApiError('not_found', `this port answers ${HEALTH_PATH} only`);
+  });
+}
+
+function bridge(
+  deps: ApiDeps,
+  policy: SourcePolicy,
+  bounds: HttpBounds,
+  name: string,
+  refusePath: (request: IncomingMessage) => void,
+): Server {
   // The address is read once it is bound, not per request (each read is a system call).
   let bound: string | undefined;
-  const server = createServer((request, response) => {
-    void serve(request, response, deps, () => refuseForeignRequest(request.headers, policy, bound));
+  const server = createServer(serverOptions(bounds), (request, response) => {
+    void serve(request, response, deps, () => {
+      refuseForeignRequest(request.headers, policy, bound);
+      refusePath(request);
+    });
   });
+  enforceBounds(server, bounds, deps.logger, name);
   server.on('listening', () => {
     bound = (server.address() as AddressInfo | null)?.address;
   });
@@ -28,10 +62,10 @@ async function serve(
   request: IncomingMessage,
   response: ServerResponse,
   deps: ApiDeps,
-  refuseForeign: () => void,
+  refuse: () => void,
 ): Promise<void> {
   try {
-    refuseForeign();
+    refuse();
     const body = await readBody(request, deps.maxBodyBytes);
     const result = await handleApiRequest(toApiRequest(request, body), deps);
     // With its length declared, the response leaves in one write instead of as chunks.
@@ -85,5 +119,16 @@ function toApiRequest(request: IncomingMessage, body: string): HostRequest {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   const query = rawQueryOf(url.searchParams);
-  return { method: request.method ?? 'GET', path: url.pathname, query, headers, body };
+  return { method: request.method ?? 'GET', path: rawPath(request.url, url), query, headers, body };
+}
+
+/**
+ * The path as the client sent it. WHATWG URL would resolve `..` and `%2E%2E` first, so that
+ * `/api/ns/%2E%2E/workflow/x` reached the API as `/api/workflow/x`: the API checks each segment
+ * itself and refuses those (400 or 404), as it does behind API Gateway.
+ */
+function rawPath(target: string | undefined, url: URL): string {
+  if (!target?.startsWith('/')) return url.pathname;
+  const query = target.indexOf('?');
+  return query < 0 ? target : target.slice(0, query);
 }

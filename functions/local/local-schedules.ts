@@ -1,5 +1,6 @@
 import {
   dueTicks,
+  formatDuration,
   nextTick,
   type ScheduleDefinition,
   scheduleKey,
@@ -11,7 +12,10 @@ import type { Logger } from '../telemetry/telemetry.js';
 /** Where serve keeps the last tick it handled of each schedule (the SQLite store). */
 export interface ScheduleCursors {
   scheduleCursors(workflow: string): Promise<Map<string, number>>;
+  /** Moves the cursor forward only. */
   setScheduleCursor(workflow: string, schedule: string, tick: number): Promise<void>;
+  /** Moves the cursor back to `at` if it is later. */
+  capScheduleCursor(workflow: string, schedule: string, at: number): Promise<void>;
 }
 
 export interface LocalSchedulesOptions {
@@ -38,6 +42,10 @@ const RETRY_MS = 5_000;
  * next pass starts the same ticks again, which finds their jobs and creates none. A schedule seen
  * for the first time gets its cursor at now: ticks from before it existed do not run. A disabled
  * workflow's ticks are passed over (not caught up when it is enabled again).
+ *
+ * A cursor later than now was left by a clock that was ahead and has moved back: it is capped at
+ * now (with a warning saying how far ahead it was), else no tick would start until the clock caught
+ * up with it. The ticks it had passed that come round again find the jobs started for them then.
  */
 export class LocalSchedules {
   private readonly clock: () => number;
@@ -113,7 +121,18 @@ export class LocalSchedules {
         // Read the clock per schedule: the jobs of one may take a while to start.
         const now = this.clock();
         const key = scheduleKey(schedule);
-        const after = handled.get(key);
+        let after = handled.get(key);
+        if (after !== undefined && after > now) {
+          logger.warn('schedules: the cursor is ahead of the clock (it moved back); counting from now', {
+            workflow: stored.name,
+            cron: schedule.cron,
+            cursor: new Date(after).toISOString(),
+            ahead: formatDuration(after - now),
+            aheadMs: after - now,
+          });
+          await cursors.capScheduleCursor(stored.name, key, now);
+          after = now;
+        }
         if (after !== undefined && stored.enabled) await this.catchUp(stored.name, schedule, after, now);
         await cursors.setScheduleCursor(stored.name, key, now);
         const next = nextTick(schedule, now);

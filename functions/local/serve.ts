@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import {
   DEFAULT_NAMESPACE,
   DEFAULT_REPLY_QUEUE,
@@ -25,7 +24,9 @@ import type { Logger } from '../telemetry/telemetry.js';
 import { DEFAULT_AMQP_URL, redactUrl } from '../transport/amqp/url.js';
 import { refuseOpenBind } from './bind-guard.js';
 import { registerConfigWorkflows } from './config-workflows.js';
-import { createHttpBridge } from './http-bridge.js';
+import { readDescriptors, reportDescriptors } from './descriptor-budget.js';
+import { type HttpBounds, httpBounds } from './http-bounds.js';
+import { HEALTH_MAX_CONNECTIONS, listenHttp } from './http-listeners.js';
 import { LocalSchedules } from './local-schedules.js';
 import { LocalTimers } from './local-timers.js';
 import { sourcePolicy } from './request-source.js';
@@ -51,6 +52,10 @@ export interface ServeOptions {
   port?: number;
   /** @default '127.0.0.1' */
   host?: string;
+  /** HTTP timeouts and the most connections held (`--headers-timeout`, `--request-timeout`, `--keep-alive-timeout`, `--max-connections`). */
+  http?: Partial<HttpBounds>;
+  /** A second listener, on this port of `host`, that answers `/healthz` only (`--health-port`; 0 picks a free port). */
+  healthPort?: number;
   /** Finished jobs older than this (ms) are deleted. */
   retainMs?: number;
   token?: string;
@@ -89,6 +94,11 @@ export interface ServeOptions {
   quorumQueues?: boolean;
   /** With `quorumQueues`: deliveries before a request is dead-lettered (`--max-deliveries`). @default 5 */
   maxDeliveries?: number;
+  /**
+   * Take only replies (and dead letters) that echo their request's token (`--reply-auth`;
+   * protocol.md, "Reply authentication"). @default false
+   */
+  replyAuth?: boolean;
 }
 
 /** How long a request may stay in RabbitMQ unless `--request-ttl` says otherwise. */
@@ -96,6 +106,8 @@ export const DEFAULT_REQUEST_TTL_MS = 60 * 60_000;
 
 export interface ServeHandle {
   url: string;
+  /** With `healthPort`: the health listener's URL. */
+  healthUrl?: string;
   manager: Manager;
   store: Store;
   /** With `--bus memory`: the in-process broker workers connect to. */
@@ -113,18 +125,27 @@ export function amqpUrlFromEnv(explicit?: string, env: NodeJS.ProcessEnv = proce
   return explicit ?? env.AMQP_URL ?? env.AMQP_SERVER ?? DEFAULT_AMQP_URL;
 }
 
-/** Reads workflow files; throws one error listing every problem. */
+/** The `--config` files' workflows, and the queue prefix each names for its namespace. */
+export interface ConfigWorkflows {
+  /** Named in their namespace, their queues under its prefix. */
+  definitions: WorkflowDefinition[];
+  /** By namespace: the prefix the files (or `serve --queue-prefix`) give it. */
+  queuePrefixes: Map<string, string>;
+}
+
 /**
  * The workflows of `--config` files, as they are registered: in the namespace the file names
  * (`namespace:`), else `scope.namespace` (`serve --namespace`), else `default`; with the file's
- * `queuePrefix:`, else `scope.queuePrefix`, before each step queue.
+ * `queuePrefix:`, else `scope.queuePrefix`, before each step queue. Serve's files are the operator's:
+ * the prefix they give a namespace becomes its setting. Throws one error listing every problem.
  */
 export async function readWorkflowFiles(
   files: readonly string[],
   rules: QueueRules = {},
   scope: { namespace?: string; queuePrefix?: string } = {},
-): Promise<WorkflowDefinition[]> {
-  const workflows: WorkflowDefinition[] = [];
+): Promise<ConfigWorkflows> {
+  const definitions: WorkflowDefinition[] = [];
+  const queuePrefixes = new Map<string, string>();
   const problems: string[] = [];
   for (const file of files) {
     let text: string;
@@ -136,14 +157,45 @@ export async function readWorkflowFiles(
       );
       continue;
     }
-    // The file's queue prefix, else serve's, is written into the step queues by loadForDeployment.
-    const result = loadForDeployment(text, { file }, rules, scope.queuePrefix);
+    const result = loadForDeployment(text, { file }, rules);
     problems.push(...result.errors.map(formatDefinitionError));
     const namespace = result.namespace ?? scope.namespace ?? DEFAULT_NAMESPACE;
-    workflows.push(...result.workflows.map((workflow) => definitionInNamespace(workflow, namespace)));
+    const prefix = result.queuePrefix ?? scope.queuePrefix;
+    if (prefix !== undefined) {
+      const earlier = queuePrefixes.get(namespace);
+      if (earlier !== undefined && earlier !== prefix) {
+        problems.push(
+          `${file}: gives namespace "${namespace}" the queue prefix "${prefix}", but another file gives it "${earlier}"`,
+        );
+      }
+      queuePrefixes.set(namespace, prefix);
+    }
+    definitions.push(
+      ...result.workflows.map((workflow) => definitionInNamespace(workflow, namespace, prefix)),
+    );
   }
   if (problems.length) throw new Error(`invalid workflow definitions:\n${problems.join('\n')}`);
-  return workflows;
+  return { definitions, queuePrefixes };
+}
+
+/** Gives each namespace the queue prefix serve's files give it, saying so when that changes one. */
+async function applyConfigPrefixes(
+  prefixes: ReadonlyMap<string, string>,
+  manager: Manager,
+  logger: Logger,
+): Promise<void> {
+  for (const [namespace, queuePrefix] of prefixes) {
+    const current = await manager.namespaces.settings(namespace);
+    if (current?.queuePrefix === queuePrefix) continue;
+    await manager.namespaces.change({ namespace, queuePrefix });
+    if (current?.queuePrefix !== undefined) {
+      logger.warn('namespace queue prefix changed by the workflow files', {
+        namespace,
+        queuePrefix,
+        was: current.queuePrefix,
+      });
+    }
+  }
 }
 
 /**
@@ -155,8 +207,9 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   const logger = options.logger ?? createJsonLogger({});
   const queueRules: QueueRules = options.replyQueue ? { replyQueue: options.replyQueue } : {};
   const policy = sourcePolicy(options);
+  const bounds = httpBounds(options.http);
   await refuseOpenBind(options.host ?? '127.0.0.1', options.token);
-  const definitions = await readWorkflowFiles(options.configFiles ?? [], queueRules, {
+  const { definitions, queuePrefixes } = await readWorkflowFiles(options.configFiles ?? [], queueRules, {
     namespace: options.namespace,
     queuePrefix: options.queuePrefix,
   });
@@ -187,13 +240,15 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   const onDeadLetters = async (letters: DeadLetter[]): Promise<void> => {
     for (const letter of letters) {
       if (!letter.correlationId || (letter.replyTo !== undefined && letter.replyTo !== replyQueue)) continue;
-      if (letter.reason === 'expired') await manager.requestExpired(letter.correlationId, letter.attempt);
+      if (letter.reason === 'expired')
+        await manager.requestExpired(letter.correlationId, letter.attempt, letter.token);
       else {
         const maxDeliveries = bus instanceof RabbitMqBus ? bus.maxDeliveries : undefined;
         await manager.deadLettered(
           letter.correlationId,
           letter.attempt,
           deadLetterFailure(letter, maxDeliveries),
+          letter.token,
         );
       }
     }
@@ -250,6 +305,8 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     maxReplyBytes: options.maxReplyBytes,
     maxFanOutBytes: options.maxFanOutBytes,
     requestTtlMs: broker ? undefined : (options.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS),
+    queueRules,
+    replyAuth: options.replyAuth,
     onRegistered: async (definition) => {
       for (const vhost of definition.vhosts ?? []) consumeVhost(vhost);
       // Its schedules may have changed: the next pass counts them (not awaited: it starts jobs). The
@@ -266,6 +323,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   });
 
   try {
+    await applyConfigPrefixes(queuePrefixes, manager, logger);
     await registerConfigWorkflows(definitions, { manager, store, logger });
     await rearmTimers(store, timers);
     await manager.recover();
@@ -278,7 +336,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   }
 
   const shutdown = new AbortController();
-  const server = createHttpBridge(
+  const listeners = await listenHttp(
     {
       shutdown: shutdown.signal,
       service: new ApiService({ manager, store, bus, queueRules }),
@@ -288,15 +346,17 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       metricsText: () => metrics.text(),
       dashboard: options.dashboard,
     },
-    policy,
+    {
+      host: options.host ?? '127.0.0.1',
+      port: options.port ?? 8080,
+      healthPort: options.healthPort,
+      bounds,
+      policy,
+    },
   );
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 8080, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${host}:${address.port}`;
+  const { url, healthUrl } = listeners;
+  const connections = bounds.maxConnections + (healthUrl ? HEALTH_MAX_CONNECTIONS : 0);
+  reportDescriptors(await readDescriptors(), connections, logger);
 
   consumeVhost(null);
   for (const workflow of await store.listWorkflows())
@@ -308,6 +368,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   void schedules.poke();
   logger.info('serving', {
     url,
+    ...(healthUrl ? { health: `${healthUrl}/healthz` } : {}),
     db: options.db ?? 'switchyard.db',
     synchronous: store.settings().synchronous,
     bus: broker ? 'memory' : redactUrl(amqpUrl),
@@ -317,6 +378,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   let closing: Promise<void> | undefined;
   return {
     url,
+    healthUrl,
     manager,
     store,
     broker,
@@ -325,10 +387,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       closing ??= (async () => {
         clearInterval(retention);
         shutdown.abort();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        await listeners.close(CLOSING_MS);
         await Promise.all([...consumers.values()].map((consumer) => consumer.stop()));
         await settlesWithin(schedules.stop(), CLOSING_MS);
         if (!(await settlesWithin(manager.drain(), options.drainTimeoutMs ?? 5_000))) {

@@ -15,6 +15,8 @@ import {
   type JobStore,
   type JsonObject,
   jsonEqual,
+  type ManagerKeys,
+  type NamespaceSettingsStore,
   type OutboxEntry,
   type Rejection,
   type ReplyEvent,
@@ -33,14 +35,17 @@ import { ManagerError } from './errors.js';
 import { FollowUpRunner } from './follow-ups.js';
 import { ReplyIsolation } from './isolate-replies.js';
 import type { JobEventInput } from './job-event-input.js';
+import { NamespaceAuthority } from './namespace-authority.js';
 import { OutboxPump } from './outbox-pump.js';
+import type { QueueRules } from './queue-rules.js';
 import { RequestRefresher } from './request-refresher.js';
+import { RequestTokens } from './request-tokens.js';
 import type { StartJobParams } from './start-job-params.js';
 import { recordNotes } from './transition-telemetry.js';
 import { WorkflowCache } from './workflow-cache.js';
 
 export interface ManagerOptions {
-  store: WorkflowRegistry & JobStore;
+  store: WorkflowRegistry & JobStore & NamespaceSettingsStore & ManagerKeys;
   bus: Bus;
   timers: TimerScheduler;
   telemetry?: Telemetry;
@@ -56,6 +61,14 @@ export interface ManagerOptions {
   maxReplyBytes?: number;
   /** The most bytes of input one fan-out may give its children. @default 256 MiB */
   maxFanOutBytes?: number;
+  /** The deployment's rules for step queue names (its reply queue, the SQS prefix). */
+  queueRules?: QueueRules;
+  /**
+   * Take only replies (and dead letters) that carry their request's token (`serve --reply-auth`,
+   * deployed `REPLY_AUTH`): anyone who can publish on the broker can otherwise answer any step.
+   * @default false
+   */
+  replyAuth?: boolean;
   /** Called after a definition is registered (the local host starts consuming new vhosts). */
   onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
   /**
@@ -84,8 +97,13 @@ const MAX_ROUNDS = 50;
  * Every runtime uses it: the local host, and each Lambda handler.
  */
 export class Manager {
-  readonly store: WorkflowRegistry & JobStore;
+  readonly store: WorkflowRegistry & JobStore & NamespaceSettingsStore & ManagerKeys;
   readonly bus: Bus;
+  /** Each request's token: minted as it is sent, checked on replies when `replyAuth` is on. */
+  readonly tokens: RequestTokens;
+  private readonly replyAuth: boolean;
+  /** What the operator set for each namespace, applied to registrations and starts. */
+  readonly namespaces: NamespaceAuthority;
   readonly telemetry: Telemetry;
   readonly workflows: WorkflowCache;
   private readonly timers: TimerScheduler;
@@ -115,6 +133,9 @@ export class Manager {
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.maxFanOutBytes = options.maxFanOutBytes;
     this.workflows = new WorkflowCache(this.store);
+    this.namespaces = new NamespaceAuthority(this.store, options.queueRules ?? {}, this.clock);
+    this.tokens = new RequestTokens(this.store);
+    this.replyAuth = options.replyAuth ?? false;
     this.isolation = new ReplyIsolation(
       this.telemetry.logger,
       this.telemetry.metrics,
@@ -139,6 +160,7 @@ export class Manager {
       logger: this.telemetry.logger,
       runFollowUps: (entries) => this.followUps.run(entries.map((entry) => entry.followUp)),
       clock: this.clock,
+      tokens: this.tokens,
       onSent: (seconds) => this.telemetry.metrics.observe('step_overhead_seconds', seconds),
       onRequestsSent: (requests) => this.refresher?.sent(requests),
       onUndeliverable: async (entry, message) => {
@@ -174,12 +196,24 @@ export class Manager {
    * The broker dead-lettered a request as expired: sent again now if its step still waits for that
    * attempt (a step without `timeout`, or one whose deadline is further than the request TTL).
    */
-  async requestExpired(correlationId: string, attempt: number | undefined): Promise<void> {
-    await this.refresher?.expired(correlationId, attempt);
+  async requestExpired(correlationId: string, attempt: number | undefined, token?: string): Promise<void> {
+    if (!(await this.genuineDeadLetter(correlationId, attempt, token))) return;
+    if (!this.refresher) return;
+    if (!(await this.refresher.expired(correlationId, attempt))) {
+      this.telemetry.metrics.count('dead_letters_ignored_total', { reason: 'not_expired' });
+    }
   }
 
-  /** Registers a definition: an identical one keeps its version, a different one makes the next. */
-  async registerWorkflow(definition: WorkflowDefinition): Promise<{ version: number; created: boolean }> {
+  /**
+   * Registers a definition (its name qualified by its namespace) under its namespace's queue prefix:
+   * an identical one keeps its version, a different one makes the next. `queuePrefix`: the prefix
+   * its document states, which must be the namespace's.
+   */
+  async registerWorkflow(
+    written: WorkflowDefinition,
+    options: { queuePrefix?: string } = {},
+  ): Promise<{ version: number; created: boolean }> {
+    const definition = await this.namespaces.prepare(written, options.queuePrefix);
     const saved = await this.store.saveWorkflow(definition, this.now());
     const queues = new Map<string, { queue: string; vhost: string | null }>();
     const steps = [...definition.steps, ...(definition.tasks ?? []).flatMap((task) => task.steps)];
@@ -316,6 +350,8 @@ export class Manager {
         `workflow "${workflow.name}" does not run on vhost "${params.vhost}"`,
       );
     }
+    // The broker URL's own vhost is every namespace's; any other must be the namespace's to use.
+    if (vhost !== null) await this.namespaces.checkVhost(workflow.name, vhost);
     const latest = params.version === undefined ? stored : undefined;
     const runningLimit = await this.runningLimitOf(workflow.name, latest);
     return {
@@ -341,7 +377,8 @@ export class Manager {
   /** The reply handler's core: turns worker messages into events and stores their effects. */
   async handleReplies(replies: readonly InboundReply[]): Promise<void> {
     const events: JobEventInput[] = [];
-    for (const reply of replies) {
+    const taken = this.replyAuth ? await this.authenticated(replies) : replies;
+    for (const reply of taken) {
       const parsed = this.readReply(reply);
       if (parsed.ok) {
         events.push({ jobId: parsed.jobId, event: parsed.event });
@@ -378,6 +415,50 @@ export class Manager {
     });
   }
 
+  /**
+   * The replies that carry their request's token, each with the attempt the token vouches for; the
+   * others are counted and dropped (acknowledged: they would be as unauthenticated next time).
+   */
+  private async authenticated(replies: readonly InboundReply[]): Promise<InboundReply[]> {
+    await this.tokens.ready();
+    const taken: InboundReply[] = [];
+    for (const reply of replies) {
+      const claim = this.tokens.verify(reply.token, reply.correlationId, reply.attempt);
+      if (claim) {
+        taken.push({ ...reply, attempt: claim.attempt });
+        continue;
+      }
+      this.telemetry.metrics.count('replies_ignored_total', { reason: 'unauthenticated' });
+      this.telemetry.logger.warn("reply without its request's token ignored (reply authentication is on)", {
+        correlationId: reply.correlationId,
+        token: reply.token === undefined ? 'none' : "not this request's",
+      });
+    }
+    return taken;
+  }
+
+  /**
+   * Whether a dead letter may be acted on: with reply authentication on, only one that carries the
+   * token its request was sent with (forged ones are counted and ignored).
+   */
+  private async genuineDeadLetter(
+    correlationId: string,
+    attempt: number | undefined,
+    token?: string,
+  ): Promise<boolean> {
+    if (!this.replyAuth) return true;
+    await this.tokens.ready();
+    if (this.tokens.verify(token, correlationId, attempt)) return true;
+    this.telemetry.metrics.count('dead_letters_ignored_total', { reason: 'unauthenticated' });
+    this.telemetry.logger.warn(
+      "dead letter without its request's token ignored (reply authentication is on)",
+      {
+        correlationId,
+      },
+    );
+    return false;
+  }
+
   /** A reply as an event; one that cannot even be read is malformed, never a reason to fail the batch. */
   private readReply(reply: InboundReply): ReplyEvent {
     try {
@@ -396,7 +477,13 @@ export class Manager {
   }
 
   /** A request that exhausted its queue's receive count fails its attempt (if it is still the current one). */
-  async deadLettered(correlationId: string, attempt: number | undefined, detail: string): Promise<void> {
+  async deadLettered(
+    correlationId: string,
+    attempt: number | undefined,
+    detail: string,
+    token?: string,
+  ): Promise<void> {
+    if (!(await this.genuineDeadLetter(correlationId, attempt, token))) return;
     const parsed = replyEvent({
       correlationId,
       body: JSON.stringify({ error: detail }),

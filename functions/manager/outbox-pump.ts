@@ -8,6 +8,7 @@ import {
 } from '../../engine/index.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import { QueueBackoff, type QueueBackoffOptions } from './queue-backoff.js';
+import type { RequestTokens } from './request-tokens.js';
 
 type RequestEntry = Extract<OutboxEntry, { kind: 'request' }>;
 type FollowUpEntry = Extract<OutboxEntry, { kind: 'followUp' }>;
@@ -34,6 +35,8 @@ export interface OutboxPumpOptions {
   /** Called with the requests the broker confirmed, once per send. */
   onRequestsSent?: (requests: StepRequest[]) => void;
   clock?: () => number;
+  /** Each request's token (`x-switchyard-token`), minted as it is sent (request-tokens.ts). */
+  tokens?: RequestTokens;
   /** The wait before sending again to a queue that refused requests (a full queue). */
   refusedBackoff?: QueueBackoffOptions;
   /**
@@ -334,10 +337,15 @@ export class OutboxPump {
   ): Promise<{ refused: Map<string, string>; undeliverable: Map<string, string> }> {
     const refused = new Map<string, string>();
     const undeliverable = new Map<string, string>();
+    const tokens = this.options.tokens;
     try {
+      await tokens?.ready();
       await this.options.bus.send(
         batch.map((entry) => entry.request),
-        { onSent: (request) => confirms.confirmed(request) },
+        {
+          onSent: (request) => confirms.confirmed(request),
+          ...(tokens ? { tokenOf: (request) => tokens.mint(request.correlationId, request.attempt) } : {}),
+        },
       );
     } catch (error) {
       const errors = error instanceof AggregateError ? error.errors : [error];

@@ -23,6 +23,11 @@ export interface RequestRefresherOptions {
   tickMs?: number;
 }
 
+/** A copy's dead letter may come this much of a TTL before its expiry as the manager reckons it. */
+const EARLY_FRACTION = 0.1;
+/** Re-sends on dead letters remembered (to refuse a second within half a TTL). */
+const MAX_RECENT = 10_000;
+
 interface Watched {
   jobId: string;
   step: string;
@@ -46,6 +51,8 @@ interface Watched {
 export class RequestRefresher {
   /** By correlation id: the awaited attempt and when its copy expires. */
   private readonly watched = new Map<string, Watched>();
+  /** `<correlation id>:<attempt>` of the requests re-sent on a dead letter, and when: oldest first. */
+  private readonly recentlyResent = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
   private sweeping: Promise<void> | undefined;
   private resends = 0;
@@ -93,16 +100,30 @@ export class RequestRefresher {
 
   /**
    * The broker says the request expired (its dead letter came back): sent again now if still
-   * awaited, whether or not it was watched (after a restart, say).
+   * awaited, whether or not it was watched (after a restart, say). Not when the copy last sent
+   * cannot have expired yet, nor twice within half a TTL: anyone who can publish on the broker can
+   * forge a dead letter, and 500 forged ones must not send one request 500 times.
    */
-  async expired(correlationId: string, attempt: number | undefined): Promise<void> {
+  async expired(correlationId: string, attempt: number | undefined): Promise<boolean> {
     const target = parseCorrelationId(correlationId);
-    if (!target) return;
+    if (!target) return false;
     const watched = this.watched.get(correlationId);
     const which = attempt ?? watched?.attempt;
-    if (which === undefined) return;
+    if (which === undefined) return false;
+    const now = this.now();
+    const early =
+      watched && watched.attempt === which && now < watched.due - this.options.ttlMs * EARLY_FRACTION;
+    const key = `${correlationId}:${which}`;
+    const recent = (this.recentlyResent.get(key) ?? Number.NEGATIVE_INFINITY) > now - this.options.ttlMs / 2;
+    if (early || recent) return false;
     if (watched && watched.attempt === which) this.watched.delete(correlationId);
+    this.recentlyResent.delete(key);
+    this.recentlyResent.set(key, now);
+    if (this.recentlyResent.size > MAX_RECENT) {
+      this.recentlyResent.delete(this.recentlyResent.keys().next().value as string);
+    }
     await this.resendAwaited([{ jobId: target.jobId, step: target.step, attempt: which, due: 0 }]);
+    return true;
   }
 
   /**

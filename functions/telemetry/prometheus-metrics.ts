@@ -16,6 +16,8 @@ const HELP: Record<CounterName | HistogramName, string> = {
   replies_malformed_total: 'Messages on the reply queue without a usable correlation id.',
   replies_dropped_total:
     'Replies for which neither they nor a failed attempt could be stored: logged and let go of.',
+  dead_letters_ignored_total:
+    "Dead-lettered requests not acted on: without their request's token (reply authentication), or expired before their copy could have.",
   step_duration_seconds: 'From a step attempt being sent to its reply being processed.',
   reply_batch_size: 'Replies processed per batch (one store transaction).',
   step_overhead_seconds:
@@ -26,6 +28,7 @@ const LABELS: Partial<Record<CounterName, string[]>> = {
   jobs_started_total: ['workflow'],
   jobs_finished_total: ['status'],
   replies_ignored_total: ['reason'],
+  dead_letters_ignored_total: ['reason'],
 };
 
 /** Where the job-count gauge reads: the workflows, and each one's jobs by status. */

@@ -29,7 +29,8 @@ export type CounterName =
   | 'timeouts_total'
   | 'replies_ignored_total'
   | 'replies_malformed_total'
-  | 'replies_dropped_total';
+  | 'replies_dropped_total'
+  | 'dead_letters_ignored_total';
 
 export type HistogramName = 'step_duration_seconds' | 'reply_batch_size' | 'step_overhead_seconds';
 

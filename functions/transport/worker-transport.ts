@@ -16,6 +16,8 @@ export interface WorkerDelivery {
    * the SDK counts deliveries in the process.
    */
   deliveryCount?: number;
+  /** The request's token (`x-switchyard-token` header / `token` attribute), echoed on every reply. */
+  token?: string;
   /** Acknowledge (RabbitMQ ack, SQS DeleteMessage): only after the reply is confirmed. */
   ack(): Promise<void>;
   /** Hand the request back for redelivery (RabbitMQ nack with requeue; SQS: make it visible again). */
@@ -31,6 +33,8 @@ export interface ReplyOptions {
   attempt?: number;
   /** `false` on an error reply: the step must not be retried (`x-retryable: false`). */
   retryable?: false;
+  /** The request's token, echoed: a manager with reply authentication on needs it. */
+  token?: string;
 }
 
 export interface WorkerTransport {

@@ -41,7 +41,7 @@ export function suspend(note = 'waiting for a signal'): ControlReply {
  *
  * @example
  * ```ts
- * import { AbortJob, runWorker } from 'switchyard/worker';
+ * import { AbortJob, runWorker } from 'switchyard-worker';
  *
  * await runWorker({
  *   queue: 'load-order',
@@ -67,7 +67,7 @@ export class AbortJob extends Error {
  *
  * @example
  * ```ts
- * import { runWorker, SuspendStep } from 'switchyard/worker';
+ * import { runWorker, SuspendStep } from 'switchyard-worker';
  *
  * await runWorker({
  *   queue: 'approve-refund',

@@ -62,7 +62,7 @@ const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
  * @typeParam Out - the reply's shape.
  * @example
  * ```ts
- * import { createWorker } from 'switchyard/worker';
+ * import { createWorker } from 'switchyard-worker';
  *
  * const workers = [
  *   createWorker<{ text: string }, { words: number }>({
@@ -224,7 +224,7 @@ function stopOwnedWorkers(signal: NodeJS.Signals): void {
  * @typeParam Out - the reply's shape (the step's output); a JSON object, or null/undefined for `{}`.
  * @example
  * ```ts
- * import { runWorker, WorkerError } from 'switchyard/worker';
+ * import { runWorker, WorkerError } from 'switchyard-worker';
  *
  * type Order = { orderId: string; amount: number };
  * await runWorker<Order, { chargeId: string }>({
@@ -289,7 +289,12 @@ async function defaultTransport(
  * amqpUrlFrom(undefined, { AMQP_SERVER: 'rabbit:5672' }); // 'amqp://rabbit:5672'
  * ```
  */
-export function amqpUrlFrom(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+export function amqpUrlFrom(
+  explicit: string | undefined,
+  // Not NodeJS.ProcessEnv: the SDK's declarations name no type of @types/node, which a worker's
+  // project may not have.
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string {
   if (explicit) return explicit;
   if (env.AMQP_URL) return env.AMQP_URL;
   const server = env.AMQP_SERVER;

@@ -10,6 +10,7 @@ export class HeldRequest implements WorkerDelivery {
   readonly body: string;
   readonly attempt?: number;
   readonly deliveryCount?: number;
+  readonly token?: string;
   private handed = false;
 
   constructor(private readonly delivery: WorkerDelivery) {
@@ -18,6 +19,7 @@ export class HeldRequest implements WorkerDelivery {
     this.body = delivery.body;
     if (delivery.attempt !== undefined) this.attempt = delivery.attempt;
     if (delivery.deliveryCount !== undefined) this.deliveryCount = delivery.deliveryCount;
+    if (delivery.token !== undefined) this.token = delivery.token;
   }
 
   get handedBack(): boolean {

@@ -44,6 +44,7 @@ export function requestHandling<In extends JsonObject, Out extends WorkerResult>
     return options.send(delivery.replyTo, delivery.correlationId, body, {
       ...says,
       ...(delivery.attempt !== undefined ? { attempt: delivery.attempt } : {}),
+      ...(delivery.token !== undefined ? { token: delivery.token } : {}),
     });
   }
 

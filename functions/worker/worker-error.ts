@@ -18,7 +18,7 @@ export interface WorkerErrorOptions {
  *
  * @example
  * ```ts
- * import { runWorker, WorkerError } from 'switchyard/worker';
+ * import { runWorker, WorkerError } from 'switchyard-worker';
  *
  * await runWorker<{ sku: string }>({
  *   queue: 'reserve-stock',

@@ -47,7 +47,7 @@ export interface WorkerFunctionProps {
 const SQS_DEFAULT_VISIBILITY_SECONDS = 30;
 
 /**
- * A worker as a Lambda function (`lambdaWorker` in `switchyard/worker/lambda`): Node.js 24 on arm64,
+ * A worker as a Lambda function (`lambdaWorker` in `switchyard-worker/lambda`): Node.js 24 on arm64,
  * bundled locally with esbuild, triggered by its step queue with partial batch responses, and a role
  * that may only receive from that queue, send to the reply queue (KMS too, should the queues use a
  * key) and write its own log group.

@@ -13,6 +13,8 @@ export interface WorkflowRegistrationProps {
   definitions: readonly WorkflowDefinition[];
   /** The namespace the definitions are registered in (the file's `namespace:`); absent: `default`. */
   namespace?: string;
+  /** The file's `queuePrefix:`, already in the definitions' queues; it becomes the namespace's setting. */
+  queuePrefix?: string;
   settings: SwitchyardSettings;
 }
 
@@ -37,6 +39,7 @@ export class WorkflowRegistration extends Construct {
       properties: {
         Definitions: JSON.stringify(props.definitions),
         ...(props.namespace ? { Namespace: props.namespace } : {}),
+        ...(props.queuePrefix ? { QueuePrefix: props.queuePrefix } : {}),
       },
     });
   }

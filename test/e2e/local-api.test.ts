@@ -208,13 +208,19 @@ describe('The HTTP API, route by route (serve on RabbitMQ and SQLite)', () => {
     it.each([
       ['a body that is not JSON', '/api/workflow/held', 'a=1&b=2', 400, 'the job input: body is not JSON'],
       ['a list', '/api/workflow/held', '[1,2]', 400, 'the job input: body must be a JSON object, got list'],
-      ['a bad id', '/api/workflow/held?id=12', '{}', 400, '"id" must be a UUID, got "12"'],
+      [
+        'a bad id',
+        '/api/workflow/held?id=12',
+        '{}',
+        400,
+        'query parameter "id" must be a job id (a UUID), got "12"',
+      ],
       [
         'a bad id in the body',
         '/api/workflow/held',
         '{"id": 7}',
         400,
-        'the body\'s "id" must be a UUID, got 7',
+        'the job input: "id" must be a job id (a UUID), got 7',
       ],
       ['an unknown workflow', '/api/workflow/nope', '{}', 404, 'no workflow named "nope"'],
       ['an unknown version', '/api/workflow/held?version=9', '{}', 404, 'workflow "held" has no version 9'],

@@ -143,6 +143,71 @@ describe('Namespaces end to end (serve on RabbitMQ and SQLite, the CLI)', { time
     expect(serve.output()).not.toContain(ROOT);
   });
 
+  it('keeps each namespace to its own queues and vhosts: only the operator sets them, no crossing registers', async () => {
+    const adminA = (await cli(['token', 'create', '-n', 'team-a', '--role', 'admin'])).stdout.trim();
+    const adminDefault = (await cli(['token', 'create', '-n', 'default', '--role', 'admin'])).stdout.trim();
+    const before = (await api('GET', '/api/namespaces', ROOT)).body;
+    expect(before.settings).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ namespace: 'team-a', queuePrefix: prefixA }),
+        expect.objectContaining({ namespace: 'team-b', queuePrefix: prefixB }),
+      ]),
+    );
+
+    // A namespace admin cannot change its prefix nor its vhosts: the operator's settings.
+    const grab = await cli(['namespace', 'set', 'team-a', '--queue-prefix', prefixB], {
+      SWITCHYARD_TOKEN: adminA,
+    });
+    expect([grab.code, grab.stderr]).toEqual([1, expect.stringMatching(/needs a token of "\*"/)]);
+    // Nor state another's prefix in a document, nor send to another's queue from default.
+    const stated = await api(
+      'PUT',
+      '/api/ns/team-a/workflow/steal',
+      adminA,
+      `queuePrefix: ${prefixB}\n${BILLING.replace('billing', 'steal')}`,
+    );
+    expect(stated.status).toBe(400);
+    const crossing = `workflows:\n  - name: steal\n    steps:\n      - name: charge\n        queue: ${prefixB}charge\n`;
+    const fromDefault = await api('PUT', '/api/workflow/steal', adminDefault, crossing);
+    expect([fromDefault.status, (fromDefault.body.error as { message: string }).message]).toEqual([
+      400,
+      expect.stringContaining(`the queue prefix of another namespace`),
+    ]);
+    // Nor run on a vhost the operator did not allow: serve never connects there.
+    const vhost = uniqueName('vhost');
+    const onVhost = await api(
+      'PUT',
+      '/api/ns/team-a/workflow/elsewhere',
+      adminA,
+      `workflows:\n  - name: elsewhere\n    vhosts: [${vhost}]\n    steps:\n      - name: charge\n`,
+    );
+    expect([onVhost.status, (onVhost.body.error as { message: string }).message]).toEqual([
+      400,
+      expect.stringContaining(`vhost "${vhost}" is not allowed in namespace "team-a"`),
+    ]);
+    const startOn = await api('POST', `/api/ns/team-a/workflow/billing?vhost=${vhost}`, adminA, '{}');
+    expect(startOn.status).toBe(400);
+    expect(serve.output()).not.toContain(vhost);
+
+    // Nothing registered, and team-a's queue listing holds its own queues only.
+    expect((await api('GET', '/api/workflows', ROOT)).body).toEqual([]);
+    const queuesA = (await api('GET', '/api/ns/team-a/queues', adminA)).body.queues as { queue: string }[];
+    expect(queuesA.map((q) => q.queue).every((queue) => queue.startsWith(prefixA))).toBe(true);
+    expect((await api('GET', '/api/namespaces', ROOT)).body).toEqual(before);
+
+    // The operator (the root) sets a new namespace's prefix with the CLI, and the CLI shows it.
+    const prefixC = `${uniqueName('ns-c')}.`;
+    const set = await cli(['namespace', 'set', 'team-c', '--queue-prefix', prefixC]);
+    expect([set.code, set.stdout.trim()]).toEqual([
+      0,
+      `namespace team-c: queue prefix "${prefixC}"; the broker URL's vhost only`,
+    ]);
+    const listed = await cli(['namespaces', '-o', 'json']);
+    expect(JSON.parse(listed.stdout)).toContainEqual(
+      expect.objectContaining({ namespace: 'team-c', queuePrefix: prefixC }),
+    );
+  });
+
   it('refuses a bad namespace or role with a clear message and creates nothing', async () => {
     const bad = await cli(['token', 'create', '--namespace', 'a/b', '--role', 'read']);
     expect(bad.code).toBe(1);

@@ -42,9 +42,9 @@ describe("The README's three terminals: serve, workers, submit", { timeout: 120_
   it('counts 12 chapters and 29,371 words, and each process stops on Ctrl-C', async () => {
     // The README's commands, as written there.
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-    expect(readme).toContain('npx switchyard serve --config examples/word-counts/workflows.yaml');
+    expect(readme).toContain('switchyard serve --config examples/word-counts/workflows.yaml');
     expect(readme).toContain('npm run workers');
-    expect(readme).toContain("npx switchyard submit book-word-counts --input '{}' --wait");
+    expect(readme).toContain("switchyard submit book-word-counts --input '{}' --wait");
 
     // Terminal 1: serve (on a free port, with a database of its own)
     serve = await spawnServe(

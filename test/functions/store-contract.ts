@@ -27,6 +27,7 @@ import {
   uuid,
 } from '../support/factories.js';
 import { describeMaxRunningContract } from './store-contract-max-running.js';
+import { describeNamespaceSettingsContract } from './store-contract-namespaces.js';
 
 export interface StoreUnderTest {
   store: Store;
@@ -987,6 +988,11 @@ export function describeStoreContract(
     });
 
     describeMaxRunningContract(
+      () => store,
+      () => (subject.another ? subject.another() : Promise.resolve(store)),
+    );
+
+    describeNamespaceSettingsContract(
       () => store,
       () => (subject.another ? subject.another() : Promise.resolve(store)),
     );

@@ -1,15 +1,29 @@
-import type { Bus, Commit, StepRequest, Store, Timer, TimerKey, TimerScheduler } from '../../engine/index.js';
+import type {
+  Bus,
+  Commit,
+  SendOptions,
+  StepRequest,
+  Store,
+  Timer,
+  TimerKey,
+  TimerScheduler,
+} from '../../engine/index.js';
 import { MemoryStore } from '../../functions/adapters/memory/store.js';
 import { Manager } from '../../functions/manager/manager.js';
+import type { QueueRules } from '../../functions/manager/queue-rules.js';
 import { type RecordingTelemetry, recordingTelemetry } from './recording-telemetry.js';
 
 /** A bus that keeps what it is asked to send. */
 export class RecordingBus implements Bus {
   readonly sent: StepRequest[] = [];
+  /** The token each request was sent with, by correlation id (the latest). */
+  readonly tokens = new Map<string, string>();
   readonly ensured: { queue: string; vhost: string | null }[] = [];
 
-  async send(requests: readonly StepRequest[]): Promise<void> {
+  async send(requests: readonly StepRequest[], options: SendOptions = {}): Promise<void> {
     this.sent.push(...requests);
+    if (options.tokenOf)
+      for (const request of requests) this.tokens.set(request.correlationId, options.tokenOf(request));
   }
 
   async ensureQueues(queues: readonly { queue: string; vhost: string | null }[]): Promise<void> {
@@ -48,13 +62,30 @@ export interface MemoryManager {
 }
 
 /** A manager on the in-memory store, a recording bus and recording timers, with a clock the test moves. */
-export function memoryManager(options: { store?: Store; start?: number } = {}): MemoryManager {
+export function memoryManager(
+  options: {
+    store?: Store;
+    start?: number;
+    queueRules?: QueueRules;
+    replyAuth?: boolean;
+    requestTtlMs?: number;
+  } = {},
+): MemoryManager {
   const now = { value: options.start ?? Date.parse('2026-01-01T00:00:00Z') };
   const store = options.store ?? new MemoryStore();
   const bus = new RecordingBus();
   const timers = new RecordingTimers();
   const telemetry = recordingTelemetry();
-  const manager = new Manager({ store, bus, timers, telemetry, clock: () => now.value });
+  const manager = new Manager({
+    store,
+    bus,
+    timers,
+    telemetry,
+    clock: () => now.value,
+    queueRules: options.queueRules,
+    replyAuth: options.replyAuth,
+    requestTtlMs: options.requestTtlMs,
+  });
   return { manager, store, bus, timers, telemetry, now };
 }
 

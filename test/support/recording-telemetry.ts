@@ -13,14 +13,14 @@ export interface RecordingTelemetry extends LambdaTelemetry {
   logs: RecordedLog[];
   contexts: Context[];
   flushes: number;
-  /** The sum of a counter, over every label. */
-  counted(name: CounterName): number;
+  /** The sum of a counter, over every label, or over those whose labels include `labels`. */
+  counted(name: CounterName, labels?: Record<string, string>): number;
   logged(message: string): RecordedLog[];
 }
 
 export function recordingTelemetry(): RecordingTelemetry {
   const logs: RecordedLog[] = [];
-  const counts = new Map<CounterName, number>();
+  const counts: { name: CounterName; labels: Record<string, string>; value: number }[] = [];
   const log =
     (level: LogLevel) =>
     (message: string, fields?: LogFields): void => {
@@ -32,7 +32,7 @@ export function recordingTelemetry(): RecordingTelemetry {
     flushes: 0,
     logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
     metrics: {
-      count: (name, _labels, value = 1) => counts.set(name, (counts.get(name) ?? 0) + value),
+      count: (name, labels = {}, value = 1) => counts.push({ name, labels, value }),
       observe: () => {},
     },
     startInvocation(context) {
@@ -41,7 +41,14 @@ export function recordingTelemetry(): RecordingTelemetry {
     flush() {
       telemetry.flushes++;
     },
-    counted: (name) => counts.get(name) ?? 0,
+    counted: (name, labels = {}) =>
+      counts
+        .filter(
+          (entry) =>
+            entry.name === name &&
+            Object.entries(labels).every(([key, value]) => entry.labels[key] === value),
+        )
+        .reduce((sum, entry) => sum + entry.value, 0),
     logged: (message) => logs.filter((entry) => entry.message === message),
   };
   return telemetry;

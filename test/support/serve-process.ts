@@ -11,13 +11,22 @@ export interface ServeProcess {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs `switchyard serve` as its own process and resolves once it serves (its "serving" log line). */
+/**
+ * Runs `switchyard serve` as its own process and resolves once it serves (its "serving" log line).
+ * With `maxOpenFiles`, under that limit of descriptors (soft and hard, set by a shell's `ulimit -n`).
+ */
 export async function spawnServe(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   timeoutMs = 30_000,
+  { maxOpenFiles }: { maxOpenFiles?: number } = {},
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+  const command = [process.execPath, BIN, 'serve', '--port', '0', ...args];
+  const [file, ...rest] =
+    maxOpenFiles === undefined
+      ? command
+      : ['/bin/sh', '-c', `ulimit -n ${maxOpenFiles} && exec "$@"`, 'sh', ...command];
+  const child = spawn(file as string, rest, {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

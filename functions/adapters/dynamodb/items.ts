@@ -67,6 +67,9 @@ export const keys = {
   ping: (): Key => keyOf('PING', 'PING'),
   tokensPk: () => 'TOKENS',
   token: (id: string): Key => keyOf('TOKENS', id),
+  namespaceSettingsPk: () => 'NAMESPACES',
+  namespaceSettings: (namespace: string): Key => keyOf('NAMESPACES', namespace),
+  managerKey: (name: string): Key => keyOf('KEYS', name),
 };
 
 export const gsi = {

@@ -9,6 +9,7 @@ import type {
   JobQuery,
   JobRecord,
   JobStatus,
+  NamespaceSettings,
   OutboxPage,
   QueuedJob,
   RunningCount,
@@ -28,6 +29,7 @@ import { finishedCountsChange, readCounts } from './job-counts.js';
 import { HeadCache } from './job-items.js';
 import { queryJobs } from './job-query.js';
 import { JobReader } from './job-reader.js';
+import { DynamoDbNamespaceSettings } from './namespace-settings.js';
 import { listTimers, pendingOutbox } from './outbox.js';
 import { deleteSpentGroups, GroupRequests, groupPartition, groupSource } from './outbox-groups.js';
 import { PendingWrites } from './pending.js';
@@ -67,6 +69,7 @@ export class DynamoDbStore implements Store {
   private readonly fans: FanCounters;
   private readonly workflows: DynamoDbWorkflows;
   private readonly tokens: DynamoDbTokens;
+  private readonly namespaces: DynamoDbNamespaceSettings;
   private readonly commitDeps: CommitDeps;
   /** Which job's head holds each inline request this store committed or recovered. */
   private readonly inline = new InlineRequests();
@@ -81,6 +84,7 @@ export class DynamoDbStore implements Store {
     this.fans = new FanCounters(this.table, this.pending, options.counterShards ?? defaultCounterShards);
     this.workflows = new DynamoDbWorkflows(this.table);
     this.tokens = new DynamoDbTokens(this.table);
+    this.namespaces = new DynamoDbNamespaceSettings(this.table);
     this.commitDeps = {
       table: this.table,
       pending: this.pending,
@@ -125,6 +129,22 @@ export class DynamoDbStore implements Store {
 
   deleteToken(id: string): Promise<boolean> {
     return this.tokens.deleteToken(id);
+  }
+
+  getNamespaceSettings(namespace: string): Promise<NamespaceSettings | undefined> {
+    return this.namespaces.getNamespaceSettings(namespace);
+  }
+
+  listNamespaceSettings(): Promise<NamespaceSettings[]> {
+    return this.namespaces.listNamespaceSettings();
+  }
+
+  saveNamespaceSettings(settings: NamespaceSettings): Promise<void> {
+    return this.namespaces.saveNamespaceSettings(settings);
+  }
+
+  managerKey(name: string, candidate: string): Promise<string> {
+    return this.namespaces.managerKey(name, candidate);
   }
 
   getJob(id: string): Promise<JobRecord | undefined> {

@@ -3,6 +3,7 @@ import {
   DEFAULT_REPLY_QUEUE,
   type InboundReply,
   type QueueHealth,
+  type SendOptions,
   type StepRequest,
 } from '../../../engine/index.js';
 import type {
@@ -20,6 +21,7 @@ interface MemoryMessage {
   type?: ReplyType;
   attempt?: number;
   retryable?: false;
+  token?: string;
 }
 
 type Consumer = (message: MemoryMessage, settle: (requeue: boolean) => void) => void;
@@ -117,13 +119,14 @@ export class MemoryBus implements Bus {
     private readonly replyQueue = DEFAULT_REPLY_QUEUE,
   ) {}
 
-  async send(requests: readonly StepRequest[]): Promise<void> {
+  async send(requests: readonly StepRequest[], options: SendOptions = {}): Promise<void> {
     for (const request of requests) {
       this.broker.publish(request.queue, {
         correlationId: request.correlationId,
         replyTo: this.replyQueue,
         body: JSON.stringify(request.body),
         attempt: request.attempt,
+        ...(options.tokenOf ? { token: options.tokenOf(request) } : {}),
       });
     }
   }
@@ -164,6 +167,7 @@ export class MemoryBus implements Bus {
       if (message.type) reply.type = message.type;
       if (message.attempt !== undefined) reply.attempt = message.attempt;
       if (message.retryable === false) reply.retryable = false;
+      if (message.token !== undefined) reply.token = message.token;
       batch.push({ reply, settle });
       if (!scheduled) {
         scheduled = true;
@@ -194,6 +198,7 @@ export class MemoryWorkerTransport implements WorkerTransport {
         reject: async () => settle(true),
       };
       if (message.attempt !== undefined) delivery.attempt = message.attempt;
+      if (message.token !== undefined) delivery.token = message.token;
       void onDelivery(delivery);
     });
   }
@@ -211,6 +216,7 @@ export class MemoryWorkerTransport implements WorkerTransport {
       type: options.type,
       attempt: options.attempt,
       ...(options.retryable === false ? { retryable: false } : {}),
+      ...(options.token !== undefined ? { token: options.token } : {}),
     });
   }
 

@@ -16,6 +16,7 @@ import {
   type JobRecord,
   type JobStatus,
   jobFromJson,
+  type NamespaceSettings,
   type OutboxEntry,
   type OutboxPage,
   type QueuedJob,
@@ -49,6 +50,8 @@ export class MemoryStore implements Store {
   private outboxSeq = 0;
   private readonly timers = new Map<string, Timer>();
   private readonly tokens = new Map<string, StoredToken>();
+  private readonly namespaceSettings = new Map<string, NamespaceSettings>();
+  private readonly keys = new Map<string, string>();
   /** By workflow: its `maxRunning` counters, and its queue (job ids by place). */
   private readonly runningCounts = new Map<string, RunningCount>();
   private readonly queues = new Map<string, Map<number, string>>();
@@ -303,6 +306,28 @@ export class MemoryStore implements Store {
 
   async deleteToken(id: string): Promise<boolean> {
     return this.tokens.delete(id);
+  }
+
+  async getNamespaceSettings(namespace: string): Promise<NamespaceSettings | undefined> {
+    const settings = this.namespaceSettings.get(namespace);
+    return settings && copy(settings);
+  }
+
+  async listNamespaceSettings(): Promise<NamespaceSettings[]> {
+    return [...this.namespaceSettings.values()]
+      .sort((a, b) => (a.namespace < b.namespace ? -1 : 1))
+      .map((settings) => copy(settings));
+  }
+
+  async saveNamespaceSettings(settings: NamespaceSettings): Promise<void> {
+    this.namespaceSettings.set(settings.namespace, copy(settings));
+  }
+
+  async managerKey(name: string, candidate: string): Promise<string> {
+    const stored = this.keys.get(name);
+    if (stored !== undefined) return stored;
+    this.keys.set(name, candidate);
+    return candidate;
   }
 
   async ping(): Promise<void> {

@@ -116,6 +116,7 @@ export class RabbitMqBus implements Bus {
       maxBytes: this.options.maxMessageBytes ?? 128 * 1024 * 1024,
       requestTtlMs: this.options.requestTtlMs,
       now: (this.options.clock ?? Date.now)(),
+      tokenOf: options.tokenOf,
     };
     const failures: Error[] = [];
     const byVhost = new Map<string | null, OutgoingMessage[]>();

@@ -1,6 +1,7 @@
 import type { ChannelModel, Message } from 'amqplib';
 import type { RabbitMqLogger } from '../../transport/amqp/connection.js';
 import { attemptOf, stringProperty } from '../../transport/amqp/message.js';
+import { readToken, TOKEN_HEADER } from '../../transport/request-token.js';
 
 /**
  * The exchange step queues dead-letter to: through the operator's policy (protocol.md) on queues the
@@ -30,6 +31,8 @@ export interface DeadLetter {
   reason: DeadLetterReason;
   /** The step queue it died in. */
   queue?: string;
+  /** The request's token (`x-switchyard-token`): only the manager that sent it can have made it. */
+  token?: string;
 }
 
 /** Reads the first (latest) `x-death` entry of a dead-lettered request. */
@@ -48,6 +51,8 @@ export function toDeadLetter(message: Message): DeadLetter {
   if (replyTo !== undefined) letter.replyTo = replyTo;
   const queue = stringProperty(latest?.queue) ?? stringProperty(headers['x-first-death-queue']);
   if (queue !== undefined) letter.queue = queue;
+  const token = readToken(headers[TOKEN_HEADER]);
+  if (token !== undefined) letter.token = token;
   return letter;
 }
 

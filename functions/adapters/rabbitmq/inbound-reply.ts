@@ -1,6 +1,7 @@
 import type { Message } from 'amqplib';
 import type { InboundReply } from '../../../engine/index.js';
 import { attemptOf, stringProperty } from '../../transport/amqp/message.js';
+import { readToken, TOKEN_HEADER } from '../../transport/request-token.js';
 import { RETRYABLE_HEADER, readRetryable } from '../../transport/retryable.js';
 
 /** A reply as the manager reads it, from any AMQP message on its reply queue. */
@@ -14,5 +15,7 @@ export function toInboundReply(message: Message): InboundReply {
   if (attempt !== undefined) reply.attempt = attempt;
   const retryable = readRetryable(message.properties.headers?.[RETRYABLE_HEADER]);
   if (retryable !== undefined) reply.retryable = retryable;
+  const token = readToken(message.properties.headers?.[TOKEN_HEADER]);
+  if (token !== undefined) reply.token = token;
   return reply;
 }

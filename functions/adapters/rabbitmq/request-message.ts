@@ -1,6 +1,12 @@
 import type { Options } from 'amqplib';
-import { MAX_AMQP_NAME_BYTES, type StepRequest, UndeliverableError } from '../../../engine/index.js';
+import {
+  MAX_AMQP_NAME_BYTES,
+  type SendOptions,
+  type StepRequest,
+  UndeliverableError,
+} from '../../../engine/index.js';
 import type { OutgoingMessage } from '../../transport/amqp/publisher.js';
+import { TOKEN_HEADER } from '../../transport/request-token.js';
 import { REPLY_QUEUE_HEADER } from './dead-letters.js';
 
 /**
@@ -28,6 +34,8 @@ export interface RequestMessageOptions {
   /** The longest the request may stay in the broker, at most (undefined: until its deadline only). */
   requestTtlMs: number | undefined;
   now: number;
+  /** The token the request carries to its worker (`SendOptions.tokenOf`), when replies are authenticated. */
+  tokenOf?: SendOptions['tokenOf'];
 }
 
 /** A request as its AMQP message; throws `UndeliverableError` for one that can never be sent. */
@@ -52,7 +60,11 @@ export function requestMessage(request: StepRequest, options: RequestMessageOpti
     contentType: 'application/json',
     deliveryMode: 2,
     // x-reply-to routes the request back to this manager should the broker dead-letter it.
-    headers: { 'x-attempt': request.attempt, [REPLY_QUEUE_HEADER]: options.replyQueue },
+    headers: {
+      'x-attempt': request.attempt,
+      [REPLY_QUEUE_HEADER]: options.replyQueue,
+      ...(options.tokenOf ? { [TOKEN_HEADER]: options.tokenOf(request) } : {}),
+    },
     // A queue deleted after we declared it would otherwise swallow the request silently.
     mandatory: true,
   };

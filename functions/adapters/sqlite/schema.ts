@@ -165,6 +165,20 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workflow, schedule)
   ) WITHOUT ROWID;
   `,
+  // What the operator set for each namespace, and the manager's own keys (the reply token key).
+  `
+  CREATE TABLE namespace_settings (
+    namespace TEXT NOT NULL PRIMARY KEY,
+    queue_prefix TEXT,
+    vhosts TEXT,
+    updated_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE manager_keys (
+    name TEXT NOT NULL PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -107,6 +107,10 @@ export function prepareStatements(db: Database.Database) {
       `INSERT INTO schedule_cursors (workflow, schedule, last_tick) VALUES (?, ?, ?)
        ON CONFLICT (workflow, schedule) DO UPDATE SET last_tick = max(last_tick, excluded.last_tick)`,
     ),
+    // The one way back: a cursor later than now, left by a clock that was ahead.
+    capScheduleCursor: db.prepare<[number, string, string, number]>(
+      'UPDATE schedule_cursors SET last_tick = ? WHERE workflow = ? AND schedule = ? AND last_tick > ?',
+    ),
 
     getJob: db.prepare<[string], string>('SELECT record FROM jobs WHERE id = ?').pluck(),
     jobParent: db.prepare<[string], ParentRow>(

@@ -16,6 +16,7 @@ import {
   type JobStatus,
   jobFromJson,
   type LimitChange,
+  type NamespaceSettings,
   type OutboxPage,
   type QueuedJob,
   type RunningCount,
@@ -32,6 +33,7 @@ import {
 import { openSqliteDatabase, type SqliteOpenOptions, type SqliteSynchronous } from './connection.js';
 import { DEFAULT_JOB_CACHE_SIZE, JobCache } from './job-cache.js';
 import { encodeJobCursor, jobQuerySql } from './job-query.js';
+import { NamespaceSettingsTable } from './namespace-settings.js';
 import {
   fanCountsOf,
   jobRow,
@@ -98,6 +100,7 @@ function writeLimit(s: SqliteStatements, change: LimitChange, count: RunningCoun
  */
 export class SqliteStore implements Store {
   private readonly statements: SqliteStatements;
+  private readonly namespaces: NamespaceSettingsTable;
   private readonly jobListings = new Map<string, Database.Statement<unknown[], [number, string, string]>>();
   private readonly writes: WriteGroups;
   private readonly cache: JobCache;
@@ -124,6 +127,7 @@ export class SqliteStore implements Store {
     jobCacheSize: number,
   ) {
     this.statements = prepareStatements(db);
+    this.namespaces = new NamespaceSettingsTable(db);
     this.cache = new JobCache(soleWriter ? jobCacheSize : 0);
     if (soleWriter) this.workflowCache = new Map();
     // IMMEDIATE: take the write lock at BEGIN, so a transaction never fails half-way on a lock.
@@ -278,16 +282,42 @@ export class SqliteStore implements Store {
     return this.outcome.run(() => this.statements.deleteToken.run(id).changes > 0);
   }
 
+  async getNamespaceSettings(namespace: string): Promise<NamespaceSettings | undefined> {
+    this.ready();
+    return this.namespaces.get(namespace);
+  }
+
+  async listNamespaceSettings(): Promise<NamespaceSettings[]> {
+    this.ready();
+    return this.namespaces.list();
+  }
+
+  async saveNamespaceSettings(settings: NamespaceSettings): Promise<void> {
+    this.ready();
+    this.outcome.run(() => this.namespaces.put(settings));
+  }
+
+  async managerKey(name: string, candidate: string): Promise<string> {
+    this.ready();
+    return this.outcome.run(() => this.namespaces.managerKey(name, candidate));
+  }
+
   /** serve's schedules: the last tick handled of each schedule of the workflow, by schedule key. */
   async scheduleCursors(workflow: string): Promise<Map<string, number>> {
     this.ready();
     return new Map(this.statements.scheduleCursors.all(workflow));
   }
 
-  /** Moves a schedule's cursor forward (never back). */
+  /** Moves a schedule's cursor forward (never back: `capScheduleCursor` is the one way back). */
   async setScheduleCursor(workflow: string, schedule: string, tick: number): Promise<void> {
     this.ready();
     this.outcome.run(() => this.statements.setScheduleCursor.run(workflow, schedule, tick));
+  }
+
+  /** Moves a schedule's cursor back to `at` if it is later (left by a clock that was ahead). */
+  async capScheduleCursor(workflow: string, schedule: string, at: number): Promise<void> {
+    this.ready();
+    this.outcome.run(() => this.statements.capScheduleCursor.run(at, workflow, schedule, at));
   }
 
   async setWorkflowEnabled(name: string, enabled: boolean): Promise<boolean> {

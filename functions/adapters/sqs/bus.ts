@@ -11,6 +11,7 @@ import {
   type Bus,
   type QueueHealth,
   RetryableSendError,
+  type SendOptions,
   type StepRequest,
   UndeliverableError,
 } from '../../../engine/index.js';
@@ -106,13 +107,13 @@ export class SqsBus implements Bus {
     this.pingTimeoutMs = options.pingTimeoutMs ?? 5_000;
   }
 
-  async send(requests: readonly StepRequest[]): Promise<void> {
+  async send(requests: readonly StepRequest[], options: SendOptions = {}): Promise<void> {
     this.assertOpen();
     const failures: SendFailure[] = [];
     const byQueue = new Map<string, Encoded[]>();
     requests.forEach((request, index) => {
       const queueName = this.queueName(request.queue);
-      const encoded = this.encode(request, index, queueName);
+      const encoded = this.encode(request, index, queueName, options.tokenOf);
       if (encoded instanceof UndeliverableError) {
         failures.push(encoded);
         return;
@@ -212,11 +213,16 @@ export class SqsBus implements Bus {
     return `${this.queuePrefix}${queue}`;
   }
 
-  private encode(request: StepRequest, index: number, queueName: string): Encoded | UndeliverableError {
+  private encode(
+    request: StepRequest,
+    index: number,
+    queueName: string,
+    tokenOf: SendOptions['tokenOf'],
+  ): Encoded | UndeliverableError {
     if (!isValidSqsQueueName(queueName)) {
       return new UndeliverableError(invalidQueueNameMessage(queueName), request.correlationId);
     }
-    const { body, attributes } = requestMessage(request, this.replyQueueUrl);
+    const { body, attributes } = requestMessage(request, this.replyQueueUrl, tokenOf);
     const size = sqsMessageSize(body, attributes);
     if (size > SQS_MAX_MESSAGE_BYTES) {
       return new UndeliverableError(

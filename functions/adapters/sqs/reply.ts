@@ -1,6 +1,7 @@
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { SQSMessageAttribute, SQSRecord } from 'aws-lambda';
 import type { InboundReply } from '../../../engine/index.js';
+import { readToken, TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
 import { RETRYABLE_HEADER, readRetryable } from '../../transport/retryable.js';
 
 /** A reply as the Lambda event source delivers it, or as ReceiveMessage returns it. */
@@ -21,6 +22,8 @@ export function parseSqsReply(message: SqsReplyMessage): InboundReply {
   if (attempt !== undefined) reply.attempt = attempt;
   const retryable = readRetryable(attribute(RETRYABLE_HEADER));
   if (retryable !== undefined) reply.retryable = retryable;
+  const token = readToken(attribute(TOKEN_ATTRIBUTE));
+  if (token !== undefined) reply.token = token;
   return reply;
 }
 

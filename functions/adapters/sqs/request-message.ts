@@ -1,5 +1,6 @@
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
-import type { StepRequest } from '../../../engine/index.js';
+import type { SendOptions, StepRequest } from '../../../engine/index.js';
+import { TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
 import { numberAttribute, stringAttribute } from '../../transport/sqs/message.js';
 
 /**
@@ -21,10 +22,14 @@ export const REQUEST_IN_SQS = {
   deadline: null,
 } as const satisfies Record<keyof StepRequest, string | null>;
 
-/** A request's SQS message: its body and attributes (`replyQueueUrl` is its `reply_to`). */
+/**
+ * A request's SQS message: its body and attributes (`replyQueueUrl` is its `reply_to`; `tokenOf`,
+ * when replies are authenticated, gives the token it carries to its worker).
+ */
 export function requestMessage(
   request: StepRequest,
   replyQueueUrl: string,
+  tokenOf?: SendOptions['tokenOf'],
 ): { body: string; attributes: Record<string, MessageAttributeValue> } {
   return {
     body: JSON.stringify(request.body),
@@ -32,6 +37,7 @@ export function requestMessage(
       correlation_id: stringAttribute(request.correlationId),
       reply_to: stringAttribute(replyQueueUrl),
       attempt: numberAttribute(request.attempt),
+      ...(tokenOf ? { [TOKEN_ATTRIBUTE]: stringAttribute(tokenOf(request)) } : {}),
     },
   };
 }

@@ -1,54 +1,91 @@
 import {
   inNamespace,
   isFinished,
-  isUuid,
-  JOB_STATUSES,
   type JobRecord,
   type JobStatus,
   qualifiedName,
 } from '../../../engine/index.js';
-import { ApiError, type ApiRequest, type ApiResponse, ifNoneMatchFails, json, notModified } from '../http.js';
-import { flagParam, intParam, readJsonObject } from '../read-body.js';
-import type { ApiDeps, Route } from '../router.js';
+import { ApiError, type ApiResponse, ifNoneMatchFails, json, notModified } from '../http.js';
+import {
+  type ApiDeps,
+  type CheckedRequest,
+  type NoParameters,
+  type ParameterSpecs,
+  route,
+} from '../router.js';
+import { ChildrenPageDocument, JobDocument, JobPageDocument } from '../schemas/documents.js';
+import {
+  ChildCursor,
+  EntityTags,
+  Flag,
+  flagSet,
+  JobStatusFilter,
+  PageCursor,
+  StepName,
+  WorkflowName,
+  wholeNumber,
+} from '../schemas/parameters.js';
+import { refusal } from '../schemas/refusal.js';
+import { jobIdParameter } from '../schemas/shared-parameters.js';
 
-const STATUSES: readonly JobStatus[] = JOB_STATUSES;
 const MAX_WAIT_SECONDS = 25;
 
-function jobId(request: ApiRequest): string {
-  const id = request.params.id as string;
-  if (!isUuid(id)) throw new ApiError('bad_request', `"${id}" is not a job id (a UUID)`);
-  return id.toLowerCase();
-}
+type JobRequest<
+  Q extends ParameterSpecs = NoParameters,
+  P extends ParameterSpecs = { id: ReturnType<typeof jobIdParameter> },
+> = CheckedRequest<P, Q, NoParameters>;
 
 /** The job, when it belongs to the request's namespace: another namespace's job is as if absent. */
-async function requireJob(deps: ApiDeps, request: ApiRequest, id: string): Promise<JobRecord> {
+async function requireJob(deps: ApiDeps, namespace: string, id: string): Promise<JobRecord> {
   const job = await deps.service.getJob(id);
-  if (!job || !inNamespace(job.workflow, request.namespace)) throw new ApiError('not_found', `no job ${id}`);
+  if (!job || !inNamespace(job.workflow, namespace)) throw new ApiError('not_found', `no job ${id}`);
   return job;
 }
 
+const listQuery = {
+  workflow: { schema: WorkflowName, description: 'Only this workflow.', emptyIsAbsent: true },
+  status: {
+    schema: JobStatusFilter,
+    description: 'Only this status, or `all` (default: running).',
+    emptyIsAbsent: true,
+  },
+  children: { schema: Flag, description: 'Yes: include fan-out children.', emptyIsAbsent: true },
+  detail: { schema: Flag, description: 'Yes: summaries instead of ids.', emptyIsAbsent: true },
+  limit: {
+    schema: wholeNumber({ min: 1, max: 1000 }),
+    description: 'Page size (default 100).',
+    emptyIsAbsent: true,
+  },
+  cursor: { schema: PageCursor, description: 'From the previous page.', emptyIsAbsent: true },
+} as const satisfies ParameterSpecs;
+
 /** Top-level running jobs by default, as the original; filters, pages, and summaries with `detail=1`. */
-async function listJobs(request: ApiRequest, deps: ApiDeps) {
-  const status = request.query.status || 'running';
-  if (status !== 'all' && !STATUSES.includes(status as JobStatus)) {
-    throw new ApiError(
-      'bad_request',
-      `"status" must be one of ${STATUSES.join(', ')} or all, got "${status}"`,
-    );
-  }
+async function listJobs(
+  request: CheckedRequest<NoParameters, typeof listQuery, NoParameters>,
+  deps: ApiDeps,
+) {
+  const { workflow, status = 'running', children, detail, limit = 100, cursor } = request.query;
   const page = await deps.service.queryJobs({
     namespace: request.namespace,
-    workflow: request.query.workflow ? qualifiedName(request.namespace, request.query.workflow) : undefined,
+    workflow: workflow === undefined ? undefined : qualifiedName(request.namespace, workflow),
     status: status === 'all' ? undefined : (status as JobStatus),
-    includeChildren: flagParam(request, 'children'),
-    limit: intParam(request, 'limit', { min: 1, max: 1000 }) ?? 100,
-    cursor: request.query.cursor || undefined,
+    includeChildren: flagSet(children),
+    limit,
+    cursor,
   });
-  const jobs = flagParam(request, 'detail')
+  const jobs = flagSet(detail)
     ? await Promise.all(page.jobs.map((job) => deps.service.jobSummary(job)))
     : page.jobs.map((job) => job.id);
   return json(200, page.cursor ? { jobs, cursor: page.cursor } : { jobs });
 }
+
+const getQuery = {
+  wait: {
+    schema: wholeNumber({ min: 0, max: 3600 }),
+    description: `Answer when the job moves on from the version named in \`If-None-Match\` (without it, from the version it has now), or after this many seconds (at most ${MAX_WAIT_SECONDS} are waited); a job that has ended answers at once.`,
+    emptyIsAbsent: true,
+  },
+} as const satisfies ParameterSpecs;
 
 /**
  * The job document, tagged with the job's version (`ETag`). With `If-None-Match` naming the version
@@ -58,21 +95,21 @@ async function listJobs(request: ApiRequest, deps: ApiDeps) {
  * answer and the caller's next request is then answered at once rather than missed. A job that has
  * ended answers at once: it will not change again.
  */
-async function getJob(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse> {
-  const id = jobId(request);
-  let job = await requireJob(deps, request, id);
+async function getJob(request: JobRequest<typeof getQuery>, deps: ApiDeps): Promise<ApiResponse> {
+  const id = request.params.id.toLowerCase();
+  let job = await requireJob(deps, request.namespace, id);
   let version = await deps.service.jobVersion(job);
   const held = request.headers['if-none-match'];
   const initial = version;
   const unchanged = (current: string) =>
     held === undefined ? current === initial : ifNoneMatchFails(held, current);
-  const wait = intParam(request, 'wait', { min: 0, max: 3600 });
+  const { wait } = request.query;
   if (wait && !isFinished(job.status) && unchanged(version)) {
     const deadline = Date.now() + Math.min(wait, MAX_WAIT_SECONDS) * 1000;
     while (Date.now() < deadline && !deps.shutdown?.aborted) {
       await new Promise((resolve) => setTimeout(resolve, deps.waitPollMs ?? 250));
       if (deps.shutdown?.aborted) break;
-      job = await requireJob(deps, request, id);
+      job = await requireJob(deps, request.namespace, id);
       version = await deps.service.jobVersion(job);
       if (!unchanged(version)) break;
     }
@@ -81,18 +118,23 @@ async function getJob(request: ApiRequest, deps: ApiDeps): Promise<ApiResponse> 
   return json(200, await deps.service.jobDocument(job), { etag: version });
 }
 
-async function children(request: ApiRequest, deps: ApiDeps) {
-  const id = jobId(request);
-  const job = await requireJob(deps, request, id);
-  const step = request.query.step;
-  if (!step) throw new ApiError('bad_request', 'query parameter "step" (a fan-out step) is required');
-  const state = job.steps.find((candidate) => candidate.name === step);
-  if (!state) throw new ApiError('bad_request', `job ${id} has no step "${step}"`);
-  const fromIndex = request.query.cursor ? Number(request.query.cursor) : 0;
-  if (!Number.isInteger(fromIndex) || fromIndex < 0)
-    throw new ApiError('bad_request', `invalid cursor "${request.query.cursor}"`);
-  const limit = intParam(request, 'limit', { min: 1, max: 1000 }) ?? 1000;
-  const page = await deps.service.listChildren(id, step, { fromIndex, limit });
+const childrenQuery = {
+  step: { schema: StepName, description: 'The fan-out step.', required: true },
+  cursor: { schema: ChildCursor, description: 'From the previous page.', emptyIsAbsent: true },
+  limit: {
+    schema: wholeNumber({ min: 1, max: 1000 }),
+    description: 'Page size (default 1000).',
+    emptyIsAbsent: true,
+  },
+} as const satisfies ParameterSpecs;
+
+async function children(request: JobRequest<typeof childrenQuery>, deps: ApiDeps) {
+  const id = request.params.id.toLowerCase();
+  const job = await requireJob(deps, request.namespace, id);
+  const { step, cursor, limit = 1000 } = request.query;
+  if (!job.steps.find((candidate) => candidate.name === step))
+    throw new ApiError('bad_request', `job ${id} has no step "${step}"`);
+  const page = await deps.service.listChildren(id, step, { fromIndex: cursor ? Number(cursor) : 0, limit });
   const body: { children: { uuid: string; index: number; status: JobStatus }[]; cursor?: string } = {
     children: page.children.map((child) => ({
       uuid: child.id,
@@ -105,49 +147,191 @@ async function children(request: ApiRequest, deps: ApiDeps) {
 }
 
 /** The request's job id, once its job is known to be in the request's namespace. */
-async function commandedJob(request: ApiRequest, deps: ApiDeps): Promise<string> {
-  const id = jobId(request);
-  await requireJob(deps, request, id);
+async function commandedJob(
+  request: JobRequest<ParameterSpecs, ParameterSpecs>,
+  deps: ApiDeps,
+): Promise<string> {
+  const id = (request.params.id as string).toLowerCase();
+  await requireJob(deps, request.namespace, id);
   return id;
 }
 
-async function cancel(request: ApiRequest, deps: ApiDeps) {
+async function cancel(request: JobRequest, deps: ApiDeps) {
   const job = await deps.service.cancel(await commandedJob(request, deps));
   return json(200, await deps.service.jobDocument(job));
 }
 
-async function signal(request: ApiRequest, deps: ApiDeps) {
+const signalParams = {
+  id: jobIdParameter('The job (for a signal step inside a task, the child job).'),
+  step: { schema: StepName, description: 'The signal step.' },
+} as const satisfies ParameterSpecs;
+
+async function signal(
+  request: CheckedRequest<typeof signalParams, NoParameters, NoParameters>,
+  deps: ApiDeps,
+) {
   const id = await commandedJob(request, deps);
-  const output = readJsonObject(request, 'the signal body');
-  const job = await deps.service.signal(id, request.params.step as string, output);
+  const job = await deps.service.signal(id, request.params.step, request.json);
   return json(200, await deps.service.jobDocument(job));
 }
 
 /** A child id pauses (or resumes) its top-level job, as cancel and retry do. */
-async function pause(request: ApiRequest, deps: ApiDeps) {
+async function pause(request: JobRequest, deps: ApiDeps) {
   const job = await deps.service.pause(await commandedJob(request, deps));
   return json(200, await deps.service.jobDocument(job));
 }
 
-async function resume(request: ApiRequest, deps: ApiDeps) {
+async function resume(request: JobRequest, deps: ApiDeps) {
   const job = await deps.service.resume(await commandedJob(request, deps));
   return json(200, await deps.service.jobDocument(job));
 }
 
-async function retry(request: ApiRequest, deps: ApiDeps) {
+async function retry(request: JobRequest, deps: ApiDeps) {
   const job = await deps.service.retry(await commandedJob(request, deps));
   return json(200, await deps.service.jobDocument(job));
 }
 
-const namespaced = { auth: true, namespaced: true } as const;
+const noSuchJob = refusal('No such job.');
+const jobAnswer = (description: string) => ({ description, schema: JobDocument });
+const jobParams = (description: string) => ({ id: jobIdParameter(description) }) as const;
 
-export const jobRoutes: Route[] = [
-  { method: 'GET', path: '/api/jobs', ...namespaced, handle: listJobs },
-  { method: 'GET', path: '/api/job/{id}', ...namespaced, handle: getJob },
-  { method: 'GET', path: '/api/job/{id}/children', ...namespaced, handle: children },
-  { method: 'DELETE', path: '/api/job/{id}', ...namespaced, role: 'run', handle: cancel },
-  { method: 'POST', path: '/api/job/{id}/signal/{step}', ...namespaced, role: 'run', handle: signal },
-  { method: 'POST', path: '/api/job/{id}/retry', ...namespaced, role: 'run', handle: retry },
-  { method: 'POST', path: '/api/job/{id}/pause', ...namespaced, role: 'run', handle: pause },
-  { method: 'POST', path: '/api/job/{id}/resume', ...namespaced, role: 'run', handle: resume },
+export const jobRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/jobs',
+    auth: true,
+    role: 'read',
+    namespaced: true,
+    summary: 'List jobs, newest first',
+    query: listQuery,
+    responses: {
+      200: { description: 'A page of jobs.', schema: JobPageDocument },
+      400: refusal('A cursor that is not one of this list.'),
+    },
+    handle: listJobs,
+  }),
+  route({
+    method: 'GET',
+    path: '/api/job/{id}',
+    auth: true,
+    role: 'read',
+    namespaced: true,
+    summary: 'The job document',
+    params: jobParams('The job id (a child id works too).'),
+    query: getQuery,
+    headers: {
+      'If-None-Match': {
+        schema: EntityTags,
+        description: 'The `ETag` of the copy the caller holds: 304 while the job is still at that version.',
+      },
+    },
+    responses: {
+      200: {
+        ...jobAnswer('The job.'),
+        headers: { ETag: "The job's version (weak): its revision and its fan-outs' finished children." },
+      },
+      304: { description: 'The job is still at the version named in `If-None-Match`.' },
+      404: noSuchJob,
+    },
+    handle: getJob,
+  }),
+  route({
+    method: 'GET',
+    path: '/api/job/{id}/children',
+    auth: true,
+    role: 'read',
+    namespaced: true,
+    summary: "A fan-out step's children, in pages",
+    params: jobParams('The parent job.'),
+    query: childrenQuery,
+    responses: {
+      200: { description: 'A page of children.', schema: ChildrenPageDocument },
+      400: refusal('No step of that name in the job.'),
+      404: noSuchJob,
+    },
+    handle: children,
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/job/{id}',
+    auth: true,
+    role: 'run',
+    namespaced: true,
+    summary: 'Cancel the job (a child id cancels its top-level job)',
+    params: jobParams('The job id (a child id works too).'),
+    responses: { 200: jobAnswer('Cancelled.'), 404: noSuchJob, 409: refusal('Already finished.') },
+    handle: cancel,
+  }),
+  route({
+    method: 'POST',
+    path: '/api/job/{id}/signal/{step}',
+    auth: true,
+    role: 'run',
+    namespaced: true,
+    summary: "Complete a signal step: its output is the step's input with the body's keys over it",
+    params: signalParams,
+    body: {
+      kind: 'json',
+      what: 'the signal body',
+      description: "Keys set over the step's input.",
+      fields: {},
+      otherFields: true,
+    },
+    responses: {
+      200: jobAnswer('Signalled.'),
+      400: refusal('Not a signal step of the job, or the body is not a JSON object.'),
+      404: noSuchJob,
+      409: refusal('Not ready yet, or already done.'),
+      413: refusal('A request the signal would send is larger than the limit.'),
+    },
+    handle: signal,
+  }),
+  route({
+    method: 'POST',
+    path: '/api/job/{id}/retry',
+    auth: true,
+    role: 'run',
+    namespaced: true,
+    summary: 'Run a failed or cancelled job again',
+    params: jobParams('The job (a child id retries its top-level job).'),
+    responses: {
+      200: jobAnswer('Running again.'),
+      404: noSuchJob,
+      409: refusal('Not failed or cancelled.'),
+      413: refusal('A request the retry would send is larger than the limit.'),
+    },
+    handle: retry,
+  }),
+  route({
+    method: 'POST',
+    path: '/api/job/{id}/pause',
+    auth: true,
+    role: 'run',
+    namespaced: true,
+    summary:
+      'Pause the job and its children: nothing new is dispatched until resume; replies to requests already sent are stored, timers run on',
+    params: jobParams('The job (a child id pauses its top-level job).'),
+    responses: {
+      200: jobAnswer('Paused (or already paused: nothing changed).'),
+      404: noSuchJob,
+      409: refusal('Already finished.'),
+    },
+    handle: pause,
+  }),
+  route({
+    method: 'POST',
+    path: '/api/job/{id}/resume',
+    auth: true,
+    role: 'run',
+    namespaced: true,
+    summary: 'Resume a paused job: what became ready while paused (and retries held) is dispatched',
+    params: jobParams('The job (a child id resumes its top-level job).'),
+    responses: {
+      200: jobAnswer('Running (or already running: nothing changed).'),
+      404: noSuchJob,
+      409: refusal('Already finished.'),
+      413: refusal('A request the resume would send is larger than the limit.'),
+    },
+    handle: resume,
+  }),
 ];

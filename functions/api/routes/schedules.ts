@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import {
   DEFAULT_TIMEZONE,
   inNamespace,
@@ -7,9 +8,18 @@ import {
   scheduleKey,
   splitQualifiedName,
 } from '../../../engine/index.js';
-import { ApiError, type ApiRequest, json } from '../http.js';
-import { intParam } from '../read-body.js';
-import type { ApiDeps, Route } from '../router.js';
+import { ApiError, json } from '../http.js';
+import {
+  type ApiDeps,
+  type CheckedRequest,
+  type NoParameters,
+  type ParameterSpecs,
+  route,
+} from '../router.js';
+import { SchedulesDocument } from '../schemas/documents.js';
+import { wholeNumber } from '../schemas/parameters.js';
+import { refusal } from '../schemas/refusal.js';
+import { workflowNameParameter } from '../schemas/shared-parameters.js';
 import type { ScheduledJobEntry, WorkflowSchedulesDocument } from '../workflow-documents.js';
 
 /** Scheduled jobs listed per workflow; `scheduledCount` says how many there are in all. */
@@ -64,20 +74,33 @@ async function schedulesOf(
   };
 }
 
-/** `?ticks=` next ticks per schedule (default 5, at most 50). */
-const ticksParam = (request: ApiRequest) => intParam(request, 'ticks', { min: 1, max: 50 }) ?? 5;
+const ticksQuery = {
+  ticks: {
+    schema: wholeNumber({ min: 1, max: 50 }),
+    description: 'Next ticks listed per schedule (default 5).',
+    emptyIsAbsent: true,
+  },
+} as const satisfies ParameterSpecs;
+const DEFAULT_TICKS = 5;
 
-async function workflowSchedules(request: ApiRequest, deps: ApiDeps) {
-  const name = request.params.name as string;
-  const ticks = ticksParam(request);
+const nameParams = { name: workflowNameParameter } as const satisfies ParameterSpecs;
+
+async function workflowSchedules(
+  request: CheckedRequest<typeof nameParams, typeof ticksQuery, NoParameters>,
+  deps: ApiDeps,
+) {
+  const { name } = request.params;
   const stored = await deps.service.getWorkflow(qualifiedName(request.namespace, name));
   if (!stored) throw new ApiError('not_found', `no workflow named "${name}"`);
-  return json(200, await schedulesOf(stored, deps, ticks));
+  return json(200, await schedulesOf(stored, deps, request.query.ticks ?? DEFAULT_TICKS));
 }
 
 /** Every workflow of the request's namespace with a schedule or a scheduled job. */
-async function allSchedules(request: ApiRequest, deps: ApiDeps) {
-  const ticks = ticksParam(request);
+async function allSchedules(
+  request: CheckedRequest<NoParameters, typeof ticksQuery, NoParameters>,
+  deps: ApiDeps,
+) {
+  const ticks = request.query.ticks ?? DEFAULT_TICKS;
   const documents: WorkflowSchedulesDocument[] = [];
   for (const summary of await deps.service.listWorkflows()) {
     if (!inNamespace(summary.name, request.namespace)) continue;
@@ -89,9 +112,31 @@ async function allSchedules(request: ApiRequest, deps: ApiDeps) {
   return json(200, documents);
 }
 
-const namespacedRead = { auth: true, namespaced: true, role: 'read' } as const;
-
-export const scheduleRoutes: Route[] = [
-  { method: 'GET', path: '/api/schedules', ...namespacedRead, handle: allSchedules },
-  { method: 'GET', path: '/api/workflow/{name}/schedules', ...namespacedRead, handle: workflowSchedules },
+export const scheduleRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/schedules',
+    auth: true,
+    role: 'read',
+    namespaced: true,
+    summary: 'The schedules and scheduled jobs of every workflow that has any',
+    query: ticksQuery,
+    responses: { 200: { description: 'One entry per workflow.', schema: z.array(SchedulesDocument) } },
+    handle: allSchedules,
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workflow/{name}/schedules',
+    auth: true,
+    role: 'read',
+    namespaced: true,
+    summary: "A workflow's schedules with their next ticks, and its scheduled jobs",
+    params: nameParams,
+    query: ticksQuery,
+    responses: {
+      200: { description: 'The schedules.', schema: SchedulesDocument },
+      404: refusal('No such workflow.'),
+    },
+    handle: workflowSchedules,
+  }),
 ];

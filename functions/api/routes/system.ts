@@ -1,7 +1,16 @@
-import { ANY_NAMESPACE, qualifiedName } from '../../../engine/index.js';
+import { qualifiedName } from '../../../engine/index.js';
 import { ApiError, type ApiRequest, type ApiResponse, json } from '../http.js';
-import { openApiDocument } from '../openapi.js';
-import type { ApiDeps, Route } from '../router.js';
+import {
+  type ApiDeps,
+  type CheckedRequest,
+  type NoParameters,
+  type ParameterSpecs,
+  type Route,
+  route,
+} from '../router.js';
+import { HealthDocument, QueuesDocument } from '../schemas/documents.js';
+import { AssetPath, WorkflowName } from '../schemas/parameters.js';
+import { refusal } from '../schemas/refusal.js';
 import { dashboardPolicy } from '../security-headers.js';
 
 async function health(_: ApiRequest, { service }: ApiDeps) {
@@ -10,19 +19,18 @@ async function health(_: ApiRequest, { service }: ApiDeps) {
   return json(healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', store, bus });
 }
 
-/** Each step queue of the registered workflows: ready messages and consumers, as the bus sees them. */
-async function queues(request: ApiRequest, { service }: ApiDeps) {
-  const workflow = request.query.workflow
-    ? qualifiedName(request.namespace, request.query.workflow)
-    : undefined;
-  return json(200, { queues: await service.queues(request.namespace, workflow) });
-}
+const queuesQuery = {
+  workflow: { schema: WorkflowName, description: 'Only the queues of this workflow.', emptyIsAbsent: true },
+} as const satisfies ParameterSpecs;
 
-/** The namespaces the caller's token sees: all that hold a workflow for a token of `*`, else its own. */
-async function namespaces(request: ApiRequest, { service }: ApiDeps) {
-  const { principal } = request;
-  const visible = principal.namespace === ANY_NAMESPACE ? await service.namespaces() : [principal.namespace];
-  return json(200, { namespaces: visible, role: principal.role, scope: principal.namespace });
+/** Each step queue of the registered workflows: ready messages and consumers, as the bus sees them. */
+async function queues(
+  request: CheckedRequest<NoParameters, typeof queuesQuery, NoParameters>,
+  { service }: ApiDeps,
+) {
+  const { workflow } = request.query;
+  const stored = workflow === undefined ? undefined : qualifiedName(request.namespace, workflow);
+  return json(200, { queues: await service.queues(request.namespace, stored) });
 }
 
 async function metrics(_: ApiRequest, deps: ApiDeps): Promise<ApiResponse> {
@@ -32,10 +40,6 @@ async function metrics(_: ApiRequest, deps: ApiDeps): Promise<ApiResponse> {
     headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },
     body: await deps.metricsText(),
   };
-}
-
-async function openApi() {
-  return json(200, openApiDocument());
 }
 
 function dashboardFile(path: string, deps: ApiDeps): ApiResponse {
@@ -62,16 +66,64 @@ function dashboardFile(path: string, deps: ApiDeps): ApiResponse {
 }
 
 export const systemRoutes: Route[] = [
-  { method: 'GET', path: '/healthz', auth: true, handle: health },
-  { method: 'GET', path: '/metrics', auth: true, everyNamespace: true, handle: metrics },
-  { method: 'GET', path: '/api/queues', auth: true, namespaced: true, handle: queues },
-  { method: 'GET', path: '/api/namespaces', auth: true, handle: namespaces },
-  { method: 'GET', path: '/openapi.json', auth: false, handle: openApi },
-  { method: 'GET', path: '/', auth: false, handle: async (_, deps) => dashboardFile('/', deps) },
-  {
+  route({
+    method: 'GET',
+    path: '/healthz',
+    auth: true,
+    role: 'read',
+    namespaced: false,
+    summary: 'Health of the store and the bus',
+    responses: {
+      200: { description: 'Both reachable.', schema: HealthDocument },
+      503: {
+        description: "One is not, or the store's last write failed on storage (a full disk).",
+        schema: HealthDocument,
+      },
+    },
+    handle: health,
+  }),
+  route({
+    method: 'GET',
+    path: '/metrics',
+    auth: true,
+    role: 'read',
+    namespaced: false,
+    everyNamespace: true,
+    summary: 'Counters and histograms (Prometheus text format)',
+    responses: {
+      200: { description: 'Metrics.', contentType: 'text/plain' },
+      404: refusal('This host keeps no metrics.'),
+    },
+    handle: metrics,
+  }),
+  route({
+    method: 'GET',
+    path: '/api/queues',
+    auth: true,
+    role: 'read',
+    namespaced: true,
+    summary: 'Each step queue of the registered workflows, as the broker sees it',
+    description:
+      'The queues of the latest version of each workflow (or of `workflow`), each with the steps that send to it and what the bus says of it: `exists` (false: not declared yet; the check never creates it), `ready` messages, `consumers` (a number, or `unknown` on SQS), `inFlight` (SQS), or `error` when the broker could not be asked.',
+    query: queuesQuery,
+    responses: { 200: { description: 'The queues.', schema: QueuesDocument } },
+    handle: queues,
+  }),
+  route({
+    method: 'GET',
+    path: '/',
+    auth: false,
+    summary: 'The dashboard',
+    responses: { 200: { description: 'HTML.', contentType: 'text/html' } },
+    handle: async (_, deps) => dashboardFile('/', deps),
+  }),
+  route({
     method: 'GET',
     path: '/assets/{file+}',
     auth: false,
+    summary: "The dashboard's files",
+    params: { file: { schema: AssetPath, description: 'The file, beneath `/assets/`.' } },
+    responses: { 200: { description: 'A file.', contentType: '*/*' }, 404: refusal('No such file.') },
     handle: async (request, deps) => dashboardFile(`/assets/${request.params.file}`, deps),
-  },
+  }),
 ];

@@ -1,34 +1,55 @@
-import { mayGrant, type Role, seesNamespace, tokenScopeProblem } from '../../../engine/index.js';
-import { ApiError, type ApiRequest, json } from '../http.js';
-import { readJsonObject } from '../read-body.js';
-import type { ApiDeps, Route } from '../router.js';
+import * as z from 'zod/mini';
+import { mayGrant, ROLES, seesNamespace } from '../../../engine/index.js';
+import { ApiError, json } from '../http.js';
+import {
+  type ApiDeps,
+  type CheckedRequest,
+  type NoParameters,
+  type ParameterSpecs,
+  route,
+} from '../router.js';
+import { RevokedDocument, TokenCreatedDocument, TokensDocument } from '../schemas/documents.js';
+import { NamespaceName, TokenId } from '../schemas/parameters.js';
+import { refusal } from '../schemas/refusal.js';
 
 const MAX_DESCRIPTION = 200;
-const KEYS = ['namespace', 'role', 'description'];
+
+const tokenFields = {
+  namespace: {
+    schema: z.union([NamespaceName, z.literal('*')]).check(
+      z.meta({
+        description: 'a namespace (a letter, then letters, digits, "_" or "-", at most 64), or "*"',
+      }),
+    ),
+    description: 'The namespace the token acts in, or `*` for every namespace.',
+    required: true,
+  },
+  role: {
+    schema: z.enum(ROLES).check(z.meta({ description: `one of ${ROLES.join(', ')}` })),
+    description: 'What it may do (api.md, "Namespaces and scoped tokens").',
+    required: true,
+  },
+  description: {
+    schema: z
+      .string()
+      .check(
+        z.maxLength(MAX_DESCRIPTION),
+        z.meta({ description: `text of at most ${MAX_DESCRIPTION} characters` }),
+      ),
+    description: 'Who or what it is for.',
+  },
+} as const satisfies ParameterSpecs;
 
 /**
  * `POST /api/tokens {namespace, role, description}`: a new scoped token; its secret is in this answer
  * and nowhere else. An admin grants within its own scope only.
  */
-async function createToken(request: ApiRequest, deps: ApiDeps) {
-  const body = readJsonObject(request, 'the token request');
-  const unknown = Object.keys(body).filter((key) => !KEYS.includes(key));
-  if (unknown.length) {
-    throw new ApiError(
-      'bad_request',
-      `unknown field ${JSON.stringify(unknown[0])}: a token takes ${KEYS.join(', ')}`,
-    );
-  }
-  const { namespace, role, description = '' } = body;
-  const problem = tokenScopeProblem(namespace, role);
-  if (problem) throw new ApiError('bad_request', problem);
-  if (typeof description !== 'string' || description.length > MAX_DESCRIPTION) {
-    throw new ApiError(
-      'bad_request',
-      `"description" must be a string of at most ${MAX_DESCRIPTION} characters`,
-    );
-  }
-  const scope = { namespace: namespace as string, role: role as Role, description };
+async function createToken(
+  request: CheckedRequest<NoParameters, NoParameters, typeof tokenFields>,
+  deps: ApiDeps,
+) {
+  const { namespace, role, description = '' } = request.json;
+  const scope = { namespace, role, description };
   if (!mayGrant(request.principal, scope)) {
     throw new ApiError(
       'forbidden',
@@ -40,16 +61,23 @@ async function createToken(request: ApiRequest, deps: ApiDeps) {
 }
 
 /** The tokens of the namespaces the caller administers, without their secrets or hashes. */
-async function listTokens(request: ApiRequest, deps: ApiDeps) {
+async function listTokens(request: CheckedRequest<NoParameters, NoParameters, NoParameters>, deps: ApiDeps) {
   const tokens = (await deps.service.tokens.list()).filter((token) =>
     seesNamespace(request.principal, token.namespace),
   );
   return json(200, { tokens });
 }
 
+const tokenParams = {
+  id: { schema: TokenId, description: 'The token (its `id` in the listing).' },
+} as const satisfies ParameterSpecs;
+
 /** Revokes a token at once (deployed, other instances within their cache delay). */
-async function revokeToken(request: ApiRequest, deps: ApiDeps) {
-  const id = request.params.id as string;
+async function revokeToken(
+  request: CheckedRequest<typeof tokenParams, NoParameters, NoParameters>,
+  deps: ApiDeps,
+) {
+  const { id } = request.params;
   const token = await deps.service.tokens.get(id);
   if (
     !token ||
@@ -61,8 +89,45 @@ async function revokeToken(request: ApiRequest, deps: ApiDeps) {
   return json(200, { id, revoked: true });
 }
 
-export const tokenRoutes: Route[] = [
-  { method: 'POST', path: '/api/tokens', auth: true, role: 'admin', handle: createToken },
-  { method: 'GET', path: '/api/tokens', auth: true, role: 'admin', handle: listTokens },
-  { method: 'DELETE', path: '/api/tokens/{id}', auth: true, role: 'admin', handle: revokeToken },
+export const tokenRoutes = [
+  route({
+    method: 'POST',
+    path: '/api/tokens',
+    auth: true,
+    role: 'admin',
+    namespaced: false,
+    summary: 'Create a scoped token (admin)',
+    description:
+      'The secret is in this answer only: the store keeps its SHA-256 and the metadata. A namespace admin grants its own namespace only (403 otherwise).',
+    body: { kind: 'json', what: 'the token request', description: "The token's scope.", fields: tokenFields },
+    responses: {
+      201: { description: 'The token, with its secret.', schema: TokenCreatedDocument },
+      400: refusal('A bad namespace, an unknown role, an unknown field: nothing is created.'),
+      403: refusal('The caller is not an admin of that scope.'),
+    },
+    handle: createToken,
+  }),
+  route({
+    method: 'GET',
+    path: '/api/tokens',
+    auth: true,
+    role: 'admin',
+    namespaced: false,
+    summary: 'List the tokens the caller administers (admin), without secrets',
+    responses: { 200: { description: 'The tokens.', schema: TokensDocument } },
+    handle: listTokens,
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/tokens/{id}',
+    auth: true,
+    role: 'admin',
+    namespaced: false,
+    summary: 'Revoke a token (admin), at once',
+    description:
+      'Locally at once. Deployed, another API instance may still accept it for up to 30 seconds (its cache of tokens found).',
+    params: tokenParams,
+    responses: { 200: { description: 'Revoked.', schema: RevokedDocument }, 404: refusal('No such token.') },
+    handle: revokeToken,
+  }),
 ];

@@ -6,17 +6,43 @@ import {
   qualifiedName,
   splitQualifiedName,
 } from '../../../engine/index.js';
-import { loadForDeployment } from '../../manager/queue-rules.js';
-import { ApiError, type ApiRequest, json } from '../http.js';
-import { intParam, readJsonObject } from '../read-body.js';
-import type { ApiDeps, Route } from '../router.js';
+import { ApiError, json } from '../http.js';
+import {
+  type ApiDeps,
+  type CheckedRequest,
+  type NoParameters,
+  type ParameterSpecs,
+  route,
+} from '../router.js';
+import {
+  DefinitionDocument,
+  DisabledDocument,
+  RegisteredDocument,
+  StartedDocument,
+  WorkflowJobIdsDocument,
+  WorkflowListingDocument,
+} from '../schemas/documents.js';
+import { DateTime, JobId, Vhost, wholeNumber } from '../schemas/parameters.js';
+import { refusal } from '../schemas/refusal.js';
+import { workflowNameParameter } from '../schemas/shared-parameters.js';
 import { parseStartAt } from '../start-at.js';
+import { startJob } from '../start-job.js';
 import type { WorkflowDefinitionDocument, WorkflowListing } from '../workflow-documents.js';
 
 const MINUTE = 60_000;
 
+const nameParams = { name: workflowNameParameter } as const satisfies ParameterSpecs;
+type NamedRequest<Q extends ParameterSpecs = NoParameters> = CheckedRequest<
+  typeof nameParams,
+  Q,
+  NoParameters
+>;
+
 /** The workflows of the request's namespace, by their plain names. */
-async function listWorkflows(request: ApiRequest, { service }: ApiDeps) {
+async function listWorkflows(
+  request: CheckedRequest<NoParameters, NoParameters, NoParameters>,
+  { service }: ApiDeps,
+) {
   const workflows = (await service.listWorkflows()).filter((workflow) =>
     inNamespace(workflow.name, request.namespace),
   );
@@ -48,12 +74,12 @@ async function listWorkflows(request: ApiRequest, { service }: ApiDeps) {
 }
 
 /** The request's `{name}` as stored: qualified by the request's namespace. */
-function storedName(request: ApiRequest): string {
-  return qualifiedName(request.namespace, request.params.name as string);
+function storedName(request: NamedRequest): string {
+  return qualifiedName(request.namespace, request.params.name);
 }
 
-async function requireWorkflow(deps: ApiDeps, request: ApiRequest, version?: number) {
-  const name = request.params.name as string;
+async function requireWorkflow(deps: ApiDeps, request: NamedRequest, version?: number) {
+  const name = request.params.name;
   const stored = await deps.service.getWorkflow(storedName(request), version);
   if (!stored) {
     throw new ApiError(
@@ -64,12 +90,21 @@ async function requireWorkflow(deps: ApiDeps, request: ApiRequest, version?: num
   return stored;
 }
 
+const workflowJobsQuery = {
+  interval: {
+    schema: wholeNumber({ min: 0 }),
+    description: 'Completed within this many minutes (default 480; 0 = all).',
+    emptyIsAbsent: true,
+  },
+  vhost: { schema: Vhost, description: 'Only jobs on this vhost.', emptyIsAbsent: true },
+} as const satisfies ParameterSpecs;
+
 /** As the original: running job ids, and ids completed within `interval` minutes (default 480, 0 = all). */
-async function workflowJobs(request: ApiRequest, deps: ApiDeps) {
+async function workflowJobs(request: NamedRequest<typeof workflowJobsQuery>, deps: ApiDeps) {
   const name = storedName(request);
   await requireWorkflow(deps, request);
-  const interval = intParam(request, 'interval', { min: 0 }) ?? 480;
-  const vhost = request.query.vhost || undefined;
+  const interval = request.query.interval ?? 480;
+  const { vhost } = request.query;
   return json(200, {
     // Paused jobs have not ended: listed with the running ones.
     running: [
@@ -87,13 +122,19 @@ async function workflowJobs(request: ApiRequest, deps: ApiDeps) {
   });
 }
 
-async function definition(request: ApiRequest, deps: ApiDeps) {
-  const name = request.params.name as string;
-  const version = intParam(request, 'version', { min: 1 });
-  const stored = await requireWorkflow(deps, request, version);
+const definitionQuery = {
+  version: {
+    schema: wholeNumber({ min: 1 }),
+    description: 'This version instead of the latest.',
+    emptyIsAbsent: true,
+  },
+} as const satisfies ParameterSpecs;
+
+async function definition(request: NamedRequest<typeof definitionQuery>, deps: ApiDeps) {
+  const stored = await requireWorkflow(deps, request, request.query.version);
   const summary = (await deps.service.listWorkflows()).find((workflow) => workflow.name === stored.name);
   const document: WorkflowDefinitionDocument = {
-    name,
+    name: request.params.name,
     version: stored.version,
     enabled: stored.enabled,
     createdAt: new Date(stored.createdAt).toISOString(),
@@ -111,15 +152,14 @@ async function definition(request: ApiRequest, deps: ApiDeps) {
  * the request's namespace. A document's `namespace:` must name that namespace; its `queuePrefix:`
  * prefixes the step queues (engine/definition/namespace.ts).
  */
-async function register(request: ApiRequest, deps: ApiDeps) {
-  const name = request.params.name as string;
+async function register(request: NamedRequest, deps: ApiDeps) {
+  const name = request.params.name;
   if (request.body.trim() === '')
     throw new ApiError('bad_request', 'the body must hold the workflow definition (YAML or JSON)');
-  const { workflows, errors, namespace } = loadForDeployment(
-    request.body,
-    { file: `PUT /api/workflow/${name}`, allowBare: true },
-    deps.service.queueRules,
-  );
+  const { workflows, errors, namespace, queuePrefix } = deps.service.loadDefinitions(request.body, {
+    file: `PUT /api/workflow/${name}`,
+    allowBare: true,
+  });
   if (errors.length) throw new ApiError('bad_request', errors.map(formatDefinitionError).join('\n'));
   if (workflows.length !== 1) {
     throw new ApiError(
@@ -140,46 +180,57 @@ async function register(request: ApiRequest, deps: ApiDeps) {
       `the body names namespace "${namespace}", but the path acts in "${request.namespace}"`,
     );
   }
-  // The queue prefix is in the step queues already (loadForDeployment).
+  // The namespace's queue prefix is the operator's: the manager applies it; a document may only state it.
   const { version, created } = await deps.service.registerWorkflow(
     definitionInNamespace(workflow, request.namespace),
+    queuePrefix,
   );
   return json(created ? 201 : 200, { name, version, created });
 }
 
-async function disable(request: ApiRequest, deps: ApiDeps) {
-  const name = request.params.name as string;
+async function disable(request: NamedRequest, deps: ApiDeps) {
+  const name = request.params.name;
   if (!(await deps.service.disableWorkflow(storedName(request))))
     throw new ApiError('not_found', `no workflow named "${name}"`);
   return json(200, { name, enabled: false });
 }
 
+const startQuery = {
+  id: { schema: JobId, description: 'The job id (also accepted as the body field `id`).' },
+  version: {
+    schema: wholeNumber({ min: 1 }),
+    description: 'Run this version instead of the latest.',
+    emptyIsAbsent: true,
+  },
+  vhost: { schema: Vhost, description: "Run on this vhost (one of the workflow's).", emptyIsAbsent: true },
+  at: {
+    schema: DateTime,
+    description: 'A delayed start: later than now and within a year. The job is `scheduled` until then.',
+  },
+} as const satisfies ParameterSpecs;
+
+const startBody = {
+  id: { schema: JobId, description: 'The job id, as `?id=` (the field stays part of the input).' },
+} as const satisfies ParameterSpecs;
+
 /**
  * Starts a job: `?id=` or the body's `id` (as the original), `?version=`, `?at=` (a delayed start:
  * the job is `scheduled` until then); the body is the input.
  */
-async function startJob(request: ApiRequest, deps: ApiDeps) {
-  const name = request.params.name as string;
-  const input = readJsonObject(request, 'the job input');
-  const queryId = request.query.id;
-  const bodyId = input.id;
-  if (bodyId !== undefined && (typeof bodyId !== 'string' || !UUID.test(bodyId))) {
-    throw new ApiError('bad_request', `the body's "id" must be a UUID, got ${JSON.stringify(bodyId)}`);
-  }
-  if (queryId !== undefined && !UUID.test(queryId))
-    throw new ApiError('bad_request', `"id" must be a UUID, got "${queryId}"`);
-  if (queryId && typeof bodyId === 'string' && queryId.toLowerCase() !== bodyId.toLowerCase()) {
+async function start(
+  request: CheckedRequest<typeof nameParams, typeof startQuery, typeof startBody>,
+  deps: ApiDeps,
+) {
+  const { id: queryId, version, vhost, at } = request.query;
+  const bodyId = request.json.id;
+  if (queryId && bodyId && queryId.toLowerCase() !== bodyId.toLowerCase()) {
     throw new ApiError('bad_request', `the body's "id" (${bodyId}) differs from ?id= (${queryId})`);
   }
-  const id = queryId ?? (typeof bodyId === 'string' ? bodyId : undefined);
-  const version = intParam(request, 'version', { min: 1 });
-  const vhost = request.query.vhost || undefined;
-  const startAt =
-    request.query.at === undefined ? undefined : parseStartAt(request.query.at, deps.service.now());
-  const { created, job } = await deps.service.startJob({
-    workflow: qualifiedName(request.namespace, name),
-    id,
-    input,
+  const startAt = at === undefined ? undefined : parseStartAt(at, deps.service.now());
+  const { created, job } = await startJob(deps.service, request.namespace, {
+    workflow: qualifiedName(request.namespace, request.params.name),
+    id: queryId ?? bodyId,
+    input: request.json,
     version,
     vhost,
     startAt,
@@ -187,15 +238,108 @@ async function startJob(request: ApiRequest, deps: ApiDeps) {
   return json(created ? 201 : 200, { id: job.id });
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const noSuchWorkflow = refusal('No such workflow.');
 
-const namespaced = { auth: true, namespaced: true } as const;
-
-export const workflowRoutes: Route[] = [
-  { method: 'GET', path: '/api/workflows', ...namespaced, handle: listWorkflows },
-  { method: 'GET', path: '/api/workflow/{name}', ...namespaced, handle: workflowJobs },
-  { method: 'GET', path: '/api/workflow/{name}/definition', ...namespaced, handle: definition },
-  { method: 'PUT', path: '/api/workflow/{name}', ...namespaced, role: 'admin', handle: register },
-  { method: 'DELETE', path: '/api/workflow/{name}', ...namespaced, role: 'admin', handle: disable },
-  { method: 'POST', path: '/api/workflow/{name}', ...namespaced, role: 'run', handle: startJob },
+export const workflowRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/workflows',
+    auth: true,
+    role: 'read',
+    namespaced: true,
+    summary: 'List workflows',
+    responses: { 200: { description: 'One entry per workflow and vhost.', schema: WorkflowListingDocument } },
+    handle: listWorkflows,
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workflow/{name}',
+    auth: true,
+    role: 'read',
+    namespaced: true,
+    summary: "A workflow's running and recently completed job ids (as the original)",
+    params: nameParams,
+    query: workflowJobsQuery,
+    responses: {
+      200: { description: 'Job ids.', schema: WorkflowJobIdsDocument },
+      404: noSuchWorkflow,
+    },
+    handle: workflowJobs,
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workflow/{name}/definition',
+    auth: true,
+    role: 'read',
+    namespaced: true,
+    summary: 'A definition and the list of versions',
+    params: nameParams,
+    query: definitionQuery,
+    responses: {
+      200: { description: 'The definition.', schema: DefinitionDocument },
+      404: refusal('No such workflow or version.'),
+    },
+    handle: definition,
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/workflow/{name}',
+    auth: true,
+    role: 'admin',
+    namespaced: true,
+    summary: 'Register a definition (a new version unless identical)',
+    params: nameParams,
+    body: {
+      kind: 'definition',
+      description:
+        "YAML or JSON: a `workflows:` document holding this one workflow, or the bare workflow; its name must be the path's.",
+    },
+    responses: {
+      200: { description: 'Identical to the current version.', schema: RegisteredDocument },
+      201: { description: 'A new version.', schema: RegisteredDocument },
+      400: refusal('Invalid definition, or its name or namespace differs from the path.'),
+    },
+    handle: register,
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/workflow/{name}',
+    auth: true,
+    role: 'admin',
+    namespaced: true,
+    summary: 'Disable the workflow: new jobs are refused, running jobs go on',
+    params: nameParams,
+    responses: { 200: { description: 'Disabled.', schema: DisabledDocument }, 404: noSuchWorkflow },
+    handle: disable,
+  }),
+  route({
+    method: 'POST',
+    path: '/api/workflow/{name}',
+    auth: true,
+    role: 'run',
+    namespaced: true,
+    summary: 'Start a job',
+    params: nameParams,
+    query: startQuery,
+    body: {
+      kind: 'json',
+      what: 'the job input',
+      description: 'The job input.',
+      fields: startBody,
+      otherFields: true,
+    },
+    responses: {
+      200: { description: 'The same job already exists (idempotent start).', schema: StartedDocument },
+      201: { description: 'Started.', schema: StartedDocument },
+      400: refusal(
+        "Input not a JSON object, the body's id differs from `?id=`, or an `at` impossible, past or over a year ahead.",
+      ),
+      404: refusal(
+        "No such workflow or version, or the id is another namespace's job (as if absent; nothing is created).",
+      ),
+      409: refusal('The id is taken by a different job of this namespace, or the workflow is disabled.'),
+      413: refusal('The body, or a request the start would send, is larger than the limit.'),
+    },
+    handle: start,
+  }),
 ];

@@ -14,6 +14,11 @@ export interface ServeCommandOptions {
   bus: string;
   port: string;
   host: string;
+  healthPort?: string;
+  maxConnections?: string;
+  headersTimeout?: string;
+  requestTimeout?: string;
+  keepAliveTimeout?: string;
   retain?: string;
   token?: string;
   namespace?: string;
@@ -29,6 +34,7 @@ export interface ServeCommandOptions {
   synchronous: string;
   requestTtl?: string;
   quorumQueues?: boolean;
+  replyAuth?: boolean;
   maxDeliveries?: string;
   /** `pretty` (the default on a terminal) or `json` (the default otherwise). */
   logFormat?: string;
@@ -52,6 +58,14 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
   if (!Number.isInteger(number) || number < 0)
     throw new CliError(`${flag} must be a whole number, got "${value}"`);
   return number;
+}
+
+/** A duration flag (`500ms`, `10s`, `1m`) in milliseconds; 0 is refused: it would mean no bound. */
+function durationOption(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseDuration(value);
+  if (!ms) throw new CliError(`${flag} must be a duration such as 10s or 500ms, got "${value}"`);
+  return ms;
 }
 
 /** A list flag's values, each of which may itself be a comma-separated list, else the variable's. */
@@ -86,6 +100,14 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
   const prefixProblem =
     options.queuePrefix === undefined ? undefined : queuePrefixProblem(options.queuePrefix);
   if (prefixProblem) throw new CliError(`--queue-prefix: ${prefixProblem}`);
+  const maxConnections = positiveInt(options.maxConnections, '--max-connections');
+  if (maxConnections === 0) throw new CliError('--max-connections must be at least 1, got "0"');
+  const http = {
+    maxConnections,
+    headersTimeoutMs: durationOption(options.headersTimeout, '--headers-timeout'),
+    requestTimeoutMs: durationOption(options.requestTimeout, '--request-timeout'),
+    keepAliveTimeoutMs: durationOption(options.keepAliveTimeout, '--keep-alive-timeout'),
+  };
   const pretty = logFormatOf(options.logFormat) === 'pretty';
   const colour = colourFor(process.stdout);
   // For people, one start-up line (below) says what the JSON "serving" entry says.
@@ -105,6 +127,8 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       replyQueue: options.replyQueue,
       port: positiveInt(options.port, '--port'),
       host: options.host,
+      healthPort: positiveInt(options.healthPort, '--health-port'),
+      http,
       retainMs,
       token: options.token ?? process.env.SWITCHYARD_TOKEN,
       allowHosts: listOption(options.allowHost, process.env.SWITCHYARD_ALLOW_HOST),
@@ -116,6 +140,7 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       maxFanOutBytes: positiveInt(options.maxFanOutBytes, '--max-fan-out-bytes'),
       requestTtlMs,
       quorumQueues: options.quorumQueues,
+      replyAuth: options.replyAuth,
       maxDeliveries,
       dashboard: await loadDashboard(),
       logger,
@@ -129,7 +154,7 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
     process.stdout.write(
       `${p.green('switchyard serving')} ${p.bold(`${handle.url}/`)} (dashboard and API) · SQLite ${options.db} · ${
         options.bus === 'memory' ? 'in-memory bus' : `RabbitMQ ${redactUrl(amqpUrlFromEnv(options.amqp))}`
-      } · ${workflows.length ? `workflows: ${workflows.join(', ')}` : 'no workflows yet (serve --config FILE, or switchyard push FILE)'} · Ctrl-C stops it\n`,
+      }${handle.healthUrl ? ` · health ${handle.healthUrl}/healthz` : ''} · ${workflows.length ? `workflows: ${workflows.join(', ')}` : 'no workflows yet (serve --config FILE, or switchyard push FILE)'} · Ctrl-C stops it\n`,
     );
   }
   const fatal = await new Promise<Error | undefined>((resolve) => {

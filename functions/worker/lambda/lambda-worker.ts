@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { JsonObject } from '../../../engine/index.js';
+import { TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
 import type { ReplyOptions } from '../../transport/worker-transport.js';
 import { HeldRequest, settlesWithin } from '../in-hand.js';
 import { type HandleRequest, requestHandling } from '../request-handling.js';
@@ -56,8 +57,8 @@ const DEADLINE_RESERVE_MS = 2_000;
  * @example
  * ```ts
  * // count-words.ts, bundled as a Lambda function triggered by the step queue <prefix>count-words
- * import { WorkerError } from 'switchyard/worker';
- * import { lambdaWorker } from 'switchyard/worker/lambda';
+ * import { WorkerError } from 'switchyard-worker';
+ * import { lambdaWorker } from 'switchyard-worker/lambda';
  *
  * export const handler = lambdaWorker<{ text: string }, { words: number }>(({ text }) => {
  *   if (typeof text !== 'string') throw new WorkerError('no text', { retryable: false });
@@ -159,6 +160,7 @@ export function lambdaWorker<In extends JsonObject, Out extends WorkerResult>(
         correlationId: attribute('correlation_id'),
         replyTo: attribute('reply_to'),
         attempt: attribute('attempt'),
+        token: attribute(TOKEN_ATTRIBUTE),
         receiveCount: record.attributes?.ApproximateReceiveCount,
         body: record.body,
       },
@@ -223,6 +225,7 @@ export function lambdaWorker<In extends JsonObject, Out extends WorkerResult>(
       await send(held.replyTo, held.correlationId, JSON.stringify({ error: message }), {
         type: 'error',
         ...(held.attempt !== undefined ? { attempt: held.attempt } : {}),
+        ...(held.token !== undefined ? { token: held.token } : {}),
       });
       return true;
     } catch (error) {

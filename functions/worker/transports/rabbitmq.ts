@@ -8,6 +8,7 @@ import {
 import { attemptOf, stringProperty } from '../../transport/amqp/message.js';
 import { ConfirmPublisher } from '../../transport/amqp/publisher.js';
 import { declareDurableQueue, openChannel } from '../../transport/amqp/queues.js';
+import { readToken, TOKEN_HEADER } from '../../transport/request-token.js';
 import { RETRYABLE_HEADER } from '../../transport/retryable.js';
 import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
 import { brokerRefusal } from './broker-refusal.js';
@@ -118,6 +119,7 @@ export class RabbitMqWorkerTransport implements WorkerTransport {
     if (options.attempt !== undefined) headers['x-attempt'] = options.attempt;
     // An AMQP boolean: the manager also takes the text "false", which clients without booleans send.
     if (options.retryable === false) headers[RETRYABLE_HEADER] = false;
+    if (options.token !== undefined) headers[TOKEN_HEADER] = options.token;
     const model = await this.connection.whenReady(this.options.replyTimeoutMs ?? 30_000);
     await this.publisher.publish(model, [
       {
@@ -169,6 +171,8 @@ function toDelivery(state: ConsumerChannel, message: ConsumeMessage): WorkerDeli
   };
   const attempt = attemptOf(message.properties.headers);
   if (attempt !== undefined) delivery.attempt = attempt;
+  const token = readToken(message.properties.headers?.[TOKEN_HEADER]);
+  if (token !== undefined) delivery.token = token;
   return delivery;
 }
 

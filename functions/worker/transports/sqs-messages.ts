@@ -1,5 +1,6 @@
 import { type MessageAttributeValue, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { UndeliverableError } from '../../../engine/index.js';
+import { readToken, TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
 import { RETRYABLE_HEADER } from '../../transport/retryable.js';
 import {
   numberAttribute,
@@ -20,6 +21,8 @@ export interface SqsRequestFields {
   correlationId: string | undefined;
   replyTo: string | undefined;
   attempt: string | undefined;
+  /** The `token` attribute. */
+  token: string | undefined;
   /** `ApproximateReceiveCount`. */
   receiveCount: string | undefined;
   body: string | undefined;
@@ -31,6 +34,7 @@ export interface SqsRequest {
   body: string;
   attempt?: number;
   deliveryCount?: number;
+  token?: string;
 }
 
 /**
@@ -50,6 +54,8 @@ export function sqsRequestOf(fields: SqsRequestFields, queueName: string): SqsRe
   if (attempt !== undefined) request.attempt = attempt;
   const deliveryCount = positiveInteger(fields.receiveCount);
   if (deliveryCount !== undefined) request.deliveryCount = deliveryCount;
+  const token = readToken(fields.token);
+  if (token !== undefined) request.token = token;
   return request;
 }
 
@@ -69,6 +75,7 @@ export async function sendSqsReply(
   if (options.type) attributes.type = stringAttribute(options.type);
   if (options.attempt !== undefined) attributes.attempt = numberAttribute(options.attempt);
   if (options.retryable === false) attributes[RETRYABLE_HEADER] = stringAttribute('false');
+  if (options.token !== undefined) attributes[TOKEN_ATTRIBUTE] = stringAttribute(options.token);
   const size = sqsMessageSize(messageBody, attributes);
   if (size > SQS_MAX_MESSAGE_BYTES) {
     throw new UndeliverableError(

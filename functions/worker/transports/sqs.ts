@@ -6,6 +6,7 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
 import { isQueueDoesNotExist, SQS_MAX_BATCH_ENTRIES } from '../../transport/sqs/message.js';
 import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
 import { sendSqsReply, sqsRequestOf } from './sqs-messages.js';
@@ -46,8 +47,8 @@ const MAX_POLL_BACKOFF_MS = 20_000;
  * @example
  * ```ts
  * import { SQSClient } from '@aws-sdk/client-sqs';
- * import { runWorker } from 'switchyard/worker';
- * import { SqsWorkerTransport } from 'switchyard/worker/sqs';
+ * import { runWorker } from 'switchyard-worker';
+ * import { SqsWorkerTransport } from 'switchyard-worker/sqs';
  *
  * await runWorker({
  *   queue: 'segment-word-counts', // the SQS queue <queuePrefix>segment-word-counts
@@ -191,6 +192,7 @@ export class SqsWorkerTransport implements WorkerTransport {
         correlationId: attribute('correlation_id'),
         replyTo: attribute('reply_to'),
         attempt: attribute('attempt'),
+        token: attribute(TOKEN_ATTRIBUTE),
         receiveCount: message.Attributes?.ApproximateReceiveCount,
         body: message.Body,
       },

@@ -4,6 +4,7 @@ import {
   DEFAULT_NAMESPACE,
   definitionInNamespace,
   definitionShown,
+  InvalidNameError,
   inNamespace,
   namespaceProblem,
   qualifiedName,
@@ -23,6 +24,26 @@ describe('Rule: namespaces qualify workflow names', () => {
     expect(inNamespace('team-a/billing', 'team-a')).toBe(true);
     expect(inNamespace('team-a/billing', 'default')).toBe(false);
     expect(inNamespace('billing', 'default')).toBe(true);
+  });
+
+  it.each([
+    ["another namespace's stored name", 'team-b/billing'],
+    ['a path segment', '..'],
+    ['a dot', '.'],
+    ['an empty name', ''],
+    ['a fullwidth solidus', 'team-b\uff0fbilling'],
+    ['a division slash', 'team-b\u2215billing'],
+    ['a percent-encoded slash', 'team-b%2Fbilling'],
+    ['a leading digit', '9lives'],
+  ])('refuses to qualify %s, in default as in any other namespace', (_, name) => {
+    for (const namespace of [DEFAULT_NAMESPACE, 'team-a']) {
+      expect(() => qualifiedName(namespace, name), `${namespace}: ${name}`).toThrow(InvalidNameError);
+    }
+  });
+
+  it('refuses to qualify a name in a namespace that is not one', () => {
+    expect(() => qualifiedName('team-a/x', 'billing')).toThrow(/holds a "\/"/);
+    expect(() => qualifiedName('..', 'billing')).toThrow(InvalidNameError);
   });
 
   it('refuses a namespace with a slash, bad characters, or none, and says why', () => {

@@ -45,11 +45,28 @@ describe('Queue names in definitions (RabbitMQ: 255 bytes, no "amq.", not the re
     ]);
   });
 
-  it('refuses a configured reply queue, and then allows "workflow-manager"', () => {
+  it("refuses a configured reply queue, and still the original's (another manager on the broker may consume it)", () => {
     expect(errorsOf(withQueue('replies'), 'replies')).toEqual([
       `flows.yaml:5: workflow "w", step "a": queue "replies" is the manager's reply queue: a request sent there would come back as its own reply`,
     ]);
-    expect(errorsOf(withQueue('workflow-manager'), 'replies')).toEqual([]);
+    expect(errorsOf(withQueue('workflow-manager'), 'replies')).toEqual([
+      `flows.yaml:5: workflow "w", step "a": queue "workflow-manager" is named like the manager's own queues ("workflow-manager…"): a request sent there would reach the manager, not a worker`,
+    ]);
+  });
+
+  it("refuses every queue named like the manager's own: dead letters, switchyard's exchanges and deployed queues", () => {
+    for (const queue of [
+      'workflow-manager.dead-letters',
+      'workflow-manager-dlq',
+      'replies.dead-letters',
+      'switchyard.dead-letters',
+      'switchyard-timers',
+    ]) {
+      expect(errorsOf(withQueue(queue), 'replies'), queue).toEqual([
+        expect.stringContaining(`queue "${queue}" is named like the manager's own queues`),
+      ]);
+    }
+    expect(errorsOf(withQueue('switchyards'), 'replies')).toEqual([]);
   });
 
   it("checks the steps of tasks, and a step name longer than RabbitMQ's limit", () => {

@@ -4,8 +4,10 @@ import type { Store } from '../../../engine/index.js';
 import { MemoryStore } from '../../../functions/adapters/memory/store.js';
 import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import { routes } from '../../../functions/api/api-handler.js';
+import { namespacedPath } from '../../../functions/api/namespaced-path.js';
 import { type ApiDeps, matchRoute } from '../../../functions/api/router.js';
 import { type ApiCall, callApi, errorOf, prototypeFingerprint, worldApi } from '../../support/api-calls.js';
+import { undocumented } from '../../support/openapi-conformance.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 import { reportFigures, scaled } from '../../support/soak.js';
 
@@ -61,6 +63,16 @@ async function fixture(store: Store, token?: string): Promise<Fixture> {
   const children = await store.listChildren(ids[1] as string, 'each', { limit: 10 });
   ids.push(...children.children.map((child) => child.id));
   return { world, deps: worldApi(world, { maxBodyBytes: MAX_BODY, token, waitPollMs: 5 }), ids };
+}
+
+/** Whether a request reaches a route (else it is a 404 or 405 of no operation). */
+function routed(method: string, path: string): boolean {
+  try {
+    matchRoute(routes, method.toUpperCase(), namespacedPath(path).path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function requestArbitrary(ids: string[]): fc.Arbitrary<ApiCall> {
@@ -298,6 +310,10 @@ describe('Fuzz: method, path, query and body against the API handler', () => {
               if (response.status >= 400) {
                 expect(isJsonResponse(response.headers), where).toBe(true);
                 expect(() => errorOf(response), where).not.toThrow();
+              }
+              // The API description lists the answer, and its body is what it documents.
+              if (routed(call.method, call.path)) {
+                expect(undocumented(call.method, call.path, response), where).toBeUndefined();
               }
               const added = (await topLevelJobs(store)) - jobsBefore;
               expect(added, where).toBe(

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { isJsonObject, type Json, type JsonObject, loadWorkflows } from '../../../engine/index.js';
+import {
+  isJsonObject,
+  type Json,
+  type JsonObject,
+  loadWorkflows,
+  NAME_PATTERN,
+} from '../../../engine/index.js';
 import type { ApiDeps } from '../../../functions/api/router.js';
 import { ManagerError } from '../../../functions/manager/errors.js';
 import { callApi, errorOf, prototypeFingerprint, worldApi } from '../../support/api-calls.js';
@@ -25,9 +31,13 @@ function freshApi(maxBodyBytes = 4 * MiB): { world: SimulatedWorld; deps: ApiDep
   return { world, deps: worldApi(world, { maxBodyBytes }) };
 }
 
-/** The workflow name a body claims, so that the path matches it and the validation errors show. */
+/**
+ * The workflow name a body claims, so that the path matches it and the validation errors show; a
+ * claimed name that is none (`1starts-with-a-digit`) cannot be in the path, which refuses it first.
+ */
 function nameIn(text: string): string {
-  return /^\s*-?\s*name:\s*(\S+)/m.exec(text)?.[1] ?? 'corpus';
+  const claimed = /^\s*-?\s*name:\s*(\S+)/m.exec(text)?.[1];
+  return claimed && NAME_PATTERN.test(claimed) ? claimed : 'corpus';
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Role } from '../../../engine/access/roles.js';
 import { routes } from '../../../functions/api/api-handler.js';
+import { isNamespacedApiPath } from '../../../functions/api/namespace-scope.js';
 import { type ApiDeps, matchRoute } from '../../../functions/api/router.js';
 import { callApi, errorOf, worldApi } from '../../support/api-calls.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
@@ -87,6 +88,15 @@ const ROUTES: RouteCase[] = [
   { method: 'PUT', path: '/api/workflow/billing', body: BILLING, needs: 'admin', namespaced: true },
   { method: 'DELETE', path: '/api/workflow/billing', needs: 'admin', namespaced: true },
   { method: 'GET', path: '/api/namespaces', needs: 'read', namespaced: false },
+  { method: 'GET', path: '/api/namespaces/team-a', needs: 'read', namespaced: false },
+  {
+    method: 'PUT',
+    path: '/api/namespaces/team-a',
+    body: '{"vhosts":["/"]}',
+    needs: 'admin',
+    namespaced: false,
+    everyNamespace: true,
+  },
   { method: 'GET', path: '/healthz', needs: 'read', namespaced: false },
   { method: 'GET', path: '/api/tokens', needs: 'admin', namespaced: false },
   {
@@ -193,16 +203,38 @@ describe('Scoped tokens: every route under each role', () => {
 });
 
 describe('Scoped tokens: the route table', () => {
+  const id = '0b7c2d9e-9f0a-4a51-9b7e-0c1d2e3f4a5b';
+  const routeOf = (route: RouteCase) => {
+    const path = route.path.replace(/\{(job|cancelled)\}/, id).replace('{token}', '0123456789abcdef');
+    return matchRoute(routes, route.method, path.split('?')[0] as string).route;
+  };
+
   it('covers every route of the router in the cases above, so a new route needs its case (and its role)', () => {
-    const id = '0b7c2d9e-9f0a-4a51-9b7e-0c1d2e3f4a5b';
-    const matched = new Set(
-      ROUTES.map((route) => {
-        const path = route.path.replace(/\{(job|cancelled|token)\}/, id).split('?')[0] as string;
-        return matchRoute(routes, route.method, path).route;
-      }),
-    );
+    const matched = new Set(ROUTES.map(routeOf));
     const uncovered = routes.filter((route) => route.auth && !matched.has(route));
     expect(uncovered.map((route) => `${route.method} ${route.path}`)).toEqual([]);
+  });
+
+  it("has each case hold the route's own decision: its role, whether a namespace scopes it, whether it shows every namespace", () => {
+    for (const testCase of ROUTES) {
+      const route = routeOf(testCase);
+      const declared = route.auth
+        ? { role: route.role, namespaced: route.namespaced, everyNamespace: route.everyNamespace === true }
+        : 'open';
+      expect(declared, `${testCase.method} ${testCase.path}`).toEqual({
+        role: testCase.needs,
+        namespaced: testCase.namespaced,
+        everyNamespace: testCase.everyNamespace === true,
+      });
+    }
+  });
+
+  it('serves beneath /api/ns/{namespace} exactly the routes a namespace scopes, as the CLI and the dashboard scope them', () => {
+    for (const route of routes) {
+      const concrete = route.path.replace(/\{[^}]+\}/g, 'x');
+      const scoped = route.auth && route.namespaced;
+      expect(isNamespacedApiPath(concrete), `${route.method} ${route.path}`).toBe(scoped);
+    }
   });
 });
 
@@ -282,12 +314,18 @@ describe('Scoped tokens: create, list, revoke', () => {
       path: '/api/namespaces',
       headers: { authorization: `Bearer ${await w.secret('team-b', 'read')}` },
     });
-    expect(JSON.parse(scoped.body)).toEqual({ namespaces: ['team-b'], role: 'read', scope: 'team-b' });
+    expect(JSON.parse(scoped.body)).toEqual({
+      namespaces: ['team-b'],
+      role: 'read',
+      scope: 'team-b',
+      settings: [{ namespace: 'team-b' }],
+    });
     const root = await callApi(w.deps, { method: 'GET', path: '/api/namespaces', headers: asRoot });
     expect(JSON.parse(root.body)).toEqual({
       namespaces: ['default', 'team-a', 'team-b'],
       role: 'admin',
       scope: '*',
+      settings: [{ namespace: 'default' }, { namespace: 'team-a' }, { namespace: 'team-b' }],
     });
   });
 });
@@ -297,7 +335,11 @@ describe('Scoped tokens and namespaces: bad input (400, nothing created)', () =>
     JSON.parse((await callApi(w.deps, { method: 'GET', path: '/api/tokens', headers: asRoot })).body).tokens;
 
   it.each([
-    ['a namespace with a slash', '{"namespace":"team/a","role":"read"}', /holds a "\/"/],
+    [
+      'a namespace with a slash',
+      '{"namespace":"team/a","role":"read"}',
+      /"namespace" must be a namespace .*, got "team\/a"/,
+    ],
     [
       'a role that does not exist',
       '{"namespace":"team-a","role":"owner"}',
@@ -352,6 +394,13 @@ describe('Scoped tokens and namespaces: bad input (400, nothing created)', () =>
 describe('Namespaces through the API', () => {
   it('keeps two workflows named billing apart: listings, definitions, jobs and queue prefixes', async () => {
     const w = await aWorld();
+    const prefix = await callApi(w.deps, {
+      method: 'PUT',
+      path: '/api/namespaces/team-c',
+      body: '{"queuePrefix":"team-c."}',
+      headers: asRoot,
+    });
+    expect(prefix.status).toBe(200);
     const put = await callApi(w.deps, {
       method: 'PUT',
       path: '/api/ns/team-c/workflow/billing',

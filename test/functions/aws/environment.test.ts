@@ -54,6 +54,7 @@ describe('Function: readHandlerEnvironment', () => {
       fanOutSlice: 10000,
       retentionDays: 0,
       apiAuthorizer: false,
+      replyAuth: false,
       bus: {
         kind: 'sqs',
         queuePrefix: 'Switchyard-',
@@ -74,6 +75,13 @@ describe('Function: readHandlerEnvironment', () => {
     // Assess
     expect(behindAuthorizer.apiAuthorizer).toBe(true);
     expect(wrong).toThrow(/API_AUTHORIZER must be true or false, got "yes"/);
+  });
+
+  it('reads REPLY_AUTH (-c replyAuth=true), and refuses a value other than true or false', () => {
+    expect(readHandlerEnvironment({ ...SQS_ENV, REPLY_AUTH: 'true' }).replyAuth).toBe(true);
+    expect(() => readHandlerEnvironment({ ...SQS_ENV, REPLY_AUTH: 'on' })).toThrow(
+      /REPLY_AUTH must be true or false, got "on"/,
+    );
   });
 
   it('reads where workflow schedules live; the group without its role is a problem', () => {

@@ -22,6 +22,7 @@ import { syncWorkflowSchedules } from '../../../functions/aws/schedule-registrat
 import { handleScheduleTick } from '../../../functions/aws/schedule-tick.js';
 import type { ScheduleTickEvent } from '../../../functions/aws/schedule-tick-event.js';
 import { silentTelemetry } from '../../../functions/telemetry/telemetry.js';
+import { recordingTelemetry } from '../../support/recording-telemetry.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 
 const GROUP = 'Switchyard-schedules';
@@ -96,7 +97,7 @@ describe('EventBridgeSchedules: a workflow’s schedules on EventBridge Schedule
     const result = await schedules().sync(report(DAILY, HOURLY), []);
     const daily = scheduleName('report', scheduleKey(DAILY));
     const hourly = scheduleName('report', scheduleKey(HOURLY));
-    expect(result).toEqual({ created: [daily, hourly], updated: [], deleted: [], unchanged: [] });
+    expect(result).toEqual({ created: [daily, hourly], updated: [], deleted: [], unchanged: [], ahead: [] });
     expect(scheduler.schedules.get(daily)).toMatchObject({
       GroupName: GROUP,
       ScheduleExpression: 'at(2026-05-08T04:00:00)',
@@ -124,6 +125,7 @@ describe('EventBridgeSchedules: a workflow’s schedules on EventBridge Schedule
       updated: [],
       deleted: [scheduleName('report', scheduleKey(HOURLY))],
       unchanged: [scheduleName('report', scheduleKey(DAILY))],
+      ahead: [],
     });
     expect([...scheduler.schedules.keys()].sort()).toEqual(
       [scheduleName('report', scheduleKey(DAILY)), scheduleName('report', scheduleKey(weekly))].sort(),
@@ -155,6 +157,59 @@ describe('EventBridgeSchedules: a workflow’s schedules on EventBridge Schedule
     // It fires a minute from now, for the tick it missed: the handler starts it (and those since).
     expect(scheduler.schedules.get(hourly)?.ScheduleExpression).toBe(atExpression(now + 60_000));
     expect(eventOf(scheduler.schedules.get(hourly)).tick).toBe('2026-05-07T13:00:00.000Z');
+  });
+
+  it('re-arms for its next tick a schedule a clock that was ahead armed past it, and the registration warns', async () => {
+    // Prepare: the hourly schedule's last tick was handled by a clock a day fast: armed for 13:00 tomorrow.
+    await schedules().sync(report(DAILY, HOURLY), []);
+    const hourly = scheduleName('report', scheduleKey(HOURLY));
+    const tomorrow = Date.parse('2026-05-08T13:00:00Z');
+    scheduler.schedules.set(hourly, {
+      ...(scheduler.schedules.get(hourly) as CreateScheduleInput),
+      ScheduleExpression: atExpression(tomorrow),
+      Target: {
+        ...scheduler.schedules.get(hourly)?.Target,
+        Input: JSON.stringify({
+          ...eventOf(scheduler.schedules.get(hourly)),
+          tick: new Date(tomorrow).toISOString(),
+        }),
+      } as CreateScheduleInput['Target'],
+    });
+    const world = new SimulatedWorld();
+    await world.manager.registerWorkflow(report(DAILY, HOURLY));
+    const telemetry = recordingTelemetry();
+
+    // Act: the workflow registered again, 30 minutes later (12:30, real time).
+    now = NOW + 30 * 60_000;
+    await syncWorkflowSchedules(world.store, schedules(), report(DAILY, HOURLY), telemetry.logger);
+
+    // Assess: armed for 13:00 today, for that tick; the daily one left as it was.
+    expect(scheduler.schedules.get(hourly)?.ScheduleExpression).toBe('at(2026-05-07T13:00:00)');
+    expect(eventOf(scheduler.schedules.get(hourly)).tick).toBe('2026-05-07T13:00:00.000Z');
+    expect(scheduler.schedules.get(scheduleName('report', scheduleKey(DAILY)))?.ScheduleExpression).toBe(
+      'at(2026-05-08T04:00:00)',
+    );
+    expect(telemetry.logs.filter((log) => log.level === 'warn')).toEqual([
+      {
+        level: 'warn',
+        message: 'schedules: armed past its next tick by a clock that was ahead; re-armed for its next tick',
+        fields: { workflow: 'report', schedule: hourly, ahead: '1d', aheadMs: 24 * 3_600_000 },
+      },
+    ]);
+  });
+
+  it('leaves alone a schedule re-armed by a clock a little ahead of the registering one', async () => {
+    // Prepare: the 13:00 tick handled at 13:00:00.05 re-armed it for 14:00.
+    await schedules().sync(report(HOURLY), []);
+    await schedules().rearm('report', scheduleKey(HOURLY), Date.parse('2026-05-07T14:00:00Z'));
+
+    // Act: registered again by a function whose clock reads 12:59:59.9.
+    now = Date.parse('2026-05-07T12:59:59.900Z');
+    const result = await schedules().sync(report(HOURLY), [scheduleKey(HOURLY)]);
+
+    // Assess
+    expect(result.unchanged).toEqual([scheduleName('report', scheduleKey(HOURLY))]);
+    expect(result.ahead).toEqual([]);
   });
 
   it('re-arms a schedule for its next tick, keeping the target the registration gave it', async () => {

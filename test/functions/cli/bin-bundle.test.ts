@@ -16,6 +16,8 @@ async function layout(dir: string, sourceAge: 'older' | 'newer'): Promise<string
   await mkdir(join(dir, 'functions'));
   await writeFile(join(dir, 'package.json'), '{"type":"module"}');
   await copyFile(BIN, join(dir, 'bin/switchyard.js'));
+  // The Node check it runs first.
+  await copyFile(join(BIN, '../require-node.js'), join(dir, 'bin/require-node.js'));
   await writeFile(join(dir, 'dist/cli/switchyard.js'), "process.stdout.write('the bundle ran\\n');\n");
   await writeFile(join(dir, 'dist/cli/inputs.json'), '{"inputs":["functions/main.ts"]}');
   await writeFile(join(dir, 'functions/main.ts'), 'export {};\n');

@@ -3,7 +3,8 @@ import { definitionInNamespace } from '../../../engine/definition/namespace.js';
 import { scheduleKey, tickJobId } from '../../../engine/schedule/identity.js';
 import { SqliteStore } from '../../../functions/adapters/sqlite/store.js';
 import { LocalSchedules, type ScheduleCursors } from '../../../functions/local/local-schedules.js';
-import { silentTelemetry } from '../../../functions/telemetry/telemetry.js';
+import { type Logger, silentTelemetry } from '../../../functions/telemetry/telemetry.js';
+import { recordingTelemetry } from '../../support/recording-telemetry.js';
 import { SimulatedWorld, workflowsFrom } from '../../support/simulated-world.js';
 
 const DAY = 86_400_000;
@@ -24,12 +25,12 @@ async function world(yaml = DAILY) {
   const sim = new SimulatedWorld(store);
   sim.now = at('2026-05-01T12:00:00Z');
   await sim.register(yaml);
-  const host = (cursors: ScheduleCursors = store) =>
+  const host = (cursors: ScheduleCursors = store, logger: Logger = silentTelemetry.logger) =>
     new LocalSchedules({
       registry: store,
       cursors,
       startJob: (params) => sim.manager.startJob(params),
-      logger: silentTelemetry.logger,
+      logger,
       clock: () => sim.now,
     });
   const jobIds = async () =>
@@ -73,6 +74,7 @@ describe('LocalSchedules (serve)', () => {
       setScheduleCursor: async () => {
         throw new Error('the process died here');
       },
+      capScheduleCursor: (name, key, at) => store.capScheduleCursor(name, key, at),
     };
     await expect(host(crashing).pass()).rejects.toThrow('the process died here');
     const before = await jobIds();
@@ -122,6 +124,61 @@ describe('LocalSchedules (serve)', () => {
     await Promise.all([schedules.poke(), schedules.poke()]);
     await schedules.stop();
     expect(await jobIds()).toHaveLength(1);
+  });
+
+  it('a cursor later than now (the clock moved back) is logged and capped at now: the next tick starts on time', async () => {
+    // Prepare: a cursor a year ahead, as a clock that was a year fast would have left it.
+    const { store, sim, host, jobIds } = await world();
+    await host().pass();
+    const key = scheduleKey({ cron: '0 6 * * *', timezone: 'Europe/Paris', input: { kind: 'daily' } });
+    await store.setScheduleCursor('report', key, at('2027-05-01T12:00:00Z'));
+    const telemetry = recordingTelemetry();
+
+    // Act
+    sim.now += 3_600_000;
+    await host(store, telemetry.logger).pass();
+    sim.now += DAY;
+    await host().pass();
+
+    // Assess
+    const warnings = telemetry.logs.filter((log) => log.level === 'warn');
+    expect(warnings).toEqual([
+      {
+        level: 'warn',
+        message: 'schedules: the cursor is ahead of the clock (it moved back); counting from now',
+        fields: {
+          workflow: 'report',
+          cron: '0 6 * * *',
+          cursor: '2027-05-01T12:00:00.000Z',
+          ahead: '364d23h',
+          aheadMs: at('2027-05-01T12:00:00Z') - at('2026-05-01T13:00:00Z'),
+        },
+      },
+    ]);
+    expect(await jobIds()).toEqual(dailyIds('2026-05-02T04:00:00Z'));
+    expect(await store.scheduleCursors('report')).toEqual(new Map([[key, sim.now]]));
+  });
+
+  it('after the clock moves back, the ticks the fast clock already started are not started again', async () => {
+    // Prepare: the clock jumps two days ahead and the pass starts the ticks it sees as due.
+    const { sim, host, jobIds } = await world();
+    await host().pass();
+    const real = sim.now;
+    sim.now = real + 2 * DAY;
+    await host().pass();
+    const startedAhead = await jobIds();
+    expect(startedAhead).toEqual(dailyIds('2026-05-02T04:00:00Z', '2026-05-03T04:00:00Z'));
+
+    // Act: the clock is set right, then real time passes those ticks and one more.
+    sim.now = real;
+    await host().pass();
+    sim.now = real + 3 * DAY;
+    await host().pass();
+
+    // Assess: each tick once, the new one included.
+    expect(await jobIds()).toEqual(
+      dailyIds('2026-05-02T04:00:00Z', '2026-05-03T04:00:00Z', '2026-05-04T04:00:00Z'),
+    );
   });
 
   it('keys by the qualified name: the same workflow and schedule in two namespaces start their own jobs, with their own cursors', async () => {

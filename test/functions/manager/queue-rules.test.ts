@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sqsQueueNameRule } from '../../../functions/adapters/sqs/queue-names.js';
 import { createApiHandler } from '../../../functions/handlers/api.js';
 import { createRegisterWorkflowsHandler } from '../../../functions/handlers/register-workflows.js';
 import { readWorkflowFiles } from '../../../functions/local/serve.js';
@@ -14,7 +15,10 @@ const PREFIX = 'switchyard-prod-';
 describe('Queue names the deployment cannot have are refused where workflows are registered', () => {
   it('deploy on SQS: refuses a step queue over 80 characters with the prefix, or with a dot', async () => {
     const harness = memoryManager();
-    const handler = createRegisterWorkflowsHandler({ ...harness, queueRules: { sqsPrefix: PREFIX } });
+    const handler = createRegisterWorkflowsHandler({
+      ...harness,
+      queueRules: { queueNames: sqsQueueNameRule(PREFIX) },
+    });
     const long = 'q'.repeat(80 - PREFIX.length + 1);
 
     await expect(handler(aCustomResourceEvent('Create', [withQueue(long)]))).rejects.toThrow(
@@ -46,7 +50,7 @@ describe('Queue names the deployment cannot have are refused where workflows are
     const handler = createApiHandler({
       ...harness,
       maxBodyBytes: 4096,
-      queueRules: { sqsPrefix: PREFIX, replyQueue: 'replies' },
+      queueRules: { queueNames: sqsQueueNameRule(PREFIX), replyQueue: 'replies' },
     });
     const put = (queue: string) =>
       handler(anApiEvent('PUT', '/api/workflow/w', { body: JSON.stringify(withQueue(queue)) }));
@@ -65,23 +69,31 @@ describe('Queue names the deployment cannot have are refused where workflows are
     expect((await put('fine')).statusCode).toBe(201);
   });
 
-  it('checks the step queues with their queue prefix: a PUT whose prefix SQS cannot take is 400, nothing registered', async () => {
-    const harness = memoryManager();
-    const handler = createApiHandler({ ...harness, maxBodyBytes: 4096, queueRules: { sqsPrefix: PREFIX } });
-    const put = (prefix: string) =>
-      handler(
-        anApiEvent('PUT', '/api/ns/team-a/workflow/w', {
-          body: JSON.stringify({ queuePrefix: prefix, workflows: [withQueue('orders')] }),
-        }),
-      );
+  it('checks the step queues with their queue prefix: a prefix SQS cannot take is refused, nothing registered', async () => {
+    const harness = memoryManager({ queueRules: { queueNames: sqsQueueNameRule(PREFIX) } });
+    const handler = createApiHandler({
+      ...harness,
+      maxBodyBytes: 4096,
+      queueRules: { queueNames: sqsQueueNameRule(PREFIX) },
+    });
+    const setPrefix = (queuePrefix: string) =>
+      handler(anApiEvent('PUT', '/api/namespaces/team-a', { body: JSON.stringify({ queuePrefix }) }));
+    const put = (body: object) =>
+      handler(anApiEvent('PUT', '/api/ns/team-a/workflow/w', { body: JSON.stringify(body) }));
 
-    const dotted = await put('team.a.');
+    const dotted = await setPrefix('team.a.');
     expect([dotted.statusCode, JSON.parse(dotted.body).error.message]).toEqual([
       400,
-      expect.stringContaining('queue "team.a.orders" cannot be an SQS queue'),
+      expect.stringContaining('cannot be part of an SQS queue name'),
+    ]);
+    expect((await setPrefix('team-a-')).statusCode).toBe(200);
+    const stated = await put({ queuePrefix: 'team.a.', workflows: [withQueue('orders')] });
+    expect([stated.statusCode, JSON.parse(stated.body).error.message]).toEqual([
+      400,
+      expect.stringContaining(`namespace "team-a"'s is "team-a-"`),
     ]);
     expect(await harness.store.listWorkflows()).toEqual([]);
-    expect((await put('team-a-')).statusCode).toBe(201);
+    expect((await put({ workflows: [withQueue('orders')] })).statusCode).toBe(201);
     expect((await harness.store.getWorkflow('team-a/w'))?.definition.steps[0]?.queue).toBe('team-a-orders');
   });
 
@@ -94,7 +106,7 @@ describe('Queue names the deployment cannot have are refused where workflows are
       await expect(readWorkflowFiles([file], { replyQueue: 'replies' })).rejects.toThrow(
         `${file}:5: workflow "w", step "a": queue "replies" is the manager's reply queue`,
       );
-      await expect(readWorkflowFiles([file])).resolves.toHaveLength(1);
+      expect((await readWorkflowFiles([file])).definitions).toHaveLength(1);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

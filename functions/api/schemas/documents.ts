@@ -1,0 +1,266 @@
+import * as z from 'zod/mini';
+import { JOB_STATUSES } from '../../../engine/index.js';
+
+/*
+ * The schemas of what the API answers. Each one given an `id` is a component of the API description
+ * (`#/components/schemas/<id>`); the routes name them in their responses (routes/*.ts).
+ */
+
+const about = (description: string) => z.meta({ description });
+const time = z.string().check(z.meta({ format: 'date-time' }));
+const uuid = z.string().check(z.meta({ format: 'uuid' }));
+const anyObject = z.record(z.string(), z.unknown());
+
+/** Every refusal: `{"error": {"code", "message"}}`. */
+export const ErrorDocument = z
+  .object({ error: z.object({ code: z.string(), message: z.string() }) })
+  .register(z.globalRegistry, { id: 'Error' });
+
+export const JobStatusName = z.enum(JOB_STATUSES).register(z.globalRegistry, {
+  id: 'JobStatus',
+  description:
+    '`queued`: a job of a workflow with `maxRunning`, waiting for one of its running jobs to end. `scheduled`: a delayed start (`?at=`) waiting for its time.',
+});
+
+const Attempt = z.object({
+  attempt: z.int(),
+  sentAt: time,
+  endedAt: z.optional(time),
+  outcome: z.optional(z.enum(['completed', 'error', 'timeout', 'rejected', 'cancelled', 'suspended'])),
+  error: z.optional(z.string()),
+});
+
+export const StepDocument = z
+  .object({
+    status: z.enum(['waiting', 'running', 'suspended', 'completed', 'skipped', 'failed', 'cancelled']),
+    attempt: z.int().check(about("The current attempt's number; 0 before the first.")),
+    attempts: z.array(Attempt).check(about('Every attempt, oldest first: how each ended.')),
+    startedAt: z.optional(time),
+    endedAt: z.optional(time),
+    retryAt: z.optional(time),
+    deadline: z.optional(time),
+    error: z.optional(z.string()),
+    input: z.optional(
+      anyObject.check(about('What the step was sent, when `input:` or `params` made it differ.')),
+    ),
+    handled: z.optional(z.literal(true).check(about('Failed with `continueOnError`.'))),
+    skipReason: z.optional(z.string()),
+    job: z.optional(uuid.check(about('A `workflow:` step: the job its latest attempt runs.'))),
+    children: z.optional(z.int()),
+    childrenDone: z.optional(z.int()),
+    childrenFailed: z.optional(z.int()),
+  })
+  .register(z.globalRegistry, { id: 'Step' });
+
+export const JobDocument = z
+  .object({
+    uuid,
+    workflow: z.string(),
+    namespace: z.optional(z.string()),
+    version: z.int(),
+    parent: z.nullable(uuid),
+    index: z.nullable(z.int()),
+    task: z.nullable(z.string().check(about('The task a fan-out child runs.'))),
+    status: JobStatusName,
+    input: anyObject,
+    result: z.optional(anyObject),
+    error: z.optional(
+      z.object({ step: z.nullable(z.string()), attempt: z.int(), message: z.string(), at: time }),
+    ),
+    createdAt: time,
+    updatedAt: time,
+    endedAt: z.optional(time),
+    queuePosition: z.optional(
+      z
+        .number()
+        .check(
+          about(
+            "A queued job: its place in its workflow's `maxRunning` queue (1 starts next); absent past the first 1,000.",
+          ),
+        ),
+    ),
+    startAt: z.optional(time.check(about('A delayed start (`?at=`).'))),
+    followUp: z.optional(uuid.check(about("The `onFailure` job this job's latest failure started."))),
+    causedBy: z.optional(uuid.check(about('For an `onFailure` job: the failed job that started it.'))),
+    calledBy: z.optional(z.object({ id: uuid, step: z.string(), attempt: z.int() })),
+    steps: z.record(z.string(), StepDocument),
+    running: z.array(
+      z.object({
+        name: z.string(),
+        startTime: time,
+        attempt: z.int(),
+        tasks: z.optional(
+          z.array(uuid).check(about('Child job ids of a fan-out step (at most the first 1,000).')),
+        ),
+      }),
+    ),
+    completed: z
+      .array(
+        z.object({
+          name: z.string(),
+          startTime: time,
+          elapsed: z.optional(z.int().check(about('nanoseconds'))),
+          message: z.unknown(),
+        }),
+      )
+      .check(
+        about(
+          'Completion order: `__start__` (the input), each step, and `__end__` (the result) for a completed job.',
+        ),
+      ),
+  })
+  .register(z.globalRegistry, { id: 'Job' });
+
+export const JobSummaryDocument = z
+  .object({
+    uuid,
+    workflow: z.string(),
+    namespace: z.optional(z.string()),
+    version: z.int(),
+    status: JobStatusName,
+    createdAt: time,
+    updatedAt: time,
+    endedAt: z.optional(time),
+    startAt: z.optional(time.check(about('A delayed start (`?at=`).'))),
+    progress: z.object({
+      steps: z.int(),
+      stepsDone: z.int(),
+      children: z.int(),
+      childrenDone: z.int(),
+    }),
+    error: z.optional(
+      z
+        .object({ step: z.nullable(z.string()), message: z.string() })
+        .check(about("A failed job's error; the message cut to 300 characters.")),
+    ),
+  })
+  .register(z.globalRegistry, { id: 'JobSummary' });
+
+const VersionEntry = z.object({ version: z.int(), createdAt: time });
+
+export const WorkflowListingDocument = z.array(
+  z.object({
+    name: z.string(),
+    vhost: z.string(),
+    job_count: z.int().check(about('Running and paused top-level jobs.')),
+    version: z.int(),
+    enabled: z.boolean(),
+    description: z.string(),
+    jobs: z.record(z.string(), z.int()),
+    versions: z.array(VersionEntry),
+  }),
+);
+
+export const WorkflowJobIdsDocument = z.object({
+  running: z.array(uuid),
+  queued: z.array(uuid).check(about('Jobs waiting for a `maxRunning` slot, first to start first.')),
+  completed: z.array(uuid),
+});
+
+export const DefinitionDocument = z.object({
+  name: z.string(),
+  version: z.int(),
+  enabled: z.boolean(),
+  createdAt: time,
+  definition: anyObject.check(about('The definition as registered (its name plain).')),
+  versions: z.array(VersionEntry),
+});
+
+export const RegisteredDocument = z.object({ name: z.string(), version: z.int(), created: z.boolean() });
+
+export const DisabledDocument = z.object({ name: z.string(), enabled: z.literal(false) });
+
+export const StartedDocument = z.object({ id: uuid });
+
+export const SchedulesDocument = z
+  .object({
+    name: z.string(),
+    version: z.int(),
+    enabled: z.boolean(),
+    schedules: z.array(
+      z.object({
+        cron: z.string().check(about('5 fields: minute hour day-of-month month day-of-week')),
+        timezone: z.string().check(about('IANA time zone')),
+        catchUp: z.enum(['all', 'latest']),
+        input: anyObject,
+        key: z.string().check(about("Names the schedule in each tick's derived job id.")),
+        nextTicks: z.array(time).check(about('None while the workflow is disabled.')),
+      }),
+    ),
+    scheduled: z
+      .array(z.object({ id: uuid, startAt: time, createdAt: time }))
+      .check(about('Jobs waiting for their start time, soonest first (at most 100).')),
+    scheduledCount: z.int(),
+  })
+  .register(z.globalRegistry, {
+    id: 'Schedules',
+    description: "A workflow's schedules (of its latest version) and its scheduled jobs.",
+  });
+
+export const JobPageDocument = z.object({
+  jobs: z.array(z.union([uuid, JobSummaryDocument])).check(about('Ids, or summaries with `detail`.')),
+  cursor: z.optional(z.string()),
+});
+
+export const ChildrenPageDocument = z.object({
+  children: z.array(z.object({ uuid, index: z.int(), status: JobStatusName })),
+  cursor: z.optional(z.string()),
+});
+
+export const HealthDocument = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  store: z.string().check(about('`ok`, or why the store cannot be reached.')),
+  bus: z.string().check(about('`ok`, or why the bus cannot be reached.')),
+});
+
+export const QueuesDocument = z.object({
+  queues: z.array(
+    z.object({
+      queue: z.string(),
+      vhost: z.nullable(z.string()),
+      exists: z.boolean().check(about('false: not declared yet (the look never creates it).')),
+      ready: z.optional(z.int()),
+      inFlight: z.optional(z.int().check(about('SQS'))),
+      consumers: z.optional(z.union([z.int(), z.literal('unknown')])),
+      error: z.optional(z.string().check(about('Why the broker could not be asked.'))),
+      steps: z.array(z.object({ workflow: z.string(), task: z.optional(z.string()), step: z.string() })),
+    }),
+  ),
+});
+
+/** What the operator set for a namespace (workflows.md, "Namespaces"): only the keys set. */
+export const NamespaceSettingsDocument = z.object({
+  namespace: z.string(),
+  queuePrefix: z.optional(z.string().check(about('Every step queue of the namespace starts with it.'))),
+  vhosts: z.optional(
+    z
+      .array(z.string())
+      .check(about("The vhosts its workflows may use; absent: the broker URL's (in `default`, any).")),
+  ),
+  updatedAt: z.optional(time),
+});
+
+export const NamespacesDocument = z.object({
+  namespaces: z.array(z.string()),
+  role: z.enum(['read', 'run', 'admin']),
+  scope: z.string().check(about("The token's namespace, or `*`.")),
+  settings: z
+    .array(NamespaceSettingsDocument)
+    .check(about('What the operator set for each namespace listed.')),
+});
+
+const TokenListing = z.object({
+  id: z.string(),
+  namespace: z.string(),
+  role: z.enum(['read', 'run', 'admin']),
+  description: z.string(),
+  createdAt: time,
+});
+
+export const TokenCreatedDocument = z.extend(TokenListing, {
+  secret: z.string().check(about('Answered here only.')),
+});
+
+export const TokensDocument = z.object({ tokens: z.array(TokenListing) });
+
+export const RevokedDocument = z.object({ id: z.string(), revoked: z.literal(true) });
