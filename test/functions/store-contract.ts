@@ -10,6 +10,7 @@ import type { StoredToken } from '../../engine/ports/store.js';
 import {
   aFanInitWithEveryField,
   aJobWithEveryField,
+  aNamespaceSettingsWithEveryField,
   aRequestWithEveryField,
   aTokenWithEveryField,
   everyOutboxEntry,
@@ -931,7 +932,7 @@ export function describeStoreContract(
     });
 
     describe('every field (each value with every optional field set: test/support/every-field.ts)', () => {
-      it('keeps every field of a job, its outbox entries, timers, fan-out counters and a token, for another reader', async () => {
+      it('keeps every field of a job, its outbox entries, timers, fan-out counters, a token and namespace settings, for another reader', async () => {
         // Prepare: a job in its parent's fan-out, committed with its own request, one follow-up of
         // each kind, a request to the child it creates, a timer of each kind and a fan-out's counters.
         const parent = aJob({ vhost: 'tenant-a' });
@@ -947,6 +948,7 @@ export function describeStoreContract(
         const entries = [...everyOutboxEntry(job), toChild];
         const timers = everyTimer(job.id);
         const token = aTokenWithEveryField();
+        const settings = aNamespaceSettingsWithEveryField();
         await store.commit([creating(parent)]);
 
         // Act
@@ -959,6 +961,7 @@ export function describeStoreContract(
           }),
         ]);
         await store.saveToken(token);
+        await store.saveNamespaceSettings(settings);
         const reader = subject.another ? await subject.another() : store;
         const pending: OutboxEntry[] = [];
         let cursor: string | undefined;
@@ -984,6 +987,7 @@ export function describeStoreContract(
         expect(armed).toEqual([...timers].sort((a, b) => a.at - b.at));
         expect(await reader.getFanCounts(job.id, 'fan')).toEqual({ total: 5, done: 1, failed: 1 });
         expect(await reader.getToken(token.id)).toEqual(token);
+        expect(await reader.getNamespaceSettings(settings.namespace)).toEqual(settings);
       });
     });
 

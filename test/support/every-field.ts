@@ -5,6 +5,7 @@ import {
   type FanInit,
   type FollowUp,
   type JobRecord,
+  type NamespaceSettings,
   type OutboxEntry,
   PersistentList,
   type StepRequest,
@@ -188,5 +189,14 @@ export function aTokenWithEveryField(): Required<StoredToken> {
     role: 'run',
     description: 'the billing team’s workers',
     createdAt: 1_234,
+  };
+}
+
+export function aNamespaceSettingsWithEveryField(): Required<NamespaceSettings> {
+  return {
+    namespace: `team-${uuid().slice(0, 8)}`,
+    queuePrefix: 'team-a.',
+    vhosts: ['team-a', 'shared'],
+    updatedAt: 1_234,
   };
 }
