@@ -164,6 +164,7 @@ function fanOut(d: Draft, node: StepNode, started: Partial<StepState>): void {
   const created = concurrency === total ? Math.min(total, fanOutSlice(d.context)) : total;
   d.updateStep(node.name, { children: childrenState(total, concurrency, created) });
   const counts: FanInit = { parentId: d.job.id, step: node.name, total, done: 0, failed: 0 };
+  if (node.continueOnError) counts.continueOnError = true;
   d.effects.fanInits.push(counts);
   // Children started here that finish at once (an empty nested fan-out) are counted in the counters
   // set here rather than counted again when stored.

@@ -40,9 +40,12 @@ export interface JobPatch {
   steps: Record<string, StepState>;
 }
 
+/** A fresh fan-out's counters, and what a store needs besides them to tell when the step fans in. */
 export interface FanInit extends FanCounts {
   parentId: string;
   step: string;
+  /** The step lets failed children count as finished (`readyToFanIn`, engine/job/fan-in.ts). */
+  continueOnError?: true;
 }
 
 /** A child's final state, counted exactly once with the write that records it. */

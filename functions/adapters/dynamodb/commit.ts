@@ -8,6 +8,7 @@ import {
   isFinished,
   type JobRecord,
   type OutboxEntry,
+  requestStillOpen,
 } from '../../../engine/index.js';
 import {
   childEntry,
@@ -32,7 +33,6 @@ import {
   inlineIndexKey,
   MAX_HELD_BYTES,
   planInline,
-  requestAnswered,
 } from './inline-outbox.js';
 import { chunkKeys, chunkRefOf, encodeJson, itemBytes, keys, N, S } from './items.js';
 import { countsChange, countsKey, finishedCountsChange } from './job-counts.js';
@@ -364,7 +364,7 @@ class CommitPlan {
     if (kept) {
       // A stopping job's requests, and those a reply (or a timeout) answered: no longer to send.
       for (const [short, { request }] of Object.entries(kept))
-        if (request && (commit.dropUnsent || requestAnswered(this.job, request))) {
+        if (request && (commit.dropUnsent || !requestStillOpen(this.job, request))) {
           this.dropped.push(short);
           delete kept[short];
         }

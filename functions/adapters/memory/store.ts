@@ -5,6 +5,7 @@ import {
   changeAllowed,
   countAfter,
   definitionText,
+  type EveryField,
   type FanCounts,
   heldByOtherJobs,
   InvalidCursorError,
@@ -35,6 +36,9 @@ import {
 } from '../../../engine/index.js';
 
 const copy = <T>(value: T): T => structuredClone(value);
+/** The counts of a fan-out's counters, which keep the whole `FanInit` they were created from. */
+const countsOf = ({ total, done, failed }: FanCounts): FanCounts =>
+  ({ total, done, failed }) satisfies EveryField<FanCounts>;
 const copyJob = (job: JobRecord): JobRecord => jobFromJson(copy({ ...job, steps: job.steps.toArray() }));
 const childKey = (parentId: string, step: string): string => `${parentId}\u0000${step}`;
 
@@ -167,20 +171,14 @@ export class MemoryStore implements Store {
       if (change.op === 'set') this.timers.set(timerId(change.timer), { ...change.timer });
       else this.timers.delete(timerId(change.key));
     }
-    for (const init of commit.fanInits) {
-      this.counts.set(childKey(init.parentId, init.step), {
-        total: init.total,
-        done: init.done,
-        failed: init.failed,
-      });
-    }
+    for (const init of commit.fanInits) this.counts.set(childKey(init.parentId, init.step), { ...init });
     if (!commit.childOutcome) return { ok: true };
     const { parentId, step, status } = commit.childOutcome;
     const counts = this.counts.get(childKey(parentId, step));
     if (!counts) return { ok: true };
     if (status === 'completed') counts.done++;
     else counts.failed++;
-    return { ok: true, fanCounts: { ...counts } };
+    return { ok: true, fanCounts: countsOf(counts) };
   }
 
   private putJob(job: JobRecord): void {
@@ -212,11 +210,13 @@ export class MemoryStore implements Store {
 
   async getFanCounts(parentId: string, step: string): Promise<FanCounts | undefined> {
     const counts = this.counts.get(childKey(parentId, step));
-    return counts && { ...counts };
+    return counts && countsOf(counts);
   }
 
+  /** A retried fan-out counted anew: what else its counters keep of their `FanInit` stays. */
   async setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void> {
-    this.counts.set(childKey(parentId, step), { ...counts });
+    const key = childKey(parentId, step);
+    this.counts.set(key, { ...this.counts.get(key), ...countsOf(counts) });
   }
 
   async getRunningCount(workflow: string): Promise<RunningCount> {
