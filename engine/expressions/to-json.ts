@@ -1,0 +1,148 @@
+import type { Json, JsonObject } from '../json.js';
+import { setOwn } from '../json.js';
+import { jsonBytesWithin } from '../json-size.js';
+
+/** The value an `input:` expression gave is larger, as JSON, than a request may be. */
+export class OutputTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`gives more than ${limit} bytes of JSON, the most a request may have`);
+  }
+}
+
+/** The most bytes JSON writes for a number (`-1.2345678901234567e-308`). */
+const MAX_NUMBER_BYTES = 24;
+
+/**
+ * Copies what an `input:` expression gave into fresh JSON, stopping at `maxBytes` of JSON text. The
+ * value may share parts (`input.l.map(e, input.l)` is N references to one list) that the copy writes
+ * out each time, so the copy, not the evaluation, is what can grow: it counts as it goes, from
+ * below (each string character and number at least a byte), and stops once that passes the limit;
+ * a copy whose count from above (every character at its longest escape) may pass it is measured
+ * exactly.
+ */
+export function toJson(value: unknown, maxBytes: number): JsonObject {
+  const size: Copy = { least: 0, most: 0, maxBytes, path: [] };
+  const copy = copyValue(value, size) as JsonObject;
+  if (size.most > maxBytes && jsonBytesWithin(copy, maxBytes) === undefined)
+    throw new OutputTooLarge(maxBytes);
+  return copy;
+}
+
+/** A copy under way: its JSON size counted from below and from above, and where it is. */
+interface Copy {
+  least: number;
+  most: number;
+  readonly maxBytes: number;
+  /** Keys and indexes down to the value being copied, for error messages. */
+  readonly path: (string | number)[];
+}
+
+function add(size: Copy, least: number, most: number): void {
+  size.least += least;
+  size.most += most;
+  if (size.least > size.maxBytes) throw new OutputTooLarge(size.maxBytes);
+}
+
+function at(size: Copy): string {
+  let path = '';
+  for (const part of size.path) path += typeof part === 'number' ? `[${part}]` : path ? `.${part}` : part;
+  return path ? ` at ${path}` : '';
+}
+
+function copyValue(value: unknown, size: Copy): Json {
+  switch (typeof value) {
+    case 'string':
+      add(size, 2 + value.length, 2 + 6 * value.length);
+      return value;
+    case 'boolean':
+      add(size, 4, 5);
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw new Error(`gave ${value}${at(size)}, which JSON cannot hold`);
+      add(size, 1, MAX_NUMBER_BYTES);
+      return value;
+    case 'bigint':
+      add(size, 1, MAX_NUMBER_BYTES);
+      return safeInteger(value, size);
+    case 'object': {
+      if (value === null) {
+        add(size, 4, 4);
+        return null;
+      }
+      if (Array.isArray(value)) {
+        add(size, 1 + value.length, 2 + value.length);
+        const out: Json[] = new Array(value.length);
+        for (let i = 0; i < value.length; i++) {
+          size.path.push(i);
+          out[i] = copyValue(value[i], size);
+          size.path.pop();
+        }
+        return out;
+      }
+      if (value instanceof Map) {
+        add(size, 1 + 2 * value.size, 2 + 2 * value.size);
+        const out: JsonObject = {};
+        for (const [key, item] of value) {
+          if (typeof key !== 'string')
+            throw new Error(`gave a map key ${String(key)}${at(size)}; keys must be strings`);
+          copyEntry(out, key, item, size);
+        }
+        return out;
+      }
+      if (isPlainObject(value)) {
+        const keys = Object.keys(value);
+        add(size, 1 + 2 * keys.length, 2 + 2 * keys.length);
+        const out: JsonObject = {};
+        for (const key of keys) copyEntry(out, key, value[key], size);
+        return out;
+      }
+      // cel-js's uint: a class holding a bigint.
+      const primitive = (value as { valueOf(): unknown }).valueOf();
+      if (typeof primitive === 'bigint' && (value as object).constructor?.name === 'UnsignedInt') {
+        add(size, 1, MAX_NUMBER_BYTES);
+        return safeInteger(primitive, size);
+      }
+      throw new Error(`gave ${describe(value)}${at(size)}, which is not JSON`);
+    }
+    default:
+      throw new Error(`gave ${describe(value)}${at(size)}, which is not JSON`);
+  }
+}
+
+function copyEntry(out: JsonObject, key: string, item: unknown, size: Copy): void {
+  add(size, 2 + key.length, 2 + 6 * key.length);
+  size.path.push(key);
+  setOwn(out, key, copyValue(item, size));
+  size.path.pop();
+}
+
+function safeInteger(value: bigint, size: Copy): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
+    throw new Error(`gave the integer ${value}${at(size)}, beyond what a JSON number holds exactly (±2^53)`);
+  }
+  return Number(value);
+}
+
+export function isMap(value: unknown): value is Map<unknown, unknown> | Record<string, unknown> {
+  return value instanceof Map || isPlainObject(value);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** What a CEL value is, for error messages. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'bigint') return 'an int';
+  if (typeof value === 'number') return 'a double';
+  if (typeof value === 'string') return 'a string';
+  if (typeof value === 'boolean') return 'a bool';
+  if (Array.isArray(value)) return 'a list';
+  if (isMap(value)) return 'a map';
+  if (value instanceof Uint8Array) return 'bytes';
+  if (value instanceof Date) return 'a timestamp';
+  return `a ${(value as object).constructor?.name ?? 'value'}`;
+}
