@@ -9,6 +9,8 @@ type Evaluate = (evaluator: unknown, ast: unknown, context: unknown) => unknown;
 /** The cel-js AST node with the fields its type checker adds (not in its .d.ts). */
 export type Node = ASTNode & {
   handle?: Handle;
+  /** The type the checker gave the node (`dyn` when it depends on the data). */
+  checkedType?: { name: string };
   evaluate?: Evaluate;
   meta?: { alternate?: Node; macro?: { args?: unknown }; evaluate?: Evaluate };
 };
@@ -26,6 +28,7 @@ export function instrument(node: Node): void {
       });
     case '==':
     case '!=':
+      if (provenScalar(node)) return;
       return wrapHandle(node, (original) => (left, right, ast, evaluator) => {
         chargeOperand(left);
         chargeOperand(right);
@@ -40,15 +43,19 @@ export function instrument(node: Node): void {
         return original(left, right, ast, evaluator);
       });
     case '+':
+      if (provenScalar(node)) return;
       return wrapHandle(node, (original) => (left, right, ast, evaluator) => {
-        const text = textLength(left) + textLength(right);
-        charge(sizeOf(left) + sizeOf(right) + Math.ceil(text / CHARS_PER_UNIT));
+        if (typeof left === 'object' || typeof left === 'string') {
+          const text = textLength(left) + textLength(right);
+          charge(sizeOf(left) + sizeOf(right) + Math.ceil(text / CHARS_PER_UNIT));
+        }
         return original(left, right, ast, evaluator);
       });
     case '<':
     case '<=':
     case '>':
     case '>=':
+      if (provenScalar(node)) return;
       return wrapHandle(node, (original) => (left, right, ast, evaluator) => {
         if (typeof left === 'string') chargeString(left);
         if (typeof right === 'string') chargeString(right);
@@ -61,6 +68,18 @@ export function instrument(node: Node): void {
     case 'rcall':
       return instrumentCall(node);
   }
+}
+
+/** Types the checker can prove that hold nothing long: a comparison with one reads nothing long either. */
+const SCALAR_TYPES = new Set(['int', 'uint', 'double', 'bool', 'null']);
+
+/**
+ * Whether the checker proved one operand of a comparison a number, a bool or null (`input.total >
+ * 100`): the other is then compared in constant time, or refused as another type, so the operator is
+ * left unwrapped, as fast as cel-js makes it.
+ */
+function provenScalar(node: Node): boolean {
+  return (node.args as Node[]).some((operand) => SCALAR_TYPES.has(operand.checkedType?.name ?? 'dyn'));
 }
 
 function wrapHandle(node: Node, wrap: (original: Handle) => Handle): void {

@@ -9,37 +9,37 @@ export class OutputTooLarge extends Error {
   }
 }
 
-/** The most bytes JSON writes for a number (`-1.2345678901234567e-308`). */
-const MAX_NUMBER_BYTES = 24;
+/**
+ * How many times its count from below a value's JSON may take at most: a number counted as 1 byte
+ * takes up to 24 (`-1.2345678901234567e-308`), a character up to 6 (a control character's escape).
+ */
+const MOST_PER_LEAST = 24;
 
 /**
  * Copies what an `input:` expression gave into fresh JSON, stopping at `maxBytes` of JSON text. The
  * value may share parts (`input.l.map(e, input.l)` is N references to one list) that the copy writes
- * out each time, so the copy, not the evaluation, is what can grow: it counts as it goes, from
- * below (each string character and number at least a byte), and stops once that passes the limit;
- * a copy whose count from above (every character at its longest escape) may pass it is measured
- * exactly.
+ * out each time, so the copy, not the evaluation, is what can grow: it counts its bytes as it goes,
+ * from below (each character and number at least one), and stops once that passes the limit. A copy
+ * that could still be over the limit counted from above is then measured exactly.
  */
 export function toJson(value: unknown, maxBytes: number): JsonObject {
-  const size: Copy = { least: 0, most: 0, maxBytes, path: [] };
+  const size: Copy = { least: 0, maxBytes, path: [] };
   const copy = copyValue(value, size) as JsonObject;
-  if (size.most > maxBytes && jsonBytesWithin(copy, maxBytes) === undefined)
+  if (size.least * MOST_PER_LEAST > maxBytes && jsonBytesWithin(copy, maxBytes) === undefined)
     throw new OutputTooLarge(maxBytes);
   return copy;
 }
 
-/** A copy under way: its JSON size counted from below and from above, and where it is. */
+/** A copy under way: its JSON size counted from below, and where it is. */
 interface Copy {
   least: number;
-  most: number;
   readonly maxBytes: number;
   /** Keys and indexes down to the value being copied, for error messages. */
   readonly path: (string | number)[];
 }
 
-function add(size: Copy, least: number, most: number): void {
+function add(size: Copy, least: number): void {
   size.least += least;
-  size.most += most;
   if (size.least > size.maxBytes) throw new OutputTooLarge(size.maxBytes);
 }
 
@@ -52,25 +52,25 @@ function at(size: Copy): string {
 function copyValue(value: unknown, size: Copy): Json {
   switch (typeof value) {
     case 'string':
-      add(size, 2 + value.length, 2 + 6 * value.length);
+      add(size, 2 + value.length);
       return value;
     case 'boolean':
-      add(size, 4, 5);
+      add(size, 4);
       return value;
     case 'number':
       if (!Number.isFinite(value)) throw new Error(`gave ${value}${at(size)}, which JSON cannot hold`);
-      add(size, 1, MAX_NUMBER_BYTES);
+      add(size, 1);
       return value;
     case 'bigint':
-      add(size, 1, MAX_NUMBER_BYTES);
+      add(size, 1);
       return safeInteger(value, size);
     case 'object': {
       if (value === null) {
-        add(size, 4, 4);
+        add(size, 4);
         return null;
       }
       if (Array.isArray(value)) {
-        add(size, 1 + value.length, 2 + value.length);
+        add(size, 1 + value.length);
         const out: Json[] = new Array(value.length);
         for (let i = 0; i < value.length; i++) {
           size.path.push(i);
@@ -80,7 +80,7 @@ function copyValue(value: unknown, size: Copy): Json {
         return out;
       }
       if (value instanceof Map) {
-        add(size, 1 + 2 * value.size, 2 + 2 * value.size);
+        add(size, 1 + 2 * value.size);
         const out: JsonObject = {};
         for (const [key, item] of value) {
           if (typeof key !== 'string')
@@ -91,7 +91,7 @@ function copyValue(value: unknown, size: Copy): Json {
       }
       if (isPlainObject(value)) {
         const keys = Object.keys(value);
-        add(size, 1 + 2 * keys.length, 2 + 2 * keys.length);
+        add(size, 1 + 2 * keys.length);
         const out: JsonObject = {};
         for (const key of keys) copyEntry(out, key, value[key], size);
         return out;
@@ -99,7 +99,7 @@ function copyValue(value: unknown, size: Copy): Json {
       // cel-js's uint: a class holding a bigint.
       const primitive = (value as { valueOf(): unknown }).valueOf();
       if (typeof primitive === 'bigint' && (value as object).constructor?.name === 'UnsignedInt') {
-        add(size, 1, MAX_NUMBER_BYTES);
+        add(size, 1);
         return safeInteger(primitive, size);
       }
       throw new Error(`gave ${describe(value)}${at(size)}, which is not JSON`);
@@ -110,7 +110,7 @@ function copyValue(value: unknown, size: Copy): Json {
 }
 
 function copyEntry(out: JsonObject, key: string, item: unknown, size: Copy): void {
-  add(size, 2 + key.length, 2 + 6 * key.length);
+  add(size, 2 + key.length);
   size.path.push(key);
   setOwn(out, key, copyValue(item, size));
   size.path.pop();
