@@ -52,13 +52,19 @@ export function chargeString(text: string): void {
   charge(Math.floor(text.length / CHARS_PER_UNIT));
 }
 
-/** Elements of a list or map, at its top level (0 for anything else). */
+/** Elements of a list or map, at its top level (0 for anything else: a type, a timestamp, bytes). */
 export function sizeOf(value: unknown): number {
   if (Array.isArray(value)) return value.length;
   if (value instanceof Map || value instanceof Set) return value.size;
-  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value))
-    return Object.keys(value).length;
+  if (isObject(value)) return Object.keys(value).length;
   return 0;
+}
+
+/** A map as JSON or a CEL literal makes it: a plain object, not an instance of a class. */
+function isObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 /**
@@ -79,12 +85,12 @@ export function chargeDeep(value: unknown): void {
     } else if (item instanceof Map) {
       charge(item.size);
       for (const [key, element] of item) stack.push(key, element);
-    } else if (item !== null && typeof item === 'object' && !ArrayBuffer.isView(item)) {
+    } else if (isObject(item)) {
       const keys = Object.keys(item);
       charge(keys.length);
       for (const key of keys) {
         chargeString(key);
-        stack.push((item as Record<string, unknown>)[key]);
+        stack.push(item[key]);
       }
     }
   }

@@ -159,8 +159,19 @@ describe('Function: compileExpression, what an `input:` expression gives', () =>
         'input.l.all(e, input.s.contains("y") == false)',
         { l: numbers(100), s: 'x'.repeat(200_000) },
       ],
+      [
+        'the hour in a time zone read per element',
+        'input.l.all(e, timestamp(1700000000).getHours("Europe/Paris") >= 0)',
+        { l: numbers(5_000) },
+      ],
     ])('stops %s at the cost limit', (_, source, input) => {
       expect(when(source, input)).toEqual(overCost);
+    });
+
+    it("charges CEL's own values (types, durations, timestamps) as one, not by their fields", () => {
+      const source =
+        'input.l.all(e, type(e) == double && duration("1s") == duration("1s") && timestamp(1) != timestamp(2))';
+      expect(when(source, { l: numbers(30_000) })).toEqual({ ok: true, value: true });
     });
 
     it('leaves the everyday expressions well inside the limit', () => {
