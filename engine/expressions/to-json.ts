@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from '../json.js';
 import { setOwn } from '../json.js';
+import { MAX_JSON_DEPTH } from '../json-depth.js';
 import { jsonBytesWithin } from '../json-size.js';
 
 /** The value an `input:` expression gave is larger, as JSON, than a request may be. */
@@ -43,6 +44,14 @@ function add(size: Copy, least: number): void {
   if (size.least > size.maxBytes) throw new OutputTooLarge(size.maxBytes);
 }
 
+/** A list or map one level deeper: a request is a body, nested at most as deep as any (json-depth.ts). */
+function enter(size: Copy): void {
+  if (size.path.length >= MAX_JSON_DEPTH)
+    throw new Error(
+      `gave JSON nested more than ${MAX_JSON_DEPTH} levels deep (objects and lists)${at(size)}`,
+    );
+}
+
 function at(size: Copy): string {
   let path = '';
   for (const part of size.path) path += typeof part === 'number' ? `[${part}]` : path ? `.${part}` : part;
@@ -70,6 +79,7 @@ function copyValue(value: unknown, size: Copy): Json {
         return null;
       }
       if (Array.isArray(value)) {
+        enter(size);
         add(size, 1 + value.length);
         const out: Json[] = new Array(value.length);
         for (let i = 0; i < value.length; i++) {
@@ -80,6 +90,7 @@ function copyValue(value: unknown, size: Copy): Json {
         return out;
       }
       if (value instanceof Map) {
+        enter(size);
         add(size, 1 + 2 * value.size);
         const out: JsonObject = {};
         for (const [key, item] of value) {
@@ -90,6 +101,7 @@ function copyValue(value: unknown, size: Copy): Json {
         return out;
       }
       if (isPlainObject(value)) {
+        enter(size);
         const keys = Object.keys(value);
         add(size, 1 + 2 * keys.length);
         const out: JsonObject = {};

@@ -84,6 +84,19 @@ describe('Function: compileExpression, what an `input:` expression gives', () =>
       expect(map('{"s": input.s}', { s }, 24)).toMatchObject({ ok: false, tooLarge: true });
     });
 
+    it('refuses a value nested deeper than a body may be (64 levels), and takes one 64 deep', () => {
+      let deep: JsonObject = {};
+      for (let level = 1; level < 63; level++) deep = { d: deep };
+      // {"x": deep}: 63 levels of `deep` under the top one.
+      expect(map('{"x": input.deep}', { deep })).toMatchObject({ ok: true });
+      expect(map('{"x": [input.deep]}', { deep })).toEqual({
+        ok: false,
+        error: expect.stringMatching(
+          /gave JSON nested more than 64 levels deep \(objects and lists\) at x\[0\]\.d\.d/,
+        ),
+      });
+    });
+
     it('takes a value of about the limit that a step may send', () => {
       const text = 'x'.repeat(MiB - 100);
       expect(map('{"text": input.text}', { text })).toEqual({ ok: true, value: { text } });
