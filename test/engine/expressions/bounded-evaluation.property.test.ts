@@ -121,12 +121,10 @@ const findings = fc.oneof(
   fc
     .tuple(list(1, []), list(1, []))
     .map(([over, copied]) => ({ source: `{"out": ${over}.map(v0, ${copied})}`, kind: 'map' as const })),
-  fc
-    .tuple(list(1, []), map(1, []))
-    .map(([over, shared]) => ({
-      source: `{"out": ${over}.map(v0, {"i": v0, "o": ${shared}})}`,
-      kind: 'map' as const,
-    })),
+  fc.tuple(list(1, []), map(1, [])).map(([over, shared]) => ({
+    source: `{"out": ${over}.map(v0, {"i": v0, "o": ${shared}})}`,
+    kind: 'map' as const,
+  })),
   fc
     .tuple(pick(['input.s', 'input.s + input.s', 'input.words.join("")']), pick(PATTERNS))
     .map(([text, pattern]) => ({ source: `${text}.matches(${pattern})`, kind: 'bool' as const })),
