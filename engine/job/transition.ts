@@ -2,9 +2,10 @@ import type { LimitChange } from './running-limit.js';
 import type { TreeChange } from './tree-quota.js';
 import type { FanCounts, FollowUp, JobRecord, StepRequest, StepState, TimerChange } from './types.js';
 
-/** Why a transition was refused (the API turns these into 400 and 409). */
+/** Why a transition was refused (the API turns these into 409, 400 and 413). */
 export interface Rejection {
-  code: 'conflict' | 'invalid';
+  /** `too_large`: a step would send a request over the size limit (`oversizedRequests: 'refuse'`). */
+  code: 'conflict' | 'invalid' | 'too_large';
   message: string;
 }
 

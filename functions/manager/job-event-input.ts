@@ -9,4 +9,9 @@ export interface JobEventInput {
    * decides on it as on a tree read after a refused commit (engine/job/tree-quota.ts).
    */
   tree?: TreeState;
+  /**
+   * A caller waits for the answer (an API command): a request the event would build over the size
+   * limit refuses the event (`too_large`, 413) instead of failing the step that built it.
+   */
+  refuseOversized?: boolean;
 }

@@ -379,7 +379,7 @@ export class Manager {
           treeRoot: params.treeRoot,
           startAt: params.startAt,
         },
-        { ...context, runningLimit },
+        { ...context, runningLimit, ...(params.refuseOversized ? { oversizedRequests: 'refuse' } : {}) },
       ),
     };
   }
@@ -536,16 +536,16 @@ export class Manager {
 
   async resume(id: string): Promise<JobRecord> {
     const root = await this.rootOf(id);
-    return this.command(root, { type: 'resume' });
+    return this.command(root, { type: 'resume' }, { refuseOversized: true });
   }
 
   async retry(id: string): Promise<JobRecord> {
     const root = await this.rootOf(id);
-    return this.command(root, { type: 'retry' });
+    return this.command(root, { type: 'retry' }, { refuseOversized: true });
   }
 
   async signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
-    return this.command(id, { type: 'signal', step, output });
+    return this.command(id, { type: 'signal', step, output }, { refuseOversized: true });
   }
 
   private async rootOf(id: string): Promise<string> {
@@ -554,8 +554,12 @@ export class Manager {
     return job.root;
   }
 
-  private async command(jobId: string, event: JobEvent): Promise<JobRecord> {
-    const [outcome] = await this.apply([{ jobId, event }]);
+  private async command(
+    jobId: string,
+    event: JobEvent,
+    options: { refuseOversized?: boolean } = {},
+  ): Promise<JobRecord> {
+    const [outcome] = await this.apply([{ jobId, event, ...options }]);
     if (!outcome || outcome.missing) throw new ManagerError('not_found', `no job ${jobId}`);
     if (outcome.rejected) throw new ManagerError(outcome.rejected.code, outcome.rejected.message);
     return outcome.job as JobRecord;
@@ -603,7 +607,12 @@ export class Manager {
           tree: trees.get(jobId) ?? items.find((item) => item.tree)?.tree,
         };
         for (const [n, item] of items.entries()) {
-          const transition = applyEvent(workflow, state, item.event, context);
+          const transition = applyEvent(
+            workflow,
+            state,
+            item.event,
+            item.refuseOversized ? { ...context, oversizedRequests: 'refuse' } : context,
+          );
           if (combined?.limit && transition.limit) {
             // One commit checks one change to the counters: this event and the rest go in the next round.
             later.push(...items.slice(n));
