@@ -53,10 +53,10 @@ export {
   MAX_AMQP_NAME_BYTES,
   type QueueNameRule,
   reservedQueueProblem,
-  sentQueueOf,
   stepQueueProblem,
 } from './definition/queue-name.js';
 export { definitionText, versionToSave } from './definition/same-definition.js';
+export { type StepKind, sentQueueOf, stepKindOf } from './definition/step-kind.js';
 export {
   type DefinitionError,
   formatDefinitionError,
@@ -85,6 +85,15 @@ export {
   readyToFanIn,
 } from './job/fan-in.js';
 export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
+export {
+  actsOnRoot,
+  callFinishedEvent,
+  childCommand,
+  failedChildEntry,
+  fanOutOpen,
+  followParentEvent,
+  isSameStart,
+} from './job/job-commands.js';
 export { requestStillOpen } from './job/open-request.js';
 export { PersistentList } from './job/persistent-list.js';
 export { DEFAULT_MAX_REPLY_BYTES, type ReplyEvent, replyEvent } from './job/reply-body.js';
@@ -100,6 +109,7 @@ export {
   type LimitEffect,
   limitCondition,
   limitEffect,
+  mayStartJob,
   type RunningCount,
   type RunningLimit,
   zeroRunningCount,

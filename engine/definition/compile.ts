@@ -3,6 +3,7 @@ import type { CompiledExpression, ExpressionKind } from '../expressions/expressi
 import type { JsonObject } from '../json.js';
 import { parseDuration } from './duration.js';
 import { defaultItemKey } from './item-key.js';
+import { type StepKind, stepKindOf } from './step-kind.js';
 import type { StepDefinition, WorkflowDefinition } from './types.js';
 
 /** A step as the engine runs it: defaults filled in, durations in milliseconds. */
@@ -16,7 +17,7 @@ export interface StepNode {
   dependsIndex: readonly number[];
   /** Steps that depend on this one, in declaration order. */
   dependents: readonly string[];
-  kind: 'worker' | 'signal' | 'fanout' | 'call';
+  kind: StepKind;
   task?: FanOutTask;
   /** `workflow:` steps: the workflow (and version) each attempt runs a job of. */
   call?: { workflow: string; version?: number };
@@ -87,7 +88,7 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
         depends: step.depends ?? [],
         dependsIndex: (step.depends ?? []).map((name) => positions.get(name) as number),
         dependents: steps.filter((other) => other.depends?.includes(step.name)).map((other) => other.name),
-        kind: step.type === 'signal' ? 'signal' : step.task ? 'fanout' : step.workflow ? 'call' : 'worker',
+        kind: stepKindOf(step),
         retries: step.retries ?? 0,
         continueOnError: step.continueOnError === true,
       };

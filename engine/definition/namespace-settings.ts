@@ -1,5 +1,6 @@
 import { DEFAULT_NAMESPACE, namespaceOf, namespaceProblem, queuePrefixProblem } from './namespace.js';
-import { amqpNameProblem, MAX_VHOSTS, reservedQueueProblem, sentQueueOf } from './queue-name.js';
+import { amqpNameProblem, MAX_VHOSTS, reservedQueueProblem } from './queue-name.js';
+import { sentQueueOf } from './step-kind.js';
 import type { DefinitionError, StepDefinition, WorkflowDefinition } from './types.js';
 
 /**

@@ -1,5 +1,5 @@
 import { MAX_NAMESPACE_LENGTH, NAME_PATTERN, NAME_RULE } from './names.js';
-import { sentQueueOf } from './queue-name.js';
+import { sentQueueOf } from './step-kind.js';
 import type { StepDefinition, WorkflowDefinition } from './types.js';
 
 /**

@@ -1,5 +1,4 @@
 import { DEFAULT_REPLY_QUEUE } from '../ports/bus.js';
-import type { StepDefinition } from './types.js';
 
 /** The longest queue or vhost name AMQP 0-9-1 carries (a short string), in bytes of UTF-8. */
 export const MAX_AMQP_NAME_BYTES = 255;
@@ -64,10 +63,4 @@ export function reservedQueueProblem(queue: string, replyQueue = DEFAULT_REPLY_Q
 function shorten(name: string): string {
   const characters = [...name];
   return characters.length > 20 ? `${characters.slice(0, 20).join('')}…` : name;
-}
-
-/** The queue a step sends its requests to, or undefined for a step that sends none. */
-export function sentQueueOf(step: StepDefinition): string | undefined {
-  if (step.type === 'signal' || step.task !== undefined || step.workflow !== undefined) return undefined;
-  return step.queue ?? step.name;
 }

@@ -16,6 +16,7 @@ import {
   namespaceOf,
   type QueueHealth,
   type StoredWorkflow,
+  sentQueueOf,
   splitQualifiedName,
   type TokenStore,
   type WorkflowDefinition,
@@ -245,8 +246,8 @@ export class ApiService {
       for (const vhost of vhosts) {
         for (const { step, task } of steps) {
           // Signal steps, fan-outs and sub-workflow calls send nothing to a queue of their own.
-          if (step.type === 'signal' || step.task || step.workflow) continue;
-          const queue = step.queue ?? step.name;
+          const queue = sentQueueOf(step);
+          if (queue === undefined) continue;
           if (othersQueue(queue)) continue;
           const key = `${vhost}\u0000${queue}`;
           const report = reports.get(key) ?? { queue, vhost, exists: false, steps: [] };

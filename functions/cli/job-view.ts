@@ -1,4 +1,4 @@
-import type { StepDefinition } from '../../engine/index.js';
+import { type StepDefinition, sentQueueOf, stepKindOf } from '../../engine/index.js';
 import type { QueueReport } from '../api/api-service.js';
 import type { JobDocument, StepView } from '../api/job-document.js';
 import type { WorkflowDefinitionDocument } from '../api/workflow-documents.js';
@@ -30,10 +30,10 @@ export function sentAt(step: StepView): string | undefined {
 export type DefinitionAnswer = WorkflowDefinitionDocument;
 
 export function stepKind(step: StepDefinition): StepInfo {
-  if (step.type === 'signal') return { kind: 'signal' };
-  if (step.task) return { kind: 'fanout', task: step.task };
-  if (step.workflow) return { kind: 'call' };
-  return { kind: 'worker', queue: step.queue ?? step.name };
+  const kind = stepKindOf(step);
+  if (kind === 'fanout') return { kind, task: step.task as string };
+  if (kind === 'worker') return { kind, queue: sentQueueOf(step) as string };
+  return { kind };
 }
 
 /** The job's steps (a child's: its task's) by name, from the version it runs; undefined when it cannot be read. */

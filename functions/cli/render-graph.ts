@@ -1,4 +1,9 @@
-import type { StepDefinition, WorkflowDefinition } from '../../engine/index.js';
+import {
+  type StepDefinition,
+  type StepKind,
+  stepKindOf,
+  type WorkflowDefinition,
+} from '../../engine/index.js';
 
 export type GraphFormat = 'mermaid' | 'dot';
 
@@ -23,6 +28,21 @@ export function callLabel(step: StepDefinition): string | undefined {
   if (!step.workflow) return undefined;
   return `calls ${step.workflow} ${step.version ? `v${step.version}` : '(latest)'}`;
 }
+
+/** Each kind of step's node: Mermaid's shape around its text, and Graphviz's shape. */
+const MERMAID_SHAPES: Record<StepKind, (text: string) => string> = {
+  fanout: (text) => `[["${text}"]]`,
+  signal: (text) => `{{"${text}"}}`,
+  call: (text) => `(["${text}"])`,
+  worker: (text) => `["${text}"]`,
+};
+
+const DOT_SHAPES: Record<StepKind, string | undefined> = {
+  fanout: 'box3d',
+  signal: 'hexagon',
+  call: 'component',
+  worker: undefined,
+};
 
 /** A node's text, line by line: name, short facts, then what the control-flow keys add. */
 function labelLines(step: StepDefinition): string[] {
@@ -64,13 +84,7 @@ function renderMermaid(workflow: WorkflowDefinition): string {
   const scope = (name: string, steps: StepDefinition[], indent: string) => {
     for (const step of steps) {
       const text = labelLines(step).map(mermaidText).join('<br/>');
-      const shape = step.task
-        ? `[["${text}"]]`
-        : step.type === 'signal'
-          ? `{{"${text}"}}`
-          : step.workflow
-            ? `(["${text}"])`
-            : `["${text}"]`;
+      const shape = MERMAID_SHAPES[stepKindOf(step)](text);
       const node = id(name, step.name);
       lines.push(`${indent}${node}${shape}`);
       if (step.when) classify(node, 'conditional');
@@ -132,9 +146,8 @@ function renderDot(workflow: WorkflowDefinition): string {
   const scope = (name: string, steps: StepDefinition[], indent: string) => {
     for (const step of steps) {
       const attributes = [`label=${label(labelLines(step))}`];
-      if (step.task) attributes.push('shape=box3d');
-      else if (step.type === 'signal') attributes.push('shape=hexagon');
-      else if (step.workflow) attributes.push('shape=component');
+      const shape = DOT_SHAPES[stepKindOf(step)];
+      if (shape) attributes.push(`shape=${shape}`);
       if (step.when) attributes.push('style="rounded,dashed"');
       if (step.continueOnError) attributes.push('color=darkorange', 'penwidth=2');
       lines.push(`${indent}${id(name, step.name)} [${attributes.join(', ')}];`);

@@ -3,8 +3,13 @@ import {
   type ChildFinished,
   ChildGatherer,
   type CompiledWorkflow,
+  callFinishedEvent,
+  childCommand,
   type FollowUp,
+  failedChildEntry,
+  fanOutOpen,
   findStep,
+  followParentEvent,
   freeSlots,
   type GatheredChild,
   graphOf,
@@ -21,6 +26,7 @@ import {
   slotIndexesFrom,
   slotStarts,
   slotTurn,
+  unhandled,
 } from '../../engine/index.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import { ManagerError } from './errors.js';
@@ -58,43 +64,63 @@ export class FollowUpRunner {
     const finishedBySteps = new Map<string, ChildFinished[]>();
     const promotions = new Set<string>();
     for (const followUp of followUps) {
-      if (followUp.kind === 'childFinished') {
-        const key = `${followUp.parentId}\u0000${followUp.step}`;
-        const list = finishedBySteps.get(key);
-        if (list) list.push(followUp);
-        else finishedBySteps.set(key, [followUp]);
-      } else if (followUp.kind === 'cancelChildren') {
-        await this.cancelChildren(followUp.jobId, followUp.step);
-      } else if (followUp.kind === 'pauseChildren') {
-        await this.pauseChildren(followUp.jobId, followUp.step);
-      } else if (followUp.kind === 'unpauseChildren') {
-        await this.unpauseChildren(followUp.jobId, followUp.step);
-      } else if (followUp.kind === 'resumeChildren') {
-        await this.resumeChildren(followUp.jobId, followUp.step);
-      } else if (followUp.kind === 'startJob') {
-        await this.startJob(followUp);
-      } else if (followUp.kind === 'callFinished') {
-        await this.callFinished(followUp);
-      } else if (followUp.kind === 'abortJob') {
-        await this.host.apply([{ jobId: followUp.root, event: { type: 'abort', reason: followUp.reason } }]);
-      } else if (followUp.kind === 'pauseJob') {
-        await this.host.apply([{ jobId: followUp.jobId, event: { type: 'pause' } }]);
-      } else if (followUp.kind === 'resumeJob') {
-        await this.host.apply([{ jobId: followUp.jobId, event: { type: 'resume' } }]);
-      } else if (followUp.kind === 'cancelJob') {
-        await this.host.apply([{ jobId: followUp.jobId, event: { type: 'cancel' } }]);
-      } else if (followUp.kind === 'promoteQueued') {
-        // Once per workflow for the batch: one pass fills every slot the batch's ends gave back.
-        promotions.add(followUp.workflow);
-      } else if (followUp.kind === 'createChildren') {
-        await this.host.apply([
-          {
-            jobId: followUp.jobId,
-            event: { type: 'createChildren', step: followUp.step, from: followUp.from },
-          },
-        ]);
-      } else {
-        await this.startChildren(followUp.jobId, followUp.step, followUp.ids);
+      switch (followUp.kind) {
+        case 'childFinished': {
+          const key = `${followUp.parentId}\u0000${followUp.step}`;
+          const list = finishedBySteps.get(key);
+          if (list) list.push(followUp);
+          else finishedBySteps.set(key, [followUp]);
+          break;
+        }
+        case 'cancelChildren':
+          await this.commandChildren('cancel', followUp.jobId, followUp.step);
+          break;
+        case 'pauseChildren':
+          await this.commandChildren('pause', followUp.jobId, followUp.step);
+          break;
+        case 'unpauseChildren':
+          await this.unpauseChildren(followUp.jobId, followUp.step);
+          break;
+        case 'resumeChildren':
+          await this.resumeChildren(followUp.jobId, followUp.step);
+          break;
+        case 'startJob':
+          await this.startJob(followUp);
+          break;
+        case 'callFinished':
+          await this.callFinished(followUp);
+          break;
+        case 'abortJob':
+          await this.host.apply([
+            { jobId: followUp.root, event: { type: 'abort', reason: followUp.reason } },
+          ]);
+          break;
+        case 'pauseJob':
+          await this.host.apply([{ jobId: followUp.jobId, event: { type: 'pause' } }]);
+          break;
+        case 'resumeJob':
+          await this.host.apply([{ jobId: followUp.jobId, event: { type: 'resume' } }]);
+          break;
+        case 'cancelJob':
+          await this.host.apply([{ jobId: followUp.jobId, event: { type: 'cancel' } }]);
+          break;
+        case 'promoteQueued':
+          // Once per workflow for the batch: one pass fills every slot the batch's ends gave back.
+          promotions.add(followUp.workflow);
+          break;
+        case 'createChildren':
+          await this.host.apply([
+            {
+              jobId: followUp.jobId,
+              event: { type: 'createChildren', step: followUp.step, from: followUp.from },
+            },
+          ]);
+          break;
+        case 'startChildren':
+          await this.startChildren(followUp.jobId, followUp.step, followUp.ids);
+          break;
+        default:
+          unhandled(followUp, 'follow-up');
       }
     }
     for (const finished of finishedBySteps.values()) await this.childrenFinished(finished);
@@ -163,23 +189,9 @@ export class FollowUpRunner {
 
   /** A called job ended: its caller's step completes with its result, or fails with its error. */
   private async callFinished(followUp: Extract<FollowUp, { kind: 'callFinished' }>): Promise<void> {
-    const child = await this.host.store.getJob(followUp.jobId);
-    if (!child || !isFinished(child.status)) return;
-    const status = child.status;
-    await this.host.apply([
-      {
-        jobId: followUp.callerId,
-        event: {
-          type: 'callFinished',
-          step: followUp.step,
-          attempt: followUp.attempt,
-          childId: child.id,
-          status: status === 'aborted' ? 'failed' : status,
-          result: child.result,
-          message: child.error?.message,
-        },
-      },
-    ]);
+    const called = await this.host.store.getJob(followUp.jobId);
+    const event = called && callFinishedEvent(followUp, called);
+    if (event) await this.host.apply([{ jobId: followUp.callerId, event }]);
   }
 
   /**
@@ -191,8 +203,7 @@ export class FollowUpRunner {
     step: string,
   ): Promise<{ parent: JobRecord; node: StepNode } | undefined> {
     const parent = await this.host.store.getJob(parentId);
-    if (parent?.status !== 'running' && parent?.status !== 'paused') return undefined;
-    if (findStep(parent, step)?.status !== 'running') return undefined;
+    if (!fanOutOpen(parent, step)) return undefined;
     const workflow = await this.host.workflows.get(parent.workflow, parent.version);
     const node = workflow && graphOf(workflow, parent.task).byName.get(step);
     return node?.task ? { parent, node } : undefined;
@@ -275,10 +286,8 @@ export class FollowUpRunner {
   ): Promise<void> {
     if (!ids.length) return;
     const parent = await this.host.store.getJob(parentId);
-    if (parent?.status === expected) return;
-    if (parent?.status !== 'running' && parent?.status !== 'paused') return;
-    const type = parent.status === 'paused' ? 'pause' : 'resume';
-    await this.host.apply(ids.map((id): JobEventInput => ({ jobId: id, event: { type } })));
+    const event = followParentEvent(parent?.status, expected);
+    if (event) await this.host.apply(ids.map((id): JobEventInput => ({ jobId: id, event })));
   }
 
   /** The child the slot of `index` starts next (engine/job/concurrency-slots.ts), if any. */
@@ -315,7 +324,7 @@ export class FollowUpRunner {
           const index = child.parent?.index ?? -1;
           if (child.status === 'completed') return [{ index, input: child.input, result: child.result }];
           if (child.status !== 'failed' || !node.continueOnError) return [];
-          return [{ index, input: child.input, error: childError(child, node.name) }];
+          return [{ index, input: child.input, error: failedChildEntry(child, node.name) }];
         }),
       );
       fromIndex = page.nextIndex;
@@ -331,22 +340,6 @@ export class FollowUpRunner {
     await this.host.apply([
       { jobId: parent.id, event: { type: 'fanIn', step: node.name, output: gatherer.output() } },
     ]);
-  }
-
-  /**
-   * A stopped fan-out step: its running children are cancelled (and theirs, in turn); children not yet
-   * dispatched stay so.
-   */
-  private async cancelChildren(parentId: string, step: string): Promise<void> {
-    let fromIndex: number | undefined = 0;
-    while (fromIndex !== undefined) {
-      const page = await this.host.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
-      const cancels = page.children
-        .filter((child) => child.status === 'running' || child.status === 'paused')
-        .map((child): JobEventInput => ({ jobId: child.id, event: { type: 'cancel' } }));
-      if (cancels.length) await this.host.apply(cancels);
-      fromIndex = page.nextIndex;
-    }
   }
 
   /** A retried fan-out step: resets its children page by page, then carries out `resumeFanOut`. */
@@ -383,20 +376,25 @@ export class FollowUpRunner {
     );
   }
 
-  /** A paused job's fan-out step: its running children pause, page by page (theirs follow in turn). */
-  private async pauseChildren(parentId: string, step: string): Promise<void> {
-    const paused: string[] = [];
+  /**
+   * A stopped fan-out step (`cancel`) or its paused job (`pause`): each child gets the engine's
+   * `childCommand`, page by page (theirs follow in turn). Paused children then follow their parent
+   * as it is now (it may have been resumed meanwhile).
+   */
+  private async commandChildren(command: 'cancel' | 'pause', parentId: string, step: string): Promise<void> {
+    const changed: string[] = [];
     let fromIndex: number | undefined = 0;
     while (fromIndex !== undefined) {
       const page = await this.host.store.listChildren(parentId, step, { fromIndex, limit: PAGE });
-      const pauses = page.children
-        .filter((child) => child.status === 'running')
-        .map((child): JobEventInput => ({ jobId: child.id, event: { type: 'pause' } }));
-      if (pauses.length) await this.host.apply(pauses);
-      for (const input of pauses) paused.push(input.jobId);
+      const events = page.children.flatMap((child): JobEventInput[] => {
+        const event = childCommand(command, child.status);
+        return event ? [{ jobId: child.id, event }] : [];
+      });
+      if (events.length) await this.host.apply(events);
+      for (const input of events) changed.push(input.jobId);
       fromIndex = page.nextIndex;
     }
-    await this.followParent(parentId, paused, 'paused');
+    if (command === 'pause') await this.followParent(parentId, changed, 'paused');
   }
 
   /**
@@ -417,8 +415,9 @@ export class FollowUpRunner {
       for (const child of page.children) {
         const index = child.parent?.index ?? -1;
         ids[index] = child.id;
-        statuses[index] = child.status === 'paused' ? 'running' : child.status;
-        if (child.status === 'paused') resumes.push({ jobId: child.id, event: { type: 'resume' } });
+        const event = childCommand('resume', child.status);
+        statuses[index] = event ? 'running' : child.status;
+        if (event) resumes.push({ jobId: child.id, event });
       }
       if (resumes.length) await this.host.apply(resumes);
       for (const input of resumes) resumed.push(input.jobId);
@@ -429,16 +428,4 @@ export class FollowUpRunner {
       await this.host.apply(starts.map((id): JobEventInput => ({ jobId: id, event: { type: 'start' } })));
     await this.followParent(parentId, [...resumed, ...starts], 'running');
   }
-}
-
-/** A failed child's entry in a `continueOnError` fan-out's list. */
-function childError(child: JobRecord, step: string): JsonObject {
-  const error = child.error;
-  return {
-    step: error?.step ?? step,
-    message: error?.message ?? 'the child job failed',
-    attempts: error?.attempt ?? 0,
-    at: error?.at ?? child.updatedAt,
-    child: child.id,
-  };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  actsOnRoot,
   applyEvent,
   type Bus,
   type Commit,
@@ -9,13 +10,14 @@ import {
   DEFAULT_MAX_REPLY_BYTES,
   type EngineContext,
   type InboundReply,
+  isSameStart,
   isUuid,
   type JobEvent,
   type JobRecord,
   type JobStore,
   type JsonObject,
-  jsonEqual,
   type ManagerKeys,
+  mayStartJob,
   type NamespaceSettingsStore,
   type OutboxEntry,
   type Rejection,
@@ -23,6 +25,7 @@ import {
   type RunningLimit,
   replyEvent,
   type StoredWorkflow,
+  sentQueueOf,
   type Timer,
   type TimerScheduler,
   type Transition,
@@ -224,8 +227,8 @@ export class Manager {
     const steps = [...definition.steps, ...(definition.tasks ?? []).flatMap((task) => task.steps)];
     for (const vhost of definition.vhosts?.length ? definition.vhosts : [null]) {
       for (const step of steps) {
-        if (step.type === 'signal' || step.task || step.workflow) continue;
-        const queue = step.queue ?? step.name;
+        const queue = sentQueueOf(step);
+        if (queue === undefined) continue;
         queues.set(`${vhost}\u0000${queue}`, { queue, vhost });
       }
     }
@@ -385,7 +388,7 @@ export class Manager {
   }
 
   private sameJob(existing: JobRecord, workflow: string, input: JsonObject): JobRecord {
-    if (existing.workflow !== workflow || existing.parent !== null || !jsonEqual(existing.input, input)) {
+    if (!isSameStart(existing, workflow, input)) {
       throw new ManagerError(
         'conflict',
         `job ${existing.id} already exists with a different workflow or input`,
@@ -521,8 +524,7 @@ export class Manager {
 
   /** Cancelling a child cancels the whole top-level job it belongs to. */
   async cancel(id: string): Promise<JobRecord> {
-    const root = await this.rootOf(id);
-    return this.command(root, { type: 'cancel' });
+    return this.command(await this.targetOf(id, 'cancel'), { type: 'cancel' });
   }
 
   /**
@@ -530,25 +532,24 @@ export class Manager {
    * cancel and retry do: its children follow (follow-ups.ts), so no child runs under a paused job.
    */
   async pause(id: string): Promise<JobRecord> {
-    const root = await this.rootOf(id);
-    return this.command(root, { type: 'pause' });
+    return this.command(await this.targetOf(id, 'pause'), { type: 'pause' });
   }
 
   async resume(id: string): Promise<JobRecord> {
-    const root = await this.rootOf(id);
-    return this.command(root, { type: 'resume' }, { refuseOversized: true });
+    return this.command(await this.targetOf(id, 'resume'), { type: 'resume' }, { refuseOversized: true });
   }
 
   async retry(id: string): Promise<JobRecord> {
-    const root = await this.rootOf(id);
-    return this.command(root, { type: 'retry' }, { refuseOversized: true });
+    return this.command(await this.targetOf(id, 'retry'), { type: 'retry' }, { refuseOversized: true });
   }
 
   async signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
     return this.command(id, { type: 'signal', step, output }, { refuseOversized: true });
   }
 
-  private async rootOf(id: string): Promise<string> {
+  /** The job a command acts on: the job's root for those that act on the whole tree (engine). */
+  private async targetOf(id: string, command: 'cancel' | 'pause' | 'resume' | 'retry'): Promise<string> {
+    if (!actsOnRoot(command)) return id;
     const job = await this.store.getJob(id);
     if (!job) throw new ManagerError('not_found', `no job ${id}`);
     return job.root;
@@ -789,13 +790,4 @@ export class Manager {
  */
 function entryId(prefix: string, kind: 'r' | 'f', n: number): string {
   return [prefix, ':', kind, n].join('');
-}
-
-/** An event that may start a top-level job, which then starts under its workflow's `maxRunning`. */
-function mayStartJob(event: JobEvent): boolean {
-  return (
-    event.type === 'promote' ||
-    event.type === 'retry' ||
-    (event.type === 'timer' && event.timer.kind === 'start')
-  );
 }
