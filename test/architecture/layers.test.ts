@@ -94,3 +94,18 @@ describe('the layers', () => {
     expect(localImports(file).some((target) => target.startsWith('functions/transport/'))).toBe(true);
   });
 });
+
+describe('the tree', () => {
+  it('holds no merge conflict left unresolved (markers, or the ones a Markdown formatter mangles)', () => {
+    const files = [
+      'README.md',
+      'RELIABILITY.md',
+      'BENCHMARKS.md',
+      ...readdirSync(join(ROOT, 'docs')).map((name) => `docs/${name}`),
+    ];
+    const marked = files.filter((file) =>
+      /^(<{7}|>{7}|> > > > > > >|\| ={7})/m.test(readFileSync(join(ROOT, file), 'utf8')),
+    );
+    expect(marked).toEqual([]);
+  });
+});
