@@ -83,7 +83,7 @@ export {
 } from './job/fan-in.js';
 export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
 export { PersistentList } from './job/persistent-list.js';
-export { DEFAULT_MAX_REPLY_BYTES, type ReplyEvent, replyEvent } from './job/reply-body.js';
+export { DEFAULT_MAX_REPLY_BYTES, MAX_SUSPEND_NOTE, type ReplyEvent, replyEvent } from './job/reply-body.js';
 export { resetOnResume, resumeFanOut } from './job/resume-children.js';
 export {
   changeAllowed,
@@ -115,6 +115,7 @@ export {
   type JobStatus,
   jobFromJson,
   parseCorrelationId,
+  STEP_STATUSES,
   type StepRequest,
   type StepState,
   type StepStatus,
@@ -126,6 +127,7 @@ export {
   zeroJobCounts,
 } from './job/types.js';
 export { derivedChildId } from './job/uuid-v5.js';
+export { type SignalWait, signalStepsOf, signalWaits } from './job/waits.js';
 // JSON values.
 export {
   copyWithout,

@@ -35,7 +35,7 @@ export function pauseJob(d: Draft): void {
     );
   if (d.job.status === 'scheduled')
     return d.reject('conflict', 'the job is scheduled and has not started: cancel it instead');
-  d.updateJob({ status: 'paused' });
+  d.updateJob({ status: 'paused', pausedAt: d.now });
   for (const node of runningFanOuts(d)) {
     d.effects.followUps.push({ kind: 'pauseChildren', jobId: d.job.id, step: node.name });
   }
@@ -47,7 +47,7 @@ export function pauseJob(d: Draft): void {
 export function resumeJob(d: Draft): void {
   if (isFinished(d.job.status)) return d.reject('conflict', `the job is already ${d.job.status}`);
   if (d.job.status !== 'paused') return d.ignore(`the job is ${d.job.status}, not paused`);
-  d.updateJob({ status: 'running' });
+  d.updateJob({ status: 'running', pausedAt: undefined });
   d.effects.notes.push({ kind: 'jobResumed', jobId: d.job.id });
   for (const node of runningFanOuts(d)) {
     d.effects.followUps.push({ kind: 'unpauseChildren', jobId: d.job.id, step: node.name });
