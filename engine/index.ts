@@ -51,6 +51,7 @@ export {
 } from './definition/namespace-settings.js';
 export {
   MAX_AMQP_NAME_BYTES,
+  type QueueNameRule,
   reservedQueueProblem,
   sentQueueOf,
   stepQueueProblem,
@@ -65,6 +66,8 @@ export {
   type WorkflowDefinition,
 } from './definition/types.js';
 export type { LoadResult } from './definition/validate.js';
+// A switch over a union ends in `unhandled`: a new variant without its case fails tsc.
+export { unhandled } from './exhaustive.js';
 // Expressions (CEL): compiled once per definition version.
 export { compileExpression } from './expressions/compile.js';
 export type { ExpressionVariables } from './expressions/expression.js';

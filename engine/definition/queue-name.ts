@@ -21,6 +21,17 @@ export function amqpNameProblem(what: 'queue' | 'vhost', name: string): string |
   return undefined;
 }
 
+/**
+ * What a bus adds to RabbitMQ's rules for step queue names (deployed on SQS: its characters and
+ * length, the stack's prefix included); the manager checks every registered definition with it.
+ */
+export interface QueueNameRule {
+  /** Why `queue` (as sent to: a namespace's prefix included) cannot be this bus's queue, or undefined. */
+  queueProblem(queue: string): string | undefined;
+  /** Why `prefix` cannot start this bus's queue names, or undefined. */
+  prefixProblem(prefix: string): string | undefined;
+}
+
 /** Why `queue` cannot be a step's queue, or undefined. */
 export function stepQueueProblem(queue: string, replyQueue = DEFAULT_REPLY_QUEUE): string | undefined {
   return amqpNameProblem('queue', queue) ?? reservedQueueProblem(queue, replyQueue);

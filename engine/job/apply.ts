@@ -1,6 +1,7 @@
 import type { CompiledWorkflow, StepNode } from '../definition/compile.js';
 import { graphOf } from '../definition/compile.js';
 import { formatDuration } from '../definition/duration.js';
+import { unhandled } from '../exhaustive.js';
 import type { JsonObject } from '../json.js';
 import { admitJob, promoteJob, settleSlot } from './admission.js';
 import { abortFromWorker, resumeSuspended, suspendStep } from './control-replies.js';
@@ -210,6 +211,8 @@ export function applyEvent(
         if (node) createMoreChildren(d, node, event.from);
         return;
       }
+      default:
+        return unhandled(event, 'job event');
     }
   });
 }

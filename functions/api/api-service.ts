@@ -10,6 +10,8 @@ import {
   type JobRecord,
   type JobStatus,
   type JsonObject,
+  type LoadOptions,
+  type LoadResult,
   type NamespaceSettings,
   namespaceOf,
   type QueueHealth,
@@ -22,7 +24,10 @@ import {
 } from '../../engine/index.js';
 import type { Manager } from '../manager/manager.js';
 import type { NamespaceSettingsChange } from '../manager/namespace-authority.js';
-import type { QueueRules } from '../manager/queue-rules.js';
+
+export type { NamespaceSettingsChange };
+
+import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 import type { StartJobParams } from '../manager/start-job-params.js';
 import { type JobDocument, type JobSummary, jobDocument, jobSummary, jobVersion } from './job-document.js';
 import { ScopedTokens } from './scoped-tokens.js';
@@ -96,6 +101,11 @@ export class ApiService {
   }
 
   /** Registers in the definition's namespace; `queuePrefix`: what its document states (must be the namespace's). */
+  /** Reads definitions (YAML or JSON) as this deployment takes them: its queue rules applied. */
+  loadDefinitions(text: string, options: LoadOptions): LoadResult {
+    return loadForDeployment(text, options, this.queueRules);
+  }
+
   registerWorkflow(
     definition: WorkflowDefinition,
     queuePrefix?: string,

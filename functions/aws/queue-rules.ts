@@ -1,3 +1,4 @@
+import { sqsQueueNameRule } from '../adapters/sqs/queue-names.js';
 import type { QueueRules } from '../manager/queue-rules.js';
 import type { HandlerEnvironment } from './environment.js';
 
@@ -5,6 +6,6 @@ import type { HandlerEnvironment } from './environment.js';
 export function queueRulesOf(env: HandlerEnvironment): QueueRules {
   return {
     replyQueue: env.replyQueue,
-    ...(env.bus.kind === 'sqs' ? { sqsPrefix: env.bus.queuePrefix } : {}),
+    ...(env.bus.kind === 'sqs' ? { queueNames: sqsQueueNameRule(env.bus.queuePrefix) } : {}),
   };
 }

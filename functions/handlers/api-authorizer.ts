@@ -1,13 +1,8 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { contextOfPrincipal } from '../../engine/index.js';
-import { DEFAULT_RETRY_POLICY } from '../adapters/dynamodb/retry.js';
-import { DynamoDbTable } from '../adapters/dynamodb/table.js';
-import { DynamoDbTokens } from '../adapters/dynamodb/tokens.js';
 import { type BearerPrincipalDeps, principalOfBearer } from '../api/bearer-principal.js';
 import { lowerCasedHeaders } from '../api/lower-cased-headers.js';
-import { ScopedTokens } from '../api/scoped-tokens.js';
+import { authorizerDepsFromEnv } from '../aws/authorizer-deps.js';
 import { createLambdaTelemetry, type LambdaTelemetry } from '../aws/lambda-telemetry.js';
 import { lazy } from '../aws/lazy.js';
 
@@ -68,50 +63,11 @@ function wholeApiOf(methodArn: string): string {
   return `${api}/${stage}/*`;
 }
 
-/** A caller waits for the authorizer: fewer, shorter retries than the manager's. */
-const AUTHORIZER_RETRIES = { ...DEFAULT_RETRY_POLICY, maxAttempts: 4, maxDelayMs: 1_000 };
-
-/** A root secret rotated by hand (docs/deploying.md) holds within this long, plus the authorizer cache. */
-const ROOT_SECRET_REFRESH_MS = 5 * 60_000;
-
-const fromEnv = lazy(async () => {
-  const tableName = required('TABLE_NAME');
-  const secretArn = required('ROOT_TOKEN_SECRET_ARN');
-  const secrets = new SecretsManagerClient({});
-  const rootSecret = refreshing(ROOT_SECRET_REFRESH_MS, async () => {
-    const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: secretArn }));
-    if (!SecretString) throw new Error(`the secret ${secretArn} holds no string`);
-    return SecretString;
-  });
-  const store = new DynamoDbTokens(new DynamoDbTable(new DynamoDBClient({}), tableName, AUTHORIZER_RETRIES));
-  return createApiAuthorizer({
-    // No cache of its own: API Gateway's cache is the only delay before a revocation holds.
-    tokens: new ScopedTokens({ store, cacheMs: 0 }),
-    rootSecret,
+const fromEnv = lazy(async () =>
+  createApiAuthorizer({
+    ...authorizerDepsFromEnv(),
     telemetry: createLambdaTelemetry({ logLevel: 'info' }),
-  });
-});
-
-/** A value read again once it is `maxAgeMs` old; a failed read is not kept. */
-function refreshing(maxAgeMs: number, read: () => Promise<string>): () => Promise<string> {
-  let current: { value: Promise<string>; readAt: number } | undefined;
-  return () => {
-    const now = Date.now();
-    if (!current || now - current.readAt >= maxAgeMs) {
-      const value = read();
-      current = { value, readAt: now };
-      value.catch(() => {
-        if (current?.value === value) current = undefined;
-      });
-    }
-    return current.value;
-  };
-}
-
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`the authorizer needs ${name} (infra/switchyard-stack.ts sets it)`);
-  return value;
-}
+  }),
+);
 
 export const handler: ApiAuthorizer = async (event, context) => (await fromEnv())(event, context);

@@ -3,19 +3,19 @@ import {
   type LoadOptions,
   type LoadResult,
   loadWorkflows,
+  type QueueNameRule,
   type StepDefinition,
   sentQueueOf,
   stepQueueProblem,
   type WorkflowDefinition,
 } from '../../engine/index.js';
-import { SQS_MAX_QUEUE_NAME, SQS_QUEUE_CHARACTERS } from '../transport/sqs/message.js';
 
 /** What the deployment adds to the engine's queue-name rules (which know only RabbitMQ's). */
 export interface QueueRules {
   /** The manager's reply queue (serve's `--reply-queue`, `REPLY_QUEUE`). @default 'workflow-manager' */
   replyQueue?: string;
-  /** Deployed on SQS: step queue `q` is the SQS queue `<sqsPrefix>q`. */
-  sqsPrefix?: string;
+  /** The bus's own rule for queue names (deployed on SQS: `sqsQueueNameRule(prefix)`). */
+  queueNames?: QueueNameRule;
 }
 
 /**
@@ -38,9 +38,9 @@ export function loadForDeployment(text: string, options: LoadOptions, rules: Que
 export function deploymentQueueProblems(workflow: WorkflowDefinition, rules: QueueRules): DefinitionError[] {
   return [
     ...queueProblems(workflow, (queue) => stepQueueProblem(queue, rules.replyQueue)),
-    ...(rules.sqsPrefix === undefined
+    ...(rules.queueNames === undefined
       ? []
-      : queueProblems(workflow, (queue) => sqsQueueProblem(rules.sqsPrefix as string, queue))),
+      : queueProblems(workflow, (queue) => rules.queueNames?.queueProblem(queue))),
   ];
 }
 
@@ -64,18 +64,5 @@ function queueProblems(
 
 /** Why `prefix` cannot prefix a namespace's step queues in this deployment, or undefined. */
 export function deploymentPrefixProblem(prefix: string, rules: QueueRules): string | undefined {
-  if (rules.sqsPrefix !== undefined && !SQS_QUEUE_CHARACTERS.test(prefix)) {
-    return `queue prefix "${prefix}" cannot be part of an SQS queue name: SQS takes only letters, digits, "-" and "_"`;
-  }
-  return undefined;
-}
-
-function sqsQueueProblem(prefix: string, queue: string): string | undefined {
-  const full = `${prefix}${queue}`;
-  const start = `queue "${queue}" cannot be an SQS queue`;
-  if (!SQS_QUEUE_CHARACTERS.test(queue)) return `${start}: SQS takes only letters, digits, "-" and "_"`;
-  if (full.length > SQS_MAX_QUEUE_NAME) {
-    return `${start}: "${full}" has ${full.length} characters; SQS takes at most ${SQS_MAX_QUEUE_NAME}, the stack's prefix "${prefix}" included`;
-  }
-  return undefined;
+  return rules.queueNames?.prefixProblem(prefix);
 }

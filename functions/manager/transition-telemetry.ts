@@ -1,4 +1,4 @@
-import type { TransitionNote } from '../../engine/index.js';
+import { type TransitionNote, unhandled } from '../../engine/index.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
 /** Logs and counts what a stored transition did. */
@@ -63,6 +63,8 @@ export function recordNotes({ logger, metrics }: Telemetry, notes: readonly Tran
       case 'stepSuspended':
         logger.info('step suspended: waits for a signal', fields);
         break;
+      default:
+        unhandled(note.kind, 'transition note');
     }
   }
 }

@@ -42,6 +42,21 @@ describe('the layers', () => {
     expect(deep).toEqual([]);
   });
 
+  it('the manager knows the ports, not the adapters nor a broker transport', () => {
+    expect(violations('functions/manager', () => ['functions/adapters/', 'functions/transport/'])).toEqual(
+      [],
+    );
+  });
+
+  it('API routes reach the manager only through the service (functions/api/api-service.ts)', () => {
+    expect(violations('functions/api/routes', () => ['functions/manager/'])).toEqual([]);
+  });
+
+  it('Lambda handlers take the authorizer’s store from functions/aws, not from an adapter', () => {
+    const authorizer = join(ROOT, 'functions/handlers/api-authorizer.ts');
+    expect(localImports(authorizer).filter((target) => target.startsWith('functions/adapters/'))).toEqual([]);
+  });
+
   it('functions/adapters/ holds one folder per adapter and no loose files', () => {
     const loose = readdirSync(join(ROOT, 'functions/adapters'), { withFileTypes: true })
       .filter((entry) => !entry.isDirectory())

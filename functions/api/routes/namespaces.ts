@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { ANY_NAMESPACE, type NamespaceSettings, seesNamespace } from '../../../engine/index.js';
-import type { NamespaceSettingsChange } from '../../manager/namespace-authority.js';
+import type { NamespaceSettingsChange } from '../api-service.js';
 import { ApiError, json } from '../http.js';
 import {
   type ApiDeps,

@@ -6,7 +6,6 @@ import {
   qualifiedName,
   splitQualifiedName,
 } from '../../../engine/index.js';
-import { loadForDeployment } from '../../manager/queue-rules.js';
 import { ApiError, json } from '../http.js';
 import {
   type ApiDeps,
@@ -157,11 +156,10 @@ async function register(request: NamedRequest, deps: ApiDeps) {
   const name = request.params.name;
   if (request.body.trim() === '')
     throw new ApiError('bad_request', 'the body must hold the workflow definition (YAML or JSON)');
-  const { workflows, errors, namespace, queuePrefix } = loadForDeployment(
-    request.body,
-    { file: `PUT /api/workflow/${name}`, allowBare: true },
-    deps.service.queueRules,
-  );
+  const { workflows, errors, namespace, queuePrefix } = deps.service.loadDefinitions(request.body, {
+    file: `PUT /api/workflow/${name}`,
+    allowBare: true,
+  });
   if (errors.length) throw new ApiError('bad_request', errors.map(formatDefinitionError).join('\n'));
   if (workflows.length !== 1) {
     throw new ApiError(

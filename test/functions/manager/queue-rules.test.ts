@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sqsQueueNameRule } from '../../../functions/adapters/sqs/queue-names.js';
 import { createApiHandler } from '../../../functions/handlers/api.js';
 import { createRegisterWorkflowsHandler } from '../../../functions/handlers/register-workflows.js';
 import { readWorkflowFiles } from '../../../functions/local/serve.js';
@@ -14,7 +15,10 @@ const PREFIX = 'switchyard-prod-';
 describe('Queue names the deployment cannot have are refused where workflows are registered', () => {
   it('deploy on SQS: refuses a step queue over 80 characters with the prefix, or with a dot', async () => {
     const harness = memoryManager();
-    const handler = createRegisterWorkflowsHandler({ ...harness, queueRules: { sqsPrefix: PREFIX } });
+    const handler = createRegisterWorkflowsHandler({
+      ...harness,
+      queueRules: { queueNames: sqsQueueNameRule(PREFIX) },
+    });
     const long = 'q'.repeat(80 - PREFIX.length + 1);
 
     await expect(handler(aCustomResourceEvent('Create', [withQueue(long)]))).rejects.toThrow(
@@ -46,7 +50,7 @@ describe('Queue names the deployment cannot have are refused where workflows are
     const handler = createApiHandler({
       ...harness,
       maxBodyBytes: 4096,
-      queueRules: { sqsPrefix: PREFIX, replyQueue: 'replies' },
+      queueRules: { queueNames: sqsQueueNameRule(PREFIX), replyQueue: 'replies' },
     });
     const put = (queue: string) =>
       handler(anApiEvent('PUT', '/api/workflow/w', { body: JSON.stringify(withQueue(queue)) }));
@@ -66,8 +70,12 @@ describe('Queue names the deployment cannot have are refused where workflows are
   });
 
   it('checks the step queues with their queue prefix: a prefix SQS cannot take is refused, nothing registered', async () => {
-    const harness = memoryManager({ queueRules: { sqsPrefix: PREFIX } });
-    const handler = createApiHandler({ ...harness, maxBodyBytes: 4096, queueRules: { sqsPrefix: PREFIX } });
+    const harness = memoryManager({ queueRules: { queueNames: sqsQueueNameRule(PREFIX) } });
+    const handler = createApiHandler({
+      ...harness,
+      maxBodyBytes: 4096,
+      queueRules: { queueNames: sqsQueueNameRule(PREFIX) },
+    });
     const setPrefix = (queuePrefix: string) =>
       handler(anApiEvent('PUT', '/api/namespaces/team-a', { body: JSON.stringify({ queuePrefix }) }));
     const put = (body: object) =>
