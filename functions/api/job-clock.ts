@@ -17,7 +17,10 @@ export type JobClock =
 type Timed = Pick<
   JobSummary,
   'status' | 'createdAt' | 'updatedAt' | 'startAt' | 'startedAt' | 'pausedAt' | 'endedAt'
->;
+> & {
+  /** A job document's steps: their first start is the run's, from a server that did not say it. */
+  steps?: Record<string, { startedAt?: string }>;
+};
 
 const ms = (iso: string | undefined): number | undefined => {
   if (iso === undefined) return undefined;
@@ -27,8 +30,7 @@ const ms = (iso: string | undefined): number | undefined => {
 
 export function jobClock(job: Timed): JobClock {
   const created = ms(job.createdAt) ?? 0;
-  // The run's start: its first step's sending (a server that did not say: its start time).
-  const started = ms(job.startedAt) ?? ms(job.startAt);
+  const started = ms(job.startedAt) ?? firstStepStart(job.steps) ?? ms(job.startAt);
   const status = job.status;
   switch (status) {
     case 'scheduled':
@@ -59,4 +61,13 @@ export function jobClock(job: Timed): JobClock {
       return { phase: 'running', since: created };
     }
   }
+}
+
+function firstStepStart(steps: Timed['steps']): number | undefined {
+  let first: number | undefined;
+  for (const step of Object.values(steps ?? {})) {
+    const at = ms(step.startedAt);
+    if (at !== undefined && (first === undefined || at < first)) first = at;
+  }
+  return first;
 }
