@@ -266,7 +266,13 @@ function JobHeader({
         <div class="note note-error job-error" role="alert">
           <div>
             <strong>
-              {job.error.step ? `Step ${job.error.step} failed` : 'The job failed'}
+              {job.status === 'aborted'
+                ? job.error.step
+                  ? `Step ${job.error.step}'s worker aborted the job`
+                  : 'The job was aborted'
+                : job.error.step
+                  ? `Step ${job.error.step} failed`
+                  : 'The job failed'}
               {job.error.attempt > 1 ? ` after ${job.error.attempt} attempts` : ''}
             </strong>{' '}
             <span class="muted" title={absoluteTime(job.error.at)}>

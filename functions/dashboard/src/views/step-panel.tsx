@@ -51,6 +51,15 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
       <header class="step-head">
         <h2>{step}</h2>
         <StatusBadge status={view.status} />
+        {wait && (
+          <span class="tag tag-waiting" data-wait={wait.kind}>
+            {wait.kind === 'signal'
+              ? 'waiting for its signal'
+              : wait.kind === 'suspended'
+                ? 'waiting for a signal'
+                : 'its called job is paused'}
+          </span>
+        )}
         {definition?.task && (
           <span class="tag">
             fan-out: task {definition.task}

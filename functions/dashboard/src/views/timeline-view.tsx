@@ -105,7 +105,7 @@ function TimelineRowView({
             {row.segments.map((segment) => (
               <rect
                 key={segment.attempt}
-                class={`timeline-segment state-${segmentState(segment.outcome)}`}
+                class={`timeline-segment state-${awaiting && segment.outcome === 'running' ? 'suspended' : segmentState(segment.outcome)}`}
                 data-attempt={segment.attempt}
                 data-outcome={segment.outcome}
                 x={segment.x}
