@@ -38,7 +38,13 @@ const PHONE = { width: 390, height: 844 };
 const STATE_TIMEOUT = 20_000;
 
 const suffix = uniqueName('states');
-const queues = { script: `${suffix}-script`, hold: `${suffix}-hold`, replies: `${suffix}-replies` };
+const queues = {
+  script: `${suffix}-script`,
+  hold: `${suffix}-hold`,
+  /** No worker listens to it. */
+  nobody: `${suffix}-nobody`,
+  replies: `${suffix}-replies`,
+};
 
 /**
  * `states` holds five step statuses in one running job: `fetch` completes on its second attempt,
@@ -103,6 +109,18 @@ const WORKFLOWS = `workflows:
           - name: work
             queue: ${queues.script}
             params: { act: item }
+  - name: states-caller
+    steps:
+      - name: pay
+        workflow: states-callee
+  - name: states-callee
+    steps:
+      - name: charge
+        queue: ${queues.hold}
+  - name: states-unheard
+    steps:
+      - name: price
+        queue: ${queues.nobody}
   - name: states-fan
     steps:
       - name: each
@@ -513,4 +531,44 @@ describe('Dashboard: every job and step status, at 1440 px and 390 px', { timeou
     expect(errors).toEqual([]);
     await page.close();
   }, 180_000);
+  it('says on a job page that its step waits in a queue no worker listens to', async () => {
+    const id = await start('states-unheard');
+    const { page, errors } = await openPage();
+    await page.goto(`${serve.url}/#/job/${id}`);
+    // Once the step has waited a few seconds, the page looks at its queue.
+    const note = page.locator(`.queue-note [data-unheard-queue="${queues.nobody}"]`);
+    await note.waitFor({ timeout: 30_000 });
+    expect(await note.textContent()).toMatch(/1 request waits, and no worker is listening/);
+    await photograph(page, 'job-queue-unheard');
+    await api('DELETE', `/api/job/${id}`);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('shows a caller held up by its paused called job, and resumes that job from the caller', async () => {
+    // Prepare: the called job paused on its own.
+    const caller = await start('states-caller');
+    const called = (await until(caller, 'the call to start', (document) => !!document.steps.pay?.job)).steps
+      .pay?.job as string;
+    await until(called, 'the called job to run', (document) => document.status === 'running');
+    await api('POST', `/api/job/${called}/pause`);
+    const { page, errors } = await openPage();
+
+    // Act
+    await page.goto(`${serve.url}/#/job/${caller}`);
+    const wait = page.locator('.note-waiting [data-wait="paused-call"]');
+    await wait.waitFor({ timeout: STATE_TIMEOUT });
+    expect(await wait.textContent()).toContain(called.slice(0, 8));
+    expect(await page.locator('.graph-card [data-step="pay"] .node-note').textContent()).toBe(
+      'its called job is paused',
+    );
+    await photograph(page, 'job-caller-of-paused');
+    await wait.getByRole('button', { name: 'Resume that job' }).click();
+
+    // Assess: the called job runs again, and the caller's page no longer shows a wait.
+    await until(called, 'the called job to resume', (document) => document.status === 'running');
+    await page.locator('.note-waiting').waitFor({ state: 'detached', timeout: STATE_TIMEOUT });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
 });
