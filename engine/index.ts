@@ -81,28 +81,45 @@ export { DEFAULT_MAX_FAN_OUT, type EngineContext, type JobEvent } from './job/ev
 export {
   afterChildrenFinished,
   type ChildFinished,
-  everyChildCompleted,
   followUpNotNeeded,
+  readyToFanIn,
 } from './job/fan-in.js';
 export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
+export { requestStillOpen } from './job/open-request.js';
 export { PersistentList } from './job/persistent-list.js';
 export { DEFAULT_MAX_REPLY_BYTES, MAX_SUSPEND_NOTE, type ReplyEvent, replyEvent } from './job/reply-body.js';
 export { resetOnResume, resumeFanOut } from './job/resume-children.js';
 export {
+  type CounterTest,
   changeAllowed,
   countAfter,
+  counterTestHolds,
   freeSlots,
   type LimitChange,
+  type LimitCondition,
+  type LimitEffect,
+  limitCondition,
+  limitEffect,
   type RunningCount,
   type RunningLimit,
   zeroRunningCount,
 } from './job/running-limit.js';
 export type { ChildOutcome, FanInit, Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
+  DEFAULT_MAX_TREE_JOBS,
+  type RootState,
+  rootStatusesOf,
+  type TreeChange,
+  type TreeState,
+  treeChangeAllowed,
+  treeRootOf,
+} from './job/tree-quota.js';
+export {
   ACTIVE_JOB_STATUSES,
   type AttemptOutcome,
   type AttemptRecord,
   type CallLink,
+  correlationIdOf,
   type FanCounts,
   FINISHED_JOB_STATUSES,
   type FollowUp,
@@ -153,6 +170,7 @@ export {
   type SendOptions,
   UndeliverableError,
 } from './ports/bus.js';
+export type { EveryField } from './ports/every-field.js';
 export {
   type ChildrenPage,
   type Commit,

@@ -30,6 +30,7 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
     MAX_FAN_OUT: String(100_000),
     RETENTION_DAYS: String(settings.jobRetentionDays),
     MAX_MESSAGE_BYTES: String(settings.maxMessageBytes),
+    MAX_TREE_JOBS: String(settings.maxTreeJobs),
   };
   // -c auth=token: the API trusts the principal its Lambda authorizer found.
   if (settings.api.auth === 'token') environment.API_AUTHORIZER = 'true';

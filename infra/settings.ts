@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
-import { parseDuration } from '../engine/index.js';
+import { DEFAULT_MAX_TREE_JOBS, parseDuration } from '../engine/index.js';
 import { PROFILES, type ProfileName, profileDefaults } from './profiles.js';
 
 export type BusKind = 'sqs' | 'rabbitmq';
@@ -88,6 +88,8 @@ export interface SwitchyardSettings {
   jobRetentionDays: number;
   /** The largest worker reply taken and request sent, in bytes (`-c maxMessageBytes=`; SQS: 1 MiB at most). */
   maxMessageBytes: number;
+  /** The most jobs one tree (a job, its fan-outs and calls, at any depth) may hold (`-c maxTreeJobs=`). */
+  maxTreeJobs: number;
   api: ApiSettings;
   broker: BrokerSettings;
   /** Most concurrent invocations each SQS event source may start (Lambda's `maxConcurrency`). */
@@ -162,6 +164,7 @@ export function readSettings(node: Node): SwitchyardSettings {
     logRetentionDays: context.oneOf('logRetentionDays', LOG_RETENTION_DAYS, 30),
     jobRetentionDays: context.integer('jobRetentionDays', 30, 0, 3650),
     maxMessageBytes: context.integer('maxMessageBytes', 1024 * 1024, 1024, 1024 * 1024),
+    maxTreeJobs: context.integer('maxTreeJobs', DEFAULT_MAX_TREE_JOBS, 1, 1_000_000_000),
     api: {
       auth: context.oneOf('auth', ['apiKey', 'iam', 'cognito', 'token'], 'apiKey'),
       rateLimit: context.integer('apiRateLimit', 50, 1, 10_000),

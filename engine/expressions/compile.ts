@@ -1,5 +1,6 @@
-import { type ASTNode, Environment } from '@marcbachmann/cel-js';
-import type { Json, JsonObject } from '../json.js';
+import { Environment } from '@marcbachmann/cel-js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../job/message-size.js';
+import { COST_LIMIT, CostLimitExceeded, overBudget, resetBudget } from './budget.js';
 import type {
   CompiledExpression,
   CompileResult,
@@ -9,21 +10,15 @@ import type {
   ExpressionVariables,
   VariableName,
 } from './expression.js';
+import { instrument, type Node, patternLiteral } from './instrument.js';
+import { compileRegex, regexError, regexMatches, resetRegexCharges } from './regex.js';
+import { describe, isMap, OutputTooLarge, toJson } from './to-json.js';
+
+export { COST_LIMIT };
 
 // docs/expressions.md explains each choice below; bench/cel-libraries.ts measures them.
 
 const VARIABLES: readonly VariableName[] = ['input', 'job', 'steps', 'parent'];
-
-/**
- * The runtime budget of one evaluation, in units: one per element of a list or map a comprehension
- * (`all`, `exists`, `exists_one`, `map`, `filter`) ranges over, charged when it starts (so nesting
- * multiplies), one per element of a list or map an operator (`==`, `!=`, `in`, `+`) reads, and one per 64
- * characters of a string `+` joins. cel-js runs a comprehension step in about 1.5 µs, so 100,000
- * units is 0.1 to 0.2 s of work at worst (the engine evaluates inside a transition), and lets a
- * comprehension range over 100,000 elements, or 300 × 300 nested. Deterministic: it depends on the
- * data, never on time.
- */
-export const COST_LIMIT = 100_000;
 
 /** Structural limits checked at parse (the cel-js parser enforces all but the last two). */
 export const EXPRESSION_LIMITS = {
@@ -57,58 +52,12 @@ const environment = (() => {
     if (b === 0n) throw new Error('modulus by zero');
     return a % Number(b);
   });
+  // CEL's function form; the method form is cel-js's own, whose handler instrument() replaces.
+  env.registerFunction('matches(string, string): bool', (text: string, pattern: string) =>
+    regexMatches(text, pattern),
+  );
   return env;
 })();
-
-/** The cel-js AST node with the fields its type checker adds (not in its .d.ts). */
-type Node = ASTNode & {
-  handle?: (...args: unknown[]) => unknown;
-  meta?: { alternate?: Node; macro?: { args?: unknown } };
-};
-
-// ---------------------------------------------------------------------------------------------------
-// The runtime cost budget: evaluation is synchronous, so one counter serves every expression.
-
-let budget = 0;
-
-class CostLimitExceeded extends Error {}
-
-function charge(units: number): void {
-  budget -= units;
-  if (budget < 0) throw new CostLimitExceeded(`exceeds the cost limit (${COST_LIMIT} units)`);
-}
-
-function sizeOf(value: unknown): number {
-  if (Array.isArray(value)) return value.length;
-  if (value instanceof Map || value instanceof Set) return value.size;
-  if (typeof value === 'string') return 0;
-  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value))
-    return Object.keys(value).length;
-  return 0;
-}
-
-/** Wraps the checked AST's handlers so that the work they do is charged to the budget. */
-function instrument(node: Node): void {
-  const original = node.handle;
-  if (!original) return;
-  if (node.op === ('comprehension' as string)) {
-    // Fixed arity (the library's): a rest parameter would allocate on every call.
-    node.handle = (items: unknown, args: unknown, evaluator: unknown, context: unknown) => {
-      charge(sizeOf(items));
-      return original(items, args, evaluator, context);
-    };
-  } else if (node.op === '+' || node.op === 'in' || node.op === '==' || node.op === '!=') {
-    const strings = node.op === '+';
-    node.handle = (left: unknown, right: unknown, ast: unknown, evaluator: unknown) => {
-      if (typeof left === 'object' && left !== null) charge(sizeOf(left));
-      if (typeof right === 'object' && right !== null) charge(sizeOf(right));
-      if (strings && typeof left === 'string' && typeof right === 'string') {
-        charge(Math.ceil((left.length + right.length) / 64));
-      }
-      return original(left, right, ast, evaluator);
-    };
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------
 // The AST walk: the variables used, comprehension nesting, and the nodes to instrument.
@@ -183,6 +132,8 @@ export function compileExpression<K extends ExpressionKind>(source: string, kind
   if (!checked.valid) return compileError(source, checked.error);
   const typeError = kindError(kind, checked.type ?? 'dyn');
   if (typeError) return { ok: false, error: typeError };
+  const patternError = literalPatternError(source, found.nodes);
+  if (patternError) return patternError;
   // The checker set the handlers the evaluation calls: wrap them now, once.
   for (const node of found.nodes) instrument(node);
 
@@ -192,16 +143,22 @@ export function compileExpression<K extends ExpressionKind>(source: string, kind
     if (value instanceof Failure) return { ok: false, error: value.message };
     return { ok: false, error: `\`${source}\`: gave ${describe(value)}; \`when:\` must give a boolean` };
   };
-  const evaluateMap = (variables: ExpressionVariables): EvaluationResult<'map'> => {
+  const evaluateMap = (
+    variables: ExpressionVariables,
+    maxBytes = DEFAULT_MAX_MESSAGE_BYTES,
+  ): EvaluationResult<'map'> => {
     const value = run(program, source, variables);
     if (value instanceof Failure) return { ok: false, error: value.message };
     if (!isMap(value)) {
       return { ok: false, error: `\`${source}\`: gave ${describe(value)}; \`input:\` must give a map` };
     }
     try {
-      return { ok: true, value: toJson(value, '') as JsonObject };
+      return { ok: true, value: toJson(value, maxBytes) };
     } catch (error) {
-      return { ok: false, error: `\`${source}\`: ${(error as Error).message}` };
+      const message = `\`${source}\`: ${(error as Error).message}`;
+      return error instanceof OutputTooLarge
+        ? { ok: false, error: message, tooLarge: true }
+        : { ok: false, error: message };
     }
   };
   const expression: CompiledExpression<K> = {
@@ -222,7 +179,8 @@ function run(
   source: string,
   variables: ExpressionVariables,
 ): unknown {
-  budget = COST_LIMIT;
+  resetBudget();
+  resetRegexCharges();
   let value: unknown;
   try {
     value = program(variables as unknown as Record<string, unknown>);
@@ -231,15 +189,33 @@ function run(
   }
   // `||`, `&&`, `exists` and `all` absorb errors in one branch when the other decides: the limit
   // holds all the same.
-  if (budget < 0) return new Failure(`\`${source}\`: exceeds the cost limit (${COST_LIMIT} units)`);
+  if (overBudget()) return new Failure(`\`${source}\`: ${new CostLimitExceeded().message}`);
   return value;
 }
 
 function runtimeMessage(error: unknown): string {
-  if (budget < 0 || error instanceof CostLimitExceeded) return `exceeds the cost limit (${COST_LIMIT} units)`;
+  if (overBudget() || error instanceof CostLimitExceeded) return new CostLimitExceeded().message;
   const message = summary(error);
   if (message === 'Unknown variable: parent') return '`parent` is only set for a fan-out child';
   return message;
+}
+
+/** A `matches` pattern written out in the expression that RE2 refuses: refused with the expression. */
+function literalPatternError(
+  source: string,
+  nodes: readonly Node[],
+): { ok: false; error: string; position?: ExpressionPosition } | undefined {
+  for (const node of nodes) {
+    const literal = patternLiteral(node);
+    if (!literal) continue;
+    const pattern = literal.args as string;
+    const compiled = compileRegex(pattern);
+    if (compiled.ok) continue;
+    const position = positionOf(source, literal.start);
+    const error = regexError(pattern, compiled.error);
+    return position ? { ok: false, error, position } : { ok: false, error };
+  }
+  return undefined;
 }
 
 function kindError(kind: ExpressionKind, type: string): string | undefined {
@@ -281,78 +257,4 @@ function summary(error: unknown): string {
   const text =
     typeof e?.summary === 'string' ? e.summary : typeof e?.message === 'string' ? e.message : String(error);
   return text.split('\n')[0] as string;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Values back to JSON
-
-function isMap(value: unknown): value is Map<unknown, unknown> | Record<string, unknown> {
-  return value instanceof Map || isPlainObject(value);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object') return false;
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'bigint') return 'an int';
-  if (typeof value === 'number') return 'a double';
-  if (typeof value === 'string') return 'a string';
-  if (typeof value === 'boolean') return 'a bool';
-  if (Array.isArray(value)) return 'a list';
-  if (isMap(value)) return 'a map';
-  if (value instanceof Uint8Array) return 'bytes';
-  if (value instanceof Date) return 'a timestamp';
-  return `a ${(value as object).constructor?.name ?? 'value'}`;
-}
-
-const at = (path: string) => (path ? ` at ${path}` : '');
-
-function toJson(value: unknown, path: string): Json {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      if (!Number.isFinite(value)) throw new Error(`gave ${value}${at(path)}, which JSON cannot hold`);
-      return value;
-    case 'bigint':
-      return safeInteger(value, path);
-    case 'object': {
-      if (value === null) return null;
-      if (Array.isArray(value)) return value.map((item, i) => toJson(item, `${path}[${i}]`));
-      if (value instanceof Map) {
-        const out: JsonObject = {};
-        for (const [key, item] of value) {
-          if (typeof key !== 'string')
-            throw new Error(`gave a map key ${String(key)}${at(path)}; keys must be strings`);
-          out[key] = toJson(item, `${path}.${key}`);
-        }
-        return out;
-      }
-      if (isPlainObject(value)) {
-        const out: JsonObject = {};
-        for (const key of Object.keys(value)) out[key] = toJson(value[key], path ? `${path}.${key}` : key);
-        return out;
-      }
-      // cel-js's uint: a class holding a bigint.
-      const primitive = (value as { valueOf(): unknown }).valueOf();
-      if (typeof primitive === 'bigint' && (value as object).constructor?.name === 'UnsignedInt') {
-        return safeInteger(primitive, path);
-      }
-      throw new Error(`gave ${describe(value)}${at(path)}, which is not JSON`);
-    }
-    default:
-      throw new Error(`gave ${describe(value)}${at(path)}, which is not JSON`);
-  }
-}
-
-function safeInteger(value: bigint, path: string): number {
-  if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
-    throw new Error(`gave the integer ${value}${at(path)}, beyond what a JSON number holds exactly (±2^53)`);
-  }
-  return Number(value);
 }

@@ -18,7 +18,8 @@ export type ExpressionKind = 'bool' | 'map';
 
 export type EvaluationResult<K extends ExpressionKind> =
   | { ok: true; value: K extends 'bool' ? boolean : JsonObject }
-  | { ok: false; error: string };
+  /** `tooLarge`: an `input:` value larger, as JSON, than the request limit. */
+  | { ok: false; error: string; tooLarge?: true };
 
 /** An expression parsed and checked once per definition version, evaluated per step. */
 export interface CompiledExpression<K extends ExpressionKind = ExpressionKind> {
@@ -26,7 +27,11 @@ export interface CompiledExpression<K extends ExpressionKind = ExpressionKind> {
   readonly kind: K;
   /** The variables it reads: the engine builds only those (`steps` costs O(steps) to build). */
   readonly uses: ReadonlySet<VariableName>;
-  evaluate(variables: ExpressionVariables): EvaluationResult<K>;
+  /**
+   * `maxBytes`: the most bytes of JSON an `input:` value may have (the request limit); the copy
+   * out of CEL stops there. @default 1 MiB
+   */
+  evaluate(variables: ExpressionVariables, maxBytes?: number): EvaluationResult<K>;
 }
 
 /** Where in the expression a syntax or type error is (1-based). */

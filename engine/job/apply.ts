@@ -7,6 +7,7 @@ import { admitJob, promoteJob, settleSlot } from './admission.js';
 import { abortFromWorker, resumeSuspended, suspendStep } from './control-replies.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
+import { followRoot } from './follow-root.js';
 import { pauseJob, resumeJob } from './pause.js';
 import { startedInput } from './step-input.js';
 import {
@@ -28,7 +29,10 @@ import {
   emptyEffects,
   type JobPatch,
   type Transition,
+  treeCountOf,
 } from './transition.js';
+import { contextOf } from './tree-growth.js';
+import { DEFAULT_MAX_TREE_JOBS, rootStateOf, treeChangeOf } from './tree-quota.js';
 import { type CallLink, isFinished, isSettled, type JobRecord, type Timer } from './types.js';
 
 export interface CreateJobParams {
@@ -39,6 +43,8 @@ export interface CreateJobParams {
   causedBy?: string;
   /** A job a `workflow:` step started. */
   calledBy?: CallLink;
+  /** A called job: the root of its caller's tree, which it counts in (tree-quota.ts). */
+  treeRoot?: string;
   /** A delayed start: later than now, the job is `scheduled` until then (a `start` timer). */
   startAt?: number;
 }
@@ -63,6 +69,7 @@ export function createJob(
   });
   if (params.causedBy) record.causedBy = params.causedBy;
   if (params.calledBy) record.calledBy = params.calledBy;
+  if (params.treeRoot !== undefined && params.treeRoot !== params.id) record.treeRoot = params.treeRoot;
   const startAt = params.startAt;
   if (startAt !== undefined && startAt > context.now) {
     return run(workflow, record, context, true, (d) => scheduleStart(d, startAt));
@@ -307,14 +314,30 @@ function run(
 ): Transition {
   const effects = emptyEffects();
   let childOutcome: ChildOutcome | undefined;
-  const d = new Draft(job, workflow, context, effects, (outcome) => {
+  const d = new Draft(job, workflow, contextOf(context, job), effects, (outcome) => {
     childOutcome = outcome;
   });
-  body(d);
+  followRoot(d, creating);
+  if (!d.rejected) body(d);
   if (d.rejected) return unchanged(job, effects, d);
   const limit = settleSlot(d, creating ? undefined : job);
   const transition = finish(d, creating ? undefined : job, effects, childOutcome);
   if (limit && transition.changed) transition.limit = limit;
+  // Most transitions neither make jobs nor follow their root: they carry no tree change.
+  const grows = creating || effects.treeCounted.length > 0 || effects.creates.length > 0;
+  const tree =
+    transition.changed && (grows || d.followedRoot)
+      ? treeChangeOf({
+          job: d.job,
+          created: creating,
+          add: treeCountOf(effects),
+          createsJobs: effects.creates.length > 0,
+          followedRoot: d.followedRoot,
+          rootState: context.tree ? rootStateOf(context.tree.rootStatus) : 'open',
+          max: context.maxTreeJobs ?? DEFAULT_MAX_TREE_JOBS,
+        })
+      : undefined;
+  if (tree) transition.tree = tree;
   return transition;
 }
 
@@ -324,7 +347,11 @@ function unchanged(job: JobRecord, effects: Effects, d: Draft): Transition {
     changed: false,
     expectedRev: job.rev,
     patch: { fields: {}, steps: {} },
-    ...emptyEffects(),
+    requests: [],
+    timers: [],
+    creates: [],
+    followUps: [],
+    fanInits: [],
     notes: effects.notes,
     dropUnsent: false,
     ignored: d.ignored,
@@ -373,7 +400,12 @@ function finish(
     changed,
     expectedRev: before ? before.rev : 0,
     patch,
-    ...effects,
+    requests: effects.requests,
+    timers: effects.timers,
+    creates: effects.creates,
+    followUps: effects.followUps,
+    fanInits: effects.fanInits,
+    notes: effects.notes,
     childOutcome,
     dropUnsent: changed && d.dropUnsent,
     ignored: changed ? undefined : d.ignored,

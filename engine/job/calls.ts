@@ -4,6 +4,8 @@ import type { JsonObject } from '../json.js';
 import { armAttemptTimer, beginAttempt } from './attempt-start.js';
 import type { Draft } from './draft.js';
 import { startedInput } from './step-input.js';
+import { countTreeJobs } from './tree-growth.js';
+import { treeRootOf } from './tree-quota.js';
 import type { CallLink } from './types.js';
 import { uuidV5 } from './uuid-v5.js';
 
@@ -17,8 +19,9 @@ export function calledJobId(jobId: string, step: string, attempt: number): strin
 
 /**
  * A `workflow:` step's next attempt: a job of the called workflow, started by a follow-up stored
- * with this transition, with the step's input. A chain of calls deeper than `MAX_CALL_DEPTH`
- * (a cycle across workflows ends here too) fails the step, with the chain spelled out.
+ * with this transition, with the step's input, counted in the caller's tree (tree-quota.ts). A chain
+ * of calls deeper than `MAX_CALL_DEPTH` (a cycle across workflows ends here too) fails the step, with
+ * the chain spelled out; so does a tree with no room left for the called job under its quota.
  */
 export function startCall(d: Draft, node: StepNode, fail: (message: string) => void): void {
   const named = node.call as NonNullable<StepNode['call']>;
@@ -31,13 +34,16 @@ export function startCall(d: Draft, node: StepNode, fail: (message: string) => v
       `calls nest deeper than ${MAX_CALL_DEPTH} workflows: ${[...chain, call.workflow].join(' -> ')}`,
     );
   }
+  const overQuota = countTreeJobs(d, 1);
+  if (overQuota) return fail(overQuota);
   const id = calledJobId(d.job.id, node.name, attempt);
   d.updateStep(node.name, { job: id });
   const calledBy: CallLink = { id: d.job.id, step: node.name, attempt, chain };
   const input: JsonObject = startedInput(d, node);
+  const treeRoot = treeRootOf(d.job);
   d.effects.followUps.push(
     call.version === undefined
-      ? { kind: 'startJob', jobId: d.job.id, workflow: call.workflow, id, input, calledBy }
+      ? { kind: 'startJob', jobId: d.job.id, workflow: call.workflow, id, input, calledBy, treeRoot }
       : {
           kind: 'startJob',
           jobId: d.job.id,
@@ -46,6 +52,7 @@ export function startCall(d: Draft, node: StepNode, fail: (message: string) => v
           id,
           input,
           calledBy,
+          treeRoot,
         },
   );
   armAttemptTimer(d, node);

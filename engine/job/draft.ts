@@ -18,6 +18,8 @@ export class Draft {
   readonly changedFields = new Set<keyof JobRecord>();
   changed = false;
   dropUnsent = false;
+  /** The job followed its tree's root, paused or ended (tree-quota.ts): its commit rests on the root so. */
+  followedRoot = false;
   ignored?: string;
   rejected?: Rejection;
   private readonly stepsEdit = new ListEdit();

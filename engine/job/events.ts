@@ -1,5 +1,6 @@
 import type { JsonObject } from '../json.js';
 import type { RunningLimit } from './running-limit.js';
+import type { TreeState } from './tree-quota.js';
 import type { Timer } from './types.js';
 
 /** What can happen to a job. Each is applied by `applyEvent` to the job's current state. */
@@ -81,8 +82,18 @@ export interface EngineContext {
    * transitions of the parent, one slice each, so that no transition holds them all. @default 10000
    */
   fanOutSlice?: number;
-  /** The largest request a step may send, in bytes (the same limit as replies). @default 1 MiB */
+  /**
+   * The largest request a step may send, in bytes (the same limit as replies); an `input:` value is
+   * copied out of CEL only up to it. @default 1 MiB
+   */
   maxRequestBytes?: number;
+  /**
+   * What a request over `maxRequestBytes` does. `failStep`: the step that built it fails, naming
+   * itself and the limit (a reply or a timer made it ready: its sender is not to blame). `refuse`:
+   * the transition is refused whole with a `too_large` rejection and nothing changes, for a command
+   * a user sent (start, signal, resume, retry), which the API answers with 413. @default 'failStep'
+   */
+  oversizedRequests?: 'failStep' | 'refuse';
   /**
    * The most bytes of input a fan-out step may hand its children, all together: a large input
    * copied to every child multiplies what is stored and sent. @default 256 MiB
@@ -93,6 +104,13 @@ export interface EngineContext {
    * job, `promote`, `retry`); absent: the workflow has no limit.
    */
   runningLimit?: RunningLimit;
+  /** The most jobs a tree may hold under its root (tree-quota.ts). @default 1000000 */
+  maxTreeJobs?: number;
+  /**
+   * The job's tree as last committed: read after a commit that grew it was refused. Absent (not
+   * read): taken as empty and open, which the store's condition checks.
+   */
+  tree?: TreeState;
 }
 
 export const DEFAULT_MAX_FAN_OUT_BYTES = 256 * 1024 * 1024;

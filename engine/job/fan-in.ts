@@ -16,14 +16,20 @@ export type ChildrenFinishedPlan =
   /** Other children are still running; the one that finishes last carries on. */
   | { kind: 'wait' };
 
-/** Every child of a fan-out step completed: the counters reach the total, with no failure. */
-export function everyChildCompleted(counts: FanCounts | undefined): counts is FanCounts {
-  return counts !== undefined && counts.failed === 0 && counts.done >= counts.total;
-}
-
 /** Some child of a fan-out step has still to finish: the completed and failed fall short of the total. */
 function childrenStillToFinish(counts: FanCounts): boolean {
   return counts.done + counts.failed < counts.total;
+}
+
+/**
+ * A fan-out step fans in once every child has finished as it needs: all of them completed, or, for
+ * a `continueOnError` step, each completed or failed. The manager asks it of the counters after
+ * a child finishes (`afterChildrenFinished`); a store that recovers lost fan-ins asks it too, with
+ * the `continueOnError` its counters were created with (`FanInit`).
+ */
+export function readyToFanIn(counts: FanCounts | undefined, continueOnError: boolean): counts is FanCounts {
+  if (counts === undefined || childrenStillToFinish(counts)) return false;
+  return continueOnError || counts.failed === 0;
 }
 
 /**
@@ -40,8 +46,7 @@ export function afterChildrenFinished(
 ): ChildrenFinishedPlan {
   const failed = finished.find((item) => item.status === 'failed');
   if (failed && !continueOnError) return { kind: 'failStep', index: failed.index };
-  if (continueOnError ? counts !== undefined && !childrenStillToFinish(counts) : everyChildCompleted(counts))
-    return { kind: 'fanIn' };
+  if (readyToFanIn(counts, continueOnError)) return { kind: 'fanIn' };
   if (limits && isLimited(limits))
     return { kind: 'nextInSlots', from: finished.map((item) => item.index + limits.concurrency) };
   return { kind: 'wait' };

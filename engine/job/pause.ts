@@ -1,6 +1,7 @@
 import type { StepNode } from '../definition/compile.js';
 import type { Draft } from './draft.js';
 import { dispatchReady, sendAttempt } from './steps.js';
+import { heldByRoot } from './tree-growth.js';
 import { isFinished } from './types.js';
 
 /*
@@ -47,6 +48,8 @@ export function pauseJob(d: Draft): void {
 export function resumeJob(d: Draft): void {
   if (isFinished(d.job.status)) return d.reject('conflict', `the job is already ${d.job.status}`);
   if (d.job.status !== 'paused') return d.ignore(`the job is ${d.job.status}, not paused`);
+  // Its tree's root was paused again (tree-quota.ts): the root's own resume will come down to it.
+  if (heldByRoot(d)) return d.ignore("the root of the job's tree is paused or has ended");
   d.updateJob({ status: 'running', pausedAt: undefined });
   d.effects.notes.push({ kind: 'jobResumed', jobId: d.job.id });
   for (const node of runningFanOuts(d)) {

@@ -119,33 +119,95 @@ export function releasesSlot(job: SlotState): boolean {
   return job.holdsSlot === true && isFinished(job.status);
 }
 
-/** A counter after a change (what the stores write, and what tests of them expect). */
-export function countAfter(count: RunningCount, change: LimitChange): RunningCount {
+/** One counter compared with a number; a counter a store has never written is 0. */
+export interface CounterTest {
+  counter: keyof RunningCount;
+  is: '<' | '>=' | '=' | '>';
+  value: number;
+}
+
+/**
+ * The condition of a change (see `LimitChange`) as data: every test of `all` holds, and one of
+ * `any` when it is given. `changeAllowed` evaluates it; a store that writes conditionally (DynamoDB)
+ * states the same tests in its own condition language, so the rule is written once, here.
+ */
+export interface LimitCondition {
+  all: CounterTest[];
+  any?: CounterTest[];
+}
+
+export function limitCondition(change: LimitChange): LimitCondition {
   switch (change.op) {
     case 'take':
-      return { ...count, running: count.running + 1 };
+      return {
+        all: [
+          { counter: 'running', is: '<', value: change.max },
+          { counter: 'queued', is: '=', value: 0 },
+        ],
+      };
     case 'enqueue':
-      return { ...count, queued: count.queued + 1, nextSeq: change.seq + 1 };
+      return {
+        all: [{ counter: 'nextSeq', is: '=', value: change.seq }],
+        any: [
+          { counter: 'running', is: '>=', value: change.max },
+          { counter: 'queued', is: '>', value: 0 },
+        ],
+      };
     case 'promote':
-      return { ...count, running: count.running + 1, queued: count.queued - 1 };
+      return { all: [{ counter: 'running', is: '<', value: change.max }] };
     case 'dequeue':
-      return { ...count, queued: count.queued - 1 };
     case 'release':
-      return { ...count, running: count.running - 1 };
+      return { all: [] };
   }
+}
+
+export function counterTestHolds(value: number, test: Pick<CounterTest, 'is' | 'value'>): boolean {
+  switch (test.is) {
+    case '<':
+      return value < test.value;
+    case '>=':
+      return value >= test.value;
+    case '=':
+      return value === test.value;
+    case '>':
+      return value > test.value;
+  }
+}
+
+/** What a change writes to the counters, as data: it adds to `running` and `queued`, and sets `nextSeq`. */
+export interface LimitEffect {
+  add: Partial<Record<'running' | 'queued', number>>;
+  nextSeq?: number;
+}
+
+export function limitEffect(change: LimitChange): LimitEffect {
+  switch (change.op) {
+    case 'take':
+      return { add: { running: 1 } };
+    case 'enqueue':
+      return { add: { queued: 1 }, nextSeq: change.seq + 1 };
+    case 'promote':
+      return { add: { running: 1, queued: -1 } };
+    case 'dequeue':
+      return { add: { queued: -1 } };
+    case 'release':
+      return { add: { running: -1 } };
+  }
+}
+
+/** A counter after a change (what the stores write, and what tests of them expect). */
+export function countAfter(count: RunningCount, change: LimitChange): RunningCount {
+  const { add, nextSeq } = limitEffect(change);
+  return {
+    running: count.running + (add.running ?? 0),
+    queued: count.queued + (add.queued ?? 0),
+    nextSeq: nextSeq ?? count.nextSeq,
+  };
 }
 
 /** Whether a store may apply `change` to `count` (see `LimitChange`). */
 export function changeAllowed(count: RunningCount, change: LimitChange): boolean {
-  switch (change.op) {
-    case 'take':
-      return count.running < change.max && count.queued === 0;
-    case 'enqueue':
-      return count.nextSeq === change.seq && (count.running >= change.max || count.queued > 0);
-    case 'promote':
-      return count.running < change.max;
-    case 'dequeue':
-    case 'release':
-      return true;
-  }
+  const { all, any } = limitCondition(change);
+  const holds = (test: CounterTest) => counterTestHolds(count[test.counter], test);
+  return all.every(holds) && (any === undefined || any.some(holds));
 }

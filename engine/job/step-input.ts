@@ -3,8 +3,12 @@ import type { CompiledExpression, ExpressionVariables } from '../expressions/exp
 import { isJsonObject, type JsonObject, setOwn } from '../json.js';
 import type { Draft } from './draft.js';
 import { stepInput } from './inputs.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from './message-size.js';
 
 export type Evaluated<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** A step's input could not be computed; `tooLarge`: it is over the request limit. */
+export type InputError = { ok: false; error: string; tooLarge?: true };
 
 /** Evaluates a step's `when:`; the merged input is what the expression sees as `input`. */
 export function evaluateWhen(
@@ -18,17 +22,25 @@ export function evaluateWhen(
 
 /**
  * What a step is given: its `input:` mapping's value (else the merged input), over its `params`.
- * `recorded` when that differs from the merged input, so that the job keeps what was sent.
+ * `recorded` when that differs from the merged input, so that the job keeps what was sent. A
+ * mapping's value is copied out of CEL only up to the request limit: one over it is an error that
+ * names the step and the limit.
  */
 export function effectiveInput(
   d: Draft,
   node: StepNode,
   merged: JsonObject,
-): { ok: true; value: JsonObject; recorded: boolean } | { ok: false; error: string } {
+): { ok: true; value: JsonObject; recorded: boolean } | InputError {
   let value = merged;
   if (node.inputMap) {
-    const mapped = node.inputMap.evaluate(variablesFor(d, node.inputMap, merged));
-    if (!mapped.ok) return { ok: false, error: expressionError('input', node.inputMap, mapped.error) };
+    const maxBytes = d.context.maxRequestBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    const mapped = node.inputMap.evaluate(variablesFor(d, node.inputMap, merged), maxBytes);
+    if (!mapped.ok) {
+      const error = expressionError('input', node.inputMap, mapped.error);
+      return mapped.tooLarge
+        ? { ok: false, error: `step "${node.name}": ${error} (the manager's maxReplyBytes)`, tooLarge: true }
+        : { ok: false, error };
+    }
     value = mapped.value;
   }
   if (node.params) value = withDefaults(node.params, value);

@@ -1,7 +1,6 @@
 import type { StepNode } from '../definition/compile.js';
 import { formatDuration } from '../definition/duration.js';
 import type { Json, JsonObject } from '../json.js';
-import { surelyWithin } from '../json-size.js';
 import { recordAttemptEnd } from './attempt-log.js';
 import { armAttemptTimer, beginAttempt, clearStepTimer } from './attempt-start.js';
 import { cancelCall, reportToCaller, startCall } from './calls.js';
@@ -22,11 +21,12 @@ import {
 } from './fan-out.js';
 import { holdAttempt } from './hold.js';
 import { jobResult, stepInput } from './inputs.js';
-import { DEFAULT_MAX_MESSAGE_BYTES } from './message-size.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, oversizedRequest } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
 import { PersistentList } from './persistent-list.js';
 import { effectiveInput, evaluateWhen, startedInput } from './step-input.js';
 import type { ChildOutcome, Effects, FanInit } from './transition.js';
+import { countTreeJobs, heldByRoot } from './tree-growth.js';
 import {
   correlationIdOf,
   isSettled,
@@ -104,7 +104,12 @@ export function dispatchStep(d: Draft, node: StepNode): void {
       if (state.input !== undefined) d.updateStep(node.name, { input: undefined });
     } else {
       const input = effectiveInput(d, node, merged);
-      if (!input.ok) return failStep(d, node, input.error);
+      if (!input.ok) {
+        const { error } = input;
+        return input.tooLarge
+          ? oversized(d, error, () => failStep(d, node, error))
+          : failStep(d, node, error);
+      }
       if (input.recorded || state.input !== undefined)
         d.updateStep(node.name, { input: input.recorded ? input.value : undefined });
     }
@@ -155,11 +160,15 @@ function fanOut(d: Draft, node: StepNode, started: Partial<StepState>): void {
   if (tooLarge) return failStep(d, node, tooLarge);
 
   const total = list.items.length;
+  // Every child counts now, those of later slices too: the fan-out fits its tree's quota whole, or fails.
+  const overQuota = countTreeJobs(d, total);
+  if (overQuota) return failStep(d, node, overQuota);
   const concurrency = Math.min(total, task.concurrency);
   // A limited fan-out's slots look up each next child in the store: its children are created at once.
   const created = concurrency === total ? Math.min(total, fanOutSlice(d.context)) : total;
   d.updateStep(node.name, { children: childrenState(total, concurrency, created) });
   const counts: FanInit = { parentId: d.job.id, step: node.name, total, done: 0, failed: 0 };
+  if (node.continueOnError) counts.continueOnError = true;
   d.effects.fanInits.push(counts);
   // Children started here that finish at once (an empty nested fan-out) are counted in the counters
   // set here rather than counted again when stored.
@@ -236,6 +245,7 @@ function createChildren(
       now: d.now,
     });
     if (taskGraph?.usesParent) child.parentInput = d.job.input;
+    if (d.job.treeRoot !== undefined) child.treeRoot = d.job.treeRoot;
     if (index >= concurrency) {
       d.effects.creates.push(child);
       continue;
@@ -248,6 +258,8 @@ function createChildren(
       countFinished?.(outcome);
     });
     startJob(childDraft);
+    // A refused command refuses with it what it started in its children.
+    if (childDraft.rejected) return d.reject(childDraft.rejected.code, childDraft.rejected.message);
     if (finished && mark) {
       rollBack(d.effects, mark);
       d.effects.creates.push(child);
@@ -272,6 +284,7 @@ function effectsMark(effects: Effects): EffectsMark {
     followUps: effects.followUps.length,
     fanInits: effects.fanInits.length,
     notes: effects.notes.length,
+    treeCounted: effects.treeCounted.length,
   };
 }
 
@@ -289,9 +302,9 @@ export function sendAttempt(d: Draft, node: StepNode): void {
   const state = d.step(node.name);
   const attempt = beginAttempt(d, node);
   const body = startedInput(d, node);
-  const tooLarge = oversizedRequest(body, d.context.maxRequestBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+  const tooLarge = oversizedRequest(node.name, body, d.context.maxRequestBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
   // The same input would be too large again: the step fails now, whatever its retries.
-  if (tooLarge) return failAttempt(d, node, tooLarge, { retryable: false });
+  if (tooLarge) return oversized(d, tooLarge, () => failAttempt(d, node, tooLarge, { retryable: false }));
   d.effects.requests.push({
     jobId: d.job.id,
     step: node.name,
@@ -307,15 +320,13 @@ export function sendAttempt(d: Draft, node: StepNode): void {
   d.effects.notes.push({ kind: 'dispatched', jobId: d.job.id, step: node.name, attempt });
 }
 
-/** A request over the size limit, saying why and what to do; undefined when it is within it. */
-function oversizedRequest(body: JsonObject, maxBytes: number): string | undefined {
-  if (surelyWithin(body, maxBytes)) return undefined;
-  const text = JSON.stringify(body);
-  // UTF-8 takes at most 3 bytes per UTF-16 unit: count exactly only when that could matter.
-  if (text.length * 3 <= maxBytes) return undefined;
-  const size = Buffer.byteLength(text);
-  if (size <= maxBytes) return undefined;
-  return `the request is ${size} bytes; requests may be at most ${maxBytes}: give the step only what its worker needs with an "input:" mapping`;
+/**
+ * A request over the size limit: the step that built it fails (`fail`), or, for a command a user
+ * sent (`oversizedRequests: 'refuse'`), the whole transition is refused and nothing changes.
+ */
+function oversized(d: Draft, message: string, fail: () => void): void {
+  if (d.context.oversizedRequests === 'refuse') return d.reject('too_large', message);
+  fail();
 }
 
 /** A step completes with its output; its dependents become ready; the job completes with its last step. */
@@ -539,13 +550,24 @@ function finishAsChild(d: Draft, status: 'completed' | 'failed'): void {
   );
 }
 
-/** A waiting job starts: its deadline is armed and its ready steps are dispatched. */
+/**
+ * A waiting job starts: its deadline is armed and its ready steps are dispatched. Under a tree root
+ * known to be paused it starts paused, dispatching nothing; under one that has ended, it is
+ * cancelled (tree-quota.ts).
+ */
 export function startJob(d: Draft): void {
+  const held = heldByRoot(d);
+  if (held === 'ended') return cancelJob(d);
   d.updateJob({ status: 'running' });
   if (d.job.parent === null && d.workflow.timeoutMs) {
     const at = d.now + d.workflow.timeoutMs;
     d.updateJob({ deadline: at });
     d.effects.timers.push({ op: 'set', timer: { jobId: d.job.id, step: null, kind: 'job', attempt: 0, at } });
+  }
+  if (held === 'paused') {
+    d.updateJob({ status: 'paused' });
+    d.effects.notes.push({ kind: 'jobPaused', jobId: d.job.id });
+    return;
   }
   dispatchReady(
     d,

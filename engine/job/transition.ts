@@ -1,9 +1,11 @@
 import type { LimitChange } from './running-limit.js';
+import type { TreeChange } from './tree-quota.js';
 import type { FanCounts, FollowUp, JobRecord, StepRequest, StepState, TimerChange } from './types.js';
 
-/** Why a transition was refused (the API turns these into 400 and 409). */
+/** Why a transition was refused (the API turns these into 409, 400 and 413). */
 export interface Rejection {
-  code: 'conflict' | 'invalid';
+  /** `too_large`: a step would send a request over the size limit (`oversizedRequests: 'refuse'`). */
+  code: 'conflict' | 'invalid' | 'too_large';
   message: string;
 }
 
@@ -39,9 +41,12 @@ export interface JobPatch {
   steps: Record<string, StepState>;
 }
 
+/** A fresh fan-out's counters, and what a store needs besides them to tell when the step fans in. */
 export interface FanInit extends FanCounts {
   parentId: string;
   step: string;
+  /** The step lets failed children count as finished (`readyToFanIn`, engine/job/fan-in.ts). */
+  continueOnError?: true;
 }
 
 /** A child's final state, counted exactly once with the write that records it. */
@@ -75,6 +80,8 @@ export interface Transition {
   dropUnsent: boolean;
   /** The change to its workflow's `maxRunning` counters, written with the job (running-limit.ts). */
   limit?: LimitChange;
+  /** What it adds to its job's tree, and the root's state it rests on (tree-quota.ts). */
+  tree?: TreeChange;
   notes: TransitionNote[];
   /** Why nothing changed, for a reply that was not awaited (duplicate, late, unknown step). */
   ignored?: string;
@@ -89,8 +96,18 @@ export interface Effects {
   followUps: FollowUp[];
   fanInits: FanInit[];
   notes: TransitionNote[];
+  /**
+   * The jobs counted against the tree so far, after each fan-out started or call made (tree-quota.ts):
+   * a running total, the last the whole (an array, so that a rolled-back child takes its count back).
+   */
+  treeCounted: number[];
 }
 
 export function emptyEffects(): Effects {
-  return { requests: [], timers: [], creates: [], followUps: [], fanInits: [], notes: [] };
+  return { requests: [], timers: [], creates: [], followUps: [], fanInits: [], notes: [], treeCounted: [] };
+}
+
+/** The jobs a transition counted against its tree. */
+export function treeCountOf(effects: Effects): number {
+  return effects.treeCounted.at(-1) ?? 0;
 }

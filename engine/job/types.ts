@@ -187,6 +187,11 @@ export interface JobRecord {
   parent: ParentLink | null;
   /** The top-level job this job belongs to (itself for a top-level job). */
   root: string;
+  /**
+   * The root of the tree this job counts in, when it is not `root`: set on a job a `workflow:` step
+   * called, and on its descendants (engine/job/tree-quota.ts).
+   */
+  treeRoot?: string;
   vhost: string | null;
   status: JobStatus;
   input: JsonObject;
@@ -340,6 +345,8 @@ export type FollowUp =
       input: JsonObject;
       causedBy?: string;
       calledBy?: CallLink;
+      /** A called job: the root of its caller's tree, which it counts in (tree-quota.ts). */
+      treeRoot?: string;
     }
   /** A job a `workflow:` step started ended: its caller's step completes or fails with it. */
   | { kind: 'callFinished'; jobId: string; callerId: string; step: string; attempt: number }

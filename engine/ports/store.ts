@@ -3,6 +3,7 @@ import type { NamespaceSettings } from '../definition/namespace-settings.js';
 import type { WorkflowDefinition } from '../definition/types.js';
 import type { LimitChange, RunningCount } from '../job/running-limit.js';
 import type { ChildOutcome, FanInit, JobPatch } from '../job/transition.js';
+import type { TreeChange, TreeState } from '../job/tree-quota.js';
 import type {
   FanCounts,
   FollowUp,
@@ -67,6 +68,12 @@ export interface Commit {
    * the result is a conflict.
    */
   limit?: LimitChange;
+  /**
+   * What the commit adds to its job's tree, written with it only if `treeChangeAllowed` holds for
+   * the tree as stored (engine/job/tree-quota.ts); when it does not, nothing is written and the
+   * result is a conflict.
+   */
+  tree?: TreeChange;
 }
 
 /** A job in its workflow's `maxRunning` queue. */
@@ -164,6 +171,8 @@ export interface JobReader {
   getRunningCount(workflow: string): Promise<RunningCount>;
   /** The first `limit` jobs of a workflow's `maxRunning` queue, first in line first. */
   listQueued(workflow: string, limit: number): Promise<QueuedJob[]>;
+  /** The jobs counted under a tree's root (0 when none), and the root's status, as last committed. */
+  getTree(root: string): Promise<TreeState>;
 }
 
 /** What the manager writes as it runs jobs: transitions with their outbox, and fan-out counters. */

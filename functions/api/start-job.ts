@@ -16,7 +16,7 @@ export async function startJob(
   params: StartJobParams,
 ): Promise<{ created: boolean; job: JobRecord }> {
   try {
-    return await service.startJob(params);
+    return await service.startJob({ ...params, refuseOversized: true });
   } catch (error) {
     if (params.id !== undefined && error instanceof ManagerError && error.code === 'conflict') {
       const id = params.id.toLowerCase();

@@ -123,6 +123,7 @@ export async function createContainer(
     maxFanOutBytes: env.maxFanOutBytes,
     queueRules: queueRulesOf(env),
     replyAuth: env.replyAuth,
+    maxTreeJobs: env.maxTreeJobs,
   });
   return { env, manager, store, bus, timers, telemetry, schedules };
 }

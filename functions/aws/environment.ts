@@ -1,4 +1,4 @@
-import { DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
+import { DEFAULT_MAX_TREE_JOBS, DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
 import type { LogLevel } from '../telemetry/telemetry.js';
 
 export type BusKind = 'sqs' | 'rabbitmq';
@@ -41,6 +41,8 @@ export interface HandlerEnvironment {
   maxFanOutBytes: number;
   /** Children a fan-out creates per transition (FAN_OUT_SLICE): the memory a transition holds. */
   fanOutSlice: number;
+  /** The most jobs one tree may hold under its root (MAX_TREE_JOBS; engine/job/tree-quota.ts). */
+  maxTreeJobs: number;
   /** Finished jobs older than this many days are deleted (0: kept for good). */
   retentionDays: number;
   /** `-c auth=token` (API_AUTHORIZER=true): the API trusts its Lambda authorizer's context. */
@@ -101,6 +103,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
   const fanOutSlice = reader.integer('FAN_OUT_SLICE', DEFAULT_FAN_OUT_SLICE, 1, 1_000_000);
   const maxMessageBytes = reader.integer('MAX_MESSAGE_BYTES', 1024 * 1024, 1024, 1024 * 1024);
   const maxFanOutBytes = reader.integer('MAX_FAN_OUT_BYTES', 256 * 1024 * 1024, 1024, 2 ** 40);
+  const maxTreeJobs = reader.integer('MAX_TREE_JOBS', DEFAULT_MAX_TREE_JOBS, 1, 1_000_000_000);
   const retentionDays = reader.integer('RETENTION_DAYS', 0, 0, 3650);
   const apiAuthorizerValue = reader.optional('API_AUTHORIZER') ?? 'false';
   if (apiAuthorizerValue !== 'true' && apiAuthorizerValue !== 'false')
@@ -154,6 +157,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
     maxMessageBytes,
     maxFanOutBytes,
     fanOutSlice,
+    maxTreeJobs,
     retentionDays,
     apiAuthorizer,
     replyAuth,

@@ -109,6 +109,10 @@ program
     "the most input one fan-out may give its children together: the step's input is copied to each (default 268435456)",
   )
   .option(
+    '--max-tree-jobs <n>',
+    'the most jobs one started job may make under it: fan-out children and called jobs, at any depth (default 1000000)',
+  )
+  .option(
     '--fan-out-slice <n>',
     'children a fan-out creates per transition: the most a transition holds in memory (default 10000)',
   )

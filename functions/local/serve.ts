@@ -71,6 +71,8 @@ export interface ServeOptions {
   maxFanOutBytes?: number;
   /** Children a fan-out creates per transition. @default 10000 */
   fanOutSlice?: number;
+  /** The most jobs one tree may hold under its root (`--max-tree-jobs`). @default 1000000 */
+  maxTreeJobs?: number;
   /** Static dashboard files served at `/`. */
   dashboard?: ApiDeps['dashboard'];
   logger?: Logger;
@@ -304,6 +306,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     fanOutSlice: options.fanOutSlice,
     maxReplyBytes: options.maxReplyBytes,
     maxFanOutBytes: options.maxFanOutBytes,
+    maxTreeJobs: options.maxTreeJobs,
     requestTtlMs: broker ? undefined : (options.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS),
     queueRules,
     replyAuth: options.replyAuth,

@@ -22,6 +22,13 @@ export function combineTransitions(first: Transition, next: Transition): Transit
     dropUnsent: first.dropUnsent || next.dropUnsent,
     // Never both: the manager commits a second change to the counters on its own (manager.ts, `apply`).
     limit: first.limit ?? next.limit,
+    tree: combinedTree(first, next),
     notes: [...first.notes, ...next.notes],
   };
+}
+
+/** Both decided on the same read of the tree: what they add, added up, under the latest's condition. */
+function combinedTree(first: Transition, next: Transition): Transition['tree'] {
+  if (!first.tree || !next.tree) return first.tree ?? next.tree;
+  return { ...next.tree, add: first.tree.add + next.tree.add };
 }

@@ -31,7 +31,7 @@ const PAGE = 1000;
 
 /** What the follow-up runner needs of the manager: reads, and applying events. */
 export interface FollowUpHost {
-  store: Pick<Store, 'getJob' | 'listChildren' | 'getFanCounts' | 'setFanCounts' | 'listQueued'>;
+  store: Pick<Store, 'getJob' | 'listChildren' | 'getFanCounts' | 'setFanCounts' | 'listQueued' | 'getTree'>;
   workflows: { get(name: string, version: number): Promise<CompiledWorkflow | undefined> };
   logger: Logger;
   apply(inputs: readonly JobEventInput[]): Promise<unknown>;
@@ -104,17 +104,19 @@ export class FollowUpRunner {
   /**
    * Starts an `onFailure` job or a `workflow:` step's job. Its id is derived, so a start carried
    * out again finds that job. A workflow that is missing or disabled now cannot start one: a called
-   * job's step fails with the reason; an `onFailure` job's is logged, not retried.
+   * job's step fails with the reason (or its caller follows its tree's root, when that has ended or
+   * is paused: engine/job/tree-quota.ts); an `onFailure` job's is logged, not retried.
    */
   private async startJob(followUp: Extract<FollowUp, { kind: 'startJob' }>): Promise<void> {
-    const { workflow, version, id, input, causedBy, calledBy } = followUp;
+    const { workflow, version, id, input, causedBy, calledBy, treeRoot } = followUp;
     try {
-      await this.host.startJob({ workflow, version, id, input, causedBy, calledBy });
+      await this.host.startJob({ workflow, version, id, input, causedBy, calledBy, treeRoot });
     } catch (error) {
       if (!(error instanceof ManagerError) || error.code === 'unavailable') throw error;
       if (calledBy) {
         await this.host.apply([
           {
+            tree: treeRoot === undefined ? undefined : await this.host.store.getTree(treeRoot),
             jobId: calledBy.id,
             event: {
               type: 'callFinished',

@@ -26,6 +26,7 @@ import {
   type Timer,
   type TimerScheduler,
   type Transition,
+  type TreeState,
   type WorkflowDefinition,
   type WorkflowRegistry,
 } from '../../engine/index.js';
@@ -69,6 +70,8 @@ export interface ManagerOptions {
    * @default false
    */
   replyAuth?: boolean;
+  /** The most jobs a tree may hold under its root (engine/job/tree-quota.ts). @default 1000000 */
+  maxTreeJobs?: number;
   /** Called after a definition is registered (the local host starts consuming new vhosts). */
   onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
   /**
@@ -113,6 +116,7 @@ export class Manager {
   private readonly fanOutSlice?: number;
   private readonly maxReplyBytes: number;
   private readonly maxFanOutBytes: number | undefined;
+  private readonly maxTreeJobs: number | undefined;
   private readonly pump: OutboxPump;
   private readonly followUps: FollowUpRunner;
   private readonly isolation: ReplyIsolation;
@@ -132,6 +136,7 @@ export class Manager {
     this.fanOutSlice = options.fanOutSlice;
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.maxFanOutBytes = options.maxFanOutBytes;
+    this.maxTreeJobs = options.maxTreeJobs;
     this.workflows = new WorkflowCache(this.store);
     this.namespaces = new NamespaceAuthority(this.store, options.queueRules ?? {}, this.clock);
     this.tokens = new RequestTokens(this.store);
@@ -268,18 +273,21 @@ export class Manager {
     const input = params.input ?? {};
     const taken = new Set<string>();
     const seed = randomUUID();
+    let tree: TreeState | undefined;
     for (let round = 0; ; round++) {
       if (round >= MAX_ROUNDS) {
         throw new ManagerError(
           'unavailable',
           taken.size
             ? `job ${id}: its children found no free ids`
-            : `job ${id}: its workflow's maxRunning counters kept moving; try again`,
+            : `job ${id}: its workflow's maxRunning counters or its tree kept moving; try again`,
         );
       }
-      const started = await this.tryStartJob(id, params, input, this.context(taken, seed));
+      const started = await this.tryStartJob(id, params, input, { ...this.context(taken, seed), tree });
       if ('taken' in started) for (const childId of started.taken) taken.add(childId);
       else if (!('again' in started)) return started;
+      // Refused by its tree (engine/job/tree-quota.ts): decided again on the tree as it is now.
+      else if (started.tree) tree = await this.store.getTree(started.tree);
     }
   }
 
@@ -289,7 +297,9 @@ export class Manager {
     params: StartJobParams,
     input: JsonObject,
     context: EngineContext,
-  ): Promise<{ created: boolean; job: JobRecord } | { taken: readonly string[] } | { again: true }> {
+  ): Promise<
+    { created: boolean; job: JobRecord } | { taken: readonly string[] } | { again: true; tree?: string }
+  > {
     let planned: { workflow: CompiledWorkflow; transition: Transition };
     try {
       planned = await this.planNewJob(id, params, input, context);
@@ -304,13 +314,15 @@ export class Manager {
       return { created: false, job: this.sameJob(existing, params.workflow, input) };
     }
     const { workflow, transition } = planned;
+    if (transition.rejected) throw new ManagerError(transition.rejected.code, transition.rejected.message);
     const commit = this.toCommit(transition);
     const [result] = await this.store.commit([commit]);
     if (result && !result.ok && !result.conflict) return { taken: result.taken };
     if (!result?.ok) {
       const winner = await this.store.getJob(id);
-      // Refused by its workflow's maxRunning counters, which moved on: decide again from a new read.
-      if (!winner && commit.limit) return { again: true };
+      // Refused by its workflow's maxRunning counters, which moved on, or by its tree: decide again
+      // from a new read.
+      if (!winner && (commit.limit || commit.tree)) return { again: true, tree: commit.tree?.root };
       if (!winner) throw new ManagerError('unavailable', `job ${id} could not be stored`);
       return { created: false, job: this.sameJob(winner, params.workflow, input) };
     }
@@ -358,8 +370,16 @@ export class Manager {
       workflow,
       transition: createJob(
         workflow,
-        { id, input, vhost, causedBy: params.causedBy, calledBy: params.calledBy, startAt: params.startAt },
-        { ...context, runningLimit },
+        {
+          id,
+          input,
+          vhost,
+          causedBy: params.causedBy,
+          calledBy: params.calledBy,
+          treeRoot: params.treeRoot,
+          startAt: params.startAt,
+        },
+        { ...context, runningLimit, ...(params.refuseOversized ? { oversizedRequests: 'refuse' } : {}) },
       ),
     };
   }
@@ -516,16 +536,16 @@ export class Manager {
 
   async resume(id: string): Promise<JobRecord> {
     const root = await this.rootOf(id);
-    return this.command(root, { type: 'resume' });
+    return this.command(root, { type: 'resume' }, { refuseOversized: true });
   }
 
   async retry(id: string): Promise<JobRecord> {
     const root = await this.rootOf(id);
-    return this.command(root, { type: 'retry' });
+    return this.command(root, { type: 'retry' }, { refuseOversized: true });
   }
 
   async signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
-    return this.command(id, { type: 'signal', step, output });
+    return this.command(id, { type: 'signal', step, output }, { refuseOversized: true });
   }
 
   private async rootOf(id: string): Promise<string> {
@@ -534,8 +554,12 @@ export class Manager {
     return job.root;
   }
 
-  private async command(jobId: string, event: JobEvent): Promise<JobRecord> {
-    const [outcome] = await this.apply([{ jobId, event }]);
+  private async command(
+    jobId: string,
+    event: JobEvent,
+    options: { refuseOversized?: boolean } = {},
+  ): Promise<JobRecord> {
+    const [outcome] = await this.apply([{ jobId, event, ...options }]);
     if (!outcome || outcome.missing) throw new ManagerError('not_found', `no job ${jobId}`);
     if (outcome.rejected) throw new ManagerError(outcome.rejected.code, outcome.rejected.message);
     return outcome.job as JobRecord;
@@ -554,6 +578,8 @@ export class Manager {
     let pending = inputs.map((input, index) => ({ ...input, index }));
     /** By job: ids its children found held by other jobs, in an earlier round. */
     const taken = new Map<string, Set<string>>();
+    /** By job: its tree, read after a commit that grew it was refused (engine/job/tree-quota.ts). */
+    const trees = new Map<string, TreeState>();
     const seed = randomUUID();
     for (let round = 0; pending.length; round++) {
       if (round >= MAX_ROUNDS) throw new Error(`events for ${pending.length} jobs kept conflicting`);
@@ -575,9 +601,18 @@ export class Manager {
           continue;
         }
         let combined: Transition | undefined;
-        const context = { ...this.context(taken.get(jobId), seed), runningLimit: limits.get(state.workflow) };
+        const context = {
+          ...this.context(taken.get(jobId), seed),
+          runningLimit: limits.get(state.workflow),
+          tree: trees.get(jobId) ?? items.find((item) => item.tree)?.tree,
+        };
         for (const [n, item] of items.entries()) {
-          const transition = applyEvent(workflow, state, item.event, context);
+          const transition = applyEvent(
+            workflow,
+            state,
+            item.event,
+            item.refuseOversized ? { ...context, oversizedRequests: 'refuse' } : context,
+          );
           if (combined?.limit && transition.limit) {
             // One commit checks one change to the counters: this event and the rest go in the next round.
             later.push(...items.slice(n));
@@ -605,11 +640,13 @@ export class Manager {
           await this.afterCommit(plan.transition, plan.commit, result.leftOut, options.receivedAt);
           continue;
         }
+        const jobId = plan.transition.job.id;
         if (!result.conflict) {
-          const jobId = plan.transition.job.id;
           const ids = taken.get(jobId) ?? new Set<string>();
           for (const id of result.taken) ids.add(id);
           taken.set(jobId, ids);
+        } else if (plan.commit.tree) {
+          trees.set(jobId, await this.store.getTree(plan.commit.tree.root));
         }
         pending.push(...plan.items);
       }
@@ -649,6 +686,7 @@ export class Manager {
       fanOutSlice: this.fanOutSlice,
       maxRequestBytes: this.maxReplyBytes,
       maxFanOutBytes: this.maxFanOutBytes,
+      maxTreeJobs: this.maxTreeJobs,
     };
   }
 
@@ -685,6 +723,7 @@ export class Manager {
       childOutcome: transition.childOutcome,
       dropUnsent: transition.dropUnsent,
       limit: transition.limit,
+      tree: transition.tree,
     };
   }
 

@@ -11,6 +11,13 @@ export interface StartJobParams {
   causedBy?: string;
   /** A job a `workflow:` step starts. */
   calledBy?: CallLink;
+  /** A job a `workflow:` step starts: the root of its caller's tree, which it counts in. */
+  treeRoot?: string;
   /** A delayed start (ms since the epoch): the job is `scheduled` until then. */
   startAt?: number;
+  /**
+   * A caller waits for the answer (the API): a first request over the size limit refuses the start
+   * (`too_large`, 413) and nothing is stored, instead of a job whose first step fails.
+   */
+  refuseOversized?: boolean;
 }

@@ -115,9 +115,9 @@ let timersContainer: Container;
 let dataDir: string;
 
 /** A Lambda container: its own clients, store, bus and manager, as each concurrent instance has. */
-async function newContainer(): Promise<Container> {
+async function newContainer(env = environment): Promise<Container> {
   const telemetry = recordingTelemetry();
-  const container = await createContainer(environment, {
+  const container = await createContainer(env, {
     buses: { sqs: sqsBusFactory },
     clients: { dynamodb: dynamo.newClient(), sqs: sqs.newClient() },
     telemetry,
@@ -139,6 +139,56 @@ async function callOn(
 ) {
   const result = await handler(anApiEvent(method, path, options), aLambdaContext(29_000));
   return { status: result.statusCode, body: JSON.parse(result.body) as Record<string, unknown> };
+}
+
+/** Every job of these workflows (top-level and children) of a status, counted through the API. */
+async function countJobs(workflows: readonly string[], status = 'all'): Promise<number> {
+  let count = 0;
+  for (const workflow of workflows) {
+    let cursor: string | undefined;
+    do {
+      const query: Record<string, string> = { workflow, status, children: '1', limit: '1000' };
+      if (cursor) query.cursor = cursor;
+      const { body } = await call('GET', '/api/jobs', { query });
+      count += (body.jobs as string[]).length;
+      cursor = body.cursor as string | undefined;
+    } while (cursor);
+  }
+  return count;
+}
+
+/** Whether every job of these workflows has ended (none running or paused). */
+async function allEnded(workflows: readonly string[]): Promise<boolean> {
+  return (await countJobs(workflows, 'running')) + (await countJobs(workflows, 'paused')) === 0;
+}
+
+/**
+ * Registers, through the API, two workflows that fan out to 3 children that each call the other:
+ * a tree that grows without end from one start, as fast as the manager makes jobs (issue 28).
+ */
+async function registerRunaway(a: string, b: string): Promise<void> {
+  for (const [name, other] of [
+    [a, b],
+    [b, a],
+  ] as const) {
+    const definition = `name: ${name}
+steps:
+  - name: spread
+    task: each
+    input: '{"items": [1, 2, 3]}'
+tasks:
+  - name: each
+    itemListKey: items
+    steps:
+      - name: call
+        workflow: ${other}
+`;
+    const registered = await call('PUT', `/api/workflow/${name}`, {
+      body: definition,
+      headers: { 'content-type': 'application/yaml' },
+    });
+    expect(registered.status).toBe(201);
+  }
 }
 
 async function finished(id: string, timeoutMs: number): Promise<JobDocument> {
@@ -628,6 +678,69 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
       queued: 0,
       running: 0,
     });
+  }, 120_000);
+
+  it("stops a tree of fan-outs that call each other at the tree's quota (MAX_TREE_JOBS), the creating step failed", async () => {
+    // Prepare: an API function instance of a stack deployed with -c maxTreeJobs=40.
+    const quota = 40;
+    const workflows = ['runaway-ping', 'runaway-pong'] as const;
+    await registerRunaway(...workflows);
+    const limitedApi = createApiHandler({
+      ...(await newContainer({ ...environment, maxTreeJobs: quota })),
+      maxBodyBytes: environment.maxBodyBytes,
+    });
+
+    // Act: the start's invocation carries the follow-ups out before it answers, the tree's growth with them.
+    const started = await callOn(limitedApi, 'POST', `/api/workflow/${workflows[0]}`, { body: {} });
+    const root = await finished(started.body.id as string, 60_000);
+    await eventually('every job of the tree to end', () => allEnded(workflows), 60_000);
+
+    // Assess
+    expect(started.status).toBe(201);
+    expect(root.status).toBe('failed');
+    expect(root.error?.message).toContain(`the tree of job ${root.uuid} would hold`);
+    expect(root.error?.message).toContain(`over its quota of ${quota}`);
+    const jobs = await countJobs(workflows);
+    expect(jobs).toBeGreaterThan(quota / 2);
+    expect(jobs).toBeLessThanOrEqual(quota + 1);
+  }, 120_000);
+
+  it('stops a growing tree when its root is cancelled through another Lambda instance: no job appears after the cancel', async () => {
+    // Prepare: a quota far from reached (the growth must stop by the cancel, not by it).
+    const quota = 10_000;
+    const workflows = ['growing-zig', 'growing-zag'] as const;
+    await registerRunaway(...workflows);
+    const growingApi = createApiHandler({
+      ...(await newContainer({ ...environment, maxTreeJobs: quota })),
+      maxBodyBytes: environment.maxBodyBytes,
+    });
+    const cancellingApi = createApiHandler({
+      ...(await newContainer()),
+      maxBodyBytes: environment.maxBodyBytes,
+    });
+
+    // Act: the start's invocation grows the tree as it drains its outbox; another instance cancels.
+    const starting = callOn(growingApi, 'POST', `/api/workflow/${workflows[0]}`, { body: {} });
+    const root = await eventually(
+      'the root job to exist',
+      async () =>
+        ((await call('GET', '/api/jobs', { query: { workflow: workflows[0] } })).body.jobs as string[])[0],
+      30_000,
+    );
+    await eventually(
+      'the tree to grow past 100 jobs',
+      async () => (await countJobs(workflows)) > 100,
+      60_000,
+    );
+    const cancelled = await callOn(cancellingApi, 'DELETE', `/api/job/${root}`);
+    const atCancel = await countJobs(workflows);
+    const started = await starting;
+    await eventually('the cascade to end every job of the tree', () => allEnded(workflows), 60_000);
+
+    // Assess
+    expect([started.status, cancelled.status]).toEqual([201, 200]);
+    expect(atCancel).toBeLessThan(quota);
+    expect(await countJobs(workflows)).toBe(atCancel);
   }, 120_000);
 
   it('runs the order pipeline: a signal, a handled failure, a called workflow, an abort with its onFailure job', async () => {

@@ -7,7 +7,8 @@ const ENGINE = join(import.meta.dirname, '../../engine');
 /** What engine code may import besides its own files: no I/O, no clocks, no randomness. */
 // CEL evaluates expressions without I/O: its functions are the language's, and we register no others.
 // croner computes cron ticks from the dates it is given (no timer while paused and given no function).
-const ALLOWED_PACKAGES = new Set(['yaml', 'node:crypto', '@marcbachmann/cel-js', 'croner']);
+// re2js matches regular expressions (CEL's matches()) in memory: no I/O, no clock.
+const ALLOWED_PACKAGES = new Set(['yaml', 'node:crypto', '@marcbachmann/cel-js', 'croner', 're2js']);
 const FORBIDDEN_CALLS = [
   /\bDate\.now\(/,
   /\bnew Date\(\s*\)/,

@@ -8,6 +8,15 @@ import {
 } from '../../engine/index.js';
 import type { StoredToken } from '../../engine/ports/store.js';
 import {
+  aFanInitWithEveryField,
+  aJobWithEveryField,
+  aNamespaceSettingsWithEveryField,
+  aRequestWithEveryField,
+  aTokenWithEveryField,
+  everyOutboxEntry,
+  everyTimer,
+} from '../support/every-field.js';
+import {
   aChild,
   aJob,
   aRequest,
@@ -20,6 +29,7 @@ import {
 } from '../support/factories.js';
 import { describeMaxRunningContract } from './store-contract-max-running.js';
 import { describeNamespaceSettingsContract } from './store-contract-namespaces.js';
+import { describeTreeQuotaContract } from './store-contract-tree-quota.js';
 
 export interface StoreUnderTest {
   store: Store;
@@ -922,7 +932,71 @@ export function describeStoreContract(
       });
     });
 
+    describe('every field (each value with every optional field set: test/support/every-field.ts)', () => {
+      it('keeps every field of a job, its outbox entries, timers, fan-out counters, a token and namespace settings, for another reader', async () => {
+        // Prepare: a job in its parent's fan-out, committed with its own request, one follow-up of
+        // each kind, a request to the child it creates, a timer of each kind and a fan-out's counters.
+        const parent = aJob({ vhost: 'tenant-a' });
+        const job = aJobWithEveryField(parent.id);
+        const child = aChild(job, 'fan', 0, { vhost: 'tenant-a' });
+        const toChild: OutboxEntry = {
+          id: `${job.id}:1:c0`,
+          kind: 'request',
+          jobId: child.id,
+          createdAt: job.updatedAt,
+          request: aRequestWithEveryField({ jobId: child.id, queue: 'work', vhost: 'tenant-a' }),
+        };
+        const entries = [...everyOutboxEntry(job), toChild];
+        const timers = everyTimer(job.id);
+        const token = aTokenWithEveryField();
+        const settings = aNamespaceSettingsWithEveryField();
+        await store.commit([creating(parent)]);
+
+        // Act
+        const committed = await store.commit([
+          creating(job, {
+            creates: [child],
+            outbox: entries,
+            timers: timers.map((timer) => ({ op: 'set', timer })),
+            fanInits: [aFanInitWithEveryField(job.id)],
+          }),
+        ]);
+        await store.saveToken(token);
+        await store.saveNamespaceSettings(settings);
+        const reader = subject.another ? await subject.another() : store;
+        const pending: OutboxEntry[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await reader.pendingOutbox({ limit: 5, cursor });
+          pending.push(...page.entries.filter((entry) => entry.jobId === job.id || entry.jobId === child.id));
+          cursor = page.cursor;
+        } while (cursor);
+        const timerJobs = new Set(timers.map((timer) => timer.jobId));
+        const armed = (await reader.listTimers({ limit: 100_000 })).filter((timer) =>
+          timerJobs.has(timer.jobId),
+        );
+
+        // Assess
+        expect(committed).toEqual([{ ok: true }]);
+        expect(await reader.getJob(job.id)).toEqual(job);
+        expect((await reader.getJobs([job.id])).get(job.id)).toEqual(job);
+        expect((await reader.listChildren(parent.id, 'fan', { fromIndex: 7, limit: 1 })).children).toEqual([
+          job,
+        ]);
+        const byId = (a: OutboxEntry, b: OutboxEntry) => (a.id < b.id ? -1 : 1);
+        expect(pending.sort(byId)).toEqual([...entries].sort(byId));
+        expect(armed).toEqual([...timers].sort((a, b) => a.at - b.at));
+        expect(await reader.getFanCounts(job.id, 'fan')).toEqual({ total: 5, done: 1, failed: 1 });
+        expect(await reader.getToken(token.id)).toEqual(token);
+        expect(await reader.getNamespaceSettings(settings.namespace)).toEqual(settings);
+      });
+    });
+
     describeMaxRunningContract(
+      () => store,
+      () => (subject.another ? subject.another() : Promise.resolve(store)),
+    );
+    describeTreeQuotaContract(
       () => store,
       () => (subject.another ? subject.another() : Promise.resolve(store)),
     );

@@ -369,6 +369,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       MAX_FAN_OUT: '100000',
       RETENTION_DAYS: '30',
       MAX_MESSAGE_BYTES: '1048576',
+      MAX_TREE_JOBS: '1000000',
       SCHEDULE_GROUP: 'Switchyard-workflows',
       SCHEDULE_ROLE_ARN: { 'Fn::GetAtt': [Match.stringLikeRegexp('^SchedulesInvokeRole'), 'Arn'] },
     };

@@ -4,3 +4,4 @@
  */
 import '../functions/api/api-fuzz.test.js';
 import '../functions/api/put-definitions.test.js';
+import '../engine/expressions/bounded-evaluation.property.test.js';

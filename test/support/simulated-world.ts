@@ -47,6 +47,8 @@ export class SimulatedWorld {
     newId?: () => string,
     /** Children a fan-out creates per transition. @default the engine's */
     fanOutSlice?: number,
+    /** The most jobs a tree may hold under its root. @default the engine's */
+    maxTreeJobs?: number,
   ) {
     const bus: Bus = {
       send: async (requests) => {
@@ -72,6 +74,7 @@ export class SimulatedWorld {
       clock: () => this.now,
       telemetry,
       fanOutSlice,
+      maxTreeJobs,
       ...(newId ? { newId } : {}),
     });
   }

@@ -8,6 +8,7 @@ import {
   isFinished,
   type JobRecord,
   type OutboxEntry,
+  requestStillOpen,
 } from '../../../engine/index.js';
 import {
   childEntry,
@@ -32,7 +33,6 @@ import {
   inlineIndexKey,
   MAX_HELD_BYTES,
   planInline,
-  requestAnswered,
 } from './inline-outbox.js';
 import { chunkKeys, chunkRefOf, encodeJson, itemBytes, keys, N, S } from './items.js';
 import { countsChange, countsKey, finishedCountsChange } from './job-counts.js';
@@ -53,6 +53,7 @@ import { cancellationReasons, isConditionFailure } from './retry.js';
 import { limitWrites } from './running-limits.js';
 import type { DynamoDbTable, Item, Key } from './table.js';
 import { takenIds } from './taken-ids.js';
+import { refusedAlone, treeWrites } from './tree-sizes.js';
 import { youngRuleCovers } from './young-heads.js';
 
 export interface CommitDeps {
@@ -90,6 +91,8 @@ interface Planned {
   counts?: true;
   /** A write of the job's `maxRunning` change: its condition refused is a conflict, as the head's is. */
   limit?: true;
+  /** A write of the job's tree change (tree-sizes.ts): its condition refused is a conflict too. */
+  tree?: true;
 }
 
 const put = (item: Item, condition?: string): Planned => ({
@@ -106,6 +109,7 @@ const update = (op: TransactWriteItem): Planned => ({ op, bytes: 300 });
  */
 export async function applyCommit(deps: CommitDeps, commit: Commit): Promise<CommitResult> {
   const { job } = commit;
+  if (commit.tree && refusedAlone(commit.tree)) return CONFLICT;
   const topLevel = job.parent === null;
   let before: HeadMeta | undefined;
   if (commit.expectedRev > 0) {
@@ -157,6 +161,7 @@ export async function applyBatch(deps: CommitDeps, commits: readonly Commit[]): 
     if (
       commit.dropUnsent ||
       commit.limit !== undefined ||
+      commit.tree !== undefined ||
       commit.expectedRev === 0 ||
       (topLevel ? before === undefined || outcome !== undefined : shards === undefined)
     ) {
@@ -359,7 +364,7 @@ class CommitPlan {
     if (kept) {
       // A stopping job's requests, and those a reply (or a timeout) answered: no longer to send.
       for (const [short, { request }] of Object.entries(kept))
-        if (request && (commit.dropUnsent || requestAnswered(this.job, request))) {
+        if (request && (commit.dropUnsent || !requestStillOpen(this.job, request))) {
           this.dropped.push(short);
           delete kept[short];
         }
@@ -459,6 +464,9 @@ class CommitPlan {
     }
     if (commit.limit) {
       for (const op of limitWrites(commit.limit)) this.core.push({ ...update(op), limit: true });
+    }
+    if (commit.tree) {
+      for (const op of treeWrites(commit.tree, job.id)) this.core.push({ ...update(op), tree: true });
     }
     if (commit.childOutcome && this.shards !== undefined) {
       const { parentId, step, index, status } = commit.childOutcome;
@@ -608,7 +616,7 @@ class CommitPlan {
       } catch (error) {
         const reasons = cancellationReasons(error);
         if (!reasons) throw error;
-        if (reasons[0]?.Code === 'ConditionalCheckFailed' || refusedLimit(reasons, items))
+        if (reasons[0]?.Code === 'ConditionalCheckFailed' || refusedGuard(reasons, items))
           return this.lost([]);
         const existing = new Set<string>();
         reasons.forEach((reason, n) => {
@@ -765,7 +773,7 @@ class CommitPlan {
         break;
       } catch (error) {
         const reasons = cancellationReasons(error);
-        if (reasons?.[0]?.Code === 'ConditionalCheckFailed' || (reasons && refusedLimit(reasons, items)))
+        if (reasons?.[0]?.Code === 'ConditionalCheckFailed' || (reasons && refusedGuard(reasons, items)))
           return this.lost(written);
         const found = new Set<string>();
         reasons?.forEach((reason, n) => {
@@ -898,11 +906,12 @@ class CommitPlan {
   }
 }
 
-/** Whether a transaction (the head, then `items`) was refused by a `maxRunning` condition. */
-function refusedLimit(reasons: readonly { Code?: string }[], items: readonly Planned[]): boolean {
-  return reasons.some(
-    (reason, n) => reason.Code === 'ConditionalCheckFailed' && items[n - 1]?.limit === true,
-  );
+/** Whether a transaction (the head, then `items`) was refused by a `maxRunning` or a tree condition. */
+function refusedGuard(reasons: readonly { Code?: string }[], items: readonly Planned[]): boolean {
+  return reasons.some((reason, n) => {
+    const item = items[n - 1];
+    return reason.Code === 'ConditionalCheckFailed' && (item?.limit === true || item?.tree === true);
+  });
 }
 
 /** The attributes every version of a pending head shares (its revision for the first commit's condition). */

@@ -1,6 +1,6 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { FanCounts } from '../../../engine/index.js';
-import { fanWatch } from './fan-watch.js';
+import type { EveryField, FanCounts, FanInit } from '../../../engine/index.js';
+import { fanWatch, type StoredFan } from './fan-watch.js';
 import { keys, N, num, pad } from './items.js';
 import type { PendingWrites } from './pending.js';
 import type { DynamoDbTable, Item } from './table.js';
@@ -14,9 +14,17 @@ export const defaultCounterShards = (total: number): number => Math.ceil(total /
 const FIRST_SHARD = pad(0, 3);
 const MAX_REMEMBERED = 10_000;
 
+/** What a fan-out's counters keep of its `FanInit`, besides their key (`FAN#<parent>#<step>`). */
+type KeptInit = Omit<FanInit, 'parentId' | 'step'>;
+
+/** `ce` on shard 0: the step's `continueOnError`, absent when false. */
+const continueOnErrorAttribute = (init: KeptInit): Item =>
+  init.continueOnError ? { ce: { BOOL: true } } : {};
+
 /**
  * A fan-out step's counters: partition `FAN#<parent>#<step>`, one item per shard. Shard 0 holds the
- * total and the number of shards (`tot`, `sh`); every shard counts `dn` (done) and `fl` (failed).
+ * total and the number of shards (`tot`, `sh`) and the step's `continueOnError` (`ce`), which
+ * the watcher needs; every shard counts `dn` (done) and `fl` (failed).
  * Child `i` adds to shard `i % sh`, in the same transaction as its final write, so it is counted
  * exactly once; a read sums the shards (one query, strongly consistent). When the counters were
  * written pending (a big commit creating a nested fan-out), shard 0's version carries the starting
@@ -39,16 +47,17 @@ export class FanCounters {
   }
 
   /** Committed items of fresh counters (they replace whatever a shard held). */
-  items(parentId: string, step: string, counts: FanCounts, shards: number): Item[] {
+  items(parentId: string, step: string, init: KeptInit, shards: number): Item[] {
     this.remember(parentId, step, shards, true);
     return Array.from({ length: shards }, (_, shard) => {
       const item: Item = { ...keys.fanShard(parentId, step, shard), dn: N(0), fl: N(0) };
       if (shard === 0)
         Object.assign(item, {
-          tot: N(counts.total),
+          tot: N(init.total),
           sh: N(shards),
-          dn: N(counts.done),
-          fl: N(counts.failed),
+          dn: N(init.done),
+          fl: N(init.failed),
+          ...continueOnErrorAttribute(init),
           ...fanWatch(parentId, step),
         });
       return item;
@@ -56,8 +65,14 @@ export class FanCounters {
   }
 
   /** The version of shard 0 written pending. */
-  pendingBase(counts: FanCounts, shards: number): Item {
-    return { bt: N(counts.total), bs: N(shards), bd: N(counts.done), bf: N(counts.failed) };
+  pendingBase(init: KeptInit, shards: number): Item {
+    return {
+      bt: N(init.total),
+      bs: N(shards),
+      bd: N(init.done),
+      bf: N(init.failed),
+      ...continueOnErrorAttribute(init),
+    };
   }
 
   /** Adds a finished child to its shard (one item of the child's final transaction). */
@@ -83,17 +98,15 @@ export class FanCounters {
   async shardsOf(parentId: string, step: string): Promise<number | undefined> {
     const known = this.shards.get(`${parentId}\u0000${step}`);
     if (known !== undefined) return known;
-    return (await this.readWithShards(parentId, step))?.shards;
+    return (await this.readStored(parentId, step))?.shards;
   }
 
   async read(parentId: string, step: string): Promise<FanCounts | undefined> {
-    return (await this.readWithShards(parentId, step))?.counts;
+    return (await this.readStored(parentId, step))?.counts;
   }
 
-  private async readWithShards(
-    parentId: string,
-    step: string,
-  ): Promise<{ counts: FanCounts; shards: number } | undefined> {
+  /** The counters summed over their shards, with what shard 0 keeps of the fan-out's `FanInit`. */
+  async readStored(parentId: string, step: string): Promise<StoredFan | undefined> {
     const items = await this.table.queryAll({
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': { S: keys.fanPk(parentId, step) } },
@@ -103,18 +116,23 @@ export class FanCounters {
     const first = stored && (await this.pending.resolve(stored));
     if (!first) return undefined;
     const shards = num(first, 'sh') ?? num(first, 'bs') ?? 1;
-    const counts: FanCounts = {
+    // Shard 0 read back as the FanInit it was written from, less its key: every field of it, so a
+    // field added to FanInit fails tsc here until the counters keep it.
+    const init = {
       total: num(first, 'tot') ?? num(first, 'bt') ?? 0,
       done: num(first, 'bd') ?? 0,
       failed: num(first, 'bf') ?? 0,
-    };
+      // Absent when false, and on counters written before it was kept.
+      continueOnError: first.ce?.BOOL === true ? true : undefined,
+    } satisfies EveryField<KeptInit>;
+    const counts: FanCounts = { total: init.total, done: init.done, failed: init.failed };
     for (const item of items) {
       if (Number(item.sk?.S) >= shards) continue;
       counts.done += num(item, 'dn') ?? 0;
       counts.failed += num(item, 'fl') ?? 0;
     }
     this.remember(parentId, step, shards, stored?.wa !== undefined);
-    return { counts, shards };
+    return { counts, shards, continueOnError: init.continueOnError === true };
   }
 
   private remember(parentId: string, step: string, shards: number, watched: boolean): void {
@@ -136,9 +154,12 @@ export class FanCounters {
     return this.watched.has(`${parentId}\u0000${step}`);
   }
 
+  /** Counts a retried fan-out anew; its `continueOnError`, fixed when it was created, is kept. */
   async set(parentId: string, step: string, counts: FanCounts): Promise<void> {
+    const stored = await this.readStored(parentId, step);
+    const init: KeptInit = stored?.continueOnError ? { ...counts, continueOnError: true } : counts;
     await this.table.batchWrite(
-      this.items(parentId, step, counts, this.shardsFor(counts.total)).map((item) => ({ put: item })),
+      this.items(parentId, step, init, this.shardsFor(counts.total)).map((item) => ({ put: item })),
     );
   }
 }

@@ -1,9 +1,4 @@
-import {
-  everyChildCompleted,
-  type FanCounts,
-  type JobRecord,
-  type OutboxEntry,
-} from '../../../engine/index.js';
+import { type FanCounts, type JobRecord, type OutboxEntry, readyToFanIn } from '../../../engine/index.js';
 import { entrySort } from './inline-outbox.js';
 import { N, num, S, SHARDS, shardOf, str } from './items.js';
 import { type Candidate, MergeSource } from './merge.js';
@@ -30,11 +25,19 @@ export function fanWatch(parentId: string, step: string): Item {
 export const fanInId = (parentId: string, step: string): string => `FAN#${parentId}#${step}`;
 export const isFanInId = (id: string): boolean => id.startsWith('FAN#');
 
+/** A fan-out's counters as stored (fan-counters.ts): the counts, and what a fan-in needs besides them. */
+export interface StoredFan {
+  counts: FanCounts;
+  shards: number;
+  /** From the fan-out's `FanInit`: passed on to the engine's `readyToFanIn`. */
+  continueOnError: boolean;
+}
+
 export interface WatchDeps {
   table: DynamoDbTable;
   pending: PendingWrites;
   /** A fan-out's counters: only this of `FanCounters`, which imports this file for `fanWatch`. */
-  fans: { read(parentId: string, step: string): Promise<FanCounts | undefined> };
+  fans: { readStored(parentId: string, step: string): Promise<StoredFan | undefined> };
   readJobs: (ids: readonly string[]) => Promise<Map<string, JobRecord>>;
 }
 
@@ -78,8 +81,10 @@ export function watchSource(
         continue;
       }
       if (createdBefore !== undefined && armed >= createdBefore) continue;
-      const counts = await fans.read(parentId, step);
-      if (!everyChildCompleted(counts)) continue;
+      const fan = await fans.readStored(parentId, step);
+      // The engine's rule, with the `continueOnError` stored with the counters.
+      if (!fan || !readyToFanIn(fan.counts, fan.continueOnError)) continue;
+      const { counts } = fan;
       const entry: OutboxEntry = {
         id: fanInId(parentId, step),
         kind: 'followUp',

@@ -1,4 +1,10 @@
-import { isFinished, type JobRecord, type OutboxEntry } from '../../../engine/index.js';
+import {
+  correlationIdOf,
+  type EveryField,
+  type JsonObject,
+  type OutboxEntry,
+  type StepRequest,
+} from '../../../engine/index.js';
 import { keys, N, pad, S, SHARDS, shardOf, time } from './items.js';
 import { isConditionFailure } from './retry.js';
 import type { DynamoDbTable, Item } from './table.js';
@@ -37,60 +43,76 @@ export const entrySort = (entry: OutboxEntry, seq: number): string =>
 type RequestEntry = Extract<OutboxEntry, { kind: 'request' }>;
 type FollowUpEntry = Extract<OutboxEntry, { kind: 'followUp' }>;
 
-/** What an entry holds that its head does not already say: its time, then a request's step part and body, or the follow-up. */
-interface Compact {
-  at: number;
-  s?: string;
-  q?: string;
-  v?: string | null;
-  a?: number;
-  b?: unknown;
-  /** A request's correlation id, when it is not `<job id>:<step>`. */
-  c?: string;
-  f?: FollowUpEntry['followUp'];
+/**
+ * A request's fields under short names. Every key is required (a value may be undefined, which
+ * JSON leaves out), so `compactRequest` cannot leave one unsaid: with `expand`, which names every
+ * field of StepRequest, a field added to StepRequest fails tsc until it is kept here.
+ */
+interface CompactRequest {
+  s: string;
+  q: string;
+  v: string | null;
+  a: number;
+  b: JsonObject;
+  /** The correlation id, when it is not `<job id>:<step>`. */
+  c: string | undefined;
+  d: number | undefined;
 }
 
-function compact(entry: OutboxEntry): Compact {
-  if (entry.kind === 'followUp') return { at: entry.createdAt, f: entry.followUp };
-  const { request } = entry;
-  const value: Compact = {
-    at: entry.createdAt,
+/** What an entry holds that its head does not already say: its time, then a request's fields or the follow-up (`f`). */
+type Compact = { at: number; f?: FollowUpEntry['followUp'] } & Partial<CompactRequest>;
+
+function compactRequest(jobId: string, request: StepRequest): CompactRequest {
+  return {
     s: request.step,
     q: request.queue,
     v: request.vhost,
     a: request.attempt,
     b: request.body,
+    c: request.correlationId === correlationIdOf(jobId, request.step) ? undefined : request.correlationId,
+    d: request.deadline,
   };
-  if (request.correlationId !== `${entry.jobId}:${request.step}`) value.c = request.correlationId;
-  return value;
 }
 
+function compact(entry: OutboxEntry): Compact {
+  if (entry.kind === 'followUp') return { at: entry.createdAt, f: entry.followUp };
+  return { at: entry.createdAt, ...compactRequest(entry.jobId, entry.request) };
+}
+
+/**
+ * An inline entry back from its head: its id and kind from its name, its job from the head. Each
+ * literal names every field of its type (`EveryField`): a field added to an outbox entry or a
+ * request fails tsc here until it is read back.
+ */
 function expand(jobId: string, short: string, value: Compact): OutboxEntry {
   const id = fullId(jobId, short);
-  if (!isRequest(short))
+  if (!isRequest(short)) {
     return {
       id,
       kind: 'followUp',
       jobId,
       createdAt: value.at,
       followUp: value.f as FollowUpEntry['followUp'],
-    };
+    } satisfies EveryField<FollowUpEntry>;
+  }
   const step = value.s as string;
+  const request = {
+    jobId,
+    step,
+    queue: value.q as string,
+    vhost: value.v ?? null,
+    correlationId: value.c ?? correlationIdOf(jobId, step),
+    attempt: value.a as number,
+    body: value.b as JsonObject,
+    deadline: value.d,
+  } satisfies EveryField<StepRequest>;
   return {
     id,
     kind: 'request',
     jobId,
     createdAt: value.at,
-    request: {
-      jobId,
-      step,
-      queue: value.q as string,
-      vhost: value.v ?? null,
-      correlationId: value.c ?? `${jobId}:${step}`,
-      attempt: value.a as number,
-      body: value.b as RequestEntry['request']['body'],
-    },
-  };
+    request,
+  } satisfies EveryField<RequestEntry>;
 }
 
 export interface InlineEntry {
@@ -167,17 +189,6 @@ export function heldEntries(head: Item | undefined): Record<string, HeldEntry> {
     held[short] = entry;
   }
   return held;
-}
-
-/**
- * Whether a job's state shows that a request of its own needs no sending any more: the job ended,
- * or the request's attempt ended (answered, timed out or cancelled) or a later one started.
- */
-export function requestAnswered(job: JobRecord, request: { step: string; attempt: number }): boolean {
-  if (isFinished(job.status)) return true;
-  const step = job.steps.find((state) => state.name === request.step);
-  if (!step) return false;
-  return step.attempts > request.attempt || (step.attempts === request.attempt && step.status !== 'running');
 }
 
 /** Inline entries a head holds, in bytes at most (besides the job itself): its writes stay near a write unit. */

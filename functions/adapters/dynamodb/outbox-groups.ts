@@ -1,4 +1,4 @@
-import { isFinished, type JobRecord, type OutboxEntry } from '../../../engine/index.js';
+import { type JobRecord, type OutboxEntry, requestStillOpen } from '../../../engine/index.js';
 import { entrySort } from './inline-outbox.js';
 import { decodeJson, keys, pad, S, SHARDS, shardOf, str, time } from './items.js';
 import { type Candidate, MergeSource, pageSizeFor, queryWholeTimes } from './merge.js';
@@ -63,13 +63,9 @@ export function planGroups(
   return { groups, rest };
 }
 
-/** Whether a child still waits for this request: it exists, runs, and the request's attempt is its step's latest. */
-export function stillOpen(child: JobRecord | undefined, entry: OutboxEntry): boolean {
-  if (!child || isFinished(child.status) || entry.kind !== 'request') return false;
-  const step = child.steps.find((state) => state.name === entry.request.step);
-  if (!step) return true;
-  return step.status === 'running' && step.attempts === entry.request.attempt;
-}
+/** Whether a child still waits for this request: it exists, and the engine's rule finds the request open. */
+const stillOpen = (child: JobRecord | undefined, entry: OutboxEntry): boolean =>
+  child !== undefined && entry.kind === 'request' && requestStillOpen(child, entry.request);
 
 /** Requests remembered at most (a fan-out of a million children; about 100 bytes each). */
 const MAX_REMEMBERED = 1_000_000;

@@ -49,6 +49,9 @@ export async function deleteFinishedJobs(table: DynamoDbTable, endedBefore: numb
   return deleted;
 }
 
+/** The engine's finished statuses as expression values `:s0`, `:s1`, … */
+const FINISHED: Item = Object.fromEntries(FINISHED_JOB_STATUSES.map((status, n) => [`:s${n}`, S(status)]));
+
 async function deleteTree(table: DynamoDbTable, root: Item, endedBefore: number): Promise<number> {
   const rootId = (str(root, 'pk') ?? '').slice('JOB#'.length);
   const rev = num(root, 'rev');
@@ -59,15 +62,11 @@ async function deleteTree(table: DynamoDbTable, root: Item, endedBefore: number)
     await table.update({
       Key: keys.head(rootId),
       UpdateExpression: 'SET del = :now',
-      ConditionExpression:
-        'rev = :rev AND st IN (:s0, :s1, :s2, :s3) AND (attribute_not_exists(ea) OR ea < :before)',
+      ConditionExpression: `rev = :rev AND st IN (${Object.keys(FINISHED).join(', ')}) AND (attribute_not_exists(ea) OR ea < :before)`,
       ExpressionAttributeValues: {
         ':now': { N: String(Date.now()) },
         ':rev': { N: String(rev) },
-        ':s0': S(FINISHED_JOB_STATUSES[0] as string),
-        ':s1': S(FINISHED_JOB_STATUSES[1] as string),
-        ':s2': S(FINISHED_JOB_STATUSES[2] as string),
-        ':s3': S(FINISHED_JOB_STATUSES[3] as string),
+        ...FINISHED,
         ':before': { N: String(endedBefore) },
       },
     });

@@ -17,6 +17,7 @@ import type {
   StoredToken,
   StoredWorkflow,
   Timer,
+  TreeState,
   WorkflowDefinition,
   WorkflowSummary,
 } from '../../../engine/index.js';
@@ -39,6 +40,7 @@ import { listQueued, readRunningCount } from './running-limits.js';
 import { logSent, SentRequests } from './sent-log.js';
 import { DynamoDbTable, forEachLimit } from './table.js';
 import { DynamoDbTokens } from './tokens.js';
+import { readTree } from './tree-sizes.js';
 import { DynamoDbWorkflows, registeredWorkflows } from './workflows.js';
 import { advanceWatermark, readWatermark, YoungHeads, youngSources } from './young-heads.js';
 
@@ -224,6 +226,10 @@ export class DynamoDbStore implements Store {
 
   listQueued(workflow: string, limit: number): Promise<QueuedJob[]> {
     return listQueued(this.table, workflow, limit);
+  }
+
+  getTree(root: string): Promise<TreeState> {
+    return readTree(this.table, root);
   }
 
   setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void> {

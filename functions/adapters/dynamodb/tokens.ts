@@ -1,4 +1,4 @@
-import type { Role, StoredToken, TokenStore } from '../../../engine/index.js';
+import type { EveryField, Role, StoredToken, TokenStore } from '../../../engine/index.js';
 import { keys, N, num, S, str } from './items.js';
 import { isConditionFailure } from './retry.js';
 import type { DynamoDbTable, Item } from './table.js';
@@ -56,6 +56,7 @@ export class DynamoDbTokens implements TokenStore {
   }
 }
 
+/** A token back from its item, every field of it named: one added to StoredToken fails tsc here until kept. */
 function storedToken(item: Item): StoredToken {
   return {
     id: str(item, 'sk') ?? '',
@@ -64,5 +65,5 @@ function storedToken(item: Item): StoredToken {
     role: (str(item, 'role') ?? 'read') as Role,
     description: str(item, 'desc') ?? '',
     createdAt: num(item, 'ca') ?? 0,
-  };
+  } satisfies EveryField<StoredToken>;
 }

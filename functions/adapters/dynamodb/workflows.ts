@@ -1,5 +1,6 @@
 import {
   definitionText,
+  type EveryField,
   type StoredWorkflow,
   versionToSave,
   type WorkflowDefinition,
@@ -90,20 +91,20 @@ export class DynamoDbWorkflows {
       return {
         name,
         version: latest,
-        definition: JSON.parse(str(registry, 'def') ?? '{}'),
+        definition: JSON.parse(str(registry, 'def') ?? '{}') as WorkflowDefinition,
         createdAt,
         enabled,
-      };
+      } satisfies EveryField<StoredWorkflow>;
     }
     const item = await this.table.get(keys.workflowVersion(name, version));
     if (!item) return undefined;
     return {
       name,
       version,
-      definition: JSON.parse(str(item, 'def') ?? '{}'),
+      definition: JSON.parse(str(item, 'def') ?? '{}') as WorkflowDefinition,
       createdAt: num(item, 'ca') ?? 0,
       enabled,
-    };
+    } satisfies EveryField<StoredWorkflow>;
   }
 
   async list(): Promise<WorkflowSummary[]> {

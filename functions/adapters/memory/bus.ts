@@ -94,6 +94,24 @@ export class MemoryBroker {
   }
 }
 
+/**
+ * Where each field of a request travels in an in-process message, or null where it does not: a
+ * field added to StepRequest fails tsc here until it is placed. The bus contract
+ * (test/functions/bus-contract.ts) reads every placed field back from the message a worker receives.
+ */
+export const REQUEST_IN_MEMORY = {
+  jobId: 'correlationId, before the colon',
+  step: 'correlationId, after the colon',
+  queue: 'the queue it is published to',
+  // One process, one broker: no vhosts.
+  vhost: null,
+  correlationId: 'correlationId',
+  attempt: 'attempt',
+  body: 'body, as JSON',
+  // Nothing expires in this broker: a request for an attempt that ended is answered, and the reply ignored.
+  deadline: null,
+} as const satisfies Record<keyof StepRequest, string | null>;
+
 /** The manager's side of the in-process broker. */
 export class MemoryBus implements Bus {
   constructor(

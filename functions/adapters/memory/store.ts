@@ -5,6 +5,7 @@ import {
   changeAllowed,
   countAfter,
   definitionText,
+  type EveryField,
   type FanCounts,
   heldByOtherJobs,
   InvalidCursorError,
@@ -24,7 +25,9 @@ import {
   type StoredToken,
   type StoredWorkflow,
   type Timer,
+  type TreeState,
   timerId,
+  treeChangeAllowed,
   versionToSave,
   type WorkflowDefinition,
   type WorkflowSummary,
@@ -33,6 +36,9 @@ import {
 } from '../../../engine/index.js';
 
 const copy = <T>(value: T): T => structuredClone(value);
+/** The counts of a fan-out's counters, which keep the whole `FanInit` they were created from. */
+const countsOf = ({ total, done, failed }: FanCounts): FanCounts =>
+  ({ total, done, failed }) satisfies EveryField<FanCounts>;
 const copyJob = (job: JobRecord): JobRecord => jobFromJson(copy({ ...job, steps: job.steps.toArray() }));
 const childKey = (parentId: string, step: string): string => `${parentId}\u0000${step}`;
 
@@ -51,6 +57,8 @@ export class MemoryStore implements Store {
   /** By workflow: its `maxRunning` counters, and its queue (job ids by place). */
   private readonly runningCounts = new Map<string, RunningCount>();
   private readonly queues = new Map<string, Map<number, string>>();
+  /** By tree root: the jobs counted under it (engine/job/tree-quota.ts). */
+  private readonly treeSizes = new Map<string, number>();
   private closed = false;
 
   async saveWorkflow(
@@ -136,6 +144,10 @@ export class MemoryStore implements Store {
     const limit = commit.limit;
     const count = limit && (this.runningCounts.get(limit.workflow) ?? zeroRunningCount());
     if (limit && count && !changeAllowed(count, limit)) return { ok: false, conflict: true };
+    const tree = commit.tree;
+    const treeState = tree && this.treeOf(tree.root);
+    if (tree && treeState && !treeChangeAllowed(treeState, tree, commit.job.id))
+      return { ok: false, conflict: true };
     const taken = heldByOtherJobs(commit.creates, (id) => this.jobs.get(id));
     if (taken.length) return { ok: false, conflict: false, taken };
     if (limit && count) {
@@ -145,6 +157,7 @@ export class MemoryStore implements Store {
       else if (limit.op === 'promote' || limit.op === 'dequeue') queue.delete(limit.seq);
       this.queues.set(limit.workflow, queue);
     }
+    if (tree?.add && treeState) this.treeSizes.set(tree.root, treeState.size + tree.add);
     this.putJob(commit.job);
     for (const child of commit.creates) if (!this.jobs.has(child.id)) this.putJob(child);
     if (commit.dropUnsent) {
@@ -158,20 +171,14 @@ export class MemoryStore implements Store {
       if (change.op === 'set') this.timers.set(timerId(change.timer), { ...change.timer });
       else this.timers.delete(timerId(change.key));
     }
-    for (const init of commit.fanInits) {
-      this.counts.set(childKey(init.parentId, init.step), {
-        total: init.total,
-        done: init.done,
-        failed: init.failed,
-      });
-    }
+    for (const init of commit.fanInits) this.counts.set(childKey(init.parentId, init.step), { ...init });
     if (!commit.childOutcome) return { ok: true };
     const { parentId, step, status } = commit.childOutcome;
     const counts = this.counts.get(childKey(parentId, step));
     if (!counts) return { ok: true };
     if (status === 'completed') counts.done++;
     else counts.failed++;
-    return { ok: true, fanCounts: { ...counts } };
+    return { ok: true, fanCounts: countsOf(counts) };
   }
 
   private putJob(job: JobRecord): void {
@@ -203,15 +210,25 @@ export class MemoryStore implements Store {
 
   async getFanCounts(parentId: string, step: string): Promise<FanCounts | undefined> {
     const counts = this.counts.get(childKey(parentId, step));
-    return counts && { ...counts };
+    return counts && countsOf(counts);
   }
 
+  /** A retried fan-out counted anew: what else its counters keep of their `FanInit` stays. */
   async setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void> {
-    this.counts.set(childKey(parentId, step), { ...counts });
+    const key = childKey(parentId, step);
+    this.counts.set(key, { ...this.counts.get(key), ...countsOf(counts) });
   }
 
   async getRunningCount(workflow: string): Promise<RunningCount> {
     return { ...(this.runningCounts.get(workflow) ?? zeroRunningCount()) };
+  }
+
+  async getTree(root: string): Promise<TreeState> {
+    return this.treeOf(root);
+  }
+
+  private treeOf(root: string): TreeState {
+    return { size: this.treeSizes.get(root) ?? 0, rootStatus: this.jobs.get(root)?.status };
   }
 
   async listQueued(workflow: string, limit: number): Promise<QueuedJob[]> {
@@ -282,6 +299,7 @@ export class MemoryStore implements Store {
             deleted++;
           }
         }
+        this.treeSizes.delete(job.id);
       }
     }
     for (const [key, list] of this.children)

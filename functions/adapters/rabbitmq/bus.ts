@@ -1,9 +1,8 @@
-import type { ChannelModel, Options } from 'amqplib';
+import type { ChannelModel } from 'amqplib';
 import {
   type Bus,
   DEFAULT_REPLY_QUEUE,
   type InboundReply,
-  MAX_AMQP_NAME_BYTES,
   type QueueHealth,
   RetryableSendError,
   type SendOptions,
@@ -19,13 +18,11 @@ import {
 import { checkQueues, QueueDeclarer } from '../../transport/amqp/queues.js';
 import { urlForVhost } from '../../transport/amqp/url.js';
 import { VhostRefusedError } from '../../transport/amqp/vhost-refusal.js';
-import { TOKEN_HEADER } from '../../transport/request-token.js';
 import {
   DEAD_LETTER_EXCHANGE,
   type DeadLetter,
   deadLetterQueueOf,
   declareDeadLetters,
-  REPLY_QUEUE_HEADER,
   toDeadLetter,
 } from './dead-letters.js';
 import {
@@ -34,6 +31,7 @@ import {
   type ReplyConsumer,
   type ReplyConsumerOptions,
 } from './reply-consumer.js';
+import { type RequestMessageOptions, requestMessage } from './request-message.js';
 
 export interface RabbitMqBusOptions {
   /** `amqp://user:pass@host:5672/vhost` or `amqps://…:5671` (Amazon MQ). */
@@ -113,13 +111,19 @@ export class RabbitMqBus implements Bus {
         const request = requestOf?.get(message);
         if (request) onSent(request);
       });
-    const maxBytes = this.options.maxMessageBytes ?? 128 * 1024 * 1024;
+    const messageOptions: RequestMessageOptions = {
+      replyQueue: this.replyQueue,
+      maxBytes: this.options.maxMessageBytes ?? 128 * 1024 * 1024,
+      requestTtlMs: this.options.requestTtlMs,
+      now: (this.options.clock ?? Date.now)(),
+      tokenOf: options.tokenOf,
+    };
     const failures: Error[] = [];
     const byVhost = new Map<string | null, OutgoingMessage[]>();
     for (const request of requests) {
       let message: OutgoingMessage;
       try {
-        message = this.messageFor(request, maxBytes, options.tokenOf);
+        message = requestMessage(request, messageOptions);
       } catch (error) {
         if (!(error instanceof UndeliverableError)) throw error;
         failures.push(error);
@@ -296,55 +300,6 @@ export class RabbitMqBus implements Bus {
 
   private get connectionName(): string {
     return this.options.connectionName ?? 'switchyard';
-  }
-
-  private messageFor(
-    request: StepRequest,
-    maxBytes: number,
-    tokenOf: SendOptions['tokenOf'],
-  ): OutgoingMessage {
-    const queueBytes = Buffer.byteLength(request.queue);
-    if (queueBytes === 0 || queueBytes > MAX_AMQP_NAME_BYTES || request.queue.startsWith('amq.')) {
-      throw new UndeliverableError(
-        `cannot send to queue "${request.queue}": a RabbitMQ queue name has 1 to ${MAX_AMQP_NAME_BYTES} bytes and does not start with "amq."`,
-        request.correlationId,
-      );
-    }
-    const content = Buffer.from(JSON.stringify(request.body));
-    if (content.length > maxBytes) {
-      throw new UndeliverableError(
-        `the request for ${request.correlationId} has ${content.length} bytes, more than RabbitMQ takes (${maxBytes})`,
-        request.correlationId,
-      );
-    }
-    const options: Options.Publish = {
-      correlationId: request.correlationId,
-      replyTo: this.replyQueue,
-      contentType: 'application/json',
-      deliveryMode: 2,
-      // x-reply-to routes the request back to this manager should the broker dead-letter it.
-      headers: {
-        'x-attempt': request.attempt,
-        [REPLY_QUEUE_HEADER]: this.replyQueue,
-        ...(tokenOf ? { [TOKEN_HEADER]: tokenOf(request) } : {}),
-      },
-      // A queue deleted after we declared it would otherwise swallow the request silently.
-      mandatory: true,
-    };
-    const ttl = this.ttlOf(request);
-    if (ttl !== undefined) options.expiration = String(ttl);
-    return { queue: request.queue, content, options };
-  }
-
-  /**
-   * How long the request may stay in the broker, in whole milliseconds (at least 1): until the
-   * attempt's deadline, and at most the request TTL. Undefined: no limit.
-   */
-  private ttlOf(request: StepRequest): number | undefined {
-    const now = (this.options.clock ?? Date.now)();
-    const left = request.deadline === undefined ? Number.POSITIVE_INFINITY : request.deadline - now;
-    const ttl = Math.min(left, this.options.requestTtlMs ?? Number.POSITIVE_INFINITY);
-    return Number.isFinite(ttl) ? Math.max(1, Math.ceil(ttl)) : undefined;
   }
 
   private publisherFor(vhost: string | null): VhostPublisher {

@@ -179,6 +179,13 @@ export const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   ) WITHOUT ROWID;
   `,
+  // Bounded job trees (engine/job/tree-quota.ts): the jobs counted under each tree's root.
+  `
+  CREATE TABLE tree_sizes (
+    root TEXT NOT NULL PRIMARY KEY,
+    size INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { FINISHED_JOB_STATUSES } from '../../../engine/index.js';
 import type { ParentRow } from './taken-ids.js';
 
 /** The job columns in the order `insertJob` binds them. */
@@ -47,6 +48,9 @@ export const ROWS_PER_INSERT = 64;
 
 const JOB_COLUMNS =
   'id, rev, workflow, status, root, parent_id, parent_step, parent_index, vhost, created_at, ended_at, record';
+
+/** The engine's finished statuses as an SQL list (they are plain words: nothing to escape). */
+const FINISHED_STATUSES = FINISHED_JOB_STATUSES.map((status) => `'${status}'`).join(', ');
 
 function valuesFor(columns: number, rows: number): string {
   const row = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
@@ -184,11 +188,13 @@ export function prepareStatements(db: Database.Database) {
       )
       .raw(),
 
-    // INDEXED BY: without statistics the planner would rather walk every finished job by status.
+    // INDEXED BY: without statistics the planner would rather walk every finished job by status. The
+    // statuses are the engine's; should it gain one, the partial index (migration 3) no longer
+    // covers the query and this fails to prepare, so every open fails until a migration adds it.
     finishedRoots: db
       .prepare<[endedBefore: number, limit: number], string>(
         `SELECT id FROM jobs INDEXED BY jobs_top_finished
-         WHERE parent_id IS NULL AND status IN ('completed', 'failed', 'cancelled', 'aborted') AND ended_at < ? LIMIT ?`,
+         WHERE parent_id IS NULL AND status IN (${FINISHED_STATUSES}) AND ended_at < ? LIMIT ?`,
       )
       .pluck(),
     /** A job and all its descendants (children, their children…), breadth first: each after its parent. */
@@ -218,6 +224,14 @@ export function prepareStatements(db: Database.Database) {
         'SELECT seq, job_id FROM job_queue WHERE workflow = ? ORDER BY seq LIMIT ?',
       )
       .raw(),
+
+    getTreeSize: db.prepare<[root: string], number>('SELECT size FROM tree_sizes WHERE root = ?').pluck(),
+    jobStatus: db.prepare<[id: string], string>('SELECT status FROM jobs WHERE id = ?').pluck(),
+    addTreeSize: db.prepare<[root: string, add: number]>(
+      `INSERT INTO tree_sizes (root, size) VALUES (?, ?)
+       ON CONFLICT (root) DO UPDATE SET size = size + excluded.size`,
+    ),
+    deleteTreeSize: db.prepare<[root: string]>('DELETE FROM tree_sizes WHERE root = ?'),
 
     deleteJob: db.prepare<[string]>('DELETE FROM jobs WHERE id = ?'),
     deleteJobTimers: db.prepare<[string]>('DELETE FROM timers WHERE job_id = ?'),

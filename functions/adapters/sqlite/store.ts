@@ -8,7 +8,6 @@ import {
   countAfter,
   definitionText,
   type FanCounts,
-  type FollowUp,
   followUpNotNeeded,
   type JobJson,
   type JobPage,
@@ -18,17 +17,16 @@ import {
   jobFromJson,
   type LimitChange,
   type NamespaceSettings,
-  type OutboxEntry,
   type OutboxPage,
   type QueuedJob,
-  type Role,
   type RunningCount,
-  type StepRequest,
   type Store,
   type StoredToken,
   type StoredWorkflow,
   type Timer,
   type TimerKind,
+  type TreeState,
+  treeChangeAllowed,
   versionToSave,
   type WorkflowDefinition,
   type WorkflowSummary,
@@ -40,14 +38,20 @@ import { DEFAULT_JOB_CACHE_SIZE, JobCache } from './job-cache.js';
 import { encodeJobCursor, jobQuerySql } from './job-query.js';
 import { NamespaceSettingsTable } from './namespace-settings.js';
 import {
-  insertAll,
-  type JobRow,
-  type OutboxRow,
-  prepareStatements,
-  type SqliteStatements,
-  type TokenRow,
-  type WorkflowVersionRow,
-} from './statements.js';
+  fanCountsOf,
+  jobRow,
+  outboxEntry,
+  outboxRow,
+  queuedJobOf,
+  runningCountOf,
+  storedToken,
+  storedWorkflow,
+  timerKeyRow,
+  timerOf,
+  timerRow,
+  tokenRow,
+} from './rows.js';
+import { insertAll, prepareStatements, type SqliteStatements } from './statements.js';
 import { WriteOutcome } from './storage-errors.js';
 import { CreatesTaken, takenIds } from './taken-ids.js';
 import { WriteGroups } from './write-groups.js';
@@ -69,12 +73,20 @@ const RETENTION_JOBS_PER_TRANSACTION = 5_000;
 function countChild(s: SqliteStatements, outcome: ChildOutcome): FanCounts | undefined {
   const completed = outcome.status === 'completed' ? 1 : 0;
   const row = s.countChild.get(completed, 1 - completed, outcome.parentId, outcome.step);
-  return row && { total: row.total, done: row.done, failed: row.failed };
+  return row && fanCountsOf(row);
 }
 
 function readRunningCount(s: SqliteStatements, workflow: string): RunningCount {
   const row = s.getRunningCount.get(workflow);
-  return row ? { running: row[0], queued: row[1], nextSeq: row[2] } : zeroRunningCount();
+  return row ? runningCountOf(row) : zeroRunningCount();
+}
+
+/** A tree's size and its root's status, as this transaction sees them (engine/job/tree-quota.ts). */
+function readTree(s: SqliteStatements, root: string): TreeState {
+  return {
+    size: s.getTreeSize.get(root) ?? 0,
+    rootStatus: s.jobStatus.get(root) as JobStatus | undefined,
+  };
 }
 
 /** Writes a `maxRunning` change checked by `changeAllowed` with the counters it was checked on. */
@@ -84,9 +96,6 @@ function writeLimit(s: SqliteStatements, change: LimitChange, count: RunningCoun
   if (change.op === 'enqueue') s.enqueue.run(change.workflow, change.seq, change.jobId);
   else if (change.op === 'promote' || change.op === 'dequeue') s.dequeue.run(change.workflow, change.seq);
 }
-
-/** The step column of a job's own deadline (step names are never empty). */
-const JOB_TIMER_STEP = '';
 
 /**
  * The Store port on SQLite (better-sqlite3): the local runtime's durable state. Every call runs
@@ -216,8 +225,7 @@ export class SqliteStore implements Store {
         ? this.statements.latestWorkflow.get(name)
         : this.statements.workflowVersion.get(name, version);
     if (!row) return undefined;
-    const enabled = this.statements.workflowEnabled.get(name);
-    const stored = { ...storedWorkflow(name, row), enabled: enabled !== 0 };
+    const stored = storedWorkflow(name, row, this.statements.workflowEnabled.get(name) !== 0);
     if (this.workflowCache) {
       deepFreeze(stored.definition);
       this.workflowCache.set(key, stored);
@@ -231,7 +239,7 @@ export class SqliteStore implements Store {
     for (const name of this.statements.workflowNames.all()) {
       const latest = this.statements.latestWorkflow.get(name);
       if (!latest) continue;
-      const { definition } = storedWorkflow(name, latest);
+      const definition = JSON.parse(latest.definition) as WorkflowDefinition;
       const summary: WorkflowSummary = {
         name,
         latestVersion: latest.version,
@@ -266,10 +274,7 @@ export class SqliteStore implements Store {
 
   async saveToken(token: StoredToken): Promise<boolean> {
     this.ready();
-    const { id, hash, namespace, role, description, createdAt } = token;
-    return this.outcome.run(
-      () => this.statements.insertToken.run(id, hash, namespace, role, description, createdAt).changes > 0,
-    );
+    return this.outcome.run(() => this.statements.insertToken.run(...tokenRow(token)).changes > 0);
   }
 
   async getToken(id: string): Promise<StoredToken | undefined> {
@@ -401,9 +406,12 @@ export class SqliteStore implements Store {
   private applyCommitNow(commit: Commit): { result: CommitResult; childrenWritten?: boolean } {
     const { job, limit } = commit;
     const s = this.statements;
-    // The counters' condition first: a commit it refuses writes nothing.
+    // The counters' and the tree's conditions first: a commit they refuse writes nothing.
     const count = limit && readRunningCount(s, limit.workflow);
     if (limit && count && !changeAllowed(count, limit)) return { result: { ok: false, conflict: true } };
+    const tree = commit.tree;
+    if (tree && !treeChangeAllowed(readTree(s, tree.root), tree, job.id))
+      return { result: { ok: false, conflict: true } };
     const record = JSON.stringify(job);
     const before = commit.expectedRev === 0 ? undefined : this.cache.get(job.id);
     const written =
@@ -429,6 +437,7 @@ export class SqliteStore implements Store {
     }
     if (commit.dropUnsent) s.dropUnsentRequests.run(job.id);
     if (limit && count) writeLimit(s, limit, count);
+    if (tree?.add) s.addTreeSize.run(tree.root, tree.add);
     const outcome = commit.childOutcome;
     const counts = outcome && countChild(s, outcome);
     let outbox = commit.outbox;
@@ -443,13 +452,10 @@ export class SqliteStore implements Store {
     }
     insertAll(outbox, outboxRow, s.insertOutbox, s.insertOutboxes);
     for (const change of commit.timers) {
-      if (change.op === 'set') {
-        const { jobId, step, kind, attempt, at } = change.timer;
-        s.setTimer.run(jobId, step ?? JOB_TIMER_STEP, kind, attempt, at);
-      } else {
-        s.clearTimer.run(change.key.jobId, change.key.step ?? JOB_TIMER_STEP);
-      }
+      if (change.op === 'set') s.setTimer.run(...timerRow(change.timer));
+      else s.clearTimer.run(...timerKeyRow(change.key));
     }
+    // FAN_INIT_COLUMNS (rows.ts) says where each field goes.
     for (const init of commit.fanInits)
       s.setFanCounts.run(init.parentId, init.step, init.total, init.done, init.failed);
     if (!counts) return { result: { ok: true }, childrenWritten };
@@ -475,7 +481,7 @@ export class SqliteStore implements Store {
   async getFanCounts(parentId: string, step: string): Promise<FanCounts | undefined> {
     this.ready();
     const row = this.statements.getFanCounts.get(parentId, step);
-    return row && { total: row.total, done: row.done, failed: row.failed };
+    return row && fanCountsOf(row);
   }
 
   async setFanCounts(parentId: string, step: string, counts: FanCounts): Promise<void> {
@@ -490,11 +496,14 @@ export class SqliteStore implements Store {
     return readRunningCount(this.statements, workflow);
   }
 
+  async getTree(root: string): Promise<TreeState> {
+    this.ready();
+    return readTree(this.statements, root);
+  }
+
   async listQueued(workflow: string, limit: number): Promise<QueuedJob[]> {
     this.ready();
-    return this.statements.listQueued
-      .all(workflow, Math.max(1, Math.trunc(limit)))
-      .map(([seq, jobId]) => ({ jobId, seq }));
+    return this.statements.listQueued.all(workflow, Math.max(1, Math.trunc(limit))).map(queuedJobOf);
   }
 
   async queryJobs(query: JobQuery): Promise<JobPage> {
@@ -565,13 +574,7 @@ export class SqliteStore implements Store {
       page.dueBy === undefined
         ? this.statements.listTimers.all(limit)
         : this.statements.listTimersDueBy.all(page.dueBy, limit);
-    return rows.map(([jobId, step, kind, attempt, at]) => ({
-      jobId,
-      step: step === JOB_TIMER_STEP ? null : step,
-      kind: kind as TimerKind,
-      attempt,
-      at,
-    }));
+    return rows.map(timerOf);
   }
 
   /**
@@ -601,6 +604,7 @@ export class SqliteStore implements Store {
     s.deleteJobTimers.run(id);
     s.deleteJobOutbox.run(id);
     s.deleteJobFanCounts.run(id);
+    s.deleteTreeSize.run(id);
     this.cache.forget(id);
     return s.deleteJob.run(id).changes;
   }
@@ -639,60 +643,12 @@ export class SqliteStore implements Store {
   }
 }
 
-function jobRow(job: JobRecord, record: string): JobRow {
-  return [
-    job.id,
-    job.rev,
-    job.workflow,
-    job.status,
-    job.root,
-    job.parent?.id ?? null,
-    job.parent?.step ?? null,
-    job.parent?.index ?? null,
-    job.vhost ?? null,
-    job.createdAt,
-    job.endedAt ?? null,
-    record,
-  ];
-}
-
-function outboxRow(entry: OutboxEntry): OutboxRow {
-  const payload = entry.kind === 'request' ? entry.request : entry.followUp;
-  return [entry.id, entry.jobId, entry.kind, entry.createdAt, JSON.stringify(payload)];
-}
-
-function outboxEntry([id, jobId, kind, createdAt, payload]: OutboxRow): OutboxEntry {
-  return kind === 'request'
-    ? { id, kind, jobId, createdAt, request: JSON.parse(payload) as StepRequest }
-    : { id, kind: 'followUp', jobId, createdAt, followUp: JSON.parse(payload) as FollowUp };
-}
-
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-function storedWorkflow(name: string, row: WorkflowVersionRow): Omit<StoredWorkflow, 'enabled'> {
-  return {
-    name,
-    version: row.version,
-    definition: JSON.parse(row.definition) as WorkflowDefinition,
-    createdAt: row.created_at,
-  };
 }
 
 function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   Object.freeze(value);
   for (const child of Object.values(value)) deepFreeze(child);
-}
-
-function storedToken(row: TokenRow): StoredToken {
-  return {
-    id: row.id,
-    hash: row.hash,
-    namespace: row.namespace,
-    role: row.role as Role,
-    description: row.description,
-    createdAt: row.created_at,
-  };
 }

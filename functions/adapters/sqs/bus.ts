@@ -2,7 +2,6 @@ import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
-  type MessageAttributeValue,
   type QueueAttributeName,
   SendMessageBatchCommand,
   type SendMessageBatchRequestEntry,
@@ -16,16 +15,14 @@ import {
   type StepRequest,
   UndeliverableError,
 } from '../../../engine/index.js';
-import { TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
 import {
   isQueueDoesNotExist,
   isValidSqsQueueName,
-  numberAttribute,
   SQS_MAX_BATCH_ENTRIES,
   SQS_MAX_MESSAGE_BYTES,
   sqsMessageSize,
-  stringAttribute,
 } from '../../transport/sqs/message.js';
+import { requestMessage } from './request-message.js';
 import { SqsSendError } from './send-error.js';
 
 /** The settings of step queues created after deploy: the same the stack gives the queues it creates. */
@@ -225,13 +222,7 @@ export class SqsBus implements Bus {
     if (!isValidSqsQueueName(queueName)) {
       return new UndeliverableError(invalidQueueNameMessage(queueName), request.correlationId);
     }
-    const body = JSON.stringify(request.body);
-    const attributes: Record<string, MessageAttributeValue> = {
-      correlation_id: stringAttribute(request.correlationId),
-      reply_to: stringAttribute(this.replyQueueUrl),
-      attempt: numberAttribute(request.attempt),
-      ...(tokenOf ? { [TOKEN_ATTRIBUTE]: stringAttribute(tokenOf(request)) } : {}),
-    };
+    const { body, attributes } = requestMessage(request, this.replyQueueUrl, tokenOf);
     const size = sqsMessageSize(body, attributes);
     if (size > SQS_MAX_MESSAGE_BYTES) {
       return new UndeliverableError(

@@ -3,7 +3,7 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { Timer, TimerKind, TimerScheduler } from '../../../engine/index.js';
+import type { EveryField, Timer, TimerKind, TimerScheduler } from '../../../engine/index.js';
 import { SQS_MAX_BATCH_ENTRIES } from '../../transport/sqs/message.js';
 
 /** SQS delays a message by at most 15 minutes; a timer further out is sent again when it arrives early. */
@@ -116,6 +116,10 @@ export function delaySeconds(at: number, now: number): number {
   return Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((at - now) / 1000)));
 }
 
+/**
+ * A timer message's body: the timer's fields, each named (`EveryField`, as in `decodeTimer`), so a
+ * field added to Timer fails tsc here until the message carries it.
+ */
 export function encodeTimer(timer: Timer): string {
   return JSON.stringify({
     jobId: timer.jobId,
@@ -123,7 +127,7 @@ export function encodeTimer(timer: Timer): string {
     kind: timer.kind,
     attempt: timer.attempt,
     at: timer.at,
-  });
+  } satisfies EveryField<Timer>);
 }
 
 const KINDS = new Set<TimerKind>(['attempt', 'retry', 'job', 'start']);
@@ -143,5 +147,5 @@ export function decodeTimer(body: string): Timer | undefined {
   if (typeof kind !== 'string' || !KINDS.has(kind as TimerKind)) return undefined;
   if (typeof attempt !== 'number' || !Number.isSafeInteger(attempt) || attempt < 0) return undefined;
   if (typeof at !== 'number' || !Number.isFinite(at)) return undefined;
-  return { jobId, step, kind: kind as TimerKind, attempt, at };
+  return { jobId, step, kind: kind as TimerKind, attempt, at } satisfies EveryField<Timer>;
 }

@@ -30,6 +30,7 @@ export interface ServeCommandOptions {
   maxBody?: string;
   maxReply?: string;
   maxFanOutBytes?: string;
+  maxTreeJobs?: string;
   replyQueue?: string;
   synchronous: string;
   requestTtl?: string;
@@ -89,6 +90,8 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
     throw new CliError(`--retain must be a duration such as 7d or 12h, got "${options.retain}"`);
   const fanOutSlice = positiveInt(options.fanOutSlice, '--fan-out-slice');
   if (fanOutSlice === 0) throw new CliError('--fan-out-slice must be at least 1, got "0"');
+  const maxTreeJobs = positiveInt(options.maxTreeJobs, '--max-tree-jobs');
+  if (maxTreeJobs === 0) throw new CliError('--max-tree-jobs must be at least 1, got "0"');
   const requestTtlMs = options.requestTtl === undefined ? undefined : parseDuration(options.requestTtl);
   if (options.requestTtl !== undefined && !requestTtlMs)
     throw new CliError(`--request-ttl must be a duration such as 1h or 10m, got "${options.requestTtl}"`);
@@ -138,6 +141,7 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       maxBodyBytes: positiveInt(options.maxBody, '--max-body'),
       maxReplyBytes: positiveInt(options.maxReply, '--max-reply'),
       maxFanOutBytes: positiveInt(options.maxFanOutBytes, '--max-fan-out-bytes'),
+      maxTreeJobs,
       requestTtlMs,
       quorumQueues: options.quorumQueues,
       replyAuth: options.replyAuth,

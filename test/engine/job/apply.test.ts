@@ -214,6 +214,25 @@ describe('Fan-out children: a large fan-out creates them slice by slice', () => 
     expect(stepsOf(last.job).each?.children).toEqual({ total: 5, concurrency: 5 });
   });
 
+  it("gives a continueOnError fan-out's counters its continueOnError, for a store that tells a fan-in by them", () => {
+    const tolerant = compiled(`workflows:
+  - name: fan
+    steps:
+      - name: each
+        task: per-item
+        continueOnError: true
+    tasks:
+      - name: per-item
+        itemListKey: items
+        steps:
+          - name: work
+`);
+    const created = createJob(tolerant, { id: ID, input: { items: [10, 11] } }, context);
+    expect(created.fanInits).toEqual([
+      { parentId: ID, step: 'each', total: 2, done: 0, failed: 0, continueOnError: true },
+    ]);
+  });
+
   it('creates the same children, with the same ids, as one transition would', () => {
     const whole = createJob(workflow, { id: ID, input: { items: [10, 11, 12, 13, 14] } }, { now: T0 });
     const first = start();

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   afterChildrenFinished,
   type ChildFinished,
-  everyChildCompleted,
   followUpNotNeeded,
+  readyToFanIn,
 } from '../../../engine/job/fan-in.js';
 import type { ChildOutcome } from '../../../engine/job/transition.js';
 import type { OutboxEntry } from '../../../engine/ports/store.js';
@@ -51,12 +51,29 @@ describe('Rules: after children of a fan-out step finish', () => {
     expect(afterChildrenFinished([finished(0)], undefined, limits)).toEqual({ kind: 'wait' });
   });
 
-  it('counts every child completed only at the total and without a failure', () => {
-    expect(everyChildCompleted({ total: 3, done: 3, failed: 0 })).toBe(true);
-    expect(everyChildCompleted({ total: 3, done: 2, failed: 0 })).toBe(false);
-    expect(everyChildCompleted({ total: 3, done: 3, failed: 1 })).toBe(false);
-    expect(everyChildCompleted({ total: 0, done: 0, failed: 0 })).toBe(true);
-    expect(everyChildCompleted(undefined)).toBe(false);
+  it('is ready to fan in only at the total and without a failure', () => {
+    expect(readyToFanIn({ total: 3, done: 3, failed: 0 }, false)).toBe(true);
+    expect(readyToFanIn({ total: 3, done: 2, failed: 0 }, false)).toBe(false);
+    expect(readyToFanIn({ total: 3, done: 2, failed: 1 }, false)).toBe(false);
+    expect(readyToFanIn({ total: 3, done: 3, failed: 1 }, false)).toBe(false);
+    expect(readyToFanIn({ total: 0, done: 0, failed: 0 }, false)).toBe(true);
+    expect(readyToFanIn(undefined, false)).toBe(false);
+  });
+
+  it('is ready to fan in a continueOnError step once every child completed or failed', () => {
+    expect(readyToFanIn({ total: 3, done: 2, failed: 1 }, true)).toBe(true);
+    expect(readyToFanIn({ total: 3, done: 0, failed: 3 }, true)).toBe(true);
+    expect(readyToFanIn({ total: 3, done: 1, failed: 1 }, true)).toBe(false);
+    expect(readyToFanIn(undefined, true)).toBe(false);
+  });
+
+  it('fans in a continueOnError step whose last child completed after others failed', () => {
+    expect(afterChildrenFinished([finished(2)], { total: 3, done: 2, failed: 1 }, undefined, true)).toEqual({
+      kind: 'fanIn',
+    });
+    expect(afterChildrenFinished([finished(2)], { total: 3, done: 2, failed: 1 }, undefined)).toEqual({
+      kind: 'wait',
+    });
   });
 });
 

@@ -129,6 +129,33 @@ describe('Rules: conditions (when:)', () => {
     expect(job.error?.message).toContain('boolean');
   });
 
+  // Issue 28: on JavaScript's RegExp this input held the whole manager for 74 s, doubling per character.
+  it('decides a matches() condition in linear time: 32 × "a" + "!" against a nested quantifier', async () => {
+    const w = await world(`workflows:
+  - name: names
+    steps:
+      - name: greet
+        when: input.name.matches("^([a-zA-Z0-9]+\\\\s?)*$")
+`);
+    const id = await w.start('names', { name: `${'a'.repeat(32)}!` });
+    expect(w.take()).toEqual([]);
+    expect(stepsOf(await w.job(id)).greet?.status).toBe('skipped');
+    const other = await w.start('names', { name: 'ada lovelace' });
+    expect(w.take().map((request) => request.jobId)).toEqual([other]);
+  });
+
+  it('refuses at registration a matches() pattern RE2 does not accept, saying why', async () => {
+    const w = new SimulatedWorld();
+    await expect(
+      w.register(`workflows:
+  - name: names
+    steps:
+      - name: greet
+        when: input.name.matches("(a)\\\\1")
+`),
+    ).rejects.toThrow(/matches\(\): RE2 refuses the pattern .*invalid escape sequence/);
+  });
+
   it('decides the same way when the job is retried', async () => {
     const w = await world(`${ORDER}      - name: fail-late
         depends: [ ship ]

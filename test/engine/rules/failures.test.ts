@@ -359,9 +359,52 @@ describe('Rules: the size of a request', () => {
     expect(world.take()).toEqual([]);
     const job = await world.job(id);
     expect(job.status).toBe('failed');
-    expect(job.error?.message).toBe(
-      'the request is 1200022 bytes; requests may be at most 1048576: give the step only what its worker needs with an "input:" mapping',
+    expect(job.error).toMatchObject({
+      step: 'summarise',
+      message:
+        'step "summarise": the request is more than 1048576 bytes of JSON, the most a request may have (the manager\'s maxReplyBytes): give the step only what its worker needs with an "input:" mapping',
+    });
+  });
+
+  // Issue 28: the mapping's N × N copy ran the manager out of memory while it took the reply.
+  it('fails the step whose input: mapping is too large, naming it and the limit, not the step whose reply made it ready', async () => {
+    const world = new SimulatedWorld();
+    await world.register(`workflows:
+  - name: square
+    steps:
+      - name: load
+      - name: expand
+        depends: [ load ]
+        input: '{"x": input.l.map(e, input.l)}'
+`);
+    const id = await world.start('square', {});
+    await world.reply(world.take()[0]!, { l: Array.from({ length: 20_000 }, (_, i) => i) });
+    expect(world.take()).toEqual([]);
+    const job = await world.job(id);
+    expect(stepsOf(job).load?.status).toBe('completed');
+    expect(stepsOf(job).expand?.status).toBe('failed');
+    expect(job.status).toBe('failed');
+    expect(job.error?.step).toBe('expand');
+    expect(job.error?.message).toMatch(
+      /^step "expand": "input" expression .*gives more than 1048576 bytes of JSON, the most a request may have \(the manager's maxReplyBytes\)$/,
     );
+  });
+
+  // Issue 28: the natural fan-out mapping, from a 120 KB input a run token may start a job with.
+  it('fails the first step of a job whose input: mapping gives every item the same large options', async () => {
+    const world = new SimulatedWorld();
+    await world.register(`workflows:
+  - name: batch
+    steps:
+      - name: plan
+        input: '{"jobs": input.items.map(i, {"item": i, "opts": input.opts})}'
+`);
+    const numbers = Array.from({ length: 10_000 }, (_, i) => i);
+    const id = await world.start('batch', { items: numbers, opts: { values: numbers } });
+    expect(world.take()).toEqual([]);
+    const job = await world.job(id);
+    expect(job.status).toBe('failed');
+    expect(job.error).toMatchObject({ step: 'plan', message: expect.stringContaining('step "plan": ') });
   });
 
   it('sends the step once an input: mapping leaves the large value out', async () => {

@@ -52,6 +52,7 @@ describe('Function: readHandlerEnvironment', () => {
       maxMessageBytes: 1048576,
       maxFanOutBytes: 268435456,
       fanOutSlice: 10000,
+      maxTreeJobs: 1_000_000,
       retentionDays: 0,
       apiAuthorizer: false,
       replyAuth: false,
@@ -113,6 +114,13 @@ describe('Function: readHandlerEnvironment', () => {
       amqpsEndpoint: MQ_ENV.MQ_AMQPS_ENDPOINT,
     });
     expect([env.logLevel, env.maxBodyBytes, env.maxFanOut]).toEqual(['info', 256 * 1024, 100_000]);
+  });
+
+  it('reads the tree quota (MAX_TREE_JOBS, -c maxTreeJobs), and refuses one that is not a whole number from 1', () => {
+    expect(readHandlerEnvironment({ ...SQS_ENV, MAX_TREE_JOBS: '5000' }).maxTreeJobs).toBe(5_000);
+    expect(problemsOf({ ...SQS_ENV, MAX_TREE_JOBS: '0' })).toEqual([
+      'MAX_TREE_JOBS is "0"; expected a whole number from 1 to 1000000000',
+    ]);
   });
 
   it('lists every problem at once, each naming its variable', () => {

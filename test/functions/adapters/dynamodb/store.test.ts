@@ -579,6 +579,36 @@ describe('DynamoDbStore on DynamoDB Local', { timeout: TIMEOUT }, () => {
     expect(await store.getJob(job.id)).toEqual({ ...job, rev: 2 });
   });
 
+  it("keeps every field of a job's own request in its head, its deadline too, for a restarted store to recover", async () => {
+    // Prepare: requests small enough to be kept inline, with every field set.
+    const job = aJob({ vhost: 'orders' });
+    const timed: OutboxEntry = {
+      id: `${job.id}:1:r0`,
+      kind: 'request',
+      jobId: job.id,
+      createdAt: 7,
+      request: { ...aRequest(job), vhost: 'orders', deadline: 30_007 },
+    };
+    const renamed: OutboxEntry = {
+      id: `${job.id}:1:r1`,
+      kind: 'request',
+      jobId: job.id,
+      createdAt: 7,
+      request: { ...aRequest(job, 'b', 2), correlationId: `${job.id}:other`, deadline: 60_007 },
+    };
+
+    // Act
+    await store.commit([creating(job, { outbox: [timed, renamed] })]);
+    const restarted = new DynamoDbStore({ client: (await emulator()).client, tableName });
+    const recovered = (await restarted.pendingOutbox({ limit: 100_000 })).entries.filter(
+      (entry) => entry.jobId === job.id,
+    );
+
+    // Assess
+    expect(await rawItem(tableName, `OUT#${timed.id}`, 'O')).toBeUndefined();
+    expect(recovered).toEqual([timed, renamed]);
+  });
+
   it('keeps a head in gsi3 between its rounds of requests, under the key of its first, and recovers a later round by its own time, in order, in pages', async () => {
     // Prepare
     const { store, tableName } = await freshStore();
@@ -1368,6 +1398,96 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     const shard = await rawItem(tableName, `FAN#${parent.id}#fan`, '000');
     expect(shard?.gsi3pk).toBeUndefined();
     expect(shard?.dn).toEqual({ N: '3' });
+  });
+
+  it("fans in a continueOnError fan-out with a failed child after a crash lost the last child's follow-up, as the engine's rule says, and not one without continueOnError", async () => {
+    // Prepare: two fan-outs of 3 children; child 0 fails first (its follow-up is always written, and
+    // was carried out), then 1 and 2 complete; the last one's follow-up is lost in a crash.
+    const running = { name: 'fan', status: 'running' as const, attempts: 1, firstAttempt: 1 };
+    const crash = async (continueOnError: boolean) => {
+      const parent = aJob({ steps: [running] });
+      const children = [0, 1, 2].map((index) => aChild(parent, 'fan', index));
+      await store.commit([
+        creating(parent, {
+          creates: children,
+          fanInits: [
+            {
+              parentId: parent.id,
+              step: 'fan',
+              total: 3,
+              done: 0,
+              failed: 0,
+              ...(continueOnError ? { continueOnError: true } : {}),
+            },
+          ],
+        }),
+      ]);
+      for (const child of children) {
+        const index = child.parent?.index ?? 0;
+        const status = index === 0 ? ('failed' as const) : ('completed' as const);
+        const outcome = { parentId: parent.id, step: 'fan', index, status };
+        const id = `${child.id}:2:f0`;
+        await store.commit([
+          updating(
+            child,
+            { ...child, rev: 2, status },
+            {
+              childOutcome: outcome,
+              outbox: [
+                {
+                  id,
+                  kind: 'followUp',
+                  jobId: child.id,
+                  createdAt: 5_000,
+                  followUp: {
+                    kind: 'childFinished',
+                    ...outcome,
+                    ...(status === 'completed' ? { onlyIfLast: true as const } : {}),
+                  },
+                },
+              ],
+            },
+          ),
+        ]);
+        if (index === 0) await store.ackOutbox([id]);
+      }
+      const lost = `${(children[2] as JobRecord).id}:2:f0`;
+      await (await emulator()).client.send(
+        new DeleteItemCommand({ TableName: tableName, Key: { pk: { S: `OUT#${lost}` }, sk: { S: 'O' } } }),
+      );
+      return parent;
+    };
+    const tolerant = await crash(true);
+    const strict = await crash(false);
+
+    // Act
+    const restarted = new DynamoDbStore({ client: (await emulator()).client, tableName });
+    const recovered = [
+      ...(await pendingOf(restarted, `FAN#${tolerant.id}`)),
+      ...(await pendingOf(restarted, `FAN#${strict.id}`)),
+    ];
+    // A retried fan-out's counters are set anew: the step's continueOnError stays with them.
+    await store.setFanCounts(tolerant.id, 'fan', { total: 3, done: 2, failed: 1 });
+    const afterRecount = await pendingOf(restarted, `FAN#${tolerant.id}`);
+
+    // Assess
+    expect(await store.getFanCounts(tolerant.id, 'fan')).toEqual({ total: 3, done: 2, failed: 1 });
+    expect(recovered).toEqual([
+      {
+        id: `FAN#${tolerant.id}#fan`,
+        kind: 'followUp',
+        jobId: tolerant.id,
+        createdAt: expect.any(Number),
+        followUp: {
+          kind: 'childFinished',
+          parentId: tolerant.id,
+          step: 'fan',
+          index: 2,
+          status: 'completed',
+        },
+      },
+    ]);
+    expect(afterRecount.map((entry) => entry.id)).toEqual([`FAN#${tolerant.id}#fan`]);
   });
 
   it('leaves out no follow-up of a fan-out without a watcher (one created before watchers were)', async () => {

@@ -3,7 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { StepRequest } from '../../../../engine/job/types.js';
 import { type InboundReply, RetryableSendError, UndeliverableError } from '../../../../engine/ports/bus.js';
 import { RabbitMqBus } from '../../../../functions/adapters/rabbitmq/bus.js';
+import { REQUEST_IN_AMQP } from '../../../../functions/adapters/rabbitmq/request-message.js';
 import type { RabbitMqLogger } from '../../../../functions/transport/amqp/connection.js';
+import { attemptOf } from '../../../../functions/transport/amqp/message.js';
 import { aRequestTo } from '../../../support/factories.js';
 import {
   AMQP_URL,
@@ -16,6 +18,7 @@ import {
   queueCounts,
   uniqueName,
 } from '../../../support/rabbitmq.js';
+import { describeBusContract, fromCorrelationId } from '../../bus-contract.js';
 
 const silent: RabbitMqLogger = { info: () => {}, warn: () => {}, error: () => {} };
 
@@ -43,7 +46,9 @@ function aQueue(prefix = 'rmq-bus-test'): string {
   return queue;
 }
 
-function aBus(options: { replyQueue?: string; url?: string; logger?: RabbitMqLogger } = {}): {
+function aBus(
+  options: { replyQueue?: string; url?: string; logger?: RabbitMqLogger; clock?: () => number } = {},
+): {
   bus: RabbitMqBus;
   connectionName: string;
 } {
@@ -93,6 +98,39 @@ function publishReply(
     ...(options.attempt !== undefined ? { headers: { 'x-attempt': options.attempt } } : {}),
   });
 }
+
+describeBusContract('rabbitmq', async () => {
+  const vhost = uniqueName('switchyard-contract-vhost');
+  await addVhost(vhost);
+  const worker = await openTestChannel(vhost);
+  // The bus's clock, from which `expiration` is counted: the request's deadline is that and the expiration.
+  const now = 1_900_000_000_000;
+  const { bus } = aBus({ clock: () => now });
+  return {
+    bus,
+    placement: REQUEST_IN_AMQP,
+    vhost,
+    aQueue: async () => uniqueName('rmq-bus-contract'),
+    receive: async (queue) => {
+      const [message] = await drainQueue(worker.channel, queue, 1);
+      if (!message) throw new Error(`no request in ${queue}`);
+      const { properties, fields, content } = message;
+      return {
+        ...fromCorrelationId(properties.correlationId),
+        queue: fields.routingKey,
+        vhost,
+        attempt: attemptOf(properties.headers),
+        body: JSON.parse(content.toString('utf8')),
+        deadline: properties.expiration === undefined ? undefined : now + Number(properties.expiration),
+      };
+    },
+    cleanup: async () => {
+      await bus.close();
+      await worker.model.close();
+      await deleteVhost(vhost);
+    },
+  };
+});
 
 describe('Class: RabbitMqBus', () => {
   describe('Method: send', () => {

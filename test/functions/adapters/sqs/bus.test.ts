@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { JsonObject } from '../../../../engine/json.js';
 import { UndeliverableError } from '../../../../engine/ports/bus.js';
 import { SqsBus } from '../../../../functions/adapters/sqs/bus.js';
+import { REQUEST_IN_SQS } from '../../../../functions/adapters/sqs/request-message.js';
 import { SqsSendError } from '../../../../functions/adapters/sqs/send-error.js';
 import { aRequestTo } from '../../../support/factories.js';
 import {
@@ -21,6 +22,7 @@ import {
   startSqsEmulator,
   uniqueQueuePrefix,
 } from '../../../support/fauxqs.js';
+import { describeBusContract, fromCorrelationId } from '../../bus-contract.js';
 
 let sqs: Fauxqs;
 
@@ -71,6 +73,33 @@ async function sendError(promise: Promise<unknown>): Promise<SqsSendError> {
   expect(error).toBeInstanceOf(SqsSendError);
   return error as SqsSendError;
 }
+
+describeBusContract('sqs (fauxqs)', async () => {
+  const prefix = uniqueQueuePrefix();
+  const { url: replyQueueUrl } = await createQueue(sqs.client, `${prefix}replies`);
+  const queueUrls = new Map<string, string>();
+  return {
+    bus: new SqsBus({ client: sqs.client, queuePrefix: prefix, replyQueueUrl }),
+    placement: REQUEST_IN_SQS,
+    vhost: 'tenant-a',
+    aQueue: async () => {
+      const queue = `contract${queueUrls.size}`;
+      queueUrls.set(queue, (await createQueue(sqs.client, `${prefix}${queue}`)).url);
+      return queue;
+    },
+    receive: async (queue) => {
+      const [message] = await receiveAll(sqs.client, queueUrls.get(queue) as string, 1);
+      const attributes = message?.MessageAttributes ?? {};
+      return {
+        ...fromCorrelationId(attributes.correlation_id?.StringValue ?? ''),
+        queue,
+        attempt: Number(attributes.attempt?.StringValue),
+        body: JSON.parse(message?.Body ?? ''),
+      };
+    },
+    cleanup: async () => {},
+  };
+});
 
 describe('Class: SqsBus (on fauxqs)', () => {
   describe('Method: send', () => {
