@@ -457,6 +457,14 @@ describe('Dashboard: every job and step status, at 1440 px and 390 px', { timeou
     expect(await row(ids.paused).locator('.col-duration').textContent()).toMatch(/^paused /);
     expect(await row(ids.running).locator('.col-duration').textContent()).toMatch(/^running /);
     await photograph(page, 'jobs');
+
+    // The workflows, and a workflow's page with its recent jobs: the same rows, the same colours.
+    await page.goto(`${serve.url}/#/`);
+    await page.locator('.workflow-card[data-workflow="states"] .graph').waitFor({ timeout: STATE_TIMEOUT });
+    await photograph(page, 'workflows');
+    await page.goto(`${serve.url}/#/workflow/states`);
+    await page.locator(`.workflow-view tr[data-job="${ids.running}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    await photograph(page, 'workflow');
     expect(errors).toEqual([]);
     await page.close();
   });
