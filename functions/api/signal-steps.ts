@@ -5,23 +5,28 @@ const KEPT = 500;
 
 /**
  * The `type: signal` steps of each job's workflow version (of its task, for a fan-out child), read
- * once per version and kept: a list of jobs of a few workflows reads each definition once.
+ * once per version and kept: a list of jobs of a few workflows, summarized at once, reads each
+ * definition once.
  */
 export class SignalSteps {
-  private readonly known = new Map<string, ReadonlySet<string>>();
+  private readonly known = new Map<string, Promise<ReadonlySet<string>>>();
 
   constructor(private readonly registry: Pick<WorkflowRegistry, 'getWorkflow'>) {}
 
-  async of(job: Pick<JobRecord, 'workflow' | 'version' | 'task'>): Promise<ReadonlySet<string>> {
+  of(job: Pick<JobRecord, 'workflow' | 'version' | 'task'>): Promise<ReadonlySet<string>> {
     const key = `${job.version}\u0000${job.task ?? ''}\u0000${job.workflow}`;
     const kept = this.known.get(key);
     if (kept) return kept;
-    const stored = await this.registry.getWorkflow(job.workflow, job.version);
-    // A version that cannot be read (deleted since) has no known signal steps: its suspended steps still show.
-    const steps = stored ? signalStepsOf(stored.definition, job.task) : new Set<string>();
-    if (!stored) return steps;
+    const reading = this.registry.getWorkflow(job.workflow, job.version).then((stored) => {
+      // A version that cannot be read (deleted since) has no known signal steps, and is asked again
+      // next time: its suspended steps still show, as they need no definition.
+      if (!stored) this.known.delete(key);
+      return stored ? signalStepsOf(stored.definition, job.task) : new Set<string>();
+    });
+    // A failed read is not kept either: the next document asks again.
+    reading.catch(() => this.known.delete(key));
     if (this.known.size >= KEPT) this.known.delete(this.known.keys().next().value as string);
-    this.known.set(key, steps);
-    return steps;
+    this.known.set(key, reading);
+    return reading;
   }
 }
