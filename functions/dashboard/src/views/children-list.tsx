@@ -50,7 +50,8 @@ export function ChildrenList({ jobId, step, total, done, failed, refreshKey }: C
   const ranges = childRanges(total, RANGE);
   const [range, setRange] = useState(0);
   const [filter, setFilter] = useState<Filter>('all');
-  const [children, setChildren] = useState<Child[]>([]);
+  // The range read last: its first index and its children (the range picked may still be loading).
+  const [loaded, setLoaded] = useState<{ from: number; children: Child[] }>({ from: 0, children: [] });
   const [scan, setScan] = useState<ChildScan>();
   const [firstFailed, setFirstFailed] = useState<Child>();
   const [error, setError] = useState<Error>();
@@ -76,7 +77,7 @@ export function ChildrenList({ jobId, step, total, done, failed, refreshKey }: C
       RANGE,
     )(from ? String(from) : undefined).then((page) => {
       if (controller.signal.aborted) return;
-      setChildren(page.children);
+      setLoaded({ from, children: page.children });
       setError(undefined);
     }, fail(controller.signal));
     return () => controller.abort();
@@ -109,6 +110,7 @@ export function ChildrenList({ jobId, step, total, done, failed, refreshKey }: C
     return () => controller.abort();
   }, [client, jobId, step, failed]);
 
+  const { children } = loaded;
   const shown = filter === 'all' ? failedFirst(children) : (scan?.children ?? []);
   return (
     <div class="children" data-children-of={step}>
@@ -167,8 +169,11 @@ export function ChildrenList({ jobId, step, total, done, failed, refreshKey }: C
       {error && <ErrorNote error={error} />}
       {total === 0 && <p class="muted">The list was empty: no children.</p>}
       {filter === 'all' && children.length > 0 && (
-        <p class="muted small children-summary" data-children-range={`${from}-${from + children.length - 1}`}>
-          #{from}–{from + children.length - 1}:{' '}
+        <p
+          class="muted small children-summary"
+          data-children-range={`${loaded.from}-${loaded.from + children.length - 1}`}
+        >
+          #{loaded.from}–{loaded.from + children.length - 1}:{' '}
           {statusCounts(children, JOB_STATUSES)
             .map(({ status, count }) => `${count} ${status}`)
             .join(', ')}
