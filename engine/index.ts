@@ -96,7 +96,7 @@ export {
 } from './job/job-commands.js';
 export { requestStillOpen } from './job/open-request.js';
 export { PersistentList } from './job/persistent-list.js';
-export { DEFAULT_MAX_REPLY_BYTES, type ReplyEvent, replyEvent } from './job/reply-body.js';
+export { DEFAULT_MAX_REPLY_BYTES, MAX_SUSPEND_NOTE, type ReplyEvent, replyEvent } from './job/reply-body.js';
 export { resetOnResume, resumeFanOut } from './job/resume-children.js';
 export {
   type CounterTest,
@@ -145,6 +145,7 @@ export {
   type JobStatus,
   jobFromJson,
   parseCorrelationId,
+  STEP_STATUSES,
   type StepRequest,
   type StepState,
   type StepStatus,
@@ -156,6 +157,7 @@ export {
   zeroJobCounts,
 } from './job/types.js';
 export { derivedChildId } from './job/uuid-v5.js';
+export { type SignalWait, signalStepsOf, signalWaits } from './job/waits.js';
 // JSON values.
 export {
   copyWithout,

@@ -169,7 +169,7 @@ export function applyEvent(
       }
       case 'suspend': {
         const node = currentAttemptOf(d, event.step, event.attempt);
-        if (node) suspendStep(d, node);
+        if (node) suspendStep(d, node, event.note);
         return;
       }
       case 'pause':

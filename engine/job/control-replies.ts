@@ -22,11 +22,14 @@ export function abortFromWorker(d: Draft, node: StepNode, reason: string): void 
   }
 }
 
-/** A worker answered `suspend`: the step waits for a signal, with no timeout running. */
-export function suspendStep(d: Draft, node: StepNode): void {
+/**
+ * A worker answered `suspend`: the step waits for a signal, with no timeout running, keeping the
+ * worker's note of what it waits for (none when the reply gave none).
+ */
+export function suspendStep(d: Draft, node: StepNode, note?: string): void {
   recordAttemptEnd(d, node.name, 'suspended');
   const state = d.step(node.name);
-  d.updateStep(node.name, { status: 'suspended', deadline: undefined });
+  d.updateStep(node.name, { status: 'suspended', deadline: undefined, suspendNote: note });
   if (state.deadline !== undefined) clearStepTimer(d, node.name);
   d.effects.notes.push({ kind: 'stepSuspended', jobId: d.job.id, step: node.name, attempt: state.attempts });
 }
@@ -38,6 +41,10 @@ export function suspendStep(d: Draft, node: StepNode): void {
 export function resumeSuspended(d: Draft, node: StepNode, signal: JsonObject): void {
   const { attempts } = d.step(node.name);
   // Retries count from this attempt: the wait was not a failure.
-  d.updateStep(node.name, { input: { ...startedInput(d, node), signal }, firstAttempt: attempts + 1 });
+  d.updateStep(node.name, {
+    input: { ...startedInput(d, node), signal },
+    firstAttempt: attempts + 1,
+    suspendNote: undefined,
+  });
   sendAttempt(d, node);
 }

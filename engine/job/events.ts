@@ -40,8 +40,11 @@ export type JobEvent =
    * reaching its top-level job (without): the whole job ends as `aborted`.
    */
   | { type: 'abort'; reason: string; step?: string; attempt?: number }
-  /** A worker's `suspend` reply: the step waits, with no timeout, for a signal that sends it again. */
-  | { type: 'suspend'; step: string; attempt?: number }
+  /**
+   * A worker's `suspend` reply: the step waits, with no timeout, for a signal that sends it again.
+   * `note`: what it waits for, in the worker's words (the reply's `reason`).
+   */
+  | { type: 'suspend'; step: string; attempt?: number; note?: string }
   /**
    * Run a failed or cancelled job again. `hold` leaves it waiting for a `start` (a fan-out child
    * whose turn has not come yet).

@@ -36,7 +36,7 @@ export function pauseJob(d: Draft): void {
     );
   if (d.job.status === 'scheduled')
     return d.reject('conflict', 'the job is scheduled and has not started: cancel it instead');
-  d.updateJob({ status: 'paused' });
+  d.updateJob({ status: 'paused', pausedAt: d.now });
   for (const node of runningFanOuts(d)) {
     d.effects.followUps.push({ kind: 'pauseChildren', jobId: d.job.id, step: node.name });
   }
@@ -50,7 +50,7 @@ export function resumeJob(d: Draft): void {
   if (d.job.status !== 'paused') return d.ignore(`the job is ${d.job.status}, not paused`);
   // Its tree's root was paused again (tree-quota.ts): the root's own resume will come down to it.
   if (heldByRoot(d)) return d.ignore("the root of the job's tree is paused or has ended");
-  d.updateJob({ status: 'running' });
+  d.updateJob({ status: 'running', pausedAt: undefined });
   d.effects.notes.push({ kind: 'jobResumed', jobId: d.job.id });
   for (const node of runningFanOuts(d)) {
     d.effects.followUps.push({ kind: 'unpauseChildren', jobId: d.job.id, step: node.name });

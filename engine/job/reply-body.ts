@@ -8,6 +8,11 @@ export const DEFAULT_MAX_REPLY_BYTES = DEFAULT_MAX_MESSAGE_BYTES;
 
 /** Error messages taken from a worker's reply are cut to this many characters. */
 const MAX_ERROR_MESSAGE = 4000;
+/**
+ * A `suspend` reply's note is kept in the step's state, and shown in lists and on the graph: a
+ * sentence, not a document. Longer ones are cut to this many characters.
+ */
+export const MAX_SUSPEND_NOTE = 500;
 
 export type ReplyEvent =
   | { ok: true; jobId: string; event: JobEvent; correlationId: string }
@@ -45,7 +50,13 @@ export function replyEvent(reply: InboundReply, maxBytes = DEFAULT_MAX_REPLY_BYT
   }
   if (reply.type === 'abort')
     return { ...base, event: { type: 'abort', step, attempt, reason: abortReason(reply.body) } };
-  if (reply.type === 'suspend') return { ...base, event: { type: 'suspend', step, attempt } };
+  if (reply.type === 'suspend') {
+    const note = replyReason(reply.body, MAX_SUSPEND_NOTE);
+    return {
+      ...base,
+      event: note ? { type: 'suspend', step, attempt, note } : { type: 'suspend', step, attempt },
+    };
+  }
   if (reply.type !== undefined && reply.type !== 'result')
     return { ...base, event: { type: 'failure', step, attempt, message: unknownTypeMessage(reply.type) } };
   const parsed = parseJsonObjectBody(reply.body);
@@ -54,16 +65,28 @@ export function replyEvent(reply: InboundReply, maxBytes = DEFAULT_MAX_REPLY_BYT
   return { ...base, event: { type: 'reply', step, attempt, output: parsed.value } };
 }
 
-/** An `abort` reply's reason: the body's `reason` (the protocol's shape), else its text. */
-function abortReason(body: string): string {
+/**
+ * An `abort` or `suspend` reply's reason: the body's `reason` (the protocol's shape, which the SDK
+ * sends), else its `error` or `message`; a body that is not a JSON object is its own reason. Cut to
+ * `most` characters; undefined when the body names none (a JSON object without those keys, or nothing).
+ */
+function replyReason(body: string, most: number): string | undefined {
   const parsed = parseJsonObjectBody(body);
   if (parsed.ok) {
     const reason = parsed.value.reason ?? parsed.value.error ?? parsed.value.message;
-    if (typeof reason === 'string' && reason) return reason.slice(0, MAX_ERROR_MESSAGE);
-    if (reason !== undefined) return JSON.stringify(reason).slice(0, MAX_ERROR_MESSAGE);
+    if (typeof reason === 'string' && reason) return reason.slice(0, most);
+    if (reason !== undefined) return JSON.stringify(reason).slice(0, most);
+    return undefined;
   }
   const text = body.trim();
-  return text ? text.slice(0, MAX_ERROR_MESSAGE) : 'no reason given';
+  return text ? text.slice(0, most) : undefined;
+}
+
+/** An `abort` reply's reason, else its body's text, else a fixed sentence. */
+function abortReason(body: string): string {
+  return (
+    replyReason(body, MAX_ERROR_MESSAGE) ?? (body.trim().slice(0, MAX_ERROR_MESSAGE) || 'no reason given')
+  );
 }
 
 /** Types are cut in the message, as a worker could send any text. */

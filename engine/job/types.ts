@@ -17,14 +17,21 @@ export type JobStatus =
   | 'failed'
   | 'cancelled'
   | 'aborted';
-export type StepStatus =
-  | 'waiting'
-  | 'running'
-  | 'suspended'
-  | 'completed'
-  | 'skipped'
-  | 'failed'
-  | 'cancelled';
+/**
+ * Every state a step can be in. `suspended`: its worker answered `suspend` and it waits, with no
+ * timeout, for a signal (engine/job/control-replies.ts). A new state goes here: the dashboard's style
+ * test reads this list, so a state without its colours fails it.
+ */
+export const STEP_STATUSES = [
+  'waiting',
+  'running',
+  'suspended',
+  'completed',
+  'skipped',
+  'failed',
+  'cancelled',
+] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
 
 export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled', 'aborted'];
 /** Jobs that have not ended (a scheduled, queued or paused job is one of them: it counts among active jobs everywhere). */
@@ -76,6 +83,11 @@ export interface StepState {
   handled?: true;
   /** Why a `skipped` step was skipped. */
   skipReason?: string;
+  /**
+   * While `suspended`: the note its worker's `suspend` reply gave (what the step waits for), cut to
+   * `MAX_SUSPEND_NOTE` characters. Cleared when a signal sends the step again.
+   */
+  suspendNote?: string;
   /** A `workflow:` step: the job its current attempt runs. */
   job?: string;
   /** Attempts that ended without completing the step, oldest first (at most 100 are kept). */
@@ -192,6 +204,8 @@ export interface JobRecord {
   deadline?: number;
   /** A delayed start (`?at=`): when the `scheduled` job starts. */
   startAt?: number;
+  /** While `paused`: when it was paused (the job's own pause, or its caller's or parent's). */
+  pausedAt?: number;
   /** A fan-out child whose task's expressions read `parent`: its parent job's input. */
   parentInput?: JsonObject;
   /** How many times the job failed (times out and aborts included): numbers `onFailure` jobs. */

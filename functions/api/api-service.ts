@@ -32,6 +32,7 @@ import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 import type { StartJobParams } from '../manager/start-job-params.js';
 import { type JobDocument, type JobSummary, jobDocument, jobSummary, jobVersion } from './job-document.js';
 import { ScopedTokens } from './scoped-tokens.js';
+import { SignalSteps } from './signal-steps.js';
 
 /** The manager's commands the API gives its callers. */
 export type ApiCommands = Pick<
@@ -80,6 +81,8 @@ export class ApiService {
   readonly queueRules: QueueRules;
   /** Scoped tokens: created, listed and revoked by their routes, and looked up for each request. */
   readonly tokens: ScopedTokens;
+  /** Which steps of a job wait for a signal when running: what documents and summaries say it waits for. */
+  private readonly signalSteps: SignalSteps;
 
   constructor(options: ApiServiceOptions) {
     this.manager = options.manager;
@@ -91,6 +94,7 @@ export class ApiService {
       cacheMs: options.tokenCacheMs,
       clock: () => options.manager.now(),
     });
+    this.signalSteps = new SignalSteps(options.store);
   }
 
   now(): number {
@@ -206,16 +210,16 @@ export class ApiService {
     return this.store.listChildren(parentId, step, page);
   }
 
-  jobDocument(job: JobRecord): Promise<JobDocument> {
-    return jobDocument(this.store, job);
+  async jobDocument(job: JobRecord): Promise<JobDocument> {
+    return jobDocument(this.store, job, { signalSteps: await this.signalSteps.of(job) });
   }
 
   jobVersion(job: JobRecord): Promise<string> {
     return jobVersion(this.store, job);
   }
 
-  jobSummary(job: JobRecord): Promise<JobSummary> {
-    return jobSummary(this.store, job);
+  async jobSummary(job: JobRecord): Promise<JobSummary> {
+    return jobSummary(this.store, job, { signalSteps: await this.signalSteps.of(job) });
   }
 
   /**

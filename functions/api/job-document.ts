@@ -8,6 +8,7 @@ import {
   type Json,
   type JsonObject,
   type StepState,
+  signalWaits,
   splitQualifiedName,
 } from '../../engine/index.js';
 
@@ -48,15 +49,46 @@ export interface StepView {
   handled?: true;
   /** Why a skipped step did not run. */
   skipReason?: string;
+  /** A suspended step: what it waits for, in its worker's words. */
+  suspendNote?: string;
   /** A `workflow:` step: the job its latest attempt runs. */
   job?: string;
+  /** A running `workflow:` step: the status of the job it waits for (`paused`: someone must resume it). */
+  calledStatus?: JobStatus;
   children?: number;
   childrenDone?: number;
   childrenFailed?: number;
 }
 
+/**
+ * A step that waits for someone: a signal step, a step its worker suspended (both unblocked by
+ * `POST /api/job/{id}/signal/{step}`), or a `workflow:` step whose called job is paused (unblocked by
+ * resuming that job). Derived from the steps each time: not a status of the job, which stays running.
+ */
+export interface WaitView {
+  step: string;
+  kind: 'signal' | 'suspended' | 'paused-call';
+  since: string;
+  /** A suspended step's note from its worker. */
+  note?: string;
+  /** `paused-call`: the paused job. */
+  job?: string;
+}
+
+/** What a job is, over its steps, beside its status: what people look for in lists. */
+interface DerivedFacts {
+  /** When its first step was sent (the run's start: after a delayed start or a wait in the queue). */
+  startedAt?: string;
+  /** While paused: since when. */
+  pausedAt?: string;
+  /** Steps waiting for someone (absent when none). */
+  waitingFor?: WaitView[];
+  /** Attempts sent again after one failed, over all its steps (absent when none). */
+  retries?: number;
+}
+
 /** The job document of api.md, in the original's shape plus the per-step view. */
-export interface JobDocument {
+export interface JobDocument extends DerivedFacts {
   uuid: string;
   /** The workflow's name in its namespace. */
   workflow: string;
@@ -89,10 +121,24 @@ export interface JobDocument {
   completed: { name: string; startTime: string; elapsed?: number; message: Json }[];
 }
 
-/** Builds the job document: reads each running fan-out step's counters and first children. */
-export async function jobDocument(store: JobReader, job: JobRecord): Promise<JobDocument> {
+/** What the job document needs beside the job and the store. */
+export interface DocumentContext {
+  /** The job's `type: signal` steps (`signalStepsOf` its definition): those running wait for a signal. */
+  signalSteps?: ReadonlySet<string>;
+}
+
+/**
+ * Builds the job document: reads each running fan-out step's counters and first children, and the
+ * job each running `workflow:` step waits for.
+ */
+export async function jobDocument(
+  store: JobReader,
+  job: JobRecord,
+  context: DocumentContext = {},
+): Promise<JobDocument> {
   const steps: Record<string, StepView> = {};
   const running: JobDocument['running'] = [];
+  const called = await calledJobs(store, job);
   for (const state of job.steps) {
     const view: StepView = { status: state.status, attempt: state.attempts, attempts: attemptsOf(state) };
     assignDefined(view, {
@@ -104,7 +150,9 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
       input: state.input,
       handled: state.handled,
       skipReason: state.skipReason,
+      suspendNote: state.status === 'suspended' ? state.suspendNote : undefined,
       job: state.job,
+      calledStatus: state.job === undefined ? undefined : called.get(state.job)?.status,
     });
     if (state.children) {
       const counts = await fanCounts(store, job, state);
@@ -166,6 +214,7 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
     running,
     completed,
   };
+  assignDefined(document, derivedFacts(job, called, context));
   assignDefined(document, {
     result: job.result,
     endedAt: iso(job.endedAt),
@@ -182,6 +231,64 @@ export async function jobDocument(store: JobReader, job: JobRecord): Promise<Job
     if (place >= 0) document.queuePosition = place + 1;
   }
   return document;
+}
+
+/**
+ * The jobs the job's running `workflow:` steps wait for (one read each), by id: what a caller shows
+ * of its call (a paused called job holds it up until someone resumes it).
+ */
+async function calledJobs(store: JobReader, job: JobRecord): Promise<Map<string, JobRecord>> {
+  const ids = job.steps
+    .toArray()
+    .filter((state) => state.status === 'running' && state.job !== undefined)
+    .map((state) => state.job as string);
+  return ids.length ? store.getJobs(ids) : new Map();
+}
+
+function derivedFacts(
+  job: JobRecord,
+  called: ReadonlyMap<string, JobRecord>,
+  context: DocumentContext,
+): DerivedFacts {
+  let started: number | undefined;
+  let retries = 0;
+  for (const state of job.steps) {
+    if (state.startedAt !== undefined && (started === undefined || state.startedAt < started))
+      started = state.startedAt;
+    retries += retriesOf(state);
+  }
+  const waits: WaitView[] = signalWaits(job, context.signalSteps ?? new Set()).map((wait) => {
+    const view: WaitView = { step: wait.step, kind: wait.kind, since: iso(wait.since) as string };
+    if (wait.note !== undefined) view.note = wait.note;
+    return view;
+  });
+  // A paused caller paused its calls itself: resuming it resumes them.
+  if (job.status !== 'paused') {
+    for (const state of job.steps) {
+      const callee =
+        state.status === 'running' && state.job !== undefined ? called.get(state.job) : undefined;
+      if (callee?.status !== 'paused') continue;
+      const since = iso(callee.pausedAt ?? callee.updatedAt) as string;
+      waits.push({ step: state.name, kind: 'paused-call', since, job: callee.id });
+    }
+  }
+  return {
+    startedAt: iso(started),
+    pausedAt: job.status === 'paused' ? iso(job.pausedAt ?? job.updatedAt) : undefined,
+    waitingFor: waits.length ? waits : undefined,
+    retries: retries || undefined,
+  };
+}
+
+/** Attempts of the step that failed and were followed by another (its retries, and the job's). */
+function retriesOf(state: StepState): number {
+  let count = 0;
+  for (const record of state.pastAttempts ?? []) {
+    const failed =
+      record.outcome === 'error' || record.outcome === 'timeout' || record.outcome === 'rejected';
+    if (failed && record.attempt < state.attempts) count++;
+  }
+  return count;
 }
 
 /** The step's ended attempts, then its current one when no record describes it. */
@@ -239,7 +346,9 @@ export async function jobVersion(store: JobReader, job: JobRecord): Promise<stri
     done += counts.done;
     failed += counts.failed;
   }
-  return `W/"${job.rev}.${done}.${failed}"`;
+  // The jobs its running calls wait for: one paused or resumed changes what the document says.
+  const calls = [...(await calledJobs(store, job)).values()].map((callee) => `.${callee.rev}`).join('');
+  return `W/"${job.rev}.${done}.${failed}${calls}"`;
 }
 
 /** Progress for summaries and `watch`: steps and children done out of total. */
@@ -263,7 +372,7 @@ async function jobProgress(store: JobReader, job: JobRecord): Promise<Progress> 
   return progress;
 }
 
-export interface JobSummary {
+export interface JobSummary extends DerivedFacts {
   uuid: string;
   /** The workflow's name in its namespace. */
   workflow: string;
@@ -285,7 +394,11 @@ export interface JobSummary {
 /** A summary's error message is cut to this many characters: lists stay small; the job has it whole. */
 export const SUMMARY_ERROR_CHARS = 300;
 
-export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobSummary> {
+export async function jobSummary(
+  store: JobReader,
+  job: JobRecord,
+  context: DocumentContext = {},
+): Promise<JobSummary> {
   const summary: JobSummary = {
     uuid: job.id,
     ...workflowShown(job.workflow),
@@ -296,6 +409,7 @@ export async function jobSummary(store: JobReader, job: JobRecord): Promise<JobS
     progress: await jobProgress(store, job),
   };
   assignDefined(summary, { endedAt: iso(job.endedAt), startAt: iso(job.startAt) });
+  assignDefined(summary, derivedFacts(job, await calledJobs(store, job), context));
   if (job.error) {
     const { message } = job.error;
     summary.error = {

@@ -1,6 +1,8 @@
-import type { JobDocument, StepView } from '../api/job-document.js';
+import { jobClock } from '../api/job-clock.js';
+import type { JobDocument, StepView, WaitView } from '../api/job-document.js';
 import { type StepInfo, sentAt } from './job-view.js';
-import { paint as noPaint, type Paint } from './terminal.js';
+import { clockText, describeWait, unblockCommand } from './job-waits.js';
+import { humanDuration, paint as noPaint, type Paint } from './terminal.js';
 
 const SYMBOL: Record<string, string> = {
   completed: '✓',
@@ -15,15 +17,19 @@ const SYMBOL: Record<string, string> = {
   cancelled: '⊘',
 };
 
-function seconds(from?: string, to?: string): string {
+function seconds(from?: string, to?: string, now = Date.now()): string {
   if (!from) return '';
-  const ms = (to ? Date.parse(to) : Date.now()) - Date.parse(from);
-  return ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`;
+  return humanDuration(Math.max(0, (to ? Date.parse(to) : now) - Date.parse(from)));
 }
 
-/** A step's status as people read it: a failure its workflow handled (`continueOnError`) says so. */
-function stepStatus(step: StepView): string {
-  return step.handled ? 'failed · handled' : step.status;
+/**
+ * A step's status as people read it: a failure its workflow handled (`continueOnError`) says so, and
+ * a running signal step says it waits for its signal.
+ */
+function stepStatus(step: StepView, wait: WaitView | undefined): string {
+  if (step.handled) return 'failed · handled';
+  if (wait?.kind === 'signal') return 'waiting for signal';
+  return step.status;
 }
 
 export interface FormatOptions {
@@ -34,24 +40,37 @@ export interface FormatOptions {
    * the request sent to the reply (its queue wait and its run: the manager cannot tell them apart).
    */
   steps?: ReadonlyMap<string, StepInfo>;
+  /** The namespace the job was read in: the commands printed name it. */
+  namespace?: string;
+  /** @default Date.now() */
+  now?: number;
 }
 
-/** A worker step's time: `in queue or running for 3.0s`, or `1.2s from sent to reply`, and the total over its attempts. */
-function workerTime(step: StepView): string[] {
+/**
+ * A worker step's time: `in queue or running for 3.0s`, or `1.2s from sent to reply`, and the total over
+ * its attempts; a suspended one, how long its worker took to answer `suspend`.
+ */
+function workerTime(step: StepView, now: number): string[] {
   const sent = sentAt(step);
   if (!sent) return [];
-  if (step.status === 'running') return [`in queue or running for ${seconds(sent)}`];
-  const details = [`${seconds(sent, step.endedAt)} from sent to reply (queue wait included)`];
+  if (step.status === 'running') return [`in queue or running for ${seconds(sent, undefined, now)}`];
+  if (step.status === 'suspended') {
+    const answered = step.attempts.at(-1)?.endedAt;
+    return answered ? [`worker answered suspend after ${seconds(sent, answered)}`] : [];
+  }
+  const details = [`${seconds(sent, step.endedAt, now)} from sent to reply (queue wait included)`];
   if (step.attempt > 1 && step.startedAt && step.startedAt !== sent)
-    details.push(`${seconds(step.startedAt, step.endedAt)} over all attempts`);
+    details.push(`${seconds(step.startedAt, step.endedAt, now)} over all attempts`);
   return details;
 }
 
 /** The job, readable by a person: its status, its links, each step's state, then its result or error. */
 export function formatJob(job: JobDocument, options: FormatOptions = {}): string {
   const p = options.paint ?? noPaint(false);
+  const now = options.now ?? Date.now();
+  const waits = job.waitingFor ?? [];
   const lines = [
-    `job ${p.bold(job.uuid)}  ${job.workflow} v${job.version}  ${p.status(job.status)}  (${seconds(job.createdAt, job.endedAt)})`,
+    `job ${p.bold(job.uuid)}  ${job.workflow} v${job.version}  ${p.status(job.status)}  (${clockText(jobClock(job), now)})`,
   ];
   if (job.parent) lines.push(`  child ${job.index} of ${job.parent}`);
   if (job.status === 'queued')
@@ -65,26 +84,37 @@ export function formatJob(job: JobDocument, options: FormatOptions = {}): string
   if (job.causedBy) lines.push(`  started because job ${job.causedBy} failed`);
   if (job.followUp) lines.push(`  on failure: started job ${job.followUp}`);
   const steps = Object.entries(job.steps);
+  const waitOf = (name: string) => waits.find((wait) => wait.step === name);
   const width = Math.max(...steps.map(([name]) => name.length), 4);
-  const statusWidth = Math.max(...steps.map(([, step]) => stepStatus(step).length), 9);
+  const statusWidth = Math.max(...steps.map(([name, step]) => stepStatus(step, waitOf(name)).length), 9);
   for (const [name, step] of steps) {
+    const wait = waitOf(name);
     const details: string[] = [];
     if (step.status === 'skipped' && step.skipReason) details.push(step.skipReason);
     if (step.children !== undefined)
       details.push(
         `${step.childrenDone ?? 0}/${step.children} children${step.childrenFailed ? `, ${step.childrenFailed} failed` : ''}`,
       );
-    if (step.job) details.push(`called job ${step.job}`);
+    if (step.job) details.push(`called job ${step.job}${step.calledStatus === 'paused' ? ' (paused)' : ''}`);
     if (step.attempt > 1) details.push(`${step.attempt} attempts`);
     const kind = options.steps?.get(name)?.kind;
-    if (kind === 'worker' && step.status !== 'skipped') details.push(...workerTime(step));
-    else if (step.startedAt) details.push(seconds(step.startedAt, step.endedAt));
+    if (wait && wait.kind !== 'paused-call')
+      details.push(`for ${seconds(wait.since, undefined, now)}${wait.note ? `: ${wait.note}` : ''}`);
+    if (kind === 'worker' && step.status !== 'skipped') details.push(...workerTime(step, now));
+    else if (step.startedAt && !wait) details.push(seconds(step.startedAt, step.endedAt, now));
     if (step.retryAt) details.push(`retry at ${step.retryAt}`);
     if (step.error && step.status !== 'completed') details.push(`error: ${step.error}`);
-    const shown = step.handled ? 'failed' : step.status;
+    const shown = step.handled ? 'failed' : wait ? 'paused' : step.status;
     lines.push(
-      `  ${p.status(shown, SYMBOL[step.status] ?? ' ')} ${name.padEnd(width)}  ${p.status(shown, stepStatus(step).padEnd(statusWidth))}  ${details.join(', ')}`.trimEnd(),
+      `  ${p.status(shown, SYMBOL[wait ? 'suspended' : step.status] ?? ' ')} ${name.padEnd(width)}  ${p.status(shown, stepStatus(step, wait).padEnd(statusWidth))}  ${details.join(', ')}`.trimEnd(),
     );
+  }
+  if (waits.length) {
+    lines.push(p.yellow('waiting for someone:'));
+    for (const wait of waits)
+      lines.push(
+        `  ${wait.step} (${describeWait(wait, now)})  →  ${p.bold(unblockCommand(job.uuid, wait, options.namespace))}`,
+      );
   }
   if (job.error)
     lines.push(
@@ -101,7 +131,7 @@ export function formatJob(job: JobDocument, options: FormatOptions = {}): string
  * A step is done once it settled: completed, skipped, or failed with its failure handled; the skipped and
  * the handled ones are counted in brackets, as `3/4 steps done (1 skipped, 1 failure handled)`.
  */
-export function progressLine(job: JobDocument, width = 30): string {
+export function progressLine(job: JobDocument, width = 30, now = Date.now()): string {
   const steps = Object.values(job.steps);
   const skipped = steps.filter((step) => step.status === 'skipped').length;
   const handled = steps.filter((step) => step.handled).length;
@@ -118,6 +148,10 @@ export function progressLine(job: JobDocument, width = 30): string {
     `${stepsDone}/${steps.length} steps done${settled.length ? ` (${settled.join(', ')})` : ''}`,
   ];
   if (children) parts.push(`${childrenDone}/${children} children`);
-  parts.push(seconds(job.createdAt, job.endedAt));
-  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${parts.join(', ')}  ${job.status}`;
+  parts.push(clockText(jobClock(job), now));
+  const waits = job.waitingFor?.length;
+  const status = waits
+    ? `${job.status} · ${waits === 1 ? 'a step waits' : `${waits} steps wait`} for someone`
+    : job.status;
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${parts.join(', ')}  ${status}`;
 }

@@ -3,6 +3,7 @@ import type { QueueReport } from '../api/api-service.js';
 import type { JobDocument, StepView } from '../api/job-document.js';
 import type { WorkflowDefinitionDocument } from '../api/workflow-documents.js';
 import type { ApiClient } from './client.js';
+import { describeWait, unblockCommand } from './job-waits.js';
 import { humanDuration } from './terminal.js';
 
 /** What a step is, from its definition: what `status` and `watch` need to say more than its state. */
@@ -141,14 +142,20 @@ export class FanOutRates {
   }
 }
 
-/** `running: section-counts (7/12 children, 3.1/s, ETA 2s), store-title (in queue or running for 3.0s)`. */
+/**
+ * `running: section-counts (7/12 children, 3.1/s, ETA 2s), store-title (in queue or running for 3.0s)`.
+ * A step that waits for someone is not running: `waitingSteps` says it.
+ */
 export function currentSteps(
   job: JobDocument,
   rates: FanOutRates,
   steps?: ReadonlyMap<string, StepInfo>,
   now = Date.now(),
 ): string | undefined {
-  const running = Object.entries(job.steps).filter(([, view]) => view.status === 'running');
+  const waiting = new Set((job.waitingFor ?? []).map((wait) => wait.step));
+  const running = Object.entries(job.steps).filter(
+    ([name, view]) => view.status === 'running' && !waiting.has(name),
+  );
   if (!running.length) return undefined;
   const parts = running.map(([name, view]) => {
     if (view.children !== undefined)
@@ -162,4 +169,12 @@ export function currentSteps(
     return `${name} (${ms})`;
   });
   return `running: ${parts.join(', ')}`;
+}
+
+/** `waiting: approve (waiting for its signal 3.0s) → switchyard signal ID approve --input '{}'`, one per step. */
+export function waitingSteps(job: JobDocument, namespace?: string, now = Date.now()): string[] {
+  return (job.waitingFor ?? []).map(
+    (wait) =>
+      `waiting: ${wait.step} (${describeWait(wait, now)}) → ${unblockCommand(job.uuid, wait, namespace)}`,
+  );
 }

@@ -313,9 +313,11 @@ program
 
 program
   .command('signal')
-  .description("complete a signal step: its output is the step's input with the --input keys over it")
-  .argument('<id>', 'the job id (a child id for a signal step inside a task)')
-  .argument('<step>', 'the signal step')
+  .description(
+    'complete a signal step (its output is the step\'s input with the --input keys over it), or send a suspended step to its worker again (with the --input body under "signal")',
+  )
+  .argument('<id>', 'the job id (a child id for a step inside a task)')
+  .argument('<step>', 'the signal step, or the suspended step')
   .option('--input <json>', 'the signal body: JSON, or @file.json', '{}')
   .addOption(namespaceOption())
   .addOption(urlOption())

@@ -735,7 +735,7 @@ export class Manager {
     leftOut: readonly string[] | undefined,
     receivedAt?: number,
   ): Promise<void> {
-    recordNotes(this.telemetry, transition.notes);
+    recordNotes(this.telemetry, transition.notes, transition.job);
     if (transition.dropUnsent) this.pump.drop(transition.job.id);
     const sets: Timer[] = [];
     const clears: { jobId: string; step: string | null }[] = [];

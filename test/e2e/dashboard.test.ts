@@ -929,7 +929,7 @@ schedules:
     await first.waitFor({ timeout: STATE_TIMEOUT });
     expect(await first.getAttribute('data-first-failed')).toBe(byIndex(2));
     expect(await first.textContent()).toContain('#2');
-    await panel.locator('input[name="failed-only"]').check();
+    await panel.locator('select[name="child-status"]').selectOption('failed');
     await expect
       .poll(
         () =>

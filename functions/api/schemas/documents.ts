@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { JOB_STATUSES } from '../../../engine/index.js';
+import { JOB_STATUSES, STEP_STATUSES } from '../../../engine/index.js';
 
 /*
  * The schemas of what the API answers. Each one given an `id` is a component of the API description
@@ -32,7 +32,7 @@ const Attempt = z.object({
 
 export const StepDocument = z
   .object({
-    status: z.enum(['waiting', 'running', 'suspended', 'completed', 'skipped', 'failed', 'cancelled']),
+    status: z.enum(STEP_STATUSES),
     attempt: z.int().check(about("The current attempt's number; 0 before the first.")),
     attempts: z.array(Attempt).check(about('Every attempt, oldest first: how each ended.')),
     startedAt: z.optional(time),
@@ -45,12 +45,46 @@ export const StepDocument = z
     ),
     handled: z.optional(z.literal(true).check(about('Failed with `continueOnError`.'))),
     skipReason: z.optional(z.string()),
+    suspendNote: z.optional(
+      z
+        .string()
+        .check(about("A suspended step: what it waits for, in its worker's words (at most 500 characters).")),
+    ),
     job: z.optional(uuid.check(about('A `workflow:` step: the job its latest attempt runs.'))),
+    calledStatus: z.optional(JobStatusName),
     children: z.optional(z.int()),
     childrenDone: z.optional(z.int()),
     childrenFailed: z.optional(z.int()),
   })
   .register(z.globalRegistry, { id: 'Step' });
+
+const WaitingFor = z
+  .array(
+    z.object({
+      step: z.string(),
+      kind: z.enum(['signal', 'suspended', 'paused-call']),
+      since: time,
+      note: z.optional(z.string()),
+      job: z.optional(uuid.check(about('`paused-call`: the paused job the step waits for.'))),
+    }),
+  )
+  .check(
+    about(
+      'Steps waiting for someone: a signal step, a step its worker suspended (both unblocked by POST /api/job/{id}/signal/{step}), a `workflow:` step whose job is paused (unblocked by resuming that job). Derived from the steps; the job stays running. Absent when none.',
+    ),
+  );
+
+/** What the job document and the summaries say of a job beyond its status, derived from its steps. */
+const derivedFacts = {
+  startedAt: z.optional(
+    time.check(about('When its first step was sent: the run began then (after a delayed start or a queue).')),
+  ),
+  pausedAt: z.optional(time.check(about('While paused: since when.'))),
+  waitingFor: z.optional(WaitingFor),
+  retries: z.optional(
+    z.int().check(about('Attempts sent again after one failed, over all its steps. Absent when none.')),
+  ),
+};
 
 export const JobDocument = z
   .object({
@@ -83,6 +117,7 @@ export const JobDocument = z
     followUp: z.optional(uuid.check(about("The `onFailure` job this job's latest failure started."))),
     causedBy: z.optional(uuid.check(about('For an `onFailure` job: the failed job that started it.'))),
     calledBy: z.optional(z.object({ id: uuid, step: z.string(), attempt: z.int() })),
+    ...derivedFacts,
     steps: z.record(z.string(), StepDocument),
     running: z.array(
       z.object({
@@ -122,6 +157,7 @@ export const JobSummaryDocument = z
     updatedAt: time,
     endedAt: z.optional(time),
     startAt: z.optional(time.check(about('A delayed start (`?at=`).'))),
+    ...derivedFacts,
     progress: z.object({
       steps: z.int(),
       stepsDone: z.int(),

@@ -80,6 +80,8 @@ export async function push(file: string, client: ClientOptions, out: (line: stri
       ),
       'application/yaml',
     );
-    out(`${workflow.name}: version ${body.version}${body.created ? ' (new)' : ' (unchanged)'}`);
+    out(
+      `${workflow.name}: version ${body.version}${body.created ? ' (new)' : ' (unchanged)'} in namespace ${api.namespace}`,
+    );
   }
 }

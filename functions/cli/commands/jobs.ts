@@ -11,6 +11,7 @@ import {
   type StepInfo,
   sentAt,
   stepsOf,
+  waitingSteps,
 } from '../job-view.js';
 import { colourFor, paint } from '../terminal.js';
 
@@ -115,7 +116,7 @@ export async function status(
   }
   const p = paint(colourFor(process.stdout));
   const steps = await stepsOf(api, job);
-  out(formatJob(job, { paint: p, steps }));
+  out(formatJob(job, { paint: p, steps, namespace: api.namespace }));
   for (const hint of await queueHints(api, job, steps)) out(p.yellow(hint));
   return exitStatusOf(job);
 }
@@ -160,6 +161,7 @@ export async function watch(
     return [
       p.status(job.status, bar),
       ...(running ? [`  ${running}`] : []),
+      ...waitingSteps(job, api.namespace).map((line) => `  ${p.yellow(line)}`),
       ...hints.map((hint) => `  ${p.yellow(hint)}`),
     ];
   };
@@ -203,7 +205,7 @@ export async function watch(
       }
       const lines = view(current);
       // Without a terminal, a line only when something other than the clock changed.
-      const key = lines.map((line) => line.replace(/(, )?[\d.]+m?s\b/g, '')).join('\n');
+      const key = lines.map((line) => line.replace(/\b\d[\d.]*(?:ms|[dhms])\b/g, '')).join('\n');
       if (key !== last) for (const line of lines) out(line);
       last = key;
       void look(current);
@@ -235,5 +237,5 @@ export async function command(
             `${jobPath(id)}/signal/${encodeURIComponent(options.step ?? '')}`,
             await readInput(options.input),
           );
-  out(formatJob(body));
+  out(formatJob(body, { namespace: api.namespace }));
 }

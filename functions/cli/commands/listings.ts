@@ -1,16 +1,15 @@
 import type { StepDefinition } from '../../../engine/index.js';
 import type { QueueReport } from '../../api/api-service.js';
+import { jobClock } from '../../api/job-clock.js';
 import type { JobSummary } from '../../api/job-document.js';
 import type { WorkflowListing } from '../../api/workflow-documents.js';
 import { ApiClient, type ClientOptions } from '../client.js';
 import { type DefinitionAnswer, stepKind } from '../job-view.js';
-import { colourFor, humanDuration, outputFormat, type Paint, paint, renderTable } from '../terminal.js';
+import { clockText, waitCell } from '../job-waits.js';
+import { colourFor, outputFormat, type Paint, paint, renderTable } from '../terminal.js';
 
 type Out = (line: string) => void;
 type ListingOptions = ClientOptions & { output?: string };
-
-const since = (iso: string | undefined, to?: string) =>
-  iso ? humanDuration((to ? Date.parse(to) : Date.now()) - Date.parse(iso)) : '';
 
 /** A cell too long for a table row, cut with an ellipsis. */
 const cut = (text: string, width = 60) => (text.length > width ? `${text.slice(0, width - 1)}…` : text);
@@ -35,10 +34,14 @@ export async function listJobs(
     return;
   }
   const p = paint(colourFor(process.stdout));
+  const now = Date.now();
+  // Jobs with a step waiting for someone: a column then, and how to learn the command that unblocks it.
+  const waiting = jobs.filter((job) => job.waitingFor?.length).length;
   const rows = jobs.map((job) => {
+    const retries = job.retries ? `, ${job.retries} ${job.retries === 1 ? 'retry' : 'retries'}` : '';
     const progress = `${job.progress.stepsDone}/${job.progress.steps} steps${
       job.progress.children ? `, ${job.progress.childrenDone}/${job.progress.children} children` : ''
-    }`;
+    }${retries}`;
     const error = job.error
       ? `${job.error.step ? `${job.error.step}: ` : ''}${job.error.message.split('\n')[0]}`
       : '';
@@ -48,11 +51,33 @@ export async function listJobs(
       `${job.workflow} v${job.version}`,
       progress,
       job.createdAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
-      since(job.createdAt, job.endedAt ?? (job.status === 'running' ? undefined : job.updatedAt)),
+      clockText(jobClock(job), now),
+      ...(waiting ? [p.yellow(cut(waitCell(job.waitingFor ?? []), 40))] : []),
       p.red(cut(error)),
     ];
   });
-  out(renderTable(['ID', 'STATUS', 'WORKFLOW', 'PROGRESS', 'STARTED', 'DURATION', 'ERROR'], rows, p));
+  out(
+    renderTable(
+      [
+        'ID',
+        'STATUS',
+        'WORKFLOW',
+        'PROGRESS',
+        'CREATED',
+        'TIME',
+        ...(waiting ? ['WAITING FOR'] : []),
+        'ERROR',
+      ],
+      rows,
+      p,
+    ),
+  );
+  if (waiting)
+    out(
+      p.yellow(
+        `${waiting === 1 ? '1 job waits' : `${waiting} jobs wait`} for someone: "switchyard status ID" prints the command that lets it go on`,
+      ),
+    );
 }
 
 /** `switchyard workflows`: each workflow, its latest version, whether it takes jobs, its jobs by status. */

@@ -9,7 +9,7 @@ import type {
   TaskDefinition,
   WorkflowDefinition,
 } from '../../../engine/index.js';
-import type { JobDocument, JobSummary, StepView } from '../../api/job-document.js';
+import type { JobDocument, JobSummary, StepView, WaitView } from '../../api/job-document.js';
 import type {
   WorkflowDefinitionDocument,
   WorkflowListing,
@@ -26,6 +26,7 @@ export type {
   StepStatus,
   StepView,
   TaskDefinition,
+  WaitView,
   WorkflowDefinition,
   WorkflowDefinitionDocument,
   WorkflowListing,

@@ -33,6 +33,11 @@ export interface GraphNode {
   handled?: true;
   /** In a job's drawing, a `workflow:` step: the job its latest attempt runs. */
   job?: string;
+  /**
+   * In a job's drawing: it waits for someone (the job document's `waitingFor`): a signal step for
+   * its signal, a step its worker suspended, a call whose job is paused. Drawn in the suspended colours.
+   */
+  awaiting?: 'signal' | 'suspended' | 'paused-call';
 }
 
 export interface GraphEdge {
@@ -191,7 +196,7 @@ export function jobSteps(
 /** A job's DAG: its own steps (a child job: its task's), each with its state and fan-out counts. */
 export function jobGraph(
   workflow: WorkflowDefinition,
-  job: Pick<JobDocument, 'parent' | 'steps'> & { task?: string | null },
+  job: Pick<JobDocument, 'parent' | 'steps' | 'waitingFor'> & { task?: string | null },
 ): GraphModel {
   const { steps } = jobSteps(workflow, job);
   const { nodes, edges } = scopeNodes(steps, stepId, workflow.tasks ?? []);
@@ -200,6 +205,8 @@ export function jobGraph(
     if (!view) continue;
     node.state = view.status;
     node.attempts = view.attempt;
+    const wait = job.waitingFor?.find((candidate) => candidate.step === node.step);
+    if (wait) node.awaiting = wait.kind;
     if (view.handled) node.handled = true;
     if (view.job) node.job = view.job;
     if (view.children !== undefined) {

@@ -91,8 +91,10 @@ function GraphNodeView({
 }) {
   const m = NODE_METRICS;
   const { width, height } = node;
-  // A failure its workflow handled is drawn apart from one that failed the job.
-  const classes = ['node', `kind-${node.kind}`, `state-${node.handled ? 'handled' : (node.state ?? 'none')}`];
+  // A failure its workflow handled is drawn apart from one that failed the job; a step that waits
+  // for someone apart from one that runs.
+  const look = node.handled ? 'handled' : node.awaiting ? 'suspended' : (node.state ?? 'none');
+  const classes = ['node', `kind-${node.kind}`, `state-${look}`];
   if (node.when) classes.push('conditional');
   if (selected) classes.push('selected');
   if (href) classes.push('clickable');
@@ -128,7 +130,7 @@ function GraphNodeView({
       {node.kind === 'call' && (
         <path class="node-call-bars" d={`M6,6 v${height - 12} M${width - 6},6 v${height - 12}`} />
       )}
-      {node.state && <StateIcon state={node.state} />}
+      {node.state && <StateIcon state={node.awaiting ? 'suspended' : node.state} />}
       <text class="node-label" x={labelX} y="24">
         {fitText(
           node.step,
@@ -163,6 +165,7 @@ function GraphNodeView({
     'data-node': node.id,
     'data-state': node.state,
     'data-handled': node.handled ? 'true' : undefined,
+    'data-awaiting': node.awaiting,
   };
   if (!href) return <g {...common}>{body}</g>;
   return (
@@ -170,7 +173,7 @@ function GraphNodeView({
       {...common}
       href={href}
       aria-current={selected ? 'true' : undefined}
-      aria-label={`${node.step}${node.state ? `, ${node.handled ? 'failed, handled' : node.state}` : ''}${note ? `: ${note}` : ''}`}
+      aria-label={`${node.step}${node.state ? `, ${node.handled ? 'failed, handled' : node.awaiting ? 'waiting for someone' : node.state}` : ''}${note ? `: ${note}` : ''}`}
     >
       {body}
     </a>
@@ -190,6 +193,8 @@ function StateIcon({ state }: { state: StepStatus }) {
       {state === 'skipped' && (
         <path d="M-4,-3.5 L-0.5,0 L-4,3.5 M0.5,-3.5 L4,0 L0.5,3.5" class="node-icon-mark" />
       )}
+      {/* An hourglass: it waits for someone. */}
+      {state === 'suspended' && <path d="M-3.5,-4.5 H3.5 L-3.5,4.5 H3.5 Z" class="node-icon-mark" />}
     </g>
   );
 }

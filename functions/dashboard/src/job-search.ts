@@ -141,5 +141,12 @@ export function summaryFromDocument(job: JobDocument): JobSummary {
     },
   };
   if (job.error) summary.error = { step: job.error.step, message: job.error.message };
+  // What a list shows of its clock, its waits and its retries.
+  if (job.endedAt) summary.endedAt = job.endedAt;
+  if (job.startAt) summary.startAt = job.startAt;
+  if (job.startedAt) summary.startedAt = job.startedAt;
+  if (job.pausedAt) summary.pausedAt = job.pausedAt;
+  if (job.waitingFor) summary.waitingFor = job.waitingFor;
+  if (job.retries) summary.retries = job.retries;
   return summary;
 }

@@ -1,16 +1,21 @@
-import type { JobDocument, StepDefinition, StepView } from './api-types.js';
+import type { JobDocument, StepDefinition, StepView, WaitView } from './api-types.js';
 import { elapsedBetween, relativeTime } from './format.js';
 
 /**
  * The second line of a step's box in a job's drawing: where it stands, in a few words. A skipped step
  * says why: its condition (from the definition, `step`) was false, or everything before it was skipped.
+ * A step that waits for someone (`wait`, from the job's `waitingFor`) says so, and a suspended one
+ * its worker's note.
  */
 export function stepNote(
   view: StepView | undefined,
   now: number,
   step?: Pick<StepDefinition, 'when'>,
+  wait?: WaitView,
 ): string {
   if (!view) return '';
+  if (wait?.kind === 'signal') return `waiting for signal · ${elapsedBetween(wait.since, undefined, now)}`;
+  if (wait?.kind === 'paused-call') return 'its called job is paused';
   const attempt = view.attempt > 1 ? ` · attempt ${view.attempt}` : '';
   const children =
     view.children === undefined
@@ -23,10 +28,10 @@ export function stepNote(
       return children || `running ${elapsedBetween(view.startedAt, undefined, now)}${attempt}`;
     case 'completed': {
       const took = view.startedAt ? ` in ${elapsedBetween(view.startedAt, view.endedAt, now)}` : '';
-      return view.children !== undefined ? `${view.children} children${took}` : `completed${took}`;
+      return view.children !== undefined ? `${view.children} children${took}` : `completed${took}${attempt}`;
     }
     case 'suspended':
-      return 'suspended · waits for a signal';
+      return view.suspendNote ? `suspended: ${view.suspendNote}` : 'suspended · waits for a signal';
     case 'skipped':
       return skippedNote(view, step);
     case 'failed':

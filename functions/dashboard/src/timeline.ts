@@ -224,7 +224,7 @@ export function offsetLabel(ms: number): string {
 /** The class a segment is coloured by: the state its outcome resembles. */
 export function segmentState(
   outcome: SegmentOutcome,
-): 'completed' | 'failed' | 'cancelled' | 'running' | 'paused' {
+): 'completed' | 'failed' | 'cancelled' | 'running' | 'suspended' {
   switch (outcome) {
     case 'completed':
       return 'completed';
@@ -235,7 +235,7 @@ export function segmentState(
     case 'cancelled':
       return 'cancelled';
     case 'suspended':
-      return 'paused';
+      return 'suspended';
     default:
       return 'running';
   }

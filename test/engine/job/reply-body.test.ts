@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_REPLY_BYTES, errorReplyMessage, replyEvent } from '../../../engine/job/reply-body.js';
+import {
+  DEFAULT_MAX_REPLY_BYTES,
+  errorReplyMessage,
+  MAX_SUSPEND_NOTE,
+  replyEvent,
+} from '../../../engine/job/reply-body.js';
 
 const JOB = '00000000-0000-4000-8000-0000000000aa';
 const ID = `${JOB}:fetch`;
@@ -147,5 +152,38 @@ describe('Rules: the message of an error reply', () => {
   it('cuts the message to 4000 characters', () => {
     expect(errorReplyMessage(JSON.stringify({ error: 'x'.repeat(5000) }))).toHaveLength(4000);
     expect(errorReplyMessage('y'.repeat(5000))).toHaveLength(4000);
+  });
+});
+
+describe('Rules: a suspend reply keeps its note', () => {
+  const suspend = (body: string) => replyEvent({ correlationId: ID, body, type: 'suspend', attempt: 1 });
+
+  it("takes the note from the body's reason, as the SDK sends it, else from error or message", () => {
+    expect(suspend('{"reason":"waiting for a manager"}')).toMatchObject({
+      ok: true,
+      event: { type: 'suspend', step: 'fetch', attempt: 1, note: 'waiting for a manager' },
+    });
+    expect(suspend('{"message":"needs a second pair of eyes"}')).toMatchObject({
+      event: { note: 'needs a second pair of eyes' },
+    });
+  });
+
+  it('takes a body that is not a JSON object as the note itself', () => {
+    expect(suspend('  ask finance  ')).toMatchObject({ event: { type: 'suspend', note: 'ask finance' } });
+  });
+
+  it('has no note when the body says nothing', () => {
+    for (const body of ['', '{}', 'null']) {
+      const parsed = suspend(body);
+      expect(parsed).toMatchObject({ ok: true, event: { type: 'suspend' } });
+      if (parsed.ok) expect(parsed.event).not.toHaveProperty('note');
+    }
+  });
+
+  it(`cuts a long note to ${MAX_SUSPEND_NOTE} characters: it is kept in the step's state`, () => {
+    const parsed = suspend(JSON.stringify({ reason: 'x'.repeat(100_000) }));
+    expect(parsed.ok && parsed.event.type === 'suspend' ? parsed.event.note?.length : -1).toBe(
+      MAX_SUSPEND_NOTE,
+    );
   });
 });

@@ -113,6 +113,24 @@ describe('Rules: a worker suspends its step', () => {
     expect((await w.job(id)).status).toBe('completed');
   });
 
+  it("keeps the worker's note while the step is suspended, and drops it when the signal sends it again", async () => {
+    const w = await world(FLOW);
+    const id = await w.start('approval', {});
+    await w.reply(w.take()[0]!, { reason: 'waiting for approval by finance' }, { type: 'suspend' });
+    expect(stepsOf(await w.job(id)).ask).toMatchObject({
+      status: 'suspended',
+      suspendNote: 'waiting for approval by finance',
+    });
+    await w.manager.signal(id, 'ask', { approved: true });
+    await w.manager.drain();
+    expect(stepsOf(await w.job(id)).ask?.status).toBe('running');
+    expect(stepsOf(await w.job(id)).ask?.suspendNote).toBeUndefined();
+    // Suspended again without a note: none is shown, not the first one.
+    await w.reply(w.take()[0]!, {}, { type: 'suspend', attempt: 2 });
+    expect(stepsOf(await w.job(id)).ask?.status).toBe('suspended');
+    expect(stepsOf(await w.job(id)).ask?.suspendNote).toBeUndefined();
+  });
+
   it('refuses a signal for a worker step that is not suspended', async () => {
     const w = await world(FLOW);
     const id = await w.start('approval', {});

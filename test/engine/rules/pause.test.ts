@@ -53,6 +53,20 @@ describe('Rules: pause and resume', () => {
     expect((await world.job(id)).status).toBe('completed');
   });
 
+  it('records when the job was paused, for as long as it is, whatever replies arrive meanwhile', async () => {
+    const { world, id, fetch } = await started();
+    await world.advance(1_000);
+    const pausedAt = world.now;
+    await pause(world, id);
+    await world.advance(5_000);
+    await world.reply(fetch, { page: 'p' });
+    const paused = await world.job(id);
+    expect(paused.pausedAt).toBe(pausedAt);
+    expect(paused.updatedAt).toBeGreaterThan(pausedAt);
+    await resume(world, id);
+    expect((await world.job(id)).pausedAt).toBeUndefined();
+  });
+
   it('is idempotent: pausing a paused job and resuming a running one change nothing', async () => {
     const { world, id } = await started();
     const first = await pause(world, id);

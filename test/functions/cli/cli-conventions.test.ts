@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryWorkerTransport } from '../../../functions/adapters/memory/bus.js';
 import { type ServeHandle, startServe } from '../../../functions/local/serve.js';
 import { createJsonLogger } from '../../../functions/telemetry/json-logger.js';
-import { createWorker, type Worker, WorkerError } from '../../../functions/worker/index.js';
+import { createWorker, suspend, type Worker, WorkerError } from '../../../functions/worker/index.js';
 import { describeRun, runCli } from '../../support/cli-process.js';
 
 const execFileAsync = promisify(execFile);
@@ -39,6 +39,10 @@ const WORKFLOWS = `workflows:
         itemListKey: lines
         steps:
           - { name: price-line, queue: cli-pricing }
+  - name: approval
+    steps:
+      - { name: review }
+      - { name: approve, type: signal, depends: [review] }
 `;
 
 const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
@@ -99,6 +103,12 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
         transport: transport(),
         logger: quiet,
         handler: () => ({ lines: [1, 2, 3] }),
+      }),
+      createWorker({
+        queue: 'review',
+        transport: transport(),
+        logger: quiet,
+        handler: (input) => (input.signal ? { reviewed: true } : suspend('waiting for finance')),
       }),
     ];
     await Promise.all(workers.map((worker) => worker.start()));
@@ -172,7 +182,7 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
     const table = await cli(['jobs', '--status', 'all']);
     expect(table.code, describeRun(table)).toBe(0);
     const [header, ...rows] = table.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^ID\s+STATUS\s+WORKFLOW\s+PROGRESS\s+STARTED\s+DURATION\s+ERROR$/);
+    expect(header).toMatch(/^ID\s+STATUS\s+WORKFLOW\s+PROGRESS\s+CREATED\s+TIME\s+ERROR$/);
     expect(rows.find((row) => row.includes('broken v1'))).toMatch(
       /failed\s+broken v1\s+0\/1 steps\s+\S+ \S+\s+\d+(ms|\.\ds)\s+explode: the fuse was lit/,
     );
@@ -193,7 +203,7 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
       /^fine\s+v1\s+yes\s+\d+\s+[1-9]\d*\s+0\s+echoes its input$/,
     );
     const json = JSON.parse((await cli(['workflows', '-o', 'json'])).stdout) as { name: string }[];
-    expect(json.map((workflow) => workflow.name).sort()).toEqual(['broken', 'fine', 'unheard']);
+    expect(json.map((workflow) => workflow.name).sort()).toEqual(['approval', 'broken', 'fine', 'unheard']);
   });
 
   it("describe: the definition's steps with their keys, its tasks and versions; -o json", async () => {
@@ -265,5 +275,61 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
     expect(output).toMatch(/running: .*price \(in queue or running for/);
     expect(output).toMatch(/lines \(0\/3 children\)/);
     expect(output).toContain('queue cli-pricing: 4 ready, 0 consumers');
+  });
+  it('status, jobs and watch show a suspended step and a signal step as waiting, with the command that lets each go on', async () => {
+    // Prepare: the review step's worker suspends it.
+    const id = (await cli(['submit', 'approval'])).stdout.trim();
+    await expect
+      .poll(async () => (await cli(['status', id])).stdout, { timeout: 15_000 })
+      .toMatch(/◌ review\s+suspended/);
+
+    // Act and assess: status says why it waits, how long the worker took, and what to run.
+    const status = (await cli(['status', id])).stdout;
+    expect(status).toMatch(
+      /◌ review\s+suspended\s+for [\d.]+m?s: waiting for finance, worker answered suspend after \d+(ms|\.\ds)/,
+    );
+    expect(status).not.toMatch(/from sent to reply/);
+    const command = `switchyard signal ${id} review --input '{}'`;
+    expect(status).toContain(`review (suspended `);
+    expect(status).toContain(`→  ${command}`);
+
+    // jobs: a column for what the job waits for, and where to find the command.
+    const jobs = (await cli(['jobs'])).stdout.trimEnd().split('\n');
+    expect(jobs[0]).toMatch(/^ID\s+STATUS\s+WORKFLOW\s+PROGRESS\s+CREATED\s+TIME\s+WAITING FOR\s+ERROR$/);
+    expect(jobs.find((row) => row.startsWith(id))).toMatch(
+      /running\s+approval v1\s+0\/2 steps\s+\S+ \S+\s+running [\d.]+m?s\s+suspended review: waiting for finance$/,
+    );
+    expect(jobs.at(-1)).toMatch(/wait(s)? for someone: "switchyard status ID" prints the command/);
+
+    // The command printed works: the step is sent again, completes, and the signal step waits next.
+    const signalled = await cli(['signal', id, 'review', '--input', '{}']);
+    expect(signalled.code, describeRun(signalled)).toBe(0);
+    await expect
+      .poll(async () => (await cli(['status', id])).stdout, { timeout: 15_000 })
+      .toMatch(/◌ approve\s+waiting for signal\s+for /);
+    expect((await cli(['status', id])).stdout).toContain(`→  switchyard signal ${id} approve --input '{}'`);
+
+    // watch: the signal step is not "running", it waits, and says what to run; then the job ends.
+    const watching = inTerminal(['watch', id, '--url', url]);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await cli(['signal', id, 'approve', '--input', '{"approved": true}']);
+    const { code, output } = await watching;
+    expect(code, output).toBe(0);
+    expect(output).toMatch(/a step waits for someone/);
+    expect(output).toContain(`waiting: approve (waiting for its signal`);
+    expect(output).toContain(`switchyard signal ${id} approve --input '{}'`);
+    expect(output).not.toMatch(/running: approve/);
+  });
+
+  it('push says the namespace each workflow was registered in', async () => {
+    await writeFile(
+      join(dir, 'team-a.yaml'),
+      'namespace: team-a\nworkflows:\n  - name: ledger\n    steps:\n      - name: post\n',
+    );
+    const pushed = await cli(['push', join(dir, 'team-a.yaml')]);
+    expect(pushed.code, describeRun(pushed)).toBe(0);
+    expect(pushed.stdout.trim()).toBe('ledger: version 1 (new) in namespace team-a');
+    const again = await cli(['push', join(dir, 'team-a.yaml')]);
+    expect(again.stdout.trim()).toBe('ledger: version 1 (unchanged) in namespace team-a');
   });
 });

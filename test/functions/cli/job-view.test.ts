@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { JobDocument } from '../../../functions/api/job-document.js';
-import { currentSteps, FanOutRates, queueHint, type StepInfo } from '../../../functions/cli/job-view.js';
+import {
+  currentSteps,
+  FanOutRates,
+  queueHint,
+  type StepInfo,
+  waitingSteps,
+} from '../../../functions/cli/job-view.js';
 import { colourFor, humanDuration, paint, renderTable } from '../../../functions/cli/terminal.js';
 
 const T0 = Date.parse('2026-11-25T10:00:00.000Z');
@@ -125,5 +131,44 @@ describe('the terminal', () => {
     expect(humanDuration(185_000)).toBe('3m 05s');
     expect(humanDuration(2 * 3600_000 + 4 * 60_000)).toBe('2h 04m');
     expect(humanDuration(-1)).toBe('');
+  });
+});
+
+describe('watch: the steps that wait for someone', () => {
+  it('leaves them out of the running steps and gives each its own line, with the command that lets it go on', () => {
+    const document: JobDocument = {
+      ...job({
+        fetch: {
+          status: 'running',
+          attempt: 1,
+          attempts: [{ attempt: 1, sentAt: iso(0) }],
+          startedAt: iso(0),
+        },
+        approve: { status: 'running', attempt: 1, attempts: [], startedAt: iso(1_000) },
+        check: {
+          status: 'suspended',
+          attempt: 1,
+          attempts: [],
+          startedAt: iso(0),
+          suspendNote: 'ask finance',
+        },
+      }),
+      waitingFor: [
+        { step: 'approve', kind: 'signal', since: iso(1_000) },
+        { step: 'check', kind: 'suspended', since: iso(500), note: 'ask finance' },
+      ],
+    };
+    const steps = new Map<string, StepInfo>([
+      ['fetch', { kind: 'worker', queue: 'fetch' }],
+      ['approve', { kind: 'signal' }],
+      ['check', { kind: 'worker', queue: 'check' }],
+    ]);
+    expect(currentSteps(document, new FanOutRates(), steps, T0 + 3_000)).toBe(
+      'running: fetch (in queue or running for 3.0s)',
+    );
+    expect(waitingSteps(document, undefined, T0 + 3_000)).toEqual([
+      `waiting: approve (waiting for its signal 2.0s) → switchyard signal ${document.uuid} approve --input '{}'`,
+      `waiting: check (suspended 2.5s: ask finance) → switchyard signal ${document.uuid} check --input '{}'`,
+    ]);
   });
 });

@@ -77,6 +77,30 @@ describe('Function: workflowGraph', () => {
 });
 
 describe('Function: jobGraph', () => {
+  it('marks the steps that wait for someone: a signal step, a step its worker suspended', () => {
+    const job = {
+      ...jobDocument({
+        'book-split': { status: 'completed', attempt: 1, attempts: [] },
+        'section-counts': { status: 'waiting', attempt: 0, attempts: [] },
+        'sum-splits': { status: 'waiting', attempt: 0, attempts: [] },
+        'store-title': { status: 'suspended', attempt: 1, attempts: [], suspendNote: 'ask' },
+        approve: { status: 'running', attempt: 1, attempts: [] },
+      }),
+      waitingFor: [
+        { step: 'store-title', kind: 'suspended' as const, since: '2026-01-01T00:00:00.000Z', note: 'ask' },
+        { step: 'approve', kind: 'signal' as const, since: '2026-01-01T00:00:00.000Z' },
+      ],
+    };
+    const nodes = jobGraph(WORKFLOW, job).nodes;
+    expect(nodes.map((node) => [node.step, node.state, node.awaiting])).toEqual([
+      ['book-split', 'completed', undefined],
+      ['section-counts', 'waiting', undefined],
+      ['sum-splits', 'waiting', undefined],
+      ['store-title', 'suspended', 'suspended'],
+      ['approve', 'running', 'signal'],
+    ]);
+  });
+
   it("colours each step by its state and carries a fan-out step's counts", () => {
     // Prepare
     const job = jobDocument({

@@ -139,6 +139,33 @@ describe('Function: summaryFromDocument', () => {
   });
 });
 
+describe('Function: summaryFromDocument, for the list row of a job found by its id', () => {
+  it('carries what the row shows beside its status: its waits, its retries and its clock', () => {
+    const waitingFor = [{ step: 'review', kind: 'suspended' as const, since: 's', note: 'ask finance' }];
+    const document = {
+      uuid: ID,
+      workflow: 'w',
+      version: 1,
+      status: 'paused',
+      createdAt: 'c',
+      updatedAt: 'u',
+      startAt: 'a',
+      startedAt: 'r',
+      pausedAt: 'p',
+      waitingFor,
+      retries: 2,
+      steps: { review: { status: 'suspended', attempt: 1, attempts: [], suspendNote: 'ask finance' } },
+    } as unknown as JobDocument;
+    expect(summaryFromDocument(document)).toMatchObject({
+      startAt: 'a',
+      startedAt: 'r',
+      pausedAt: 'p',
+      waitingFor,
+      retries: 2,
+    });
+  });
+});
+
 describe('Function: parseJobInput', () => {
   it('sends an object, empty text as {}, and says why anything else is refused', () => {
     expect(parseJobInput('{"a": 1}')).toEqual({ input: { a: 1 } });

@@ -37,6 +37,39 @@ describe('Function: stepNote', () => {
   });
 });
 
+describe('Function: stepNote, for steps that wait for someone', () => {
+  it('says a signal step waits for its signal, since when', () => {
+    const view: StepView = { status: 'running', attempt: 1, attempts: [], startedAt: at(8) };
+    expect(stepNote(view, NOW, undefined, { step: 'approve', kind: 'signal', since: at(8) })).toBe(
+      'waiting for signal · 8.0 s',
+    );
+  });
+
+  it("gives a suspended step its worker's note, or says it waits for a signal", () => {
+    const view: StepView = { status: 'suspended', attempt: 1, attempts: [], suspendNote: 'ask finance' };
+    expect(stepNote(view, NOW)).toBe('suspended: ask finance');
+    expect(stepNote({ ...view, suspendNote: undefined }, NOW)).toBe('suspended · waits for a signal');
+  });
+
+  it('says a call waits for a paused job', () => {
+    const view: StepView = { status: 'running', attempt: 1, attempts: [], calledStatus: 'paused' };
+    expect(stepNote(view, NOW, undefined, { step: 'pay', kind: 'paused-call', since: at(1), job: 'x' })).toBe(
+      'its called job is paused',
+    );
+  });
+
+  it('says on which attempt a step completed', () => {
+    const view: StepView = {
+      status: 'completed',
+      attempt: 3,
+      attempts: [],
+      startedAt: at(3),
+      endedAt: at(1),
+    };
+    expect(stepNote(view, NOW)).toBe('completed in 2.0 s · attempt 3');
+  });
+});
+
 describe('Function: defaultStep', () => {
   const completed = (...names: string[]) => names.map((name) => ({ name, startTime: at(1), message: {} }));
 

@@ -1,5 +1,7 @@
-import type { JobSummary } from '../api-types.js';
-import { elapsedBetween, shortId } from '../format.js';
+import { jobClock } from '../../../api/job-clock.js';
+import type { JobSummary, WaitView } from '../api-types.js';
+import { clockCell } from '../clock-text.js';
+import { plural, shortId } from '../format.js';
 import { cutMessage, progressOf } from '../job-search.js';
 import { ProgressBar } from '../progress-bar.js';
 import { RelativeTime } from '../relative-time.js';
@@ -16,16 +18,29 @@ export function JobTableHead({ workflow = true }: { workflow?: boolean }) {
         {workflow && <th>Workflow</th>}
         <th>Progress</th>
         <th>Error</th>
-        <th>Started</th>
-        <th class="col-duration">Duration</th>
+        <th>Created</th>
+        <th class="col-duration">Time</th>
       </tr>
     </thead>
   );
 }
 
+/** What a step waiting for someone is shown as in a list: `waiting for signal: approve`, `suspended: <note>`. */
+export function waitText(wait: WaitView): string {
+  switch (wait.kind) {
+    case 'signal':
+      return `waiting for signal: ${wait.step}`;
+    case 'suspended':
+      return `suspended: ${wait.note ?? wait.step}`;
+    case 'paused-call':
+      return `${wait.step}: its called job is paused`;
+  }
+}
+
 /**
- * One job in a list: its progress counts fan-out children as work (a 400-child fan-out moves as its
- * children finish), its error cut to one short line (whole on hover).
+ * One job in a list: its status and what it waits for, its progress counting fan-out children as
+ * work (a 400-child fan-out moves as its children finish) and the attempts retried, its error cut to
+ * one short line (whole on hover), its clock as its status has it (a scheduled job has not started).
  */
 export function JobRow({ job, now, workflow = true }: { job: JobSummary; now: number; workflow?: boolean }) {
   const href = routeHref({ view: 'job', id: job.uuid });
@@ -38,8 +53,19 @@ export function JobRow({ job, now, workflow = true }: { job: JobSummary; now: nu
         if (!(event.target as HTMLElement).closest('a')) location.hash = href;
       }}
     >
-      <td>
+      <td class="col-status">
         <StatusBadge status={job.status} />
+        {job.waitingFor?.map((wait) => (
+          <span
+            key={wait.step}
+            class="wait-note"
+            data-wait={wait.kind}
+            data-wait-step={wait.step}
+            title={`${wait.step}: ${waitText(wait)}`}
+          >
+            {waitText(wait)}
+          </span>
+        ))}
       </td>
       <td>
         <a class="mono" href={href} title={job.uuid}>
@@ -56,6 +82,15 @@ export function JobRow({ job, now, workflow = true }: { job: JobSummary; now: nu
         <div class="progress-cell" data-progress-done={progress.done} data-progress-total={progress.total}>
           <ProgressBar done={progress.done} total={progress.total} />
           <span class="progress-text">{progress.text}</span>
+          {job.retries !== undefined && job.retries > 0 && (
+            <span
+              class="tag tag-retries"
+              data-retries={job.retries}
+              title="Attempts sent again after one failed"
+            >
+              {plural(job.retries, 'retry', 'retries')}
+            </span>
+          )}
         </div>
       </td>
       <td class="col-error">
@@ -71,8 +106,8 @@ export function JobRow({ job, now, workflow = true }: { job: JobSummary; now: nu
       <td>
         <RelativeTime iso={job.createdAt} now={now} />
       </td>
-      <td class="col-duration">
-        {elapsedBetween(job.createdAt, job.status === 'running' ? undefined : job.updatedAt, now)}
+      <td class="col-duration" data-clock={jobClock(job).phase}>
+        {clockCell(jobClock(job), now)}
       </td>
     </tr>
   );

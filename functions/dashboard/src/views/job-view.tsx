@@ -1,7 +1,9 @@
 import { useMemo, useState } from 'preact/hooks';
-import type { JobDocument, WorkflowDefinition } from '../api-types.js';
+import { jobClock } from '../../../api/job-clock.js';
+import type { JobDocument, StepStatus, WorkflowDefinition } from '../api-types.js';
+import { clockFacts } from '../clock-text.js';
 import { fetchDefinition } from '../definitions.js';
-import { absoluteTime, elapsedBetween, lastChange, shortId } from '../format.js';
+import { absoluteTime, lastChange, shortId } from '../format.js';
 import { layoutGraph } from '../graph-layout.js';
 import { jobGraph, jobSteps } from '../graph-model.js';
 import { GraphView } from '../graph-view.js';
@@ -14,8 +16,10 @@ import { defaultStep, stepNote } from '../step-note.js';
 import { JobLinks } from './job-links.js';
 import { type LiveState, useLiveJob } from './live-job.js';
 import { ErrorNote, Loading } from './notes.js';
+import { QueueNote } from './queue-note.js';
 import { StepPanel } from './step-panel.js';
 import { TimelineView } from './timeline-view.js';
+import { WaitingNote } from './waiting-note.js';
 
 /** One job: its DAG coloured by state, followed live, with the selected step's details below. */
 export function JobView({ id, step }: { id: string; step?: string }) {
@@ -108,6 +112,7 @@ function JobHeader({
   const now = useNow(1000);
   const [confirming, setConfirming] = useState(false);
   const active =
+    job.status === 'scheduled' ||
     job.status === 'running' ||
     job.status === 'waiting' ||
     job.status === 'queued' ||
@@ -228,15 +233,26 @@ function JobHeader({
           </div>
         )}
         <div class="fact">
-          <dt>{job.startAt ? 'Created' : 'Started'}</dt>
+          <dt>Created</dt>
           <dd>
             <RelativeTime iso={job.createdAt} now={now} />
           </dd>
         </div>
-        <div class="fact">
-          <dt>{active ? 'Running for' : 'Took'}</dt>
-          <dd>{elapsedBetween(job.createdAt, active ? undefined : (job.endedAt ?? job.updatedAt), now)}</dd>
-        </div>
+        {/* The run began later than its creation: after a delayed start, or a wait in the queue. */}
+        {job.startedAt && Date.parse(job.startedAt) - Date.parse(job.createdAt) >= 1000 && (
+          <div class="fact">
+            <dt>Started</dt>
+            <dd>
+              <RelativeTime iso={job.startedAt} now={now} />
+            </dd>
+          </div>
+        )}
+        {clockFacts(jobClock(job), now).map((fact) => (
+          <div class="fact" key={fact.name} data-clock-fact={fact.name}>
+            <dt>{fact.name}</dt>
+            <dd>{fact.value}</dd>
+          </div>
+        ))}
         <div class="fact">
           <dt>Updated</dt>
           <dd class="job-updated">
@@ -245,11 +261,18 @@ function JobHeader({
         </div>
       </dl>
       {action.error && <ErrorNote error={action.error} onRetry={action.clear} />}
+      <WaitingNote job={job} now={now} />
       {job.error && (
         <div class="note note-error job-error" role="alert">
           <div>
             <strong>
-              {job.error.step ? `Step ${job.error.step} failed` : 'The job failed'}
+              {job.status === 'aborted'
+                ? job.error.step
+                  ? `Step ${job.error.step}'s worker aborted the job`
+                  : 'The job was aborted'
+                : job.error.step
+                  ? `Step ${job.error.step} failed`
+                  : 'The job failed'}
               {job.error.attempt > 1 ? ` after ${job.error.attempt} attempts` : ''}
             </strong>{' '}
             <span class="muted" title={absoluteTime(job.error.at)}>
@@ -281,6 +304,7 @@ function JobBody({
   const order = steps.map((candidate) => candidate.name);
   return (
     <>
+      {workflow && <QueueNote job={job} steps={steps} tasks={workflow.tasks ?? []} now={now} />}
       <div class="card graph-card">
         <div class="graph-head">
           <h2>Steps</h2>
@@ -292,7 +316,14 @@ function JobBody({
             title={`The steps of job ${job.uuid}, coloured by state`}
             selected={selected ? `step:${selected}` : undefined}
             hrefFor={(node) => routeHref({ view: 'job', id: job.uuid, step: node.step })}
-            noteFor={(node) => stepNote(job.steps[node.step], now, node)}
+            noteFor={(node) =>
+              stepNote(
+                job.steps[node.step],
+                now,
+                node,
+                job.waitingFor?.find((wait) => wait.step === node.step),
+              )
+            }
             jobHref={(called) => routeHref({ view: 'job', id: called })}
           />
         ) : (
@@ -335,24 +366,30 @@ function JobBody({
   );
 }
 
-/** The states' colours; skipped and handled failures only for a job that has them. */
+/** The states' colours; skipped steps, handled failures and waits only for a job that has them. */
 function Legend({ job }: { job: JobDocument }) {
   const views = Object.values(job.steps);
+  const has = (status: StepStatus) => views.some((view) => view.status === status);
   const states = [
     'waiting',
     'running',
+    ...(has('suspended') || job.waitingFor?.length ? (['suspended'] as const) : []),
     'completed',
-    ...(views.some((view) => view.status === 'skipped') ? (['skipped'] as const) : []),
+    ...(has('skipped') ? (['skipped'] as const) : []),
     'failed',
     ...(views.some((view) => view.handled) ? (['handled'] as const) : []),
     'cancelled',
   ] as const;
+  const names: Partial<Record<(typeof states)[number], string>> = {
+    handled: 'failed · handled',
+    suspended: 'waiting for someone',
+  };
   return (
     <ul class="legend" aria-label="Step states">
       {states.map((state) => (
         <li key={state} class={`state-${state}`}>
           <span class="legend-swatch" aria-hidden="true" />
-          {state === 'handled' ? 'failed · handled' : state}
+          {names[state] ?? state}
         </li>
       ))}
     </ul>

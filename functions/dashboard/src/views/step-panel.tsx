@@ -43,12 +43,23 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
   // Before it runs, a step with `input:` or `params` is sent something other than the merged input.
   const reshaped = !!(definition?.input || definition?.params) && !input?.recorded;
   const output = stepOutput(job, step);
+  const wait = job.waitingFor?.find((candidate) => candidate.step === step);
   const duration = view.startedAt ? elapsedBetween(view.startedAt, view.endedAt, now) : undefined;
+  const ongoing = view.status === 'running' || view.status === 'suspended';
   return (
     <section class="card step-panel" data-step-panel={step} aria-label={`Step ${step}`}>
       <header class="step-head">
         <h2>{step}</h2>
         <StatusBadge status={view.status} />
+        {wait && (
+          <span class="tag tag-waiting" data-wait={wait.kind}>
+            {wait.kind === 'signal'
+              ? 'waiting for its signal'
+              : wait.kind === 'suspended'
+                ? 'waiting for a signal'
+                : 'its called job is paused'}
+          </span>
+        )}
         {definition?.task && (
           <span class="tag">
             fan-out: task {definition.task}
@@ -88,9 +99,17 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
           <Fact
             name="Called job"
             value={
-              <a class="mono step-called-job" href={routeHref({ view: 'job', id: view.job })}>
-                {shortId(view.job)}
-              </a>
+              <>
+                <a class="mono step-called-job" href={routeHref({ view: 'job', id: view.job })}>
+                  {shortId(view.job)}
+                </a>
+                {view.calledStatus && view.status === 'running' && (
+                  <>
+                    {' '}
+                    <StatusBadge status={view.calledStatus} />
+                  </>
+                )}
+              </>
             }
           />
         )}
@@ -103,7 +122,14 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
         />
         <Fact name="Started" value={<RelativeTime iso={view.startedAt} now={now} />} />
         {view.endedAt && <Fact name="Ended" value={<RelativeTime iso={view.endedAt} now={now} />} />}
-        {duration && <Fact name={view.status === 'running' ? 'Running for' : 'Took'} value={duration} />}
+        {wait && wait.kind !== 'paused-call' ? (
+          <Fact
+            name={wait.kind === 'suspended' ? 'Suspended for' : 'Waiting for'}
+            value={elapsedBetween(wait.since, undefined, now)}
+          />
+        ) : (
+          duration && <Fact name={ongoing ? 'Running for' : 'Took'} value={duration} />
+        )}
         {view.retryAt && <Fact name="Next attempt" value={<RelativeTime iso={view.retryAt} now={now} />} />}
         {view.deadline && view.status === 'running' && (
           <Fact
@@ -117,13 +143,32 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
         )}
         {definition?.timeout && <Fact name="Timeout" value={definition.timeout} />}
       </dl>
-      {view.attempts?.length > 0 && <AttemptList view={view} now={now} />}
-      {view.error && (
-        <div class={`note ${view.handled ? 'note-handled' : 'note-error'} step-error`}>
-          <strong>{view.handled ? 'Error (handled: handed on to the steps after it)' : 'Error'}</strong>
-          <pre>{view.error}</pre>
+      {view.status === 'suspended' && (
+        <div class="note note-waiting step-suspended" data-suspend-note={view.suspendNote ?? ''}>
+          <strong>Suspended by its worker{view.suspendNote ? ':' : ''}</strong>
+          {view.suspendNote && <q class="wait-quote">{view.suspendNote}</q>}
+          <span class="muted">
+            Nothing runs until the signal below: it sends the step to its worker again, with the signal's body
+            under <code>signal</code> in its input.
+          </span>
         </div>
       )}
+      {view.attempts?.length > 0 && <AttemptList view={view} now={now} />}
+      {view.error &&
+        (view.status === 'completed' ? (
+          // An earlier attempt's error, kept by the step: it completed all the same.
+          <div class="note note-retried step-error" data-retried="true">
+            <strong>
+              Completed on attempt {view.attempt}, after the attempts before it failed. The last error:
+            </strong>
+            <pre>{view.error}</pre>
+          </div>
+        ) : (
+          <div class={`note ${view.handled ? 'note-handled' : 'note-error'} step-error`}>
+            <strong>{view.handled ? 'Error (handled: handed on to the steps after it)' : 'Error'}</strong>
+            <pre>{view.error}</pre>
+          </div>
+        ))}
       {view.children !== undefined && (
         <ChildrenList
           jobId={job.uuid}
@@ -134,10 +179,9 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
           refreshKey={`${job.updatedAt}|${view.childrenDone}|${view.status}`}
         />
       )}
-      {definition?.type === 'signal' &&
-        view.status === 'running' &&
-        (job.status === 'running' || job.status === 'paused') && (
-          <SignalForm jobId={job.uuid} step={step} onJob={onJob} />
+      {(job.status === 'running' || job.status === 'paused') &&
+        ((definition?.type === 'signal' && view.status === 'running') || view.status === 'suspended') && (
+          <SignalForm jobId={job.uuid} step={step} resends={view.status === 'suspended'} onJob={onJob} />
         )}
       {definition?.params && (
         <div class="step-params">
@@ -263,8 +307,21 @@ function Fact({ name, value }: { name: string; value: preact.ComponentChildren }
   );
 }
 
-/** Completes a `type: signal` step with a JSON object as its output. */
-function SignalForm({ jobId, step, onJob }: { jobId: string; step: string; onJob(job: JobDocument): void }) {
+/**
+ * Completes a `type: signal` step with a JSON object as its output; or, for a step its worker
+ * suspended (`resends`), sends it to its worker again with the object under `signal` in its input.
+ */
+function SignalForm({
+  jobId,
+  step,
+  resends,
+  onJob,
+}: {
+  jobId: string;
+  step: string;
+  resends: boolean;
+  onJob(job: JobDocument): void;
+}) {
   const client = useApi();
   const action = useAction();
   const [text, setText] = useState('{\n  \n}');
@@ -300,7 +357,11 @@ function SignalForm({ jobId, step, onJob }: { jobId: string; step: string; onJob
       }}
     >
       <h3>Send the signal</h3>
-      <p class="muted">This step waits for a signal; its body (a JSON object) becomes the step's output.</p>
+      <p class="muted">
+        {resends
+          ? 'Its worker asked to wait for this signal: the step is sent to it again, with the body (a JSON object) under "signal" in its input.'
+          : "This step waits for a signal; its body (a JSON object) becomes the step's output."}
+      </p>
       <textarea
         class="mono"
         rows={5}

@@ -53,6 +53,7 @@ export function TimelineView({
           <TimelineRowView
             key={row.step}
             row={row}
+            awaiting={job.waitingFor?.some((wait) => wait.step === row.step) ?? false}
             y={AXIS + index * ROW}
             href={routeHref({ view: 'job', id: job.uuid, step: row.step })}
             selected={row.step === selected}
@@ -65,16 +66,19 @@ export function TimelineView({
 
 function TimelineRowView({
   row,
+  awaiting,
   y,
   href,
   selected,
 }: {
   row: TimelineRow;
+  /** It waits for someone: drawn as a suspended step is. */
+  awaiting: boolean;
   y: number;
   href: string;
   selected: boolean;
 }) {
-  const state = row.handled ? 'handled' : row.status;
+  const state = row.handled ? 'handled' : awaiting ? 'suspended' : row.status;
   const barY = (ROW - BAR) / 2;
   const duration = row.bar ? formatDuration(row.bar.end - row.bar.start) : undefined;
   return (
@@ -101,7 +105,7 @@ function TimelineRowView({
             {row.segments.map((segment) => (
               <rect
                 key={segment.attempt}
-                class={`timeline-segment state-${segmentState(segment.outcome)}`}
+                class={`timeline-segment state-${awaiting && segment.outcome === 'running' ? 'suspended' : segmentState(segment.outcome)}`}
                 data-attempt={segment.attempt}
                 data-outcome={segment.outcome}
                 x={segment.x}
