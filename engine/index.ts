@@ -93,6 +93,7 @@ export {
   fanOutOpen,
   followParentEvent,
   isSameStart,
+  mayStartJob,
 } from './job/job-commands.js';
 export { requestStillOpen } from './job/open-request.js';
 export { PersistentList } from './job/persistent-list.js';
@@ -109,7 +110,6 @@ export {
   type LimitEffect,
   limitCondition,
   limitEffect,
-  mayStartJob,
   type RunningCount,
   type RunningLimit,
   zeroRunningCount,

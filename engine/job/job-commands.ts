@@ -103,3 +103,12 @@ export function failedChildEntry(child: JobRecord, step: string): JsonObject {
 export function isSameStart(existing: JobRecord, workflow: string, input: JsonObject): boolean {
   return existing.workflow === workflow && existing.parent === null && jsonEqual(existing.input, input);
 }
+
+/** An event that may start a top-level job, which then starts under its workflow's `maxRunning`. */
+export function mayStartJob(event: JobEvent): boolean {
+  return (
+    event.type === 'promote' ||
+    event.type === 'retry' ||
+    (event.type === 'timer' && event.timer.kind === 'start')
+  );
+}

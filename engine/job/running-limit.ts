@@ -1,4 +1,3 @@
-import type { JobEvent } from './events.js';
 import { isFinished, type JobRecord } from './types.js';
 
 /*
@@ -211,13 +210,4 @@ export function changeAllowed(count: RunningCount, change: LimitChange): boolean
   const { all, any } = limitCondition(change);
   const holds = (test: CounterTest) => counterTestHolds(count[test.counter], test);
   return all.every(holds) && (any === undefined || any.some(holds));
-}
-
-/** An event that may start a top-level job, which then starts under its workflow's `maxRunning`. */
-export function mayStartJob(event: JobEvent): boolean {
-  return (
-    event.type === 'promote' ||
-    event.type === 'retry' ||
-    (event.type === 'timer' && event.timer.kind === 'start')
-  );
 }

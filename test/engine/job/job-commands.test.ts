@@ -7,8 +7,8 @@ import {
   fanOutOpen,
   followParentEvent,
   isSameStart,
+  mayStartJob,
 } from '../../../engine/job/job-commands.js';
-import { mayStartJob } from '../../../engine/job/running-limit.js';
 import { JOB_STATUSES, type JobStatus } from '../../../engine/job/types.js';
 import { aJob } from '../../support/factories.js';
 
