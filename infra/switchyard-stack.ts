@@ -71,6 +71,8 @@ const SQS_EVENT_BATCH = {
   maxBatchingWindow: Duration.seconds(1),
   reportBatchItemFailures: true,
 };
+/** Lambda's most retries of an asynchronous invocation that failed (after the first try). */
+const ASYNC_RETRY_ATTEMPTS = 2;
 /** The Amazon MQ mapping's batch: Lambda runs one invocation at a time per mapping (docs/deploying.md). */
 const MQ_EVENT_BATCH = { batchSize: 10, maximumBatchingWindowInSeconds: 1 };
 
@@ -149,6 +151,7 @@ export class SwitchyardStack extends Stack {
     schedules.invoke(timersFunction);
     schedules.allowSync(apiFunction, timersFunction);
     schedules.allowRearm(timersFunction);
+    this.retryAsyncInvocations(timersFunction, timerQueue);
     const managerFunctions = [
       apiFunction,
       repliesFunction,
@@ -273,8 +276,10 @@ export class SwitchyardStack extends Stack {
       stackName: settings.stackName,
       alarmEmail: settings.alarms.email,
       table: store.table,
+      scheduleGroup: schedules.groupName,
       deadLetterQueues: {
         TimerQueue: timerQueue.deadLetterQueue,
+        TimerInvocationFailures: timerQueue.failures,
         ...(sqsBus
           ? { ReplyQueue: sqsBus.replyDeadLetterQueue, StepQueues: sqsBus.stepDeadLetterQueue }
           : {}),
@@ -397,6 +402,22 @@ export class SwitchyardStack extends Stack {
     const parkedMapping = mapping('ParkedRepliesFromBroker', parkedQueueOf(REPLY_QUEUE));
     parkedMapping.node.addDependency(replyMapping);
     return [replyMapping, parkedMapping];
+  }
+
+  /**
+   * Scheduler and the sweep's rule invoke the timers function asynchronously: Scheduler's retries
+   * cover only the delivery, so a tick that throws gets Lambda's retries, then lands in the failure
+   * queue (alarmed) instead of vanishing; the repair sweep re-arms its schedule meanwhile.
+   */
+  private retryAsyncInvocations(timers: HandlerFunction, timerQueue: TimerQueue): void {
+    timers.allow('SendFailedInvocations', ['sqs:SendMessage'], [timerQueue.failures.queueArn]);
+    new lambda.EventInvokeConfig(this, 'TimersAsyncInvocations', {
+      function: timers.function,
+      retryAttempts: ASYNC_RETRY_ATTEMPTS,
+      maxEventAge: Duration.hours(6),
+      // Bound by hand: SqsDestination would also grant GetQueueAttributes and GetQueueUrl.
+      onFailure: { bind: () => ({ destination: timerQueue.failures.queueArn }) },
+    }).node.addDependency(timers.role);
   }
 
   private acknowledgeQueuePrefix(functions: HandlerFunction[], prefix: string): void {

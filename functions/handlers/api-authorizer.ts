@@ -10,6 +10,7 @@ import { lowerCasedHeaders } from '../api/lower-cased-headers.js';
 import { ScopedTokens } from '../api/scoped-tokens.js';
 import { createLambdaTelemetry, type LambdaTelemetry } from '../aws/lambda-telemetry.js';
 import { lazy } from '../aws/lazy.js';
+import { AUTHORIZER_SDK_TIMEOUTS, sdkClientConfig } from '../aws/sdk-clients.js';
 
 export type ApiAuthorizer = (
   event: APIGatewayRequestAuthorizerEvent,
@@ -77,13 +78,19 @@ const ROOT_SECRET_REFRESH_MS = 5 * 60_000;
 const fromEnv = lazy(async () => {
   const tableName = required('TABLE_NAME');
   const secretArn = required('ROOT_TOKEN_SECRET_ARN');
-  const secrets = new SecretsManagerClient({});
+  const secrets = new SecretsManagerClient(sdkClientConfig(AUTHORIZER_SDK_TIMEOUTS));
   const rootSecret = refreshing(ROOT_SECRET_REFRESH_MS, async () => {
     const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: secretArn }));
     if (!SecretString) throw new Error(`the secret ${secretArn} holds no string`);
     return SecretString;
   });
-  const store = new DynamoDbTokens(new DynamoDbTable(new DynamoDBClient({}), tableName, AUTHORIZER_RETRIES));
+  const store = new DynamoDbTokens(
+    new DynamoDbTable(
+      new DynamoDBClient(sdkClientConfig(AUTHORIZER_SDK_TIMEOUTS)),
+      tableName,
+      AUTHORIZER_RETRIES,
+    ),
+  );
   return createApiAuthorizer({
     // No cache of its own: API Gateway's cache is the only delay before a revocation holds.
     tokens: new ScopedTokens({ store, cacheMs: 0 }),

@@ -5,6 +5,7 @@ import { BUNDLED_BUSES } from '../aws/bus-factories.js';
 import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import type { EventBridgeSchedules } from '../aws/eventbridge-schedules.js';
 import { fromEnvironment } from '../aws/from-env.js';
+import { repairSchedules, SCHEDULE_REPAIR_EVERY_MINUTES } from '../aws/schedule-repair.js';
 import { handleScheduleTick } from '../aws/schedule-tick.js';
 import { isScheduleTickEvent, type ScheduleTickEvent } from '../aws/schedule-tick-event.js';
 import { settleSqsBatch } from '../aws/sqs-batch.js';
@@ -21,10 +22,13 @@ export interface TimersDeps extends ManagerHandlerDeps {
   recoverAfterMs?: number;
   /** Finished jobs older than this many days are deleted, by the sweep at the top of each hour. @default 0 (never) */
   retentionDays?: number;
-  /** Workflow schedules' ticks (EventBridge Scheduler invokes this function at each). */
+  /**
+   * Workflow schedules' ticks (EventBridge Scheduler invokes this function at each), and their
+   * repair every 10th minute of the sweep (functions/aws/schedule-repair.ts).
+   */
   scheduleTicks?: {
-    registry: Pick<WorkflowRegistry, 'getWorkflow'>;
-    schedules: Pick<EventBridgeSchedules, 'rearm'>;
+    registry: Pick<WorkflowRegistry, 'getWorkflow' | 'listWorkflows'>;
+    schedules: Pick<EventBridgeSchedules, 'rearm' | 'repair'>;
   };
 }
 
@@ -39,8 +43,9 @@ const MAX_SWEEP_ROUNDS = 20;
  * that is not due yet (more than 15 minutes out when armed) is sent again with a new delay. Every
  * minute (EventBridge): the sweep fires the store's due timers whose message was lost or never sent,
  * and sends again the outbox entries older than a minute, the work of a handler that crashed or ran
- * out of time between storing a transition and sending its requests. From EventBridge Scheduler: a
- * workflow schedule's tick (functions/aws/schedule-tick.ts).
+ * out of time between storing a transition and sending its requests; at 5, 15, 25… past the hour it
+ * also re-arms the workflow schedules whose chain broke (functions/aws/schedule-repair.ts). From
+ * EventBridge Scheduler: a workflow schedule's tick (functions/aws/schedule-tick.ts).
  */
 export function createTimersHandler(deps: TimersDeps): TimersHandler {
   const { manager, store, telemetry } = deps;
@@ -62,7 +67,7 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
     if (due.length > 0) await manager.fireTimers(due);
   };
 
-  const sweep = async (): Promise<void> => {
+  const sweep = async (context: Context | undefined): Promise<void> => {
     const now = clock();
     const pageSize = deps.sweepPageSize ?? 500;
     let fired = 0;
@@ -79,11 +84,20 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
     }
     const recovered = await manager.recover({ createdBefore: now - (deps.recoverAfterMs ?? 60_000) });
     let deleted = 0;
-    if (deps.retentionDays && new Date(now).getUTCMinutes() === 0) {
+    const minute = new Date(now).getUTCMinutes();
+    if (deps.retentionDays && minute === 0) {
       deleted = await store.deleteFinishedJobs(now - deps.retentionDays * 86_400_000);
     }
-    if (fired > 0 || recovered > 0 || deleted > 0)
-      telemetry.logger.info('timer sweep', { fired, recovered, deleted });
+    let repaired = 0;
+    // The schedules invoke this function as it was invoked now (its alias, deployed).
+    if (deps.scheduleTicks && context && minute % SCHEDULE_REPAIR_EVERY_MINUTES === 5) {
+      repaired = await repairSchedules(
+        { ...deps.scheduleTicks, logger: telemetry.logger },
+        context.invokedFunctionArn,
+      );
+    }
+    if (fired > 0 || recovered > 0 || deleted > 0 || repaired > 0)
+      telemetry.logger.info('timer sweep', { fired, recovered, deleted, repaired });
   };
 
   return (event, context) =>
@@ -105,7 +119,7 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
           telemetry.logger,
         );
       }
-      await sweep();
+      await sweep(context);
       return undefined;
     });
 }

@@ -38,6 +38,8 @@ export interface MonitoringProps {
   queueAges: Record<string, { queue: sqs.IQueue; seconds: number }>;
   /** Functions by a readable name. */
   functions: Record<string, lambda.IFunction>;
+  /** The EventBridge Scheduler group of the workflow schedules. */
+  scheduleGroup: string;
   table: dynamodb.ITable;
   /** The Amazon MQ reply queue and the parked queue (RabbitMQ bus). */
   broker?: { replies: BrokerQueue; parked: BrokerQueue };
@@ -114,6 +116,7 @@ export class Monitoring extends Construct {
         metric: props.table.metric(metricName, fiveMinutes),
       });
     }
+    this.schedulerAlarms(props.scheduleGroup);
     this.alarm('JobsFailed', {
       ...atLeastOnce,
       alarmDescription: 'Jobs failed (the JobsFailed metric the handlers emit with Powertools)',
@@ -152,6 +155,38 @@ export class Monitoring extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: 'Parked replies are not drained (15 minutes): the store may be down',
       metric: brokerQueueMetric(broker.parked, 'MessageCount', 'Minimum'),
+    });
+  }
+
+  /**
+   * Scheduler's own failures, per schedule group (AWS/Scheduler): an invocation of the timers
+   * function it could not make (TargetErrorCount: the role, its trust policy or the function is
+   * wrong), and ticks it dropped after its retries (InvocationDroppedCount). Nothing else would say so.
+   */
+  private schedulerAlarms(group: string): void {
+    const schedulerMetric = (metricName: string) =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/Scheduler',
+        metricName,
+        dimensionsMap: { ScheduleGroup: group },
+        period: Duration.minutes(5),
+        statistic: 'Sum',
+      });
+    const atLeastOnce = {
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    };
+    this.alarm('SchedulerTargetErrors', {
+      ...atLeastOnce,
+      alarmDescription: `EventBridge Scheduler could not invoke the timers function for a schedule of ${group}`,
+      metric: schedulerMetric('TargetErrorCount'),
+    });
+    this.alarm('SchedulerInvocationsDropped', {
+      ...atLeastOnce,
+      alarmDescription: `EventBridge Scheduler dropped a tick of ${group} after its retries`,
+      metric: schedulerMetric('InvocationDroppedCount'),
     });
   }
 

@@ -142,8 +142,9 @@ export class RabbitMqBus extends Construct {
 
   /**
    * DynamoDB through a free gateway endpoint; SQS (timer queue), Secrets Manager (broker password,
-   * read by the functions and by the event source mapping) and Lambda (the event source mapping
-   * invokes the replies function from the broker's subnets) through interface endpoints.
+   * read by the functions and by the event source mapping), Lambda (the event source mapping
+   * invokes the replies function from the broker's subnets) and EventBridge Scheduler (registering
+   * a workflow writes its schedules, each tick re-arms its own) through interface endpoints.
    */
   private addEndpoints(tracing: boolean): void {
     const subnets = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
@@ -164,6 +165,8 @@ export class RabbitMqBus extends Construct {
       Sqs: ec2.InterfaceVpcEndpointAwsService.SQS,
       SecretsManager: ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER,
       Lambda: ec2.InterfaceVpcEndpointAwsService.LAMBDA,
+      // CDK has no constant for it: com.amazonaws.<region>.scheduler (Scheduler supports PrivateLink).
+      Scheduler: new ec2.InterfaceVpcEndpointAwsService('scheduler'),
     };
     if (tracing) services.XRay = ec2.InterfaceVpcEndpointAwsService.XRAY;
     for (const [name, service] of Object.entries(services)) {

@@ -380,6 +380,12 @@ function justify(
     PLATFORM_ACTIONS.mqTrigger.includes(action)
   )
     return 'the Amazon MQ event source mapping';
+  if (
+    fn.id === 'TimersFunction' &&
+    action === 'sqs:SendMessage' &&
+    all(/^<TimerQueueFailures[A-Z0-9]+\.Arn>$/)
+  )
+    return "Lambda sends the function's failed asynchronous invocations to its on-failure destination";
   const triggerQueue = /^<(SqsBusReplies|TimerQueue|SqsBusStepDeadLetters)[A-Z0-9]+\.Arn>$/;
   if (PLATFORM_ACTIONS.sqsTrigger.includes(action) && all(triggerQueue) && fn.id !== 'ApiFunction')
     return 'the SQS event source mapping of its trigger queue';

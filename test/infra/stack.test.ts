@@ -264,6 +264,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
         'switchyard-steps-dlq',
         'switchyard-timers',
         'switchyard-timers-dlq',
+        'switchyard-timers-failed',
         'workflow-manager',
         'workflow-manager-dlq',
       ]
@@ -452,13 +453,18 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     expect(byRole.map((statement) => asList(statement.Resource).map(renderValue))).toEqual([
       [expect.stringMatching(/^<TimersFunction[A-Z0-9]+\.Arn>$/)],
     ]);
-    // Who may write schedules, and pass the role: the registering functions; the timers function re-arms.
+    // Who may write schedules, and pass the role: the registering functions; the timers function
+    // re-arms, and creates a missing one (its repair sweep), but deletes none.
     const writers = (action: string) =>
       statements
         .filter((statement) => asList(statement.Action).includes(action))
         .map((statement) => statement.holder.replace(/Role.*$/, ''))
         .sort();
-    expect(writers('scheduler:CreateSchedule')).toEqual(['ApiFunction', 'RegisterWorkflowsFunction']);
+    expect(writers('scheduler:CreateSchedule')).toEqual([
+      'ApiFunction',
+      'RegisterWorkflowsFunction',
+      'TimersFunction',
+    ]);
     expect(writers('scheduler:DeleteSchedule')).toEqual(['ApiFunction', 'RegisterWorkflowsFunction']);
     expect(writers('scheduler:UpdateSchedule')).toEqual([
       'ApiFunction',
@@ -551,7 +557,8 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       (alarm) => alarm.Properties ?? {},
     );
     const dlqAlarms = alarms.filter((alarm) => alarm.MetricName === 'ApproximateNumberOfMessagesVisible');
-    expect(dlqAlarms).toHaveLength(3);
+    // The reply, step and timer dead-letter queues, and the timers function's failure queue.
+    expect(dlqAlarms).toHaveLength(4);
     expect(dlqAlarms.every((alarm) => alarm.Threshold === 1)).toBe(true);
     expect(
       alarms.filter((alarm) => alarm.MetricName === 'Errors' && alarm.Namespace === 'AWS/Lambda'),
@@ -717,6 +724,7 @@ describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
     expect(endpoints.map((name) => name.split('.').pop()).sort()).toEqual([
       'dynamodb',
       'lambda',
+      'scheduler',
       'secretsmanager',
       'sqs',
     ]);
@@ -748,11 +756,15 @@ describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
     template.resourceCountIs('AWS::EC2::FlowLog', 1);
   });
 
-  test('no SQS bus queues: only the timer queue and its dead-letter queue', () => {
+  test('no SQS bus queues: only the timer queue, its dead-letter queue and the failure queue', () => {
     const names = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue')).map(
       (queue) => queue.Properties?.QueueName,
     );
-    expect(names.sort()).toEqual(['Switchyard_switchyard-timers', 'Switchyard_switchyard-timers-dlq']);
+    expect(names.sort()).toEqual([
+      'Switchyard_switchyard-timers',
+      'Switchyard_switchyard-timers-dlq',
+      'Switchyard_switchyard-timers-failed',
+    ]);
     expect(handlerFunctions(synthesized.stack).map((fn) => fn.node.id)).not.toContain('DeadLettersFunction');
   });
 
