@@ -19,6 +19,11 @@ const SYNC_ACTIONS = [
 /** The timers function re-arms a schedule at each tick, and its repair sweep creates a missing one. */
 const REARM_ACTIONS = ['scheduler:GetSchedule', 'scheduler:UpdateSchedule', 'scheduler:CreateSchedule'];
 
+/** The stack's schedule group: `<stackName>-workflows`, cut to Scheduler's 64 characters. */
+export function scheduleGroupName(stackName: string): string {
+  return `${stackName}-workflows`.slice(0, 64);
+}
+
 /**
  * Workflow schedules (`schedules:`) on EventBridge Scheduler: the stack's schedule group, which the
  * registering functions fill with one one-time schedule per entry at run time, and the role
@@ -36,7 +41,7 @@ export class WorkflowSchedules extends Construct {
   constructor(scope: Construct, id: string, props: WorkflowSchedulesProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    this.groupName = `${props.settings.stackName}-workflows`.slice(0, 64);
+    this.groupName = scheduleGroupName(props.settings.stackName);
     this.group = new scheduler.CfnScheduleGroup(this, 'Group', { name: this.groupName });
     this.schedulesArn = stack.formatArn({
       service: 'scheduler',

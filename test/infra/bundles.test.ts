@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from 'vitest';
+import { testAgainstAwsRules } from './aws-rules.js';
 import { assetsOf, bundleText } from './function-assets.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
 import { resourcesOfType } from './template-queries.js';
@@ -73,3 +74,5 @@ describe('-c sourceMaps=true', CDK, () => {
     for (const variables of handlerEnvironments) expect(variables?.NODE_OPTIONS).toBe('--enable-source-maps');
   });
 });
+
+testAgainstAwsRules();

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { HandlerFunction } from '../../infra/constructs/handler-function.js';
+import { testAgainstAwsRules } from './aws-rules.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
 import {
   asList,
@@ -417,3 +418,5 @@ function justify(
     return 'the role EventBridge Scheduler invokes the timers function with';
   return undefined;
 }
+
+testAgainstAwsRules();

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { loadWorkflows } from '../../engine/definition/load.js';
 import { HandlerFunction } from '../../infra/constructs/handler-function.js';
 import { REGISTRATION_RESOURCE_TYPE } from '../../infra/constructs/workflow-registration.js';
+import { testAgainstAwsRules } from './aws-rules.js';
 import { FIXTURE_WORKFLOWS, type SynthesizedStack, synthStack } from './synth-stack.js';
 import {
   asList,
@@ -995,3 +996,5 @@ describe('SwitchyardStack context', CDK, () => {
     expect(alarms.filter((alarm) => alarm.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(2);
   });
 });
+
+testAgainstAwsRules();

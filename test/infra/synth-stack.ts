@@ -22,9 +22,21 @@ export interface SynthesizedStack {
   template: Template;
 }
 
+/**
+ * The template file of every configuration this test file synthesized, by its `-c` values: the
+ * last describe of the file checks each against AWS's own rules (aws-rules.ts).
+ */
+export const synthesizedTemplates = new Map<string, string>();
+
 /** The app as `npx cdk synth -c key=value ...` builds it (the fixture workflows unless told otherwise). */
 export function synthStack(context: Record<string, string> = {}): SynthesizedStack {
   const app = new App({ context: { ...cdkJsonContext(), workflows: FIXTURE_WORKFLOWS, ...context } });
   const stack = buildApp(app);
-  return { app, stack, template: Template.fromStack(stack) };
+  const template = Template.fromStack(stack);
+  const name =
+    Object.entries(context)
+      .map(([key, value]) => `-c ${key}=${value}`)
+      .join(' ') || 'defaults';
+  synthesizedTemplates.set(name, join(app.outdir, stack.templateFile));
+  return { app, stack, template };
 }
