@@ -4,7 +4,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
-import { parkedQueueOf } from '../functions/aws/mq-reply-queues.js';
+import { parkedQueueOf } from '../functions/aws/parked-queue.js';
 import { SwitchyardApi } from './constructs/api.js';
 import { type FunctionNetwork, HandlerFunction } from './constructs/handler-function.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
@@ -12,7 +12,7 @@ import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
 import { RunTimeQueueRemoval } from './constructs/run-time-queue-removal.js';
 import { WorkflowSchedules } from './constructs/schedules.js';
 import { SqsBus } from './constructs/sqs-bus.js';
-import { SwitchyardTable } from './constructs/table.js';
+import { SwitchyardTable, TABLE_SCHEMA } from './constructs/table.js';
 import { TimerQueue } from './constructs/timers.js';
 import { WorkflowRegistration } from './constructs/workflow-registration.js';
 import { handlerEnvironment } from './handler-environment.js';
@@ -309,11 +309,11 @@ export class SwitchyardStack extends Stack {
           ...workerFunctions,
         ].map((fn) => [fn.node.id, fn.function]),
       ),
+      apiStage: api.restApi.deploymentStage,
+      stepQueues: sqsBus ? [...sqsBus.stepQueues.values()] : [],
+      tableIndexes: TABLE_SCHEMA.indexes.map((index) => index.name),
       broker: mqBus
-        ? {
-            replies: { brokerName: mqBus.brokerName, vhost: '/', queue: REPLY_QUEUE },
-            parked: { brokerName: mqBus.brokerName, vhost: '/', queue: parkedQueueOf(REPLY_QUEUE) },
-          }
+        ? { brokerName: mqBus.brokerName, replyQueue: REPLY_QUEUE, parkedQueue: parkedQueueOf(REPLY_QUEUE) }
         : undefined,
     });
 
@@ -341,6 +341,11 @@ export class SwitchyardStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', {
       value: monitoring.topic.topicArn,
       description: 'Every alarm notifies this topic: subscribe your pager or chat to it',
+    });
+    new CfnOutput(this, 'BusinessAlarmTopicArn', {
+      value: monitoring.businessTopic.topicArn,
+      description:
+        'The JobsFailed alarm notifies this topic (not the paging one): subscribe the workflows’ owners',
     });
     new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName });
     if (sqsBus) {

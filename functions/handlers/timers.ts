@@ -1,10 +1,16 @@
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context, ScheduledEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type Housekeeping, type Timer, timerId, type WorkflowRegistry } from '../../engine/index.js';
 import { decodeTimer, type SqsTimers } from '../adapters/sqs/timers.js';
 import { BUNDLED_BUSES } from '../aws/bus-factories.js';
+import type { Container } from '../aws/container.js';
 import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import type { EventBridgeSchedules } from '../aws/eventbridge-schedules.js';
 import { fromEnvironment } from '../aws/from-env.js';
+import { parkedQueueOf } from '../aws/parked-queue.js';
+import type { QueueMetricsReport } from '../aws/queue-metrics.js';
+import { measureQueues } from '../aws/queue-metrics.js';
+import { publishQueueMetrics } from '../aws/queue-metrics-emf.js';
 import { repairSchedules, SCHEDULE_REPAIR_EVERY_MINUTES } from '../aws/schedule-repair.js';
 import { handleScheduleTick } from '../aws/schedule-tick.js';
 import { isScheduleTickEvent, type ScheduleTickEvent } from '../aws/schedule-tick-event.js';
@@ -22,6 +28,14 @@ export interface TimersDeps extends ManagerHandlerDeps {
   recoverAfterMs?: number;
   /** Finished jobs older than this many days are deleted, by the sweep at the top of each hour. @default 0 (never) */
   retentionDays?: number;
+  /**
+   * The RabbitMQ bus: the manager's queue metrics, measured and published by every sweep (Amazon MQ
+   * for RabbitMQ 4 publishes none per queue; functions/aws/queue-metrics.ts).
+   */
+  queueMetrics?: {
+    measure: () => Promise<QueueMetricsReport>;
+    publish: (report: QueueMetricsReport) => void;
+  };
   /**
    * Workflow schedules' ticks (EventBridge Scheduler invokes this function at each), and their
    * repair every 10th minute of the sweep (functions/aws/schedule-repair.ts).
@@ -96,6 +110,14 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
         context.invokedFunctionArn,
       );
     }
+    if (deps.queueMetrics) {
+      const report = await deps.queueMetrics.measure();
+      deps.queueMetrics.publish(report);
+      if (report.unknown.length > 0)
+        telemetry.logger.warn('queues not measured', {
+          queues: report.unknown.map((entry) => `${entry.queue}: ${entry.error}`).join('; '),
+        });
+    }
     if (fired > 0 || recovered > 0 || deleted > 0 || repaired > 0)
       telemetry.logger.info('timer sweep', { fired, recovered, deleted, repaired });
   };
@@ -129,7 +151,27 @@ const fromEnv = fromEnvironment(BUNDLED_BUSES, (container) =>
     ...container,
     retentionDays: container.env.retentionDays,
     scheduleTicks: container.schedules && { registry: container.store, schedules: container.schedules },
+    queueMetrics: container.env.bus.kind === 'rabbitmq' ? brokerQueueMetrics(container) : undefined,
   }),
 );
+
+/** The RabbitMQ bus's queues, measured through the container's bus, published as EMF. */
+function brokerQueueMetrics(container: Container): TimersDeps['queueMetrics'] {
+  const metrics = new Metrics({
+    namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'Switchyard',
+    serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'switchyard',
+  });
+  return {
+    measure: () =>
+      measureQueues({
+        registry: container.store,
+        bus: container.bus,
+        outbox: container.store,
+        managerQueues: [container.env.replyQueue, parkedQueueOf(container.env.replyQueue)],
+        clock: Date.now,
+      }),
+    publish: (report) => publishQueueMetrics(metrics, report),
+  };
+}
 
 export const handler: TimersHandler = async (event, context) => (await fromEnv())(event, context);
