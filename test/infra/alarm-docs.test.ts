@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { Monitoring } from '../../infra/constructs/monitoring.js';
 import { REPO_ROOT } from '../../infra/paths.js';
-import { testAgainstAwsRules } from './aws-rules.js';
 import { synthStack } from './synth-stack.js';
 
 const CDK = { timeout: 120_000 };
@@ -41,5 +40,3 @@ describe('docs/deploying.md explains every alarm of the stack', CDK, () => {
     expect(undocumented({ auth: 'token' })).toEqual([]);
   });
 });
-
-testAgainstAwsRules();

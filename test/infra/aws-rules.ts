@@ -4,9 +4,7 @@ import { dirname, join } from 'node:path';
 import { SchemaValidator, TemplateFile } from '@aws/cloudformation-validate';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { App } from 'aws-cdk-lib';
-import { describe, expect, test } from 'vitest';
 import { limitFindings, trustPolicyFindings } from './aws-limits.js';
-import { synthesizedTemplates } from './synth-stack.js';
 import type { CfnResource } from './template-queries.js';
 
 /*
@@ -14,8 +12,8 @@ import type { CfnResource } from './template-queries.js';
  * schemas (types, required properties, patterns, lengths, enums, bounds: the schemas
  * @aws/cloudformation-validate bundles, AWS's own offline validator) and against the AWS Control
  * Tower Guard rules (@cdklabs/cdk-validator-cfnguard, which ships the cfn-guard binary: nothing is
- * downloaded), and against the documented limits the stack depends on (aws-limits.ts). A test file
- * that synthesizes stacks ends with `testAgainstAwsRules()`.
+ * downloaded), and against the documented limits the stack depends on (aws-limits.ts). `synthStack`
+ * checks every configuration it synthesizes, once per test file.
  */
 
 /** A Guard rule the stack does not follow, why, and (when not all) which resources it spares. */
@@ -158,20 +156,19 @@ export function awsRuleFindings(templates: ReadonlyMap<string, string>): Record<
   );
 }
 
+/** Thrown by `synthStack` for a template AWS's own rules find fault with. */
+export class AwsRulesError extends Error {
+  constructor(configuration: string, findings: readonly string[]) {
+    super(`AWS's own rules find fault with the template of ${configuration}:\n${findings.join('\n')}`);
+    this.name = 'AwsRulesError';
+  }
+}
+
 /**
- * The last describe of a test file that synthesizes stacks: every configuration it synthesized
- * (synth-stack.ts keeps their template files) meets the CloudFormation schemas, the Guard rules and
- * the documented limits.
- * Declared last, it runs after the tests that synthesized them.
+ * Checks one synthesized template (synth-stack.ts calls it for every configuration it synthesizes)
+ * against the CloudFormation schemas, the Guard rules and the documented limits.
  */
-export function testAgainstAwsRules(): void {
-  describe("AWS's own rules (resource schemas, Control Tower Guard rules, documented limits)", () => {
-    test('every configuration this file synthesized', { timeout: 60_000 }, () => {
-      expect(synthesizedTemplates.size, 'this file synthesized no stack').toBeGreaterThan(0);
-      const failing = Object.fromEntries(
-        Object.entries(awsRuleFindings(synthesizedTemplates)).filter(([, lines]) => lines.length > 0),
-      );
-      expect(failing).toEqual({});
-    });
-  });
+export function assertAwsRules(configuration: string, file: string): void {
+  const findings = awsRuleFindings(new Map([[configuration, file]]))[configuration] ?? [];
+  if (findings.length > 0) throw new AwsRulesError(configuration, findings);
 }

@@ -1,5 +1,4 @@
 import { beforeAll, describe, expect, test } from 'vitest';
-import { testAgainstAwsRules } from './aws-rules.js';
 import { assetsOf, bundleText } from './function-assets.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
 import { resourcesOfType } from './template-queries.js';
@@ -74,5 +73,3 @@ describe('-c sourceMaps=true', CDK, () => {
     for (const variables of handlerEnvironments) expect(variables?.NODE_OPTIONS).toBe('--enable-source-maps');
   });
 });
-
-testAgainstAwsRules();

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { HandlerFunction } from '../../infra/constructs/handler-function.js';
-import { testAgainstAwsRules } from './aws-rules.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
 import {
   asList,
@@ -418,5 +417,3 @@ function justify(
     return 'the role EventBridge Scheduler invokes the timers function with';
   return undefined;
 }
-
-testAgainstAwsRules();

@@ -1,6 +1,5 @@
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { testAgainstAwsRules } from './aws-rules.js';
 import { unacknowledgedFindings } from './nag-findings.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
 import { resourcesOfType } from './template-queries.js';
@@ -109,5 +108,3 @@ describe('-c profile=production with settings given explicitly', CDK, () => {
     Annotations.fromStack(stack).hasWarning('*', Match.stringLikeRegexp('single-instance broker'));
   });
 });
-
-testAgainstAwsRules();

@@ -1,6 +1,5 @@
 import { describe, expect, test } from 'vitest';
 import { QUEUE_REMOVAL_RESOURCE_TYPE } from '../../infra/constructs/run-time-queue-removal.js';
-import { testAgainstAwsRules } from './aws-rules.js';
 import { synthStack } from './synth-stack.js';
 import { asList, identityStatements, renderValue, resourcesOfType } from './template-queries.js';
 
@@ -48,5 +47,3 @@ describe('queues created at run time are removed on cdk destroy', CDK, () => {
     synthStack({ bus: 'rabbitmq' }).template.resourceCountIs(QUEUE_REMOVAL_RESOURCE_TYPE, 0);
   });
 });
-
-testAgainstAwsRules();

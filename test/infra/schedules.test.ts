@@ -6,7 +6,6 @@ import {
   longestSdkCallMs,
 } from '../../functions/aws/sdk-clients.js';
 import { HandlerFunction } from '../../infra/constructs/handler-function.js';
-import { testAgainstAwsRules } from './aws-rules.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
 import { asList, type CfnResource, renderValue, resourcesOfType } from './template-queries.js';
 
@@ -165,5 +164,3 @@ describe.each<{ bus: string; context: Record<string, string> }>([
     });
   }
 });
-
-testAgainstAwsRules();

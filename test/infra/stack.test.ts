@@ -8,7 +8,6 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { loadWorkflows } from '../../engine/definition/load.js';
 import { HandlerFunction } from '../../infra/constructs/handler-function.js';
 import { REGISTRATION_RESOURCE_TYPE } from '../../infra/constructs/workflow-registration.js';
-import { testAgainstAwsRules } from './aws-rules.js';
 import { FIXTURE_WORKFLOWS, type SynthesizedStack, synthStack } from './synth-stack.js';
 import {
   asList,
@@ -874,7 +873,8 @@ describe('SwitchyardStack context', CDK, () => {
     const names = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue')).map(
       (queue) => queue.Properties?.QueueName,
     );
-    expect(names).toHaveLength(5);
+    // The manager's own: reply, its DLQ, step DLQ, timers, its DLQ and its failure queue.
+    expect(names).toHaveLength(6);
     expect(unacknowledgedFindings(synthesized)).toEqual([]);
   });
 
@@ -996,5 +996,3 @@ describe('SwitchyardStack context', CDK, () => {
     expect(alarms.filter((alarm) => alarm.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(2);
   });
 });
-
-testAgainstAwsRules();

@@ -5,6 +5,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { buildApp } from '../../infra/build-app.js';
 import { REPO_ROOT } from '../../infra/paths.js';
 import type { SwitchyardStack } from '../../infra/switchyard-stack.js';
+import { assertAwsRules } from './aws-rules.js';
 
 export const FIXTURE_WORKFLOWS = 'test/infra/fixtures/workflows.yaml';
 
@@ -22,21 +23,25 @@ export interface SynthesizedStack {
   template: Template;
 }
 
-/**
- * The template file of every configuration this test file synthesized, by its `-c` values: the
- * last describe of the file checks each against AWS's own rules (aws-rules.ts).
- */
-export const synthesizedTemplates = new Map<string, string>();
+/** The configurations this test file synthesized and checked against AWS's own rules, by their `-c` values. */
+const checked = new Set<string>();
 
-/** The app as `npx cdk synth -c key=value ...` builds it (the fixture workflows unless told otherwise). */
+/**
+ * The app as `npx cdk synth -c key=value ...` builds it (the fixture workflows unless told otherwise),
+ * its template checked against AWS's own rules (aws-rules.ts): a finding throws `AwsRulesError`.
+ */
 export function synthStack(context: Record<string, string> = {}): SynthesizedStack {
   const app = new App({ context: { ...cdkJsonContext(), workflows: FIXTURE_WORKFLOWS, ...context } });
   const stack = buildApp(app);
   const template = Template.fromStack(stack);
+  // Every configuration a test synthesizes meets AWS's own rules, or the synth throws saying why.
   const name =
     Object.entries(context)
       .map(([key, value]) => `-c ${key}=${value}`)
-      .join(' ') || 'defaults';
-  synthesizedTemplates.set(name, join(app.outdir, stack.templateFile));
+      .join(' ') || 'the defaults';
+  if (!checked.has(name)) {
+    assertAwsRules(name, join(app.outdir, stack.templateFile));
+    checked.add(name);
+  }
   return { app, stack, template };
 }

@@ -3,7 +3,6 @@ import {
   switchyardTableInput,
   switchyardTimeToLiveInput,
 } from '../../functions/adapters/dynamodb/table-schema.js';
-import { testAgainstAwsRules } from './aws-rules.js';
 import { synthStack } from './synth-stack.js';
 
 const byName = <T extends { AttributeName?: string; IndexName?: string }>(items: T[]): T[] =>
@@ -40,5 +39,3 @@ describe('the deployed table', () => {
     expect(table.TimeToLiveSpecification).toEqual(switchyardTimeToLiveInput('any').TimeToLiveSpecification);
   });
 });
-
-testAgainstAwsRules();

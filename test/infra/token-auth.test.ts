@@ -5,7 +5,6 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { DEPLOYED_TOKEN_CACHE_MS } from '../../functions/api/scoped-tokens.js';
 import { AUTHORIZER_CACHE_TTL } from '../../infra/constructs/api.js';
 import { REPO_ROOT } from '../../infra/paths.js';
-import { testAgainstAwsRules } from './aws-rules.js';
 import { unacknowledgedFindings } from './nag-findings.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
 import {
@@ -166,5 +165,3 @@ describe('the revocation delay docs/deploying.md states is the stack authorizer 
     expect(section).toContain(`within ${DEPLOYED_TOKEN_CACHE_MS / 1000} seconds`);
   });
 });
-
-testAgainstAwsRules();

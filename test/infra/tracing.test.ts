@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'vitest';
-import { testAgainstAwsRules } from './aws-rules.js';
 import { assetsOf, bundleText } from './function-assets.js';
 import { unacknowledgedFindings } from './nag-findings.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
@@ -60,5 +59,3 @@ describe('X-Ray tracing (-c tracing)', CDK, () => {
     expect(unacknowledgedFindings(traced)).toEqual([]);
   });
 });
-
-testAgainstAwsRules();

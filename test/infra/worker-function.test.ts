@@ -9,7 +9,6 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { SECURE_QUEUE } from '../../infra/constructs/sqs-bus.js';
 import { WorkerFunction, type WorkerFunctionProps } from '../../infra/constructs/worker-function.js';
 import { checkWorkerExports, workerExportName } from '../../infra/lambda-workers.js';
-import { testAgainstAwsRules } from './aws-rules.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
 import { identityStatements, renderValue, resourcesOfType } from './template-queries.js';
 
@@ -235,5 +234,3 @@ describe('Function: workerExportName and checkWorkerExports', () => {
     );
   });
 });
-
-testAgainstAwsRules();
