@@ -51,11 +51,10 @@ const STORE_ACTIONS = [
 ];
 /**
  * Queues for workflows registered after the deploy are created with the stack's settings and its tag
- * (tagging at creation needs TagQueue). SetQueueAttributes is granted for the attributes CreateQueue
- * sets, under the same `aws:RequestTag` condition as CreateQueue: a SetQueueAttributes call of its own
- * carries no request tag, so no existing queue's policy or settings can be changed.
+ * (tagging at creation needs TagQueue). CreateQueue sets the queue's attributes itself: no
+ * SetQueueAttributes, so no existing queue's policy or settings can be changed.
  */
-const CREATE_QUEUE_ACTIONS = ['sqs:CreateQueue', 'sqs:TagQueue', 'sqs:SetQueueAttributes'];
+const CREATE_QUEUE_ACTIONS = ['sqs:CreateQueue', 'sqs:TagQueue'];
 const LOOK_UP_QUEUE_ACTIONS = ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'];
 
 /** Registering a definition: read the versions, write the next one conditionally. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Fn, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as amazonmq from 'aws-cdk-lib/aws-amazonmq';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -18,6 +19,22 @@ export interface RabbitMqBusProps {
   tracing: boolean;
   destroy: boolean;
   logRetentionDays: number;
+}
+
+/**
+ * The broker's name: the stack's, and a hash of the settings whose change makes CloudFormation
+ * replace the broker (deployment mode, subnets). A fixed name would stop that replacement
+ * (CloudFormation cannot replace a resource with a custom name); with the hash, the new broker is
+ * created beside the old one, which is deleted after (docs/deploying.md, "Replacing the broker").
+ * At most 50 characters, Amazon MQ's limit.
+ */
+export function brokerNameOf(stackName: string, broker: BrokerSettings, subnets: number): string {
+  const replacing = JSON.stringify({
+    mode: broker.deploymentMode,
+    subnets: broker.deploymentMode === 'SINGLE_INSTANCE' ? 1 : subnets,
+  });
+  const hash = createHash('sha256').update(replacing).digest('hex').slice(0, 8);
+  return `${stackName.slice(0, 32)}-rabbitmq-${hash}`;
 }
 
 /**
@@ -93,7 +110,7 @@ export class RabbitMqBus extends Construct {
     });
 
     const isolated = this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_ISOLATED }).subnetIds;
-    this.brokerName = `${props.stackName}-rabbitmq`.slice(0, 50);
+    this.brokerName = brokerNameOf(props.stackName, props.broker, isolated.length);
     this.broker = new amazonmq.CfnBroker(this, 'Broker', {
       brokerName: this.brokerName,
       engineType: 'RABBITMQ',

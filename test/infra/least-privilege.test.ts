@@ -42,7 +42,7 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   GetQueueAttributesCommand: ['sqs:GetQueueAttributes'],
   // The queue is created with attributes (its TLS-only policy among them) and the stack's tag
   // (functions/aws/sqs-bus-factory.ts adds it), hence sqs:TagQueue.
-  CreateQueueCommand: ['sqs:CreateQueue', 'sqs:SetQueueAttributes', 'sqs:TagQueue'],
+  CreateQueueCommand: ['sqs:CreateQueue', 'sqs:TagQueue'],
   ListQueuesCommand: ['sqs:ListQueues'],
   ListQueueTagsCommand: ['sqs:ListQueueTags'],
   DeleteQueueCommand: ['sqs:DeleteQueue'],

@@ -6,6 +6,7 @@ import {
   longestSdkCallMs,
 } from '../../functions/aws/sdk-clients.js';
 import { HandlerFunction } from '../../infra/constructs/handler-function.js';
+import { DEPLOYED_FAN_OUT_SLICE } from '../../infra/handler-environment.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
 import { asList, type CfnResource, renderValue, resourcesOfType } from './template-queries.js';
 
@@ -132,6 +133,19 @@ describe.each<{ bus: string; context: Record<string, string> }>([
     expect(asList(rearm?.Resource).map(renderValue)).toEqual([
       'arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/Switchyard-workflows/*',
     ]);
+  });
+
+  test('fan-outs create their children a thousand per transition, not the engine’s 10,000 in one invocation', () => {
+    const functions = Object.values(resourcesOfType(synthesized.template, 'AWS::Lambda::Function')).filter(
+      (fn) =>
+        (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables
+          ?.TABLE_NAME,
+    );
+    expect(functions.length).toBeGreaterThan(3);
+    for (const fn of functions)
+      expect(
+        (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables.FAN_OUT_SLICE,
+      ).toBe(String(DEPLOYED_FAN_OUT_SLICE));
   });
 
   test('every function outlasts the longest AWS SDK call it can make', () => {

@@ -503,11 +503,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       expect(asList(creator.Resource).map(renderValue)).toEqual([
         'arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:Switchyard_*',
       ]);
-      expect(asList(creator.Action).sort()).toEqual([
-        'sqs:CreateQueue',
-        'sqs:SetQueueAttributes',
-        'sqs:TagQueue',
-      ]);
+      expect(asList(creator.Action).sort()).toEqual(['sqs:CreateQueue', 'sqs:TagQueue']);
       expect(creator).toMatchObject({
         Condition: { StringEquals: { 'aws:RequestTag/switchyard:stack': 'Switchyard' } },
       });
@@ -523,11 +519,11 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
         Condition: { StringEquals: { 'aws:ResourceTag/switchyard:stack': 'Switchyard' } },
       });
     }
-    // SetQueueAttributes only within a CreateQueue that tags the queue: never on an existing queue.
-    const setters = statements.filter((statement) =>
-      asList(statement.Action).includes('sqs:SetQueueAttributes'),
-    );
-    expect(setters.map((statement) => statement.Sid)).toEqual(['CreateStepQueues', 'CreateStepQueues']);
+    // No SetQueueAttributes anywhere: CreateQueue sets a new queue's attributes, and no existing
+    // queue's policy or settings may be changed (the grant was dead, issue 31).
+    expect(
+      statements.filter((statement) => asList(statement.Action).includes('sqs:SetQueueAttributes')),
+    ).toEqual([]);
     const queues = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue'));
     for (const queue of queues) {
       expect(queue.Properties).toMatchObject({
