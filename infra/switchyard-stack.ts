@@ -13,6 +13,7 @@ import { RunTimeQueueRemoval } from './constructs/run-time-queue-removal.js';
 import { WorkflowSchedules } from './constructs/schedules.js';
 import { SqsBus } from './constructs/sqs-bus.js';
 import { SwitchyardTable, TABLE_SCHEMA } from './constructs/table.js';
+import { TableBackup } from './constructs/table-backup.js';
 import { TimerQueue } from './constructs/timers.js';
 import { WorkflowRegistration } from './constructs/workflow-registration.js';
 import { handlerEnvironment } from './handler-environment.js';
@@ -86,6 +87,14 @@ export class SwitchyardStack extends Stack {
     Tags.of(this).add(STACK_TAG, settings.stackName);
 
     const store = new SwitchyardTable(this, 'Store', { destroy: settings.destroy });
+    if (settings.backup.enabled) {
+      new TableBackup(this, 'Backup', {
+        table: store.table,
+        stackName: settings.stackName,
+        settings: settings.backup,
+        destroy: settings.destroy,
+      });
+    }
     const timerQueue = new TimerQueue(this, 'TimerQueue', {
       queuePrefix: settings.queuePrefix,
       timersTimeout: SIZES.timers.timeout,
