@@ -972,19 +972,28 @@ describe('SwitchyardStack context', CDK, () => {
     expect(() => synthStack({ auth: 'cognito' })).toThrow(/-c auth=cognito needs -c cognitoUserPoolArn/);
   });
 
-  test('-c bus=rabbitmq: alarms on the reply queue depth, its consumers (the mapping) and parked replies', () => {
+  test('-c bus=rabbitmq: alarms on the reply queue depth, its consumers (the mapping) and parked replies, as the manager measures them', () => {
     const { template } = synthStack({ bus: 'rabbitmq' });
     const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).map(
       (a) => a.Properties ?? {},
     );
-    const broker = alarms.filter((alarm) => alarm.Namespace === 'AWS/AmazonMQ');
-    expect(broker.map((alarm) => [alarm.MetricName, alarm.ComparisonOperator, alarm.Threshold])).toEqual([
-      ['MessageCount', 'GreaterThanOrEqualToThreshold', 1000],
-      ['ConsumerCount', 'LessThanThreshold', 1],
-      ['MessageCount', 'GreaterThanOrEqualToThreshold', 1],
+    // Amazon MQ for RabbitMQ 4 publishes no per-queue metric: none of AWS/AmazonMQ's is a queue's.
+    const amazonMqQueueAlarms = alarms.filter(
+      (alarm) =>
+        alarm.Namespace === 'AWS/AmazonMQ' &&
+        (alarm.Dimensions as { Name: string }[] | undefined)?.some((d) => d.Name === 'Queue'),
+    );
+    expect(amazonMqQueueAlarms).toEqual([]);
+    const queues = alarms.filter(
+      (alarm) => alarm.Namespace === 'Switchyard' && String(alarm.MetricName).startsWith('Queue'),
+    );
+    expect(queues.map((alarm) => [alarm.MetricName, alarm.ComparisonOperator, alarm.Threshold])).toEqual([
+      ['QueueDepth', 'GreaterThanOrEqualToThreshold', 1000],
+      ['QueueConsumers', 'LessThanThreshold', 1],
+      ['QueueDepth', 'GreaterThanOrEqualToThreshold', 1],
     ]);
     expect(
-      broker.map(
+      queues.map(
         (alarm) =>
           (alarm.Dimensions as { Name: string; Value: string }[]).find((d) => d.Name === 'Queue')?.Value,
       ),
