@@ -368,6 +368,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       POWERTOOLS_METRICS_NAMESPACE: 'Switchyard',
       MAX_BODY_BYTES: '262144',
       MAX_FAN_OUT: '100000',
+      FAN_OUT_SLICE: '1000',
       RETENTION_DAYS: '30',
       MAX_MESSAGE_BYTES: '1048576',
       SCHEDULE_GROUP: 'Switchyard-workflows',
@@ -569,16 +570,20 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     );
   });
 
-  test('every alarm notifies the alarm topic; queue ages, throttles, DynamoDB throttling; a dashboard', () => {
+  test('every alarm notifies the alarm topic, but failed jobs the business topic; queue ages, throttles, DynamoDB throttling; a dashboard', () => {
     const { template } = synthesized;
     const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).map(
       (alarm) => alarm.Properties ?? {},
     );
-    const [topicId] = Object.keys(resourcesOfType(template, 'AWS::SNS::Topic'));
+    const topics = Object.keys(resourcesOfType(template, 'AWS::SNS::Topic'));
+    const paging = topics.find((id) => id.startsWith('MonitoringAlarmTopic'));
+    const business = topics.find((id) => id.startsWith('MonitoringBusinessTopic'));
     for (const alarm of alarms) {
+      const topicId = alarm.MetricName === 'JobsFailed' ? business : paging;
       expect(alarm.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.OKActions).toEqual([{ Ref: topicId }]);
     }
+    expect(alarms.filter((alarm) => alarm.MetricName === 'JobsFailed')).toHaveLength(1);
     const ages = alarms.filter((alarm) => alarm.MetricName === 'ApproximateAgeOfOldestMessage');
     expect(ages.map((alarm) => alarm.Threshold).sort((a, b) => Number(a) - Number(b))).toEqual([
       300,
@@ -616,6 +621,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
         'AlarmTopicArn',
         'ApiKeyId',
         'ApiUrl',
+        'BusinessAlarmTopicArn',
         'DashboardName',
         'QueuePrefix',
         'ReplyQueueUrl',
