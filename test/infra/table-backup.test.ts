@@ -8,7 +8,12 @@ import { SwitchyardTable } from '../../infra/constructs/table.js';
 import { TableBackup } from '../../infra/constructs/table-backup.js';
 import { readSettings } from '../../infra/settings.js';
 import { assertAwsRules } from './aws-rules.js';
-import { renderValue, resourcesOfType } from './template-queries.js';
+import { type CfnResource, renderValue, resourcesOfType } from './template-queries.js';
+
+function propertiesOf(resource: CfnResource | undefined): Record<string, unknown> {
+  if (!resource?.Properties) throw new Error('a resource without properties');
+  return resource.Properties;
+}
 
 const COPY_VAULT = 'arn:aws:backup:eu-central-1:123456789012:backup-vault:switchyard-copies';
 const settingsOf = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
@@ -49,7 +54,7 @@ describe('TableBackup (-c backup=true)', { timeout: 60_000 }, () => {
   test('backs the table up daily into a retained vault, kept 35 days, each backup copied to the other region', () => {
     const { template, file, app } = backedUp({ backup: 'true', backupCopyVaultArn: COPY_VAULT });
     const [plan] = Object.values(resourcesOfType(template, 'AWS::Backup::BackupPlan'));
-    const rule = (plan?.Properties?.BackupPlan as { BackupPlanRule: Record<string, unknown>[] })
+    const rule = (propertiesOf(plan).BackupPlan as { BackupPlanRule: Record<string, unknown>[] })
       .BackupPlanRule[0];
     expect(rule).toMatchObject({
       ScheduleExpression: 'cron(0 5 * * ? *)',
@@ -59,7 +64,7 @@ describe('TableBackup (-c backup=true)', { timeout: 60_000 }, () => {
     const [vault] = Object.values(resourcesOfType(template, 'AWS::Backup::BackupVault'));
     expect(vault?.DeletionPolicy).toBe('Retain');
     const [selection] = Object.values(resourcesOfType(template, 'AWS::Backup::BackupSelection'));
-    const resources = (selection?.Properties?.BackupSelection as { Resources: unknown[] }).Resources.map(
+    const resources = (propertiesOf(selection).BackupSelection as { Resources: unknown[] }).Resources.map(
       renderValue,
     );
     expect(resources).toEqual([expect.stringMatching(/^<StoreTable[A-Z0-9]+\.Arn>$/)]);
