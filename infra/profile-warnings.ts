@@ -26,6 +26,13 @@ export function profileWarnings(settings: SwitchyardSettings): ProfileWarning[] 
       message: 'profile=production with -c destroy=true: the table and logs are deleted with the stack',
     });
   }
+  if (settings.api.auth === 'apiKey') {
+    warnings.push({
+      id: 'switchyard:productionApiKey',
+      message:
+        'profile=production with -c auth=apiKey: the one API key is admin of every namespace and cannot be scoped; -c auth=token hands each team a scoped token (docs/deploying.md, Scoped tokens)',
+    });
+  }
   if (settings.bus === 'rabbitmq' && settings.broker.deploymentMode === 'SINGLE_INSTANCE') {
     warnings.push({
       id: 'switchyard:productionSingleBroker',

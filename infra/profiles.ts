@@ -16,6 +16,8 @@ export const PROFILES = {
     repliesMaxConcurrency: 20,
     timersMaxConcurrency: 5,
     deadLettersMaxConcurrency: 2,
+    // One shared API key is the root of every namespace: a production stack hands out scoped tokens.
+    auth: 'token',
   },
 } as const satisfies Record<string, Record<string, string | number | boolean>>;
 

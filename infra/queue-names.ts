@@ -12,6 +12,8 @@ export const MANAGER_QUEUES = {
   stepDeadLetters: 'switchyard-steps-dlq',
   timers: 'switchyard-timers',
   timerDeadLetters: 'switchyard-timers-dlq',
+  /** The timers function's asynchronous invocations (schedule ticks, sweeps) that failed every try. */
+  timerFailures: 'switchyard-timers-failed',
 } as const;
 
 const SQS_QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;

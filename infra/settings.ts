@@ -48,6 +48,15 @@ export interface ApiSettings {
   createCloudWatchRole: boolean;
 }
 
+/** `-c backup=true`: an AWS Backup plan of the table (infra/constructs/table-backup.ts). */
+export interface BackupSettings {
+  enabled: boolean;
+  /** Days each backup (and its copy) is kept. @default 35 */
+  retentionDays: number;
+  /** A backup vault in another region (or account) every backup is copied to. */
+  copyVaultArn?: string;
+}
+
 /** `-c workers=lambda`: a Lambda function per step queue of the deployed workflows (SQS bus only). */
 export interface WorkerSettings {
   kind: WorkersKind;
@@ -100,6 +109,7 @@ export interface SwitchyardSettings {
   };
   /** Every alarm notifies this SNS topic; with an address, it is subscribed by email. */
   alarms: { email?: string };
+  backup: BackupSettings;
   workers: WorkerSettings;
 }
 
@@ -184,6 +194,11 @@ export function readSettings(node: Node): SwitchyardSettings {
       deadLettersMaxConcurrency: context.integer('deadLettersMaxConcurrency', 2, 2, 1000),
     },
     alarms: { email: alarmEmail(context.optionalText('alarmEmail')) },
+    backup: {
+      enabled: context.flag('backup', false),
+      retentionDays: context.integer('backupRetentionDays', 35, 1, 36_500),
+      copyVaultArn: backupVaultArn(context.optionalText('backupCopyVaultArn')),
+    },
     workers: {
       kind: context.oneOf('workers', ['external', 'lambda'], 'external'),
       entry: context.text('workerEntry', DEFAULT_WORKER_ENTRY),
@@ -230,6 +245,18 @@ function checkWorkers(settings: SwitchyardSettings): void {
         '(and Lambda refuses such an event source); raise stepVisibilityTimeout or lower workerTimeout',
     );
   }
+}
+
+function backupVaultArn(value: string | undefined): string | undefined {
+  if (
+    value !== undefined &&
+    !/^arn:aws[\w-]*:backup:[a-z0-9-]+:\d{12}:backup-vault:[A-Za-z0-9_.-]{2,50}$/.test(value)
+  ) {
+    throw new Error(
+      `-c backupCopyVaultArn=${value}: expected a backup vault ARN, arn:aws:backup:<region>:<account>:backup-vault:<name>`,
+    );
+  }
+  return value;
 }
 
 function alarmEmail(value: string | undefined): string | undefined {

@@ -4,7 +4,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
-import { parkedQueueOf } from '../functions/aws/mq-reply-queues.js';
+import { parkedQueueOf } from '../functions/aws/parked-queue.js';
 import { SwitchyardApi } from './constructs/api.js';
 import { type FunctionNetwork, HandlerFunction } from './constructs/handler-function.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
@@ -12,7 +12,8 @@ import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
 import { RunTimeQueueRemoval } from './constructs/run-time-queue-removal.js';
 import { WorkflowSchedules } from './constructs/schedules.js';
 import { SqsBus } from './constructs/sqs-bus.js';
-import { SwitchyardTable } from './constructs/table.js';
+import { SwitchyardTable, TABLE_SCHEMA } from './constructs/table.js';
+import { TableBackup } from './constructs/table-backup.js';
 import { TimerQueue } from './constructs/timers.js';
 import { WorkflowRegistration } from './constructs/workflow-registration.js';
 import { handlerEnvironment } from './handler-environment.js';
@@ -51,11 +52,10 @@ const STORE_ACTIONS = [
 ];
 /**
  * Queues for workflows registered after the deploy are created with the stack's settings and its tag
- * (tagging at creation needs TagQueue). SetQueueAttributes is granted for the attributes CreateQueue
- * sets, under the same `aws:RequestTag` condition as CreateQueue: a SetQueueAttributes call of its own
- * carries no request tag, so no existing queue's policy or settings can be changed.
+ * (tagging at creation needs TagQueue). CreateQueue sets the queue's attributes itself: no
+ * SetQueueAttributes, so no existing queue's policy or settings can be changed.
  */
-const CREATE_QUEUE_ACTIONS = ['sqs:CreateQueue', 'sqs:TagQueue', 'sqs:SetQueueAttributes'];
+const CREATE_QUEUE_ACTIONS = ['sqs:CreateQueue', 'sqs:TagQueue'];
 const LOOK_UP_QUEUE_ACTIONS = ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'];
 
 /** Registering a definition: read the versions, write the next one conditionally. */
@@ -71,6 +71,8 @@ const SQS_EVENT_BATCH = {
   maxBatchingWindow: Duration.seconds(1),
   reportBatchItemFailures: true,
 };
+/** Lambda's most retries of an asynchronous invocation that failed (after the first try). */
+const ASYNC_RETRY_ATTEMPTS = 2;
 /** The Amazon MQ mapping's batch: Lambda runs one invocation at a time per mapping (docs/deploying.md). */
 const MQ_EVENT_BATCH = { batchSize: 10, maximumBatchingWindowInSeconds: 1 };
 
@@ -85,6 +87,14 @@ export class SwitchyardStack extends Stack {
     Tags.of(this).add(STACK_TAG, settings.stackName);
 
     const store = new SwitchyardTable(this, 'Store', { destroy: settings.destroy });
+    if (settings.backup.enabled) {
+      new TableBackup(this, 'Backup', {
+        table: store.table,
+        stackName: settings.stackName,
+        settings: settings.backup,
+        destroy: settings.destroy,
+      });
+    }
     const timerQueue = new TimerQueue(this, 'TimerQueue', {
       queuePrefix: settings.queuePrefix,
       timersTimeout: SIZES.timers.timeout,
@@ -149,6 +159,7 @@ export class SwitchyardStack extends Stack {
     schedules.invoke(timersFunction);
     schedules.allowSync(apiFunction, timersFunction);
     schedules.allowRearm(timersFunction);
+    this.retryAsyncInvocations(timersFunction, timerQueue);
     const managerFunctions = [
       apiFunction,
       repliesFunction,
@@ -273,8 +284,10 @@ export class SwitchyardStack extends Stack {
       stackName: settings.stackName,
       alarmEmail: settings.alarms.email,
       table: store.table,
+      scheduleGroup: schedules.groupName,
       deadLetterQueues: {
         TimerQueue: timerQueue.deadLetterQueue,
+        TimerInvocationFailures: timerQueue.failures,
         ...(sqsBus
           ? { ReplyQueue: sqsBus.replyDeadLetterQueue, StepQueues: sqsBus.stepDeadLetterQueue }
           : {}),
@@ -304,11 +317,11 @@ export class SwitchyardStack extends Stack {
           ...workerFunctions,
         ].map((fn) => [fn.node.id, fn.function]),
       ),
+      apiStage: api.restApi.deploymentStage,
+      stepQueues: sqsBus ? [...sqsBus.stepQueues.values()] : [],
+      tableIndexes: TABLE_SCHEMA.indexes.map((index) => index.name),
       broker: mqBus
-        ? {
-            replies: { brokerName: mqBus.brokerName, vhost: '/', queue: REPLY_QUEUE },
-            parked: { brokerName: mqBus.brokerName, vhost: '/', queue: parkedQueueOf(REPLY_QUEUE) },
-          }
+        ? { brokerName: mqBus.brokerName, replyQueue: REPLY_QUEUE, parkedQueue: parkedQueueOf(REPLY_QUEUE) }
         : undefined,
     });
 
@@ -336,6 +349,11 @@ export class SwitchyardStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', {
       value: monitoring.topic.topicArn,
       description: 'Every alarm notifies this topic: subscribe your pager or chat to it',
+    });
+    new CfnOutput(this, 'BusinessAlarmTopicArn', {
+      value: monitoring.businessTopic.topicArn,
+      description:
+        'The JobsFailed alarm notifies this topic (not the paging one): subscribe the workflows’ owners',
     });
     new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName });
     if (sqsBus) {
@@ -397,6 +415,22 @@ export class SwitchyardStack extends Stack {
     const parkedMapping = mapping('ParkedRepliesFromBroker', parkedQueueOf(REPLY_QUEUE));
     parkedMapping.node.addDependency(replyMapping);
     return [replyMapping, parkedMapping];
+  }
+
+  /**
+   * Scheduler and the sweep's rule invoke the timers function asynchronously: Scheduler's retries
+   * cover only the delivery, so a tick that throws gets Lambda's retries, then lands in the failure
+   * queue (alarmed) instead of vanishing; the repair sweep re-arms its schedule meanwhile.
+   */
+  private retryAsyncInvocations(timers: HandlerFunction, timerQueue: TimerQueue): void {
+    timers.allow('SendFailedInvocations', ['sqs:SendMessage'], [timerQueue.failures.queueArn]);
+    new lambda.EventInvokeConfig(this, 'TimersAsyncInvocations', {
+      function: timers.function,
+      retryAttempts: ASYNC_RETRY_ATTEMPTS,
+      maxEventAge: Duration.hours(6),
+      // Bound by hand: SqsDestination would also grant GetQueueAttributes and GetQueueUrl.
+      onFailure: { bind: () => ({ destination: timerQueue.failures.queueArn }) },
+    }).node.addDependency(timers.role);
   }
 
   private acknowledgeQueuePrefix(functions: HandlerFunction[], prefix: string): void {

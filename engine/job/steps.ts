@@ -30,6 +30,7 @@ import { countTreeJobs, heldByRoot } from './tree-growth.js';
 import {
   correlationIdOf,
   isSettled,
+  JOB_FORMAT_VERSION,
   type JobError,
   type JobRecord,
   type ParentLink,
@@ -624,6 +625,7 @@ export function newJobRecord(params: NewJobParams): JobRecord {
     input: params.input,
     createdAt: params.now,
     updatedAt: params.now,
+    formatVersion: JOB_FORMAT_VERSION,
     rev: 1,
     seq: 0,
     steps,

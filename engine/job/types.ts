@@ -220,6 +220,11 @@ export interface JobRecord {
   holdsSlot?: true;
   /** While `queued`: its place in its workflow's queue (places only grow; lower goes first). */
   queueSeq?: number;
+  /**
+   * The format the record is stored in (`JOB_FORMAT_VERSION` when written by this code); absent in
+   * records written before formats were numbered, which are format 1. `jobFromJson` migrates.
+   */
+  formatVersion?: number;
   /** Incremented by every change: stores write conditionally on it. */
   rev: number;
   /** Completion counter that numbers steps as they complete. */
@@ -235,12 +240,47 @@ export interface JobRecord {
 export type JobJson = Omit<JobRecord, 'steps'> & { steps: StepState[] };
 
 /**
- * A stored job back as a record: every job stored so far, by any version of Switchyard, has the
- * same JSON, so reading one is building its step list. `stored` (just parsed) becomes the record.
+ * The format of the job records this code writes. A change to the stored JSON that older code would
+ * misread raises it and adds the step from the previous format to `MIGRATIONS`: while a deploy runs
+ * old and new code side by side, each reads what the other wrote (old code refuses a newer record,
+ * and the message that brought it is retried until new code takes it).
+ */
+export const JOB_FORMAT_VERSION = 1;
+
+/** Format `n` to `n + 1`, by `n` (none yet: format 1 is the first). */
+const MIGRATIONS: Record<number, (job: JobJson) => JobJson> = {};
+
+/** A stored job written in a format this code does not know (by newer code). */
+export class JobFormatError extends Error {
+  constructor(
+    readonly jobId: string,
+    readonly formatVersion: number,
+  ) {
+    super(
+      `job ${jobId} is stored in format ${formatVersion}, newer than this code's ${JOB_FORMAT_VERSION}: ` +
+        'it was written by a newer Switchyard (a deploy in progress); retry once the deploy is done',
+    );
+    this.name = 'JobFormatError';
+  }
+}
+
+/**
+ * A stored job back as a record, migrated to `JOB_FORMAT_VERSION` (a record without a format is
+ * format 1, as every record before formats were numbered, and is read as it is), then its step
+ * list built. `stored` (just parsed) becomes the record. A record of a newer format throws
+ * `JobFormatError`.
  */
 export function jobFromJson(stored: JobJson): JobRecord {
-  const job = stored as unknown as JobRecord;
-  job.steps = PersistentList.taking(stored.steps);
+  let json = stored;
+  let format = stored.formatVersion ?? 1;
+  if (format > JOB_FORMAT_VERSION) throw new JobFormatError(stored.id, format);
+  for (; format < JOB_FORMAT_VERSION; format++) {
+    const migrate = MIGRATIONS[format];
+    if (!migrate) throw new Error(`no migration of job records from format ${format}`);
+    json = { ...migrate(json), formatVersion: format + 1 };
+  }
+  const job = json as unknown as JobRecord;
+  job.steps = PersistentList.taking(json.steps);
   return job;
 }
 

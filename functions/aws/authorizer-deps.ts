@@ -5,6 +5,7 @@ import { DynamoDbTable } from '../adapters/dynamodb/table.js';
 import { DynamoDbTokens } from '../adapters/dynamodb/tokens.js';
 import type { BearerPrincipalDeps } from '../api/bearer-principal.js';
 import { ScopedTokens } from '../api/scoped-tokens.js';
+import { AUTHORIZER_SDK_TIMEOUTS, sdkClientConfig } from './sdk-clients.js';
 
 /** A caller waits for the authorizer: fewer, shorter retries than the manager's. */
 const AUTHORIZER_RETRIES = { ...DEFAULT_RETRY_POLICY, maxAttempts: 4, maxDelayMs: 1_000 };
@@ -20,13 +21,19 @@ const ROOT_SECRET_REFRESH_MS = 5 * 60_000;
 export function authorizerDepsFromEnv(env: NodeJS.ProcessEnv = process.env): BearerPrincipalDeps {
   const tableName = required(env, 'TABLE_NAME');
   const secretArn = required(env, 'ROOT_TOKEN_SECRET_ARN');
-  const secrets = new SecretsManagerClient({});
+  const secrets = new SecretsManagerClient(sdkClientConfig(AUTHORIZER_SDK_TIMEOUTS));
   const rootSecret = refreshing(ROOT_SECRET_REFRESH_MS, async () => {
     const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: secretArn }));
     if (!SecretString) throw new Error(`the secret ${secretArn} holds no string`);
     return SecretString;
   });
-  const store = new DynamoDbTokens(new DynamoDbTable(new DynamoDBClient({}), tableName, AUTHORIZER_RETRIES));
+  const store = new DynamoDbTokens(
+    new DynamoDbTable(
+      new DynamoDBClient(sdkClientConfig(AUTHORIZER_SDK_TIMEOUTS)),
+      tableName,
+      AUTHORIZER_RETRIES,
+    ),
+  );
   // No cache of its own: API Gateway's cache is the only delay before a revocation holds.
   return { tokens: new ScopedTokens({ store, cacheMs: 0 }), rootSecret };
 }

@@ -12,6 +12,7 @@ import { createLambdaTelemetry, type LambdaTelemetry } from './lambda-telemetry.
 import { lazy } from './lazy.js';
 import { queueRulesOf } from './queue-rules.js';
 import { syncWorkflowSchedules } from './schedule-registration.js';
+import { sdkClientConfig } from './sdk-clients.js';
 
 /** Everything a handler uses, built once per Lambda container. */
 export interface Container {
@@ -25,8 +26,11 @@ export interface Container {
   schedules?: WorkflowSchedules;
 }
 
-/** What the handlers do with the schedules: sync them at registration, re-arm one at its tick. */
-export type WorkflowSchedules = Pick<EventBridgeSchedules, 'sync' | 'rearm'>;
+/**
+ * What the handlers do with the schedules: sync them at registration, re-arm one at its tick, repair
+ * the missing and late ones (the timers function's sweep).
+ */
+export type WorkflowSchedules = Pick<EventBridgeSchedules, 'sync' | 'rearm' | 'repair'>;
 
 /** SDK clients to use instead of the default ones (tests point them at the emulators). */
 export interface ContainerClients {
@@ -77,8 +81,8 @@ export async function createContainer(
   const telemetry = options.telemetry ?? createLambdaTelemetry({ logLevel: env.logLevel });
   const clock = options.clock ?? Date.now;
   const capture: CaptureClient = options.captureClient ?? ((client) => client);
-  const dynamodb = capture(options.clients?.dynamodb ?? new DynamoDBClient({}));
-  const sqs = capture(options.clients?.sqs ?? new SQSClient({}));
+  const dynamodb = capture(options.clients?.dynamodb ?? new DynamoDBClient(sdkClientConfig()));
+  const sqs = capture(options.clients?.sqs ?? new SQSClient(sdkClientConfig()));
   // The timer sweep deletes whole job trees after `retentionDays`; the table's TTL, two days later,
   // only catches what the sweep missed (it deletes item by item, so it must not come first).
   const store = new DynamoDbStore({
@@ -143,10 +147,14 @@ function lazySchedules(
       import('@aws-sdk/client-scheduler'),
       import('./eventbridge-schedules.js'),
     ]);
-    return new EventBridgeSchedules({ ...options, client: capture(client ?? new SchedulerClient({})) });
+    return new EventBridgeSchedules({
+      ...options,
+      client: capture(client ?? new SchedulerClient(sdkClientConfig())),
+    });
   });
   return {
     sync: async (definition, formerKeys) => (await load()).sync(definition, formerKeys),
     rearm: async (workflow, key, next) => (await load()).rearm(workflow, key, next),
+    repair: async (definition, targetArn) => (await load()).repair(definition, targetArn),
   };
 }

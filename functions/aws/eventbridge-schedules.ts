@@ -39,7 +39,17 @@ export interface SyncResult {
   ahead: { name: string; aheadMs: number }[];
 }
 
-/** An EventBridge retry of a failed invocation: its events arrive for a day at most (the service's own bound). */
+/** What a schedule invokes, with which role. */
+interface Target {
+  Arn?: string;
+  RoleArn?: string;
+}
+
+/**
+ * Scheduler's retries of an invocation it could not deliver (the target throttled or unreachable),
+ * for a day at most. They do not cover a tick the timers function took and then failed: Lambda
+ * retries that one (the stack's EventInvokeConfig), and the repair sweep re-arms its schedule.
+ */
 const RETRY_POLICY = { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 };
 /** A schedule whose one tick passed without being re-armed is re-armed this far ahead. */
 const REPAIR_DELAY_MS = 60_000;
@@ -68,7 +78,11 @@ export class EventBridgeSchedules {
    * it is re-armed for its next tick), and left alone otherwise; the schedules of `formerKeys` the
    * definition no longer has are deleted.
    */
-  async sync(definition: WorkflowDefinition, formerKeys: Iterable<string>): Promise<SyncResult> {
+  async sync(
+    definition: WorkflowDefinition,
+    formerKeys: Iterable<string>,
+    target: Target = this.target,
+  ): Promise<SyncResult> {
     const result: SyncResult = { created: [], updated: [], deleted: [], unchanged: [], ahead: [] };
     const wanted = new Map((definition.schedules ?? []).map((schedule) => [scheduleKey(schedule), schedule]));
     for (const [key, schedule] of wanted) {
@@ -77,14 +91,16 @@ export class EventBridgeSchedules {
       if (!existing) {
         const next = nextTick(schedule, this.clock());
         if (next === undefined) continue;
-        await this.write('create', this.input(definition.name, key, next, next)).catch(async (error) => {
-          // Created meanwhile by another registration of the same definition: it holds the same.
-          if (!(error instanceof ConflictException)) throw error;
-        });
+        await this.write('create', this.input(definition.name, key, next, next, target)).catch(
+          async (error) => {
+            // Created meanwhile by another registration of the same definition: it holds the same.
+            if (!(error instanceof ConflictException)) throw error;
+          },
+        );
         result.created.push(name);
         continue;
       }
-      const repair = this.repairOf(definition.name, key, schedule, existing);
+      const repair = this.repairOf(definition.name, key, schedule, existing, target);
       if (repair) {
         await this.write('update', repair.input);
         result.updated.push(name);
@@ -107,6 +123,15 @@ export class EventBridgeSchedules {
   }
 
   /**
+   * The repair sweep (the timers function, every few minutes): each of the definition's schedules
+   * that is missing, disabled, or whose tick passed without being re-armed (a tick that failed for
+   * good) is created or re-armed, invoking `targetArn`; the others are left alone. Nothing is deleted.
+   */
+  async repair(definition: WorkflowDefinition, targetArn: string): Promise<SyncResult> {
+    return this.sync(definition, [], { Arn: targetArn, RoleArn: this.options.roleArn });
+  }
+
+  /**
    * After a tick: the schedule fires next at `next`. Read, then written whole (UpdateSchedule replaces
    * every field): its target stays as the registration made it.
    */
@@ -124,22 +149,25 @@ export class EventBridgeSchedules {
     key: string,
     schedule: ScheduleDefinition,
     existing: GetScheduleOutput,
+    target: Target,
   ): { input: CreateScheduleInput; aheadMs?: number } | undefined {
     const now = this.clock();
     const armedFor = atTime(existing.ScheduleExpression);
     const pendingTick = tickOf(existing.Target?.Input);
     const stale = armedFor === undefined || armedFor < now - REPAIR_DELAY_MS;
     const aheadMs = this.aheadOf(schedule, pendingTick ?? armedFor, now);
-    const retargeted =
-      existing.Target?.Arn !== this.options.targetArn || existing.Target?.RoleArn !== this.options.roleArn;
+    const retargeted = existing.Target?.Arn !== target.Arn || existing.Target?.RoleArn !== target.RoleArn;
     if (!stale && aheadMs === undefined && !retargeted && existing.State === 'ENABLED') return undefined;
     if (!stale && aheadMs === undefined && armedFor !== undefined && pendingTick !== undefined) {
-      return { input: this.input(workflow, key, armedFor, pendingTick) };
+      return { input: this.input(workflow, key, armedFor, pendingTick, target) };
     }
     // The tick it was armed for passed unhandled: fire soon, for that tick (its job and any missed
     // since). Armed ahead: for the next tick from now.
     const tick = (aheadMs === undefined ? pendingTick : undefined) ?? nextTick(schedule, now) ?? now;
-    return { input: this.input(workflow, key, Math.max(tick, now + REPAIR_DELAY_MS), tick), aheadMs };
+    return {
+      input: this.input(workflow, key, Math.max(tick, now + REPAIR_DELAY_MS), tick, target),
+      aheadMs,
+    };
   }
 
   /**
@@ -157,12 +185,17 @@ export class EventBridgeSchedules {
     return next !== undefined && armedTick > next ? armedTick - next : undefined;
   }
 
+  /** The registration's target: the function and role of the environment. */
+  private get target(): Target {
+    return { Arn: this.options.targetArn, RoleArn: this.options.roleArn };
+  }
+
   private input(
     workflow: string,
     key: string,
     fireAt: number,
     tick: number,
-    to: { Arn?: string; RoleArn?: string } = { Arn: this.options.targetArn, RoleArn: this.options.roleArn },
+    to: Target,
   ): CreateScheduleInput {
     if (!to.Arn || !to.RoleArn) {
       throw new Error('SCHEDULE_TARGET_ARN is not set: this function cannot create schedules');

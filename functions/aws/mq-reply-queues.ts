@@ -2,6 +2,10 @@ import { type Channel, type ChannelModel, type ConfirmChannel, connect } from 'a
 import type { Logger } from '../telemetry/telemetry.js';
 import type { AmazonMqRabbitMessage } from './amazon-mq-event.js';
 import { headerScalar } from './amazon-mq-event.js';
+import { parkedQueueOf } from './parked-queue.js';
+
+// Its name has a module of its own, without amqplib: the timers function measures it on both buses' bundles.
+export { parkedQueueOf };
 
 /**
  * Deliveries of a reply before the broker dead-letters it to the parked queue: the same bound SQS
@@ -12,11 +16,6 @@ export const REPLY_MAX_DELIVERIES = 10;
 export const PARKED_MAX_DELIVERIES = 100;
 /** The header a parked reply carries: why it was parked. */
 export const PARKED_REASON_HEADER = 'x-parked-reason';
-
-/** Where replies that could not be handled wait for the manager to drain them: `<reply queue>.parked`. */
-export function parkedQueueOf(replyQueue: string): string {
-  return `${replyQueue}.parked`;
-}
 
 /**
  * The reply queue as a quorum queue: the broker counts deliveries (Lambda requeues a batch whose

@@ -5,6 +5,7 @@ import { RabbitMqBus } from '../adapters/rabbitmq/bus.js';
 import { readBrokerUrl } from './broker-url.js';
 import type { BusFactory } from './container.js';
 import { declareReplyQueues } from './mq-reply-queues.js';
+import { sdkClientConfig } from './sdk-clients.js';
 
 /** The broker URL each bus was built with: the replies handler parks over a connection of its own. */
 const brokerUrls = new WeakMap<Bus, string>();
@@ -21,7 +22,7 @@ export const rabbitMqBusFactory: BusFactory = async (input): Promise<Bus> => {
   const { env, telemetry } = input;
   const { bus } = env;
   if (bus.kind !== 'rabbitmq') throw new Error(`the RabbitMQ bus cannot be built for BUS=${bus.kind}`);
-  const secretsManager = input.secretsManager ?? new SecretsManagerClient({});
+  const secretsManager = input.secretsManager ?? new SecretsManagerClient(sdkClientConfig());
   const url = await readBrokerUrl(
     input.captureClient ? input.captureClient(secretsManager) : secretsManager,
     bus.secretArn,

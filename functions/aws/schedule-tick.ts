@@ -17,7 +17,8 @@ export interface ScheduleTickDeps {
  * A tick from EventBridge Scheduler: the jobs of the ticks due from the event's tick to now (that
  * tick, and any missed since: each once, or the latest, per `catchUp`), each under its derived id, so
  * an event delivered twice starts nothing more; then the schedule is armed for the next tick. A
- * failure throws, and EventBridge invokes again (its retry policy).
+ * failure throws: Lambda invokes again (twice, then the failure queue), and should every try fail,
+ * the repair sweep re-arms the schedule for the tick it missed (functions/handlers/timers.ts).
  */
 export async function handleScheduleTick(event: ScheduleTickEvent, deps: ScheduleTickDeps): Promise<void> {
   const { logger } = deps;

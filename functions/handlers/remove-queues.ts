@@ -2,6 +2,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { createLambdaTelemetry } from '../aws/lambda-telemetry.js';
 import { removeRunTimeQueues } from '../aws/run-time-queues.js';
+import { sdkClientConfig } from '../aws/sdk-clients.js';
 import type { Logger } from '../telemetry/telemetry.js';
 
 /** The custom resource's properties (infra/constructs/run-time-queue-removal.ts). */
@@ -48,7 +49,7 @@ let built: RemoveQueuesHandler | undefined;
 
 export const handler: RemoveQueuesHandler = (event) => {
   built ??= createRemoveQueuesHandler({
-    sqs: new SQSClient({}),
+    sqs: new SQSClient(sdkClientConfig()),
     logger: createLambdaTelemetry({ logLevel: 'info' }).logger,
   });
   return built(event);

@@ -1,10 +1,17 @@
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context, ScheduledEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type Housekeeping, type Timer, timerId, type WorkflowRegistry } from '../../engine/index.js';
 import { decodeTimer, type SqsTimers } from '../adapters/sqs/timers.js';
 import { BUNDLED_BUSES } from '../aws/bus-factories.js';
+import type { Container } from '../aws/container.js';
 import { drainingInvocation, type ManagerHandlerDeps } from '../aws/draining-invocation.js';
 import type { EventBridgeSchedules } from '../aws/eventbridge-schedules.js';
 import { fromEnvironment } from '../aws/from-env.js';
+import { parkedQueueOf } from '../aws/parked-queue.js';
+import type { QueueMetricsReport } from '../aws/queue-metrics.js';
+import { measureQueues } from '../aws/queue-metrics.js';
+import { publishQueueMetrics } from '../aws/queue-metrics-emf.js';
+import { repairSchedules, SCHEDULE_REPAIR_EVERY_MINUTES } from '../aws/schedule-repair.js';
 import { handleScheduleTick } from '../aws/schedule-tick.js';
 import { isScheduleTickEvent, type ScheduleTickEvent } from '../aws/schedule-tick-event.js';
 import { settleSqsBatch } from '../aws/sqs-batch.js';
@@ -21,10 +28,21 @@ export interface TimersDeps extends ManagerHandlerDeps {
   recoverAfterMs?: number;
   /** Finished jobs older than this many days are deleted, by the sweep at the top of each hour. @default 0 (never) */
   retentionDays?: number;
-  /** Workflow schedules' ticks (EventBridge Scheduler invokes this function at each). */
+  /**
+   * The RabbitMQ bus: the manager's queue metrics, measured and published by every sweep (Amazon MQ
+   * for RabbitMQ 4 publishes none per queue; functions/aws/queue-metrics.ts).
+   */
+  queueMetrics?: {
+    measure: () => Promise<QueueMetricsReport>;
+    publish: (report: QueueMetricsReport) => void;
+  };
+  /**
+   * Workflow schedules' ticks (EventBridge Scheduler invokes this function at each), and their
+   * repair every 10th minute of the sweep (functions/aws/schedule-repair.ts).
+   */
   scheduleTicks?: {
-    registry: Pick<WorkflowRegistry, 'getWorkflow'>;
-    schedules: Pick<EventBridgeSchedules, 'rearm'>;
+    registry: Pick<WorkflowRegistry, 'getWorkflow' | 'listWorkflows'>;
+    schedules: Pick<EventBridgeSchedules, 'rearm' | 'repair'>;
   };
 }
 
@@ -39,8 +57,9 @@ const MAX_SWEEP_ROUNDS = 20;
  * that is not due yet (more than 15 minutes out when armed) is sent again with a new delay. Every
  * minute (EventBridge): the sweep fires the store's due timers whose message was lost or never sent,
  * and sends again the outbox entries older than a minute, the work of a handler that crashed or ran
- * out of time between storing a transition and sending its requests. From EventBridge Scheduler: a
- * workflow schedule's tick (functions/aws/schedule-tick.ts).
+ * out of time between storing a transition and sending its requests; at 5, 15, 25… past the hour it
+ * also re-arms the workflow schedules whose chain broke (functions/aws/schedule-repair.ts). From
+ * EventBridge Scheduler: a workflow schedule's tick (functions/aws/schedule-tick.ts).
  */
 export function createTimersHandler(deps: TimersDeps): TimersHandler {
   const { manager, store, telemetry } = deps;
@@ -62,7 +81,7 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
     if (due.length > 0) await manager.fireTimers(due);
   };
 
-  const sweep = async (): Promise<void> => {
+  const sweep = async (context: Context | undefined): Promise<void> => {
     const now = clock();
     const pageSize = deps.sweepPageSize ?? 500;
     let fired = 0;
@@ -79,11 +98,28 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
     }
     const recovered = await manager.recover({ createdBefore: now - (deps.recoverAfterMs ?? 60_000) });
     let deleted = 0;
-    if (deps.retentionDays && new Date(now).getUTCMinutes() === 0) {
+    const minute = new Date(now).getUTCMinutes();
+    if (deps.retentionDays && minute === 0) {
       deleted = await store.deleteFinishedJobs(now - deps.retentionDays * 86_400_000);
     }
-    if (fired > 0 || recovered > 0 || deleted > 0)
-      telemetry.logger.info('timer sweep', { fired, recovered, deleted });
+    let repaired = 0;
+    // The schedules invoke this function as it was invoked now (its alias, deployed).
+    if (deps.scheduleTicks && context && minute % SCHEDULE_REPAIR_EVERY_MINUTES === 5) {
+      repaired = await repairSchedules(
+        { ...deps.scheduleTicks, logger: telemetry.logger },
+        context.invokedFunctionArn,
+      );
+    }
+    if (deps.queueMetrics) {
+      const report = await deps.queueMetrics.measure();
+      deps.queueMetrics.publish(report);
+      if (report.unknown.length > 0)
+        telemetry.logger.warn('queues not measured', {
+          queues: report.unknown.map((entry) => `${entry.queue}: ${entry.error}`).join('; '),
+        });
+    }
+    if (fired > 0 || recovered > 0 || deleted > 0 || repaired > 0)
+      telemetry.logger.info('timer sweep', { fired, recovered, deleted, repaired });
   };
 
   return (event, context) =>
@@ -105,7 +141,7 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
           telemetry.logger,
         );
       }
-      await sweep();
+      await sweep(context);
       return undefined;
     });
 }
@@ -115,7 +151,27 @@ const fromEnv = fromEnvironment(BUNDLED_BUSES, (container) =>
     ...container,
     retentionDays: container.env.retentionDays,
     scheduleTicks: container.schedules && { registry: container.store, schedules: container.schedules },
+    queueMetrics: container.env.bus.kind === 'rabbitmq' ? brokerQueueMetrics(container) : undefined,
   }),
 );
+
+/** The RabbitMQ bus's queues, measured through the container's bus, published as EMF. */
+function brokerQueueMetrics(container: Container): TimersDeps['queueMetrics'] {
+  const metrics = new Metrics({
+    namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'Switchyard',
+    serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'switchyard',
+  });
+  return {
+    measure: () =>
+      measureQueues({
+        registry: container.store,
+        bus: container.bus,
+        outbox: container.store,
+        managerQueues: [container.env.replyQueue, parkedQueueOf(container.env.replyQueue)],
+        clock: Date.now,
+      }),
+    publish: (report) => publishQueueMetrics(metrics, report),
+  };
+}
 
 export const handler: TimersHandler = async (event, context) => (await fromEnv())(event, context);

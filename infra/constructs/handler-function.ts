@@ -34,7 +34,7 @@ export interface HandlerFunctionProps {
 }
 
 /**
- * One handler as a Lambda function: Node.js 22 on arm64, bundled locally with esbuild, its own log group,
+ * One handler as a Lambda function: Node.js 24 on arm64, bundled locally with esbuild, its own log group,
  * and a role that starts with nothing but writing to that log group (no AWS managed policies).
  */
 export class HandlerFunction extends Construct {

@@ -1,4 +1,5 @@
 import { Duration, Validations } from 'aws-cdk-lib';
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -7,6 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { QUEUE_DIMENSION, QUEUE_METRIC_NAMES } from '../../functions/aws/queue-metrics-emf.js';
 
 /** Where Powertools metrics land: POWERTOOLS_METRICS_NAMESPACE and its default `service` dimension. */
 export const METRICS_NAMESPACE = 'Switchyard';
@@ -24,11 +26,21 @@ export const QUEUE_AGE_THRESHOLDS = {
   deadLetters: 3 * 24 * 60 * 60,
 } as const;
 
-/** A queue of the Amazon MQ broker, as CloudWatch's AWS/AmazonMQ per-queue metrics name it. */
-export interface BrokerQueue {
+/** Age of the oldest step request (SQS) above which no worker takes requests: 30 minutes. */
+export const STEP_QUEUE_AGE_SECONDS = 30 * 60;
+/** A request stored and not sent this long is one the bus keeps refusing (the sweep re-sends every minute). */
+export const UNSENT_REQUEST_AGE_SECONDS = 15 * 60;
+/** A function that ran this close to its timeout (maximum Duration) is about to time out. */
+export const NEAR_TIMEOUT = 0.9;
+/** CloudWatch metric math takes at most 10 metrics per alarm. */
+const METRICS_PER_ALARM = 10;
+
+/** The Amazon MQ broker and its queues, measured by the manager (Amazon MQ for RabbitMQ 4 publishes no per-queue metrics). */
+export interface BrokerMonitoring {
+  /** The broker's name: the `Broker` dimension of AWS/AmazonMQ's broker metrics. */
   brokerName: string;
-  queue: string;
-  vhost: string;
+  replyQueue: string;
+  parkedQueue: string;
 }
 
 export interface MonitoringProps {
@@ -37,10 +49,18 @@ export interface MonitoringProps {
   /** Queues whose oldest message must not get older than the threshold, in seconds. */
   queueAges: Record<string, { queue: sqs.IQueue; seconds: number }>;
   /** Functions by a readable name. */
-  functions: Record<string, lambda.IFunction>;
+  functions: Record<string, lambda.Function>;
+  /** The API's stage: 5XX errors and latency. */
+  apiStage: apigateway.Stage;
+  /** The step queues deployed with the stack (SQS bus): the age of their oldest request. */
+  stepQueues: readonly sqs.IQueue[];
+  /** The table's global secondary indexes. */
+  tableIndexes: readonly string[];
+  /** The EventBridge Scheduler group of the workflow schedules. */
+  scheduleGroup: string;
   table: dynamodb.ITable;
-  /** The Amazon MQ reply queue and the parked queue (RabbitMQ bus). */
-  broker?: { replies: BrokerQueue; parked: BrokerQueue };
+  /** The Amazon MQ broker (RabbitMQ bus). */
+  broker?: BrokerMonitoring;
   /** With an address, the alarm topic is subscribed by email. */
   alarmEmail?: string;
   /** Titles the dashboard. */
@@ -49,12 +69,16 @@ export interface MonitoringProps {
 
 /**
  * Alarms on what needs a person, every one notifying one SNS topic (subscribe your pager to it, or
- * give `-c alarmEmail`), and a CloudWatch dashboard of jobs, steps, queues and functions.
+ * give `-c alarmEmail`); business failures (jobs that failed) on a topic of their own, which nobody
+ * is paged by; and a CloudWatch dashboard of jobs, steps, queues and functions.
  * docs/deploying.md says what each alarm means.
  */
 export class Monitoring extends Construct {
   readonly alarms: cloudwatch.Alarm[] = [];
+  /** The paging topic: the system needs a person. */
   readonly topic: sns.Topic;
+  /** Jobs that failed: the workflows' business, not the system's health. */
+  readonly businessTopic: sns.Topic;
   readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
@@ -69,6 +93,15 @@ export class Monitoring extends Construct {
         'Alarm notifications hold alarm names, states and metric values, no job data; CloudWatch cannot publish to a topic encrypted with the AWS managed SNS key, and a customer key would cost more than the topic.',
     });
     if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    this.businessTopic = new sns.Topic(this, 'BusinessTopic', {
+      displayName: `${props.stackName} failed jobs`,
+      enforceSSL: true,
+    });
+    Validations.of(this.businessTopic).acknowledge({
+      id: 'AwsSolutions-SNS2',
+      reason:
+        'Business alarm notifications hold an alarm name, state and count, no job data; CloudWatch cannot publish to a topic encrypted with the AWS managed SNS key.',
+    });
 
     const atLeastOnce = {
       threshold: 1,
@@ -106,7 +139,16 @@ export class Monitoring extends Construct {
         alarmDescription: `Lambda throttled the ${name} function (reserved or account concurrency reached)`,
         metric: fn.metricThrottles(fiveMinutes),
       });
+      const timeout = fn.timeout?.toMilliseconds() ?? 3_000;
+      this.alarm(`${name}DurationNearTimeout`, {
+        ...atLeastOnce,
+        threshold: Math.floor(timeout * NEAR_TIMEOUT),
+        alarmDescription: `An invocation of the ${name} function ran past ${NEAR_TIMEOUT * 100}% of its ${timeout / 1000} s timeout`,
+        metric: fn.metricDuration({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      });
     }
+    this.apiAlarms(props.apiStage);
+    this.stepQueueAlarms(props.stepQueues);
     for (const metricName of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
       this.alarm(`Table${metricName}`, {
         ...atLeastOnce,
@@ -114,36 +156,163 @@ export class Monitoring extends Construct {
         metric: props.table.metric(metricName, fiveMinutes),
       });
     }
-    this.alarm('JobsFailed', {
+    // An index's throttling is its own (the table's metrics leave it out), and throttles the table's writes too.
+    const indexThrottles = Object.fromEntries(
+      props.tableIndexes.flatMap((index, i) =>
+        ['ReadThrottleEvents', 'WriteThrottleEvents'].map((metricName) => [
+          `${metricName === 'ReadThrottleEvents' ? 'r' : 'w'}${i}`,
+          props.table.metric(metricName, {
+            ...fiveMinutes,
+            dimensionsMap: { TableName: props.table.tableName, GlobalSecondaryIndexName: index },
+          }),
+        ]),
+      ),
+    );
+    this.alarm('TableIndexThrottleEvents', {
       ...atLeastOnce,
-      alarmDescription: 'Jobs failed (the JobsFailed metric the handlers emit with Powertools)',
-      metric: switchyardMetric('JobsFailed'),
+      alarmDescription: `DynamoDB throttled the table's global secondary indexes (${props.tableIndexes.join(', ')})`,
+      metric: new cloudwatch.MathExpression({
+        expression: Object.keys(indexThrottles).join(' + '),
+        usingMetrics: indexThrottles,
+        period: Duration.minutes(5),
+        label: 'index throttle events',
+      }),
     });
+    this.schedulerAlarms(props.scheduleGroup);
+    // A failed job is the workflow's business (a worker said no): its own topic, which pages nobody.
+    this.alarm(
+      'JobsFailed',
+      {
+        ...atLeastOnce,
+        alarmDescription: 'Jobs failed (the JobsFailed metric the handlers emit with Powertools): not paging',
+        metric: switchyardMetric('JobsFailed'),
+      },
+      this.businessTopic,
+    );
     if (props.broker) this.brokerAlarms(props.broker);
     this.dashboard = this.buildDashboard(props);
   }
 
   /**
-   * The reply queue's depth, its consumers (the event source mapping: none means it stopped or was
-   * disabled; CloudWatch has no metric of a mapping's state) and the parked queue.
+   * API Gateway's view: 5XX answers (the function failed or timed out, API Gateway's own faults) and
+   * latency near the 29-second integration limit.
    */
-  private brokerAlarms(broker: { replies: BrokerQueue; parked: BrokerQueue }): void {
+  private apiAlarms(stage: apigateway.Stage): void {
+    this.alarm('ApiServerErrors', {
+      threshold: 5,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: 'The API answered 5 or more 5XX errors in 5 minutes',
+      metric: stage.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }),
+    });
+    this.alarm('ApiLatency', {
+      threshold: 10_000,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription:
+        "The API's p99 latency stayed at 10 s or more for 15 minutes (the integration limit is 29 s)",
+      metric: stage.metricLatency({ period: Duration.minutes(5), statistic: 'p99' }),
+    });
+  }
+
+  /** The oldest request of the step queues (SQS): no worker takes requests. Ten queues per alarm. */
+  private stepQueueAlarms(queues: readonly sqs.IQueue[]): void {
+    for (let first = 0; first < queues.length; first += METRICS_PER_ALARM) {
+      const ages = Object.fromEntries(
+        queues
+          .slice(first, first + METRICS_PER_ALARM)
+          .map((queue, i) => [
+            `q${i}`,
+            queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+          ]),
+      );
+      const suffix = first === 0 ? '' : String(first / METRICS_PER_ALARM + 1);
+      this.alarm(`StepQueuesAge${suffix}`, {
+        threshold: STEP_QUEUE_AGE_SECONDS,
+        evaluationPeriods: 2,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription: `A step request has waited ${STEP_QUEUE_AGE_SECONDS / 60} minutes for a worker`,
+        metric: new cloudwatch.MathExpression({
+          expression: `MAX([${Object.keys(ages).join(', ')}])`,
+          usingMetrics: ages,
+          period: Duration.minutes(1),
+          label: 'oldest step request (s)',
+        }),
+      });
+    }
+  }
+
+  /**
+   * The broker: its memory, disk and CPU (AWS/AmazonMQ's broker metrics, which RabbitMQ 4 still
+   * has), and the manager's own measurements of its queues (the timers function's sweep publishes
+   * them: functions/aws/queue-metrics.ts), as Amazon MQ for RabbitMQ 4 publishes none per queue.
+   */
+  private brokerAlarms(broker: BrokerMonitoring): void {
+    const brokerMetric = (metricName: string) =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/AmazonMQ',
+        metricName,
+        dimensionsMap: { Broker: broker.brokerName },
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      });
+    const sustained = {
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    };
+    this.alarm('BrokerMemoryHigh', {
+      ...sustained,
+      threshold: 0.8,
+      alarmDescription:
+        'The broker used 80% of its memory limit for 15 minutes (at the limit it blocks publishers)',
+      metric: new cloudwatch.MathExpression({
+        expression: 'used / limit',
+        usingMetrics: { used: brokerMetric('RabbitMQMemUsed'), limit: brokerMetric('RabbitMQMemLimit') },
+        period: Duration.minutes(5),
+      }),
+    });
+    this.alarm('BrokerDiskLow', {
+      ...sustained,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
+      threshold: 2,
+      alarmDescription:
+        "The broker's free disk stayed under twice its limit for 15 minutes (at the limit it blocks publishers)",
+      metric: new cloudwatch.MathExpression({
+        expression: 'free / limit',
+        usingMetrics: {
+          free: brokerMetric('RabbitMQDiskFree'),
+          limit: brokerMetric('RabbitMQDiskFreeLimit'),
+        },
+        period: Duration.minutes(5),
+      }),
+    });
+    this.alarm('BrokerCpuHigh', {
+      ...sustained,
+      threshold: 85,
+      alarmDescription: "The broker's CPU stayed at 85% or more for 15 minutes",
+      metric: brokerMetric('SystemCpuUtilization'),
+    });
     this.alarm('ReplyQueueDepth', {
       threshold: 1000,
       evaluationPeriods: 5,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: 'Replies pile up in the Amazon MQ reply queue (1000 or more for 5 minutes)',
-      metric: brokerQueueMetric(broker.replies, 'MessageCount'),
+      metric: queueMetric(QUEUE_METRIC_NAMES.depth, broker.replyQueue),
     });
+    // Missing data breaches: the sweep publishes every minute, so none means nobody measures either.
     this.alarm('ReplyQueueConsumers', {
       threshold: 1,
       evaluationPeriods: 5,
       comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
       alarmDescription:
-        'Nothing consumes the Amazon MQ reply queue: the event source mapping stopped, is disabled, or cannot log in',
-      metric: brokerQueueMetric(broker.replies, 'ConsumerCount', 'Minimum'),
+        'Nothing consumes the Amazon MQ reply queue (or nothing measured it): the event source mapping stopped, is disabled, or cannot log in',
+      metric: queueMetric(QUEUE_METRIC_NAMES.consumers, broker.replyQueue, 'Minimum'),
     });
     this.alarm('ParkedRepliesDepth', {
       threshold: 1,
@@ -151,14 +320,57 @@ export class Monitoring extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: 'Parked replies are not drained (15 minutes): the store may be down',
-      metric: brokerQueueMetric(broker.parked, 'MessageCount', 'Minimum'),
+      metric: queueMetric(QUEUE_METRIC_NAMES.depth, broker.parkedQueue, 'Minimum'),
+    });
+    this.alarm('UnsentRequestsAge', {
+      threshold: UNSENT_REQUEST_AGE_SECONDS,
+      evaluationPeriods: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `A stored request has not been sent for ${UNSENT_REQUEST_AGE_SECONDS / 60} minutes: the broker refuses it`,
+      metric: switchyardMetric(QUEUE_METRIC_NAMES.oldestUnsent, {
+        period: Duration.minutes(1),
+        statistic: 'Maximum',
+      }),
     });
   }
 
-  private alarm(id: string, props: cloudwatch.AlarmProps): void {
+  /**
+   * Scheduler's own failures, per schedule group (AWS/Scheduler): an invocation of the timers
+   * function it could not make (TargetErrorCount: the role, its trust policy or the function is
+   * wrong), and ticks it dropped after its retries (InvocationDroppedCount). Nothing else would say so.
+   */
+  private schedulerAlarms(group: string): void {
+    const schedulerMetric = (metricName: string) =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/Scheduler',
+        metricName,
+        dimensionsMap: { ScheduleGroup: group },
+        period: Duration.minutes(5),
+        statistic: 'Sum',
+      });
+    const atLeastOnce = {
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    };
+    this.alarm('SchedulerTargetErrors', {
+      ...atLeastOnce,
+      alarmDescription: `EventBridge Scheduler could not invoke the timers function for a schedule of ${group}`,
+      metric: schedulerMetric('TargetErrorCount'),
+    });
+    this.alarm('SchedulerInvocationsDropped', {
+      ...atLeastOnce,
+      alarmDescription: `EventBridge Scheduler dropped a tick of ${group} after its retries`,
+      metric: schedulerMetric('InvocationDroppedCount'),
+    });
+  }
+
+  private alarm(id: string, props: cloudwatch.AlarmProps, topic: sns.Topic = this.topic): void {
     const alarm = new cloudwatch.Alarm(this, id, props);
-    alarm.addAlarmAction(new actions.SnsAction(this.topic));
-    alarm.addOkAction(new actions.SnsAction(this.topic));
+    alarm.addAlarmAction(new actions.SnsAction(topic));
+    alarm.addOkAction(new actions.SnsAction(topic));
     this.alarms.push(alarm);
   }
 
@@ -217,10 +429,12 @@ export class Monitoring extends Construct {
         new cloudwatch.GraphWidget({
           title: 'Amazon MQ reply queues',
           left: [
-            brokerQueueMetric(props.broker.replies, 'MessageCount', 'Maximum', 'replies'),
-            brokerQueueMetric(props.broker.parked, 'MessageCount', 'Maximum', 'parked'),
+            queueMetric(QUEUE_METRIC_NAMES.depth, props.broker.replyQueue, 'Maximum', 'replies'),
+            queueMetric(QUEUE_METRIC_NAMES.depth, props.broker.parkedQueue, 'Maximum', 'parked'),
           ],
-          right: [brokerQueueMetric(props.broker.replies, 'ConsumerCount', 'Minimum', 'reply consumers')],
+          right: [
+            queueMetric(QUEUE_METRIC_NAMES.consumers, props.broker.replyQueue, 'Minimum', 'reply consumers'),
+          ],
           width: 12,
         }),
       );
@@ -240,17 +454,15 @@ function switchyardMetric(metricName: string, options: cloudwatch.MetricOptions 
   });
 }
 
-/** Amazon MQ for RabbitMQ's per-queue metrics (dimensions Broker, VirtualHost, Queue). */
-function brokerQueueMetric(
-  queue: BrokerQueue,
+/** A queue metric the manager publishes (functions/aws/queue-metrics-emf.ts), per minute. */
+function queueMetric(
   metricName: string,
+  queue: string,
   statistic = 'Maximum',
   label?: string,
 ): cloudwatch.Metric {
-  return new cloudwatch.Metric({
-    namespace: 'AWS/AmazonMQ',
-    metricName,
-    dimensionsMap: { Broker: queue.brokerName, VirtualHost: queue.vhost, Queue: queue.queue },
+  return switchyardMetric(metricName, {
+    dimensionsMap: { service: SERVICE_NAME, [QUEUE_DIMENSION]: queue },
     period: Duration.minutes(1),
     statistic,
     label,

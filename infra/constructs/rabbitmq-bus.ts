@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Fn, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as amazonmq from 'aws-cdk-lib/aws-amazonmq';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -18,6 +19,22 @@ export interface RabbitMqBusProps {
   tracing: boolean;
   destroy: boolean;
   logRetentionDays: number;
+}
+
+/**
+ * The broker's name: the stack's, and a hash of the settings whose change makes CloudFormation
+ * replace the broker (deployment mode, subnets). A fixed name would stop that replacement
+ * (CloudFormation cannot replace a resource with a custom name); with the hash, the new broker is
+ * created beside the old one, which is deleted after (docs/deploying.md, "Replacing the broker").
+ * At most 50 characters, Amazon MQ's limit.
+ */
+export function brokerNameOf(stackName: string, broker: BrokerSettings, subnets: number): string {
+  const replacing = JSON.stringify({
+    mode: broker.deploymentMode,
+    subnets: broker.deploymentMode === 'SINGLE_INSTANCE' ? 1 : subnets,
+  });
+  const hash = createHash('sha256').update(replacing).digest('hex').slice(0, 8);
+  return `${stackName.slice(0, 32)}-rabbitmq-${hash}`;
 }
 
 /**
@@ -93,7 +110,7 @@ export class RabbitMqBus extends Construct {
     });
 
     const isolated = this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_ISOLATED }).subnetIds;
-    this.brokerName = `${props.stackName}-rabbitmq`.slice(0, 50);
+    this.brokerName = brokerNameOf(props.stackName, props.broker, isolated.length);
     this.broker = new amazonmq.CfnBroker(this, 'Broker', {
       brokerName: this.brokerName,
       engineType: 'RABBITMQ',
@@ -142,8 +159,9 @@ export class RabbitMqBus extends Construct {
 
   /**
    * DynamoDB through a free gateway endpoint; SQS (timer queue), Secrets Manager (broker password,
-   * read by the functions and by the event source mapping) and Lambda (the event source mapping
-   * invokes the replies function from the broker's subnets) through interface endpoints.
+   * read by the functions and by the event source mapping), Lambda (the event source mapping
+   * invokes the replies function from the broker's subnets) and EventBridge Scheduler (registering
+   * a workflow writes its schedules, each tick re-arms its own) through interface endpoints.
    */
   private addEndpoints(tracing: boolean): void {
     const subnets = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
@@ -164,6 +182,8 @@ export class RabbitMqBus extends Construct {
       Sqs: ec2.InterfaceVpcEndpointAwsService.SQS,
       SecretsManager: ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER,
       Lambda: ec2.InterfaceVpcEndpointAwsService.LAMBDA,
+      // CDK has no constant for it: com.amazonaws.<region>.scheduler (Scheduler supports PrivateLink).
+      Scheduler: new ec2.InterfaceVpcEndpointAwsService('scheduler'),
     };
     if (tracing) services.XRay = ec2.InterfaceVpcEndpointAwsService.XRAY;
     for (const [name, service] of Object.entries(services)) {

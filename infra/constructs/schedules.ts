@@ -16,7 +16,13 @@ const SYNC_ACTIONS = [
   'scheduler:UpdateSchedule',
   'scheduler:DeleteSchedule',
 ];
-const REARM_ACTIONS = ['scheduler:GetSchedule', 'scheduler:UpdateSchedule'];
+/** The timers function re-arms a schedule at each tick, and its repair sweep creates a missing one. */
+const REARM_ACTIONS = ['scheduler:GetSchedule', 'scheduler:UpdateSchedule', 'scheduler:CreateSchedule'];
+
+/** The stack's schedule group: `<stackName>-workflows`, cut to Scheduler's 64 characters. */
+export function scheduleGroupName(stackName: string): string {
+  return `${stackName}-workflows`.slice(0, 64);
+}
 
 /**
  * Workflow schedules (`schedules:`) on EventBridge Scheduler: the stack's schedule group, which the
@@ -29,29 +35,32 @@ export class WorkflowSchedules extends Construct {
   readonly invokeRole: iam.Role;
   /** `arn:…:schedule/<group>/*`: the schedules are named at run time, from the workflows. */
   readonly schedulesArn: string;
+  /** `arn:…:schedule-group/<group>`: what Scheduler names as the source when it takes the role. */
+  readonly groupArn: string;
 
   constructor(scope: Construct, id: string, props: WorkflowSchedulesProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    this.groupName = `${props.settings.stackName}-workflows`.slice(0, 64);
+    this.groupName = scheduleGroupName(props.settings.stackName);
     this.group = new scheduler.CfnScheduleGroup(this, 'Group', { name: this.groupName });
     this.schedulesArn = stack.formatArn({
       service: 'scheduler',
       resource: 'schedule',
       resourceName: `${this.groupName}/*`,
     });
+    this.groupArn = stack.formatArn({
+      service: 'scheduler',
+      resource: 'schedule-group',
+      resourceName: this.groupName,
+    });
+    // The EventBridge Scheduler guide, "Confused deputy prevention": aws:SourceArn is the schedule
+    // GROUP's ARN, never a schedule's or a name prefix (Scheduler would not be allowed to take it).
     this.invokeRole = new iam.Role(this, 'InvokeRole', {
       description: `EventBridge Scheduler invokes the timers function of ${props.settings.stackName} at workflow schedule ticks`,
       assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
         conditions: {
           StringEquals: { 'aws:SourceAccount': stack.account },
-          ArnLike: {
-            'aws:SourceArn': stack.formatArn({
-              service: 'scheduler',
-              resource: 'schedule',
-              resourceName: `${this.groupName}/*`,
-            }),
-          },
+          ArnEquals: { 'aws:SourceArn': this.groupArn },
         },
       }),
     });
@@ -82,7 +91,7 @@ export class WorkflowSchedules extends Construct {
     this.allow(fn, 'SyncSchedules', SYNC_ACTIONS);
   }
 
-  /** The tick's function: re-arms a schedule for its next tick. */
+  /** The tick's function: re-arms a schedule for its next tick, and repairs one that is missing or late. */
   allowRearm(fn: HandlerFunction): void {
     this.allow(fn, 'RearmSchedules', REARM_ACTIONS);
   }

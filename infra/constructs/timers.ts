@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { MANAGER_QUEUES, sqsQueueName } from '../queue-names.js';
@@ -13,10 +13,13 @@ export interface TimerQueueProps {
 /**
  * Deadlines as delayed SQS messages (up to 15 minutes each; the timers function re-arms longer ones),
  * used with either bus. A scheduled sweep every minute catches anything a lost message would miss.
+ * The timers function's asynchronous invocations (workflow schedule ticks, the sweep) that fail every
+ * try Lambda gives them land in `failures` (its on-failure destination), which an alarm watches.
  */
 export class TimerQueue extends Construct {
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
+  readonly failures: sqs.Queue;
 
   constructor(scope: Construct, id: string, props: TimerQueueProps) {
     super(scope, id);
@@ -31,6 +34,16 @@ export class TimerQueue extends Construct {
       visibilityTimeout: eventSourceVisibility(props.timersTimeout),
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: REPLY_MAX_RECEIVE_COUNT },
+    });
+    this.failures = new sqs.Queue(this, 'Failures', {
+      ...SECURE_QUEUE,
+      queueName: sqsQueueName(props.queuePrefix, MANAGER_QUEUES.timerFailures),
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.failures).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        "The timers function's on-failure destination: a dead-letter queue of asynchronous invocations (Lambda's, not SQS's redrive), read by a person after its alarm.",
     });
   }
 }

@@ -42,7 +42,7 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   GetQueueAttributesCommand: ['sqs:GetQueueAttributes'],
   // The queue is created with attributes (its TLS-only policy among them) and the stack's tag
   // (functions/aws/sqs-bus-factory.ts adds it), hence sqs:TagQueue.
-  CreateQueueCommand: ['sqs:CreateQueue', 'sqs:SetQueueAttributes', 'sqs:TagQueue'],
+  CreateQueueCommand: ['sqs:CreateQueue', 'sqs:TagQueue'],
   ListQueuesCommand: ['sqs:ListQueues'],
   ListQueueTagsCommand: ['sqs:ListQueueTags'],
   DeleteQueueCommand: ['sqs:DeleteQueue'],
@@ -380,6 +380,12 @@ function justify(
     PLATFORM_ACTIONS.mqTrigger.includes(action)
   )
     return 'the Amazon MQ event source mapping';
+  if (
+    fn.id === 'TimersFunction' &&
+    action === 'sqs:SendMessage' &&
+    all(/^<TimerQueueFailures[A-Z0-9]+\.Arn>$/)
+  )
+    return "Lambda sends the function's failed asynchronous invocations to its on-failure destination";
   const triggerQueue = /^<(SqsBusReplies|TimerQueue|SqsBusStepDeadLetters)[A-Z0-9]+\.Arn>$/;
   if (PLATFORM_ACTIONS.sqsTrigger.includes(action) && all(triggerQueue) && fn.id !== 'ApiFunction')
     return 'the SQS event source mapping of its trigger queue';

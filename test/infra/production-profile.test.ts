@@ -1,5 +1,6 @@
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { brokerNameOf } from '../../infra/constructs/rabbitmq-bus.js';
 import { unacknowledgedFindings } from './nag-findings.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
 import { resourcesOfType } from './template-queries.js';
@@ -79,8 +80,46 @@ describe('-c profile=production with the RabbitMQ bus', CDK, () => {
     expect(brokers[0]?.Properties?.SubnetIds).toHaveLength(2);
   });
 
+  test('an existing single-broker stack moving to the profile gets a broker of another name, which CloudFormation can replace', () => {
+    // CloudFormation refuses to replace a resource with a fixed custom name: the name changes with
+    // the settings that replace the broker, and not with the others.
+    const name = brokerNameOf(
+      'Switchyard',
+      { deploymentMode: 'CLUSTER_MULTI_AZ', engineVersion: '3.13', instanceType: 'mq.m7g.large' },
+      2,
+    );
+    const [broker] = Object.values(resourcesOfType(synthesized.template, 'AWS::AmazonMQ::Broker'));
+    expect(broker?.Properties?.BrokerName).toBe(name);
+    const single = brokerNameOf(
+      'Switchyard',
+      { deploymentMode: 'SINGLE_INSTANCE', engineVersion: '3.13', instanceType: 'mq.t3.micro' },
+      2,
+    );
+    expect(single).not.toBe(name);
+    expect(
+      brokerNameOf(
+        'Switchyard',
+        { deploymentMode: 'SINGLE_INSTANCE', engineVersion: '3.13', instanceType: 'mq.m7g.large' },
+        2,
+      ),
+    ).toBe(single);
+    expect(
+      brokerNameOf(
+        'S'.repeat(128),
+        { deploymentMode: 'CLUSTER_MULTI_AZ', engineVersion: '4.2', instanceType: 'mq.m7g.large' },
+        2,
+      ),
+    ).toMatch(/^[A-Za-z0-9_-]{1,50}$/);
+  });
+
   test('the table is retained with deletion protection and point-in-time recovery', () => {
     expectRetainedTable(synthesized);
+  });
+
+  test('scoped tokens by default (-c auth=token): a Lambda authorizer, no API key', () => {
+    synthesized.template.resourceCountIs('AWS::ApiGateway::ApiKey', 0);
+    expect(synthesized.stack.node.tryFindChild('ApiAuthorizerFunction')).toBeDefined();
+    Annotations.fromStack(synthesized.stack).hasNoWarning('*', Match.stringLikeRegexp('auth=apiKey'));
   });
 
   test('without -c alarmEmail the synth warns that the alarms reach nobody yet', () => {
@@ -94,17 +133,23 @@ describe('-c profile=production with the RabbitMQ bus', CDK, () => {
 });
 
 describe('-c profile=production with settings given explicitly', CDK, () => {
-  test('a single-instance broker when asked, with a warning', () => {
+  test('a single-instance broker and the API key when asked, each with a warning', () => {
     const { template, stack } = synthStack({
       profile: 'production',
       bus: 'rabbitmq',
       brokerDeploymentMode: 'SINGLE_INSTANCE',
+      auth: 'apiKey',
       alarmEmail: 'oncall@example.com',
     });
     template.hasResourceProperties('AWS::AmazonMQ::Broker', {
       DeploymentMode: 'SINGLE_INSTANCE',
       HostInstanceType: 'mq.m7g.large',
     });
+    template.resourceCountIs('AWS::ApiGateway::ApiKey', 1);
     Annotations.fromStack(stack).hasWarning('*', Match.stringLikeRegexp('single-instance broker'));
+    Annotations.fromStack(stack).hasWarning(
+      '*',
+      Match.stringLikeRegexp('-c auth=apiKey: the one API key is admin'),
+    );
   });
 });

@@ -76,10 +76,11 @@ describe('readSettings', () => {
       destroy: false,
       logRetentionDays: 90,
       broker: { deploymentMode: 'CLUSTER_MULTI_AZ', instanceType: 'mq.m7g.large' },
-      api: { reservedConcurrency: 100 },
+      api: { reservedConcurrency: 100, auth: 'token' },
       eventSources: { repliesMaxConcurrency: 20, timersMaxConcurrency: 5, deadLettersMaxConcurrency: 2 },
     });
     expect(settingsOf({}).profile).toBeUndefined();
+    expect(settingsOf({}).api.auth).toBe('apiKey');
   });
 
   test('settings given explicitly override the profile', () => {

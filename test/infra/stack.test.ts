@@ -264,6 +264,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
         'switchyard-steps-dlq',
         'switchyard-timers',
         'switchyard-timers-dlq',
+        'switchyard-timers-failed',
         'workflow-manager',
         'workflow-manager-dlq',
       ]
@@ -367,6 +368,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       POWERTOOLS_METRICS_NAMESPACE: 'Switchyard',
       MAX_BODY_BYTES: '262144',
       MAX_FAN_OUT: '100000',
+      FAN_OUT_SLICE: '1000',
       RETENTION_DAYS: '30',
       MAX_MESSAGE_BYTES: '1048576',
       MAX_TREE_JOBS: '1000000',
@@ -453,13 +455,18 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     expect(byRole.map((statement) => asList(statement.Resource).map(renderValue))).toEqual([
       [expect.stringMatching(/^<TimersFunction[A-Z0-9]+\.Arn>$/)],
     ]);
-    // Who may write schedules, and pass the role: the registering functions; the timers function re-arms.
+    // Who may write schedules, and pass the role: the registering functions; the timers function
+    // re-arms, and creates a missing one (its repair sweep), but deletes none.
     const writers = (action: string) =>
       statements
         .filter((statement) => asList(statement.Action).includes(action))
         .map((statement) => statement.holder.replace(/Role.*$/, ''))
         .sort();
-    expect(writers('scheduler:CreateSchedule')).toEqual(['ApiFunction', 'RegisterWorkflowsFunction']);
+    expect(writers('scheduler:CreateSchedule')).toEqual([
+      'ApiFunction',
+      'RegisterWorkflowsFunction',
+      'TimersFunction',
+    ]);
     expect(writers('scheduler:DeleteSchedule')).toEqual(['ApiFunction', 'RegisterWorkflowsFunction']);
     expect(writers('scheduler:UpdateSchedule')).toEqual([
       'ApiFunction',
@@ -498,11 +505,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       expect(asList(creator.Resource).map(renderValue)).toEqual([
         'arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:Switchyard_*',
       ]);
-      expect(asList(creator.Action).sort()).toEqual([
-        'sqs:CreateQueue',
-        'sqs:SetQueueAttributes',
-        'sqs:TagQueue',
-      ]);
+      expect(asList(creator.Action).sort()).toEqual(['sqs:CreateQueue', 'sqs:TagQueue']);
       expect(creator).toMatchObject({
         Condition: { StringEquals: { 'aws:RequestTag/switchyard:stack': 'Switchyard' } },
       });
@@ -518,11 +521,11 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
         Condition: { StringEquals: { 'aws:ResourceTag/switchyard:stack': 'Switchyard' } },
       });
     }
-    // SetQueueAttributes only within a CreateQueue that tags the queue: never on an existing queue.
-    const setters = statements.filter((statement) =>
-      asList(statement.Action).includes('sqs:SetQueueAttributes'),
-    );
-    expect(setters.map((statement) => statement.Sid)).toEqual(['CreateStepQueues', 'CreateStepQueues']);
+    // No SetQueueAttributes anywhere: CreateQueue sets a new queue's attributes, and no existing
+    // queue's policy or settings may be changed (the grant was dead, issue 31).
+    expect(
+      statements.filter((statement) => asList(statement.Action).includes('sqs:SetQueueAttributes')),
+    ).toEqual([]);
     const queues = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue'));
     for (const queue of queues) {
       expect(queue.Properties).toMatchObject({
@@ -552,7 +555,8 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       (alarm) => alarm.Properties ?? {},
     );
     const dlqAlarms = alarms.filter((alarm) => alarm.MetricName === 'ApproximateNumberOfMessagesVisible');
-    expect(dlqAlarms).toHaveLength(3);
+    // The reply, step and timer dead-letter queues, and the timers function's failure queue.
+    expect(dlqAlarms).toHaveLength(4);
     expect(dlqAlarms.every((alarm) => alarm.Threshold === 1)).toBe(true);
     expect(
       alarms.filter((alarm) => alarm.MetricName === 'Errors' && alarm.Namespace === 'AWS/Lambda'),
@@ -567,16 +571,20 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     );
   });
 
-  test('every alarm notifies the alarm topic; queue ages, throttles, DynamoDB throttling; a dashboard', () => {
+  test('every alarm notifies the alarm topic, but failed jobs the business topic; queue ages, throttles, DynamoDB throttling; a dashboard', () => {
     const { template } = synthesized;
     const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).map(
       (alarm) => alarm.Properties ?? {},
     );
-    const [topicId] = Object.keys(resourcesOfType(template, 'AWS::SNS::Topic'));
+    const topics = Object.keys(resourcesOfType(template, 'AWS::SNS::Topic'));
+    const paging = topics.find((id) => id.startsWith('MonitoringAlarmTopic'));
+    const business = topics.find((id) => id.startsWith('MonitoringBusinessTopic'));
     for (const alarm of alarms) {
+      const topicId = alarm.MetricName === 'JobsFailed' ? business : paging;
       expect(alarm.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.OKActions).toEqual([{ Ref: topicId }]);
     }
+    expect(alarms.filter((alarm) => alarm.MetricName === 'JobsFailed')).toHaveLength(1);
     const ages = alarms.filter((alarm) => alarm.MetricName === 'ApproximateAgeOfOldestMessage');
     expect(ages.map((alarm) => alarm.Threshold).sort((a, b) => Number(a) - Number(b))).toEqual([
       300,
@@ -614,6 +622,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
         'AlarmTopicArn',
         'ApiKeyId',
         'ApiUrl',
+        'BusinessAlarmTopicArn',
         'DashboardName',
         'QueuePrefix',
         'ReplyQueueUrl',
@@ -718,6 +727,7 @@ describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
     expect(endpoints.map((name) => name.split('.').pop()).sort()).toEqual([
       'dynamodb',
       'lambda',
+      'scheduler',
       'secretsmanager',
       'sqs',
     ]);
@@ -749,11 +759,15 @@ describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
     template.resourceCountIs('AWS::EC2::FlowLog', 1);
   });
 
-  test('no SQS bus queues: only the timer queue and its dead-letter queue', () => {
+  test('no SQS bus queues: only the timer queue, its dead-letter queue and the failure queue', () => {
     const names = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue')).map(
       (queue) => queue.Properties?.QueueName,
     );
-    expect(names.sort()).toEqual(['Switchyard_switchyard-timers', 'Switchyard_switchyard-timers-dlq']);
+    expect(names.sort()).toEqual([
+      'Switchyard_switchyard-timers',
+      'Switchyard_switchyard-timers-dlq',
+      'Switchyard_switchyard-timers-failed',
+    ]);
     expect(handlerFunctions(synthesized.stack).map((fn) => fn.node.id)).not.toContain('DeadLettersFunction');
   });
 
@@ -862,7 +876,8 @@ describe('SwitchyardStack context', CDK, () => {
     const names = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue')).map(
       (queue) => queue.Properties?.QueueName,
     );
-    expect(names).toHaveLength(5);
+    // The manager's own: reply, its DLQ, step DLQ, timers, its DLQ and its failure queue.
+    expect(names).toHaveLength(6);
     expect(unacknowledgedFindings(synthesized)).toEqual([]);
   });
 
@@ -964,19 +979,28 @@ describe('SwitchyardStack context', CDK, () => {
     expect(() => synthStack({ auth: 'cognito' })).toThrow(/-c auth=cognito needs -c cognitoUserPoolArn/);
   });
 
-  test('-c bus=rabbitmq: alarms on the reply queue depth, its consumers (the mapping) and parked replies', () => {
+  test('-c bus=rabbitmq: alarms on the reply queue depth, its consumers (the mapping) and parked replies, as the manager measures them', () => {
     const { template } = synthStack({ bus: 'rabbitmq' });
     const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).map(
       (a) => a.Properties ?? {},
     );
-    const broker = alarms.filter((alarm) => alarm.Namespace === 'AWS/AmazonMQ');
-    expect(broker.map((alarm) => [alarm.MetricName, alarm.ComparisonOperator, alarm.Threshold])).toEqual([
-      ['MessageCount', 'GreaterThanOrEqualToThreshold', 1000],
-      ['ConsumerCount', 'LessThanThreshold', 1],
-      ['MessageCount', 'GreaterThanOrEqualToThreshold', 1],
+    // Amazon MQ for RabbitMQ 4 publishes no per-queue metric: none of AWS/AmazonMQ's is a queue's.
+    const amazonMqQueueAlarms = alarms.filter(
+      (alarm) =>
+        alarm.Namespace === 'AWS/AmazonMQ' &&
+        (alarm.Dimensions as { Name: string }[] | undefined)?.some((d) => d.Name === 'Queue'),
+    );
+    expect(amazonMqQueueAlarms).toEqual([]);
+    const queues = alarms.filter(
+      (alarm) => alarm.Namespace === 'Switchyard' && String(alarm.MetricName).startsWith('Queue'),
+    );
+    expect(queues.map((alarm) => [alarm.MetricName, alarm.ComparisonOperator, alarm.Threshold])).toEqual([
+      ['QueueDepth', 'GreaterThanOrEqualToThreshold', 1000],
+      ['QueueConsumers', 'LessThanThreshold', 1],
+      ['QueueDepth', 'GreaterThanOrEqualToThreshold', 1],
     ]);
     expect(
-      broker.map(
+      queues.map(
         (alarm) =>
           (alarm.Dimensions as { Name: string; Value: string }[]).find((d) => d.Name === 'Queue')?.Value,
       ),

@@ -5,6 +5,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { buildApp } from '../../infra/build-app.js';
 import { REPO_ROOT } from '../../infra/paths.js';
 import type { SwitchyardStack } from '../../infra/switchyard-stack.js';
+import { assertAwsRules } from './aws-rules.js';
 
 export const FIXTURE_WORKFLOWS = 'test/infra/fixtures/workflows.yaml';
 
@@ -22,9 +23,25 @@ export interface SynthesizedStack {
   template: Template;
 }
 
-/** The app as `npx cdk synth -c key=value ...` builds it (the fixture workflows unless told otherwise). */
+/** The configurations this test file synthesized and checked against AWS's own rules, by their `-c` values. */
+const checked = new Set<string>();
+
+/**
+ * The app as `npx cdk synth -c key=value ...` builds it (the fixture workflows unless told otherwise),
+ * its template checked against AWS's own rules (aws-rules.ts): a finding throws `AwsRulesError`.
+ */
 export function synthStack(context: Record<string, string> = {}): SynthesizedStack {
   const app = new App({ context: { ...cdkJsonContext(), workflows: FIXTURE_WORKFLOWS, ...context } });
   const stack = buildApp(app);
-  return { app, stack, template: Template.fromStack(stack) };
+  const template = Template.fromStack(stack);
+  // Every configuration a test synthesizes meets AWS's own rules, or the synth throws saying why.
+  const name =
+    Object.entries(context)
+      .map(([key, value]) => `-c ${key}=${value}`)
+      .join(' ') || 'the defaults';
+  if (!checked.has(name)) {
+    assertAwsRules(name, join(app.outdir, stack.templateFile));
+    checked.add(name);
+  }
+  return { app, stack, template };
 }

@@ -183,14 +183,14 @@ describe('The word-count example with -c workers=lambda', CDK, () => {
     }
   });
 
-  test('gives every worker function error and throttle alarms', () => {
+  test('gives every worker function error, throttle and near-timeout alarms', () => {
     const alarms = Object.values(resourcesOfType(synthesized.template, 'AWS::CloudWatch::Alarm'));
     const watched = alarms.flatMap((alarm) =>
       ((alarm.Properties?.Dimensions ?? []) as { Name: string; Value: unknown }[])
         .filter((dimension) => dimension.Name === 'FunctionName')
         .map((dimension) => renderValue(dimension.Value)),
     );
-    expect(watched.filter((name) => name.startsWith('<Worker'))).toHaveLength(WORD_COUNT_QUEUES.length * 2);
+    expect(watched.filter((name) => name.startsWith('<Worker'))).toHaveLength(WORD_COUNT_QUEUES.length * 3);
   });
 
   test('stops the synth with a clear message: RabbitMQ bus, a timeout over the visibility timeout, a queue without a handler', () => {

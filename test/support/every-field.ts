@@ -77,6 +77,7 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
   const calledBy: Required<CallLink> = { id: uuid(), step: 'ship', attempt: 2, chain: ['orders', 'billing'] };
   return {
     id,
+    formatVersion: 1,
     treeRoot: uuid(),
     workflow: 'billing',
     version: 3,

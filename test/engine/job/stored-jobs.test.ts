@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { applyEvent, createJob, type JobJson, type JobRecord, jobFromJson } from '../../../engine/index.js';
+import {
+  applyEvent,
+  createJob,
+  JOB_FORMAT_VERSION,
+  JobFormatError,
+  type JobJson,
+  type JobRecord,
+  jobFromJson,
+} from '../../../engine/index.js';
 import { compiled } from '../../support/simulated-world.js';
 
 // Written by Switchyard before a job's steps became a persistent list (each transition copied an
@@ -57,6 +65,35 @@ describe('A job stored by an earlier version', () => {
     expect(resumed.result).toEqual(fresh.result);
     expect(resumed.steps.map((step) => [step.name, step.status])).toEqual(
       fresh.steps.map((step) => [step.name, step.status]),
+    );
+  });
+});
+
+describe('The format version of stored jobs (a deploy runs old and new code side by side)', () => {
+  it('is written with every new job, and read back as it was', () => {
+    const created = createJob(
+      workflow,
+      { id: 'f0f0f0f0-0000-4000-8000-000000000001', input: {} },
+      { now: NOW },
+    ).job;
+    expect(created.formatVersion).toBe(JOB_FORMAT_VERSION);
+    const json = JSON.parse(JSON.stringify(created)) as JobJson;
+    expect(json.formatVersion).toBe(JOB_FORMAT_VERSION);
+    expect(jobFromJson(json).formatVersion).toBe(JOB_FORMAT_VERSION);
+  });
+
+  it('a record without one (written before formats were numbered, as the fixture) is format 1, read unchanged', () => {
+    const stored = JSON.parse(storedText) as JobJson;
+    expect(stored.formatVersion).toBeUndefined();
+    expect(JOB_FORMAT_VERSION).toBe(1);
+    expect(`${JSON.stringify(jobFromJson(stored), null, 2)}\n`).toBe(storedText);
+  });
+
+  it('a record of a newer format is refused with an error that says so, not misread', () => {
+    const newer = { ...(JSON.parse(storedText) as JobJson), formatVersion: JOB_FORMAT_VERSION + 1 };
+    expect(() => jobFromJson(newer)).toThrow(JobFormatError);
+    expect(() => jobFromJson(newer)).toThrow(
+      `job 6f1c3a52-1b0e-4c55-9d6a-2f3f6c1b7e01 is stored in format ${JOB_FORMAT_VERSION + 1}, newer than this code's ${JOB_FORMAT_VERSION}`,
     );
   });
 });

@@ -21,7 +21,10 @@ import {
 import { syncWorkflowSchedules } from '../../../functions/aws/schedule-registration.js';
 import { handleScheduleTick } from '../../../functions/aws/schedule-tick.js';
 import type { ScheduleTickEvent } from '../../../functions/aws/schedule-tick-event.js';
+import { createTimersHandler } from '../../../functions/handlers/timers.js';
 import { silentTelemetry } from '../../../functions/telemetry/telemetry.js';
+import { aLambdaContext, aScheduledEvent } from '../../support/aws-events.js';
+import { memoryManager } from '../../support/memory-manager.js';
 import { recordingTelemetry } from '../../support/recording-telemetry.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 
@@ -228,6 +231,43 @@ describe('EventBridgeSchedules: a workflow’s schedules on EventBridge Schedule
     await expect(rearming.rearm('report', scheduleKey(HOURLY), NOW)).rejects.toThrow(
       'register the workflow again',
     );
+  });
+
+  it('the repair sweep (every 10th minute, at :05) re-arms a schedule whose tick failed for good, and creates a missing one', async () => {
+    // Prepare: report's two schedules registered at 12:00; the hourly tick at 13:00 failed every
+    // Lambda retry (nothing re-armed it), and the daily schedule was deleted by hand.
+    const harness = memoryManager({ start: NOW });
+    await harness.manager.registerWorkflow(report(DAILY, HOURLY));
+    await schedules().sync(report(DAILY, HOURLY), []);
+    const daily = scheduleName('report', scheduleKey(DAILY));
+    const hourly = scheduleName('report', scheduleKey(HOURLY));
+    scheduler.schedules.delete(daily);
+    const sweep = (at: string) => {
+      now = Date.parse(at);
+      harness.now.value = now;
+      const timers = createTimersHandler({
+        ...harness,
+        clock: () => harness.now.value,
+        scheduleTicks: { registry: harness.store, schedules: schedules() },
+      });
+      return timers(aScheduledEvent(new Date(now)), aLambdaContext(60_000, 'Switchyard-Timers'));
+    };
+
+    // Act: the sweeps of 13:04 (no repair) and 13:05.
+    await sweep('2026-05-07T13:04:00Z');
+    const before = [...scheduler.schedules.keys()];
+    await sweep('2026-05-07T13:05:00Z');
+
+    // Assess: the hourly one fires a minute later for the tick it missed; the daily one is back,
+    // invoking the timers function as the sweep was invoked.
+    expect(before).toEqual([hourly]);
+    expect(scheduler.schedules.get(hourly)?.ScheduleExpression).toBe('at(2026-05-07T13:06:00)');
+    expect(eventOf(scheduler.schedules.get(hourly)).tick).toBe('2026-05-07T13:00:00.000Z');
+    expect(scheduler.schedules.get(daily)?.ScheduleExpression).toBe('at(2026-05-08T04:00:00)');
+    expect(scheduler.schedules.get(daily)?.Target?.Arn).toBe(
+      aLambdaContext(1, 'Switchyard-Timers').invokedFunctionArn,
+    );
+    expect(harness.telemetry.logged('timer sweep').at(-1)?.fields).toMatchObject({ repaired: 2 });
   });
 
   it('names schedules within 64 characters, apart for workflows whose names differ only past the cut', () => {

@@ -29,6 +29,7 @@ async function deployed(schedule: ScheduleDefinition, now: string) {
           expect([workflow, key]).toEqual(['report', scheduleKey(schedule)]);
           rearmed.push(new Date(next).toISOString());
         },
+        repair: async () => ({ created: [], updated: [], deleted: [], unchanged: [], ahead: [] }),
       },
     },
   });

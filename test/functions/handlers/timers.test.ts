@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Store, Timer } from '../../../engine/index.js';
 import { DynamoDbStore } from '../../../functions/adapters/dynamodb/store.js';
 import { encodeTimer, SqsTimers } from '../../../functions/adapters/sqs/timers.js';
+import type { QueueMetricsReport } from '../../../functions/aws/queue-metrics.js';
 import { createTimersHandler } from '../../../functions/handlers/timers.js';
 import { anSqsEvent, anSqsRecord, aScheduledEvent } from '../../support/aws-events.js';
 import { createSwitchyardTable, startDynamoDbLocal, uniqueTableName } from '../../support/dynamodb-local.js';
@@ -171,6 +172,32 @@ describe('Handler: timers', () => {
       expect(response).toBeUndefined();
       expect(harness.bus.sent.some((request) => request.jobId === jobId && request.attempt === 2)).toBe(true);
       expect(harness.telemetry.logged('timer sweep')[0]?.fields).toMatchObject({ fired: 1 });
+    });
+
+    it('measures and publishes the queue metrics at each sweep when given them (the RabbitMQ bus), logging queues it could not measure', async () => {
+      // Prepare
+      const harness = memoryManager();
+      const published: QueueMetricsReport[] = [];
+      const report: QueueMetricsReport = {
+        queues: [{ queue: 'workflow-manager', depth: 3, consumers: 1 }],
+        oldestUnsentSeconds: 0,
+        unknown: [{ queue: 'book-split', error: 'vhost refused' }],
+      };
+      const handler = createTimersHandler({
+        ...harness,
+        clock: () => harness.now.value,
+        queueMetrics: { measure: async () => report, publish: (measured) => published.push(measured) },
+      });
+
+      // Act
+      await handler(aScheduledEvent());
+      await handler(aScheduledEvent());
+
+      // Assess
+      expect(published).toEqual([report, report]);
+      expect(harness.telemetry.logged('queues not measured')[0]?.fields).toEqual({
+        queues: 'book-split: vhost refused',
+      });
     });
 
     it('leaves timers that are not due alone', async () => {
