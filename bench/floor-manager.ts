@@ -67,13 +67,17 @@ function advance(reply: InboundReply, requests: StepRequest[]): void {
 
 const bus = new RabbitMqBus({ url, replyQueue, connectionName: 'switchyard-bench-floor' });
 await bus.ensureQueues(Object.values(queues).map((queue) => ({ queue, vhost: null })));
-await bus.consumeReplies({ prefetch: 1000 }, async (replies) => {
-  const requests: StepRequest[] = [];
-  for (const reply of replies) advance(reply, requests);
-  start(requests);
-  await bus.send(requests);
-  if (running.size === 0 && toStart === 0) onAllFinished?.();
-});
+await bus.consumeReplies(
+  async (deliveries) => {
+    const requests: StepRequest[] = [];
+    for (const { reply } of deliveries) advance(reply, requests);
+    start(requests);
+    await bus.send(requests);
+    if (running.size === 0 && toStart === 0) onAllFinished?.();
+    return deliveries.map(() => ({ kind: 'done' }));
+  },
+  { prefetch: 1000 },
+);
 
 async function diamonds(count: number): Promise<number> {
   const began = process.hrtime.bigint();

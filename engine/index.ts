@@ -184,6 +184,20 @@ export {
 } from './ports/bus.js';
 export type { EveryField } from './ports/every-field.js';
 export {
+  type DeadLetterHandlers,
+  type DeadLetterIntake,
+  type HeldReplyNote,
+  heldReplyNote,
+  type RepliesInHand,
+  type ReplyConsumption,
+  type ReplyDeaths,
+  type ReplyDelivery,
+  type ReplyHandler,
+  type ReplyIntake,
+  type ReplyIntakeOptions,
+  type ReplyOutcome,
+} from './ports/reply-intake.js';
+export {
   type ChildrenPage,
   type Commit,
   type CommitResult,

@@ -1,7 +1,8 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { amqpUrlFromEnv, type ServeHandle, startServe } from '../functions/local/serve.js';
+import { amqpUrlFromEnv } from '../functions/local/local-buses.js';
+import { type ServeHandle, startServe } from '../functions/local/serve.js';
 import { createJsonLogger } from '../functions/telemetry/json-logger.js';
 import { brokerAnswers } from './broker-answers.js';
 

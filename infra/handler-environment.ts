@@ -47,6 +47,7 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
     Object.assign(environment, {
       REPLY_QUEUE_URL: sqsBus.replyQueue.queueUrl,
       DEAD_LETTER_QUEUE_URL: sqsBus.stepDeadLetterQueue.queueUrl,
+      REPLY_DEAD_LETTER_QUEUE_URL: sqsBus.replyDeadLetterQueue.queueUrl,
       STEP_QUEUE_DLQ_ARN: sqsBus.stepDeadLetterQueue.queueArn,
       STEP_QUEUE_VISIBILITY_TIMEOUT: String(settings.stepVisibilityTimeout.toSeconds()),
       QUEUE_TAGS: JSON.stringify({ [STACK_TAG]: settings.stackName }),

@@ -5,6 +5,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
 import { parkedQueueOf } from '../functions/aws/parked-queue.js';
+import { poisonQueueOf } from '../functions/transport/amqp/poison-queue-name.js';
 import { SwitchyardApi } from './constructs/api.js';
 import { type FunctionNetwork, HandlerFunction } from './constructs/handler-function.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
@@ -321,7 +322,12 @@ export class SwitchyardStack extends Stack {
       stepQueues: sqsBus ? [...sqsBus.stepQueues.values()] : [],
       tableIndexes: TABLE_SCHEMA.indexes.map((index) => index.name),
       broker: mqBus
-        ? { brokerName: mqBus.brokerName, replyQueue: REPLY_QUEUE, parkedQueue: parkedQueueOf(REPLY_QUEUE) }
+        ? {
+            brokerName: mqBus.brokerName,
+            replyQueue: REPLY_QUEUE,
+            parkedQueue: parkedQueueOf(REPLY_QUEUE),
+            poisonedQueue: poisonQueueOf(REPLY_QUEUE),
+          }
         : undefined,
     });
 

@@ -13,6 +13,7 @@ import type {
   Timer,
   TimerChange,
 } from '../job/types.js';
+import type { RepliesInHand } from './reply-intake.js';
 
 /** A registered version of a workflow definition. Versions are immutable; jobs keep theirs. */
 export interface StoredWorkflow {
@@ -264,7 +265,8 @@ export interface ManagerKeys {
 }
 
 /**
- * The manager's durable state, in every role. SQLite locally, DynamoDB deployed, memory in tests;
+ * The manager's durable state, in every role (the crash journal of replies in hand is one:
+ * `RepliesInHand`, engine/ports/reply-intake.ts). SQLite locally, DynamoDB deployed, memory in tests;
  * every implementation passes the same contract tests (test/functions/store-contract.ts). Code that
  * uses a store takes only the roles it uses.
  */
@@ -274,4 +276,5 @@ export type Store = WorkflowRegistry &
   Housekeeping &
   TokenStore &
   NamespaceSettingsStore &
-  ManagerKeys;
+  ManagerKeys &
+  RepliesInHand;

@@ -22,6 +22,8 @@ export interface Container {
   bus: Bus;
   timers: SqsTimers;
   telemetry: LambdaTelemetry;
+  /** The container's SQS client (timers; on the SQS bus, its queues). */
+  sqs: SQSClient;
   /** Workflow schedules on EventBridge Scheduler, when the stack has them (SCHEDULE_GROUP). */
   schedules?: WorkflowSchedules;
 }
@@ -129,7 +131,7 @@ export async function createContainer(
     replyAuth: env.replyAuth,
     maxTreeJobs: env.maxTreeJobs,
   });
-  return { env, manager, store, bus, timers, telemetry, schedules };
+  return { env, manager, store, bus, timers, telemetry, sqs, schedules };
 }
 
 /**

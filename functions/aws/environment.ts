@@ -11,6 +11,8 @@ export interface SqsBusEnvironment {
   replyQueueUrl: string;
   /** The step queues' shared dead-letter queue, read by the dead-letters function. */
   deadLetterQueueUrl?: string;
+  /** The reply queue's dead-letter queue: where poisoned replies are kept (functions/manager/reply-policy.ts). */
+  replyDeadLetterQueueUrl?: string;
   /** Step queues created after the deploy redrive to this queue, as the stack's own do. */
   stepQueueDeadLetterArn: string;
   stepQueueVisibilityTimeoutSeconds: number;
@@ -129,6 +131,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
       queuePrefix: reader.required('QUEUE_PREFIX'),
       replyQueueUrl: reader.url('REPLY_QUEUE_URL', ['http:', 'https:']),
       deadLetterQueueUrl: reader.optional('DEAD_LETTER_QUEUE_URL'),
+      replyDeadLetterQueueUrl: reader.optional('REPLY_DEAD_LETTER_QUEUE_URL'),
       stepQueueDeadLetterArn: reader.required('STEP_QUEUE_DLQ_ARN'),
       stepQueueVisibilityTimeoutSeconds: reader.integer(
         'STEP_QUEUE_VISIBILITY_TIMEOUT',

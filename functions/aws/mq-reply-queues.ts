@@ -1,4 +1,5 @@
 import { type Channel, type ChannelModel, type ConfirmChannel, connect } from 'amqplib';
+import { POISONED_REASON_HEADER, poisonQueueOf } from '../adapters/rabbitmq/poison-queue.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import type { AmazonMqRabbitMessage } from './amazon-mq-event.js';
 import { headerScalar } from './amazon-mq-event.js';
@@ -36,11 +37,16 @@ export function parkedQueueArguments(): Record<string, unknown> {
   return { 'x-queue-type': 'quorum', 'x-delivery-limit': PARKED_MAX_DELIVERIES - 1 };
 }
 
+/** The poison queue (`<reply queue>.poisoned`, nothing consumes it) is a quorum queue too. */
+export function poisonQueueArguments(): Record<string, unknown> {
+  return { 'x-queue-type': 'quorum' };
+}
+
 /** AMQP 406: the queue exists with other arguments (a classic reply queue from an earlier deploy). */
 const PRECONDITION_FAILED = 406;
 
 /**
- * Declares the parked queue, then the reply queue with `replyQueueArguments`. A reply queue that
+ * Declares the poison queue and the parked queue, then the reply queue with `replyQueueArguments`. A reply queue that
  * already exists with other arguments (declared classic by an earlier version) is used as it is, with
  * a warning: it has no delivery limit until it is deleted and declared again (docs/deploying.md).
  */
@@ -56,6 +62,10 @@ export async function declareReplyQueues(
   };
   let channel = await open();
   try {
+    await channel.assertQueue(poisonQueueOf(replyQueue), {
+      durable: true,
+      arguments: poisonQueueArguments(),
+    });
     await channel.assertQueue(parkedQueueOf(replyQueue), {
       durable: true,
       arguments: parkedQueueArguments(),
@@ -79,17 +89,23 @@ export async function declareReplyQueues(
   }
 }
 
-/** Moves replies the handler gave up on to the parked queue, where the manager drains them. */
+/**
+ * Moves replies out of a batch that Amazon MQ's mapping can only acknowledge or hand back whole:
+ * those that could not be handled to the parked queue, where the manager drains them; poisoned ones
+ * to the poison queue, where they stay.
+ */
 export interface ReplyParking {
   park(messages: readonly AmazonMqRabbitMessage[], reason: string): Promise<void>;
+  /** Without it, poisoned replies are parked (the drain then finds their attempts failed already). */
+  poison?(messages: readonly { message: AmazonMqRabbitMessage; reason: string }[]): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
  * Parks over a connection of its own, opened on first use and kept for the container's life (Lambda
  * runs one invocation per mapping: parking is rare, so is the connection). Each message is published
- * persistent to the parked queue through the default exchange and confirmed by the broker before
- * `park` resolves: only then may the invocation succeed and the batch be acknowledged.
+ * persistent to the parked (or poison) queue through the default exchange and confirmed by the broker
+ * before `park` resolves: only then may the invocation succeed and the batch be acknowledged.
  */
 export class AmqpReplyParking implements ReplyParking {
   private channel: Promise<{ model: ChannelModel; channel: ConfirmChannel }> | undefined;
@@ -99,15 +115,29 @@ export class AmqpReplyParking implements ReplyParking {
     private readonly replyQueue: string,
   ) {}
 
-  async park(messages: readonly AmazonMqRabbitMessage[], reason: string): Promise<void> {
-    if (messages.length === 0) return;
+  park(messages: readonly AmazonMqRabbitMessage[], reason: string): Promise<void> {
+    const queue = parkedQueueOf(this.replyQueue);
+    return this.publish(
+      messages.map((message) => ({ message, queue, header: PARKED_REASON_HEADER, reason })),
+    );
+  }
+
+  poison(messages: readonly { message: AmazonMqRabbitMessage; reason: string }[]): Promise<void> {
+    const queue = poisonQueueOf(this.replyQueue);
+    return this.publish(messages.map((item) => ({ ...item, queue, header: POISONED_REASON_HEADER })));
+  }
+
+  private async publish(
+    copies: readonly { message: AmazonMqRabbitMessage; queue: string; header: string; reason: string }[],
+  ): Promise<void> {
+    if (copies.length === 0) return;
     const { channel } = await this.open();
     try {
-      for (const message of messages) {
-        channel.sendToQueue(parkedQueueOf(this.replyQueue), Buffer.from(message.data ?? '', 'base64'), {
+      for (const { message, queue, header, reason } of copies) {
+        channel.sendToQueue(queue, Buffer.from(message.data ?? '', 'base64'), {
           persistent: true,
           ...amqpProperties(message),
-          headers: { ...amqpHeaders(message), [PARKED_REASON_HEADER]: reason.slice(0, 1000) },
+          headers: { ...amqpHeaders(message), [header]: reason.slice(0, 1000) },
         });
       }
       await channel.waitForConfirms();

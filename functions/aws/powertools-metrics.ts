@@ -19,6 +19,7 @@ const COUNTER_NAMES: Record<CounterName, (labels: Record<string, string>) => str
   replies_malformed_total: () => 'RepliesMalformed',
   replies_dropped_total: () => 'RepliesDropped',
   dead_letters_ignored_total: () => 'DeadLettersIgnored',
+  replies_poisoned_total: () => 'RepliesPoisoned',
 };
 
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];

@@ -21,7 +21,7 @@ export interface QueueMetricsDeps {
   registry: Pick<WorkflowRegistry, 'listWorkflows' | 'getWorkflow'>;
   bus: Pick<Bus, 'inspectQueues'>;
   outbox: Pick<JobStore, 'pendingOutbox'>;
-  /** The manager's own queues on the broker: the reply queue and the parked queue. */
+  /** The manager's own queues on the broker: the reply queue, the parked queue and the poison queue. */
   managerQueues: readonly string[];
   clock: () => number;
 }

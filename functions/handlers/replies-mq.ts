@@ -1,6 +1,11 @@
-import { createHash } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import { DEFAULT_REPLY_QUEUE, type InboundReply } from '../../engine/index.js';
+import {
+  DEFAULT_REPLY_QUEUE,
+  type RepliesInHand,
+  type ReplyDelivery,
+  type ReplyOutcome,
+} from '../../engine/index.js';
 import {
   type AmazonMqRabbitEvent,
   type AmazonMqRabbitMessage,
@@ -15,42 +20,41 @@ import {
   type ReplyParking,
 } from '../aws/mq-reply-queues.js';
 import { brokerUrlOf, rabbitMqBusFactory } from '../aws/rabbitmq-bus-factory.js';
-import { MAX_UNSTORABLE_TRIES, MIN_HAND_BACK_MS } from '../manager/isolate-replies.js';
+import { HandBackTries, ReplyPolicy, wholeBatchVerdict } from '../manager/reply-policy.js';
 
 export type RepliesMqHandler = (event: AmazonMqRabbitEvent, context?: Context) => Promise<void>;
 
 export interface RepliesMqDeps extends ManagerHandlerDeps {
-  /** Where replies that cannot be handled go (the parked queue); without it they are handed back. */
+  /** The store, for its journal of replies in hand. */
+  store: RepliesInHand;
+  /** Where replies that cannot be handled go (the parked and poison queues); without it they are handed back. */
   parking?: ReplyParking;
   /** The reply queue's name, to tell the parked queue's events from the reply queue's. */
   replyQueue?: string;
   /** @default Date.now */
   clock?: () => number;
-}
-
-/** Replies whose failed tries are remembered; the oldest is forgotten first. */
-const REMEMBERED = 1000;
-
-interface Failed {
-  message: AmazonMqRabbitMessage;
-  reply: InboundReply;
-  error: unknown;
+  /** This container's name in the journal. @default a random UUID */
+  holder?: string;
 }
 
 /**
- * Workers' replies on Amazon MQ for RabbitMQ. Lambda runs one invocation at a time per event source
- * mapping and has no partial batch response: a thrown error sends the whole batch back, ahead of every
- * reply behind it. So a reply must never make the handler throw for ever:
+ * Workers' replies on Amazon MQ for RabbitMQ, settled as the poison-reply policy says
+ * (functions/manager/reply-policy.ts). Lambda runs one invocation at a time per event source mapping
+ * and has no partial batch response: a thrown error sends the whole batch back, ahead of every reply
+ * behind it. So a reply must never make the handler throw for ever:
  *
- * - The batch goes to the manager in one call; the manager already records a reply it cannot store as
- *   a failed attempt, and drops a malformed one (isolate-replies.ts).
- * - If the call still throws, each reply is handled alone. When some of them succeed, the store works
- *   and the others are the problem: they are parked (published to `<reply queue>.parked`, confirmed),
- *   and the batch is acknowledged.
- * - When all fail (the store may be down) the batch is handed back (thrown), until a reply has failed
- *   `MAX_UNSTORABLE_TRIES` times over `MIN_HAND_BACK_MS` in this container, when it is parked too. The
- *   reply queue is a quorum queue with a delivery limit: the broker parks a reply handed back more often
- *   than that on its own (mq-reply-queues.ts).
+ * - Replies go to the manager in one call, and one by one when that fails; redelivered ones (handed
+ *   back, or in hand when an invocation crashed or timed out) are noted in the journal first, and
+ *   those an invocation died with go alone.
+ *   The manager records a reply it cannot store as a failed attempt, and drops a malformed one.
+ * - A reply that still fails while others of the batch succeed is parked (published to
+ *   `<reply queue>.parked`, confirmed) and the batch acknowledged: the store works, the reply is the
+ *   problem. When all fail (the store may be down) the batch is handed back (thrown), until each reply
+ *   has failed `MAX_UNSTORABLE_TRIES` times over `MIN_HAND_BACK_MS` in this container, when it is
+ *   parked too. The reply queue is a quorum queue with a delivery limit: the broker parks a reply
+ *   handed back more often than that on its own (mq-reply-queues.ts).
+ * - A poisoned reply (in hand at too many crashes: its attempt failed) is moved to
+ *   `<reply queue>.poisoned`, where it stays.
  *
  * The parked queue has a mapping of its own to this handler: each parked reply is applied once more
  * (an outage may be over), and if that fails its attempt fails (`Manager.deadLettered`, as the SQS
@@ -58,118 +62,98 @@ interface Failed {
  * others could be, or after the same bounded tries.
  */
 export function createRepliesMqHandler(deps: RepliesMqDeps): RepliesMqHandler {
-  const { manager, telemetry } = deps;
+  const { telemetry } = deps;
   const { logger } = telemetry;
   const clock = deps.clock ?? Date.now;
-  const tries = new Map<string, { count: number; since: number }>();
+  const tries = new HandBackTries(clock);
   const parkedQueue = parkedQueueOf(deps.replyQueue ?? DEFAULT_REPLY_QUEUE);
+  const policy = new ReplyPolicy({
+    manager: deps.manager,
+    journal: deps.store,
+    holder: deps.holder ?? randomUUID(),
+    logger,
+    metrics: telemetry.metrics,
+    clock,
+  });
 
-  /** Counts one more failed try of `message`; whether it has had its share. */
-  const givenUp = (message: AmazonMqRabbitMessage): boolean => {
-    const key = keyOf(message);
-    const now = clock();
-    const earlier = tries.get(key);
-    const next = { count: (earlier?.count ?? 0) + 1, since: earlier?.since ?? now };
-    tries.delete(key);
-    if (next.count >= MAX_UNSTORABLE_TRIES && now - next.since >= MIN_HAND_BACK_MS) return true;
-    tries.set(key, next);
-    if (tries.size > REMEMBERED) tries.delete(tries.keys().next().value as string);
-    return false;
-  };
-
-  /**
-   * The failures of a batch handled one by one: those to let go of (to `letGo`), or the error to hand
-   * the batch back with. Some succeeded: the store works, so every failure is let go of.
-   */
+  /** Hands the batch back (throws) or lets its failed replies go, as `wholeBatchVerdict` says. */
   const settle = async (
-    failed: readonly Failed[],
-    size: number,
-    letGo: (failed: readonly Failed[]) => Promise<void>,
+    messages: readonly AmazonMqRabbitMessage[],
+    deliveries: readonly ReplyDelivery[],
+    outcomes: readonly ReplyOutcome[],
+    letGo: (failed: readonly { message: AmazonMqRabbitMessage; error: unknown }[]) => Promise<void>,
   ): Promise<void> => {
-    if (failed.length === 0) return;
-    const storeWorks = failed.length < size;
-    const exhausted = failed.map((item) => givenUp(item.message));
-    if (!storeWorks && exhausted.some((done) => !done)) {
+    const failed = outcomes.flatMap((outcome, index) =>
+      outcome.kind === 'retry'
+        ? [{ message: messages[index] as AmazonMqRabbitMessage, error: outcome.error }]
+        : [],
+    );
+    const verdict = wholeBatchVerdict(deliveries, outcomes, tries);
+    if (verdict === 'handBack') {
       logger.error('no reply of the batch could be handled; the broker delivers it again', {
-        size,
+        size: messages.length,
         error: failed[0]?.error,
       });
       throw failed[0]?.error;
     }
-    for (const item of failed) tries.delete(keyOf(item.message));
-    await letGo(failed);
+    if (verdict === 'letGo') await letGo(failed);
+  };
+
+  /** Moves the poisoned replies to the poison queue (parked without one); throws when that fails. */
+  const movePoisoned = async (
+    messages: readonly AmazonMqRabbitMessage[],
+    outcomes: readonly ReplyOutcome[],
+  ): Promise<void> => {
+    const poisoned = outcomes.flatMap((outcome, index) =>
+      outcome.kind === 'poisoned'
+        ? [{ message: messages[index] as AmazonMqRabbitMessage, reason: outcome.reason }]
+        : [],
+    );
+    if (poisoned.length === 0) return;
+    if (!deps.parking) throw new Error('poisoned replies, and nowhere to move them');
+    if (deps.parking.poison) await deps.parking.poison(poisoned);
+    else
+      await deps.parking.park(
+        poisoned.map((item) => item.message),
+        poisoned[0]?.reason ?? '',
+      );
   };
 
   const applyReplies = async (messages: readonly AmazonMqRabbitMessage[]): Promise<void> => {
-    const replies = messages.map(amazonMqReply);
-    let batchError: unknown;
-    try {
-      await manager.handleReplies(replies);
-      return;
-    } catch (error) {
-      batchError = error;
-      if (replies.length > 1) {
-        logger.warn('reply batch failed; handling its replies one at a time', {
+    const deliveries = messages.map((message) => ({
+      reply: amazonMqReply(message),
+      redelivered: message.redelivered === true,
+    }));
+    const outcomes = await policy.handle(deliveries);
+    await movePoisoned(messages, outcomes);
+    await settle(messages, deliveries, outcomes, async (failed) => {
+      if (!deps.parking) throw failed[0]?.error;
+      for (const { message, error } of failed) {
+        logger.error('reply parked: it could not be handled', {
+          correlationId: amazonMqReply(message).correlationId,
           error,
-          size: replies.length,
         });
       }
-    }
-    const failed: Failed[] = [];
-    if (replies.length === 1) {
-      failed.push({
-        message: messages[0] as AmazonMqRabbitMessage,
-        reply: replies[0] as InboundReply,
-        error: batchError,
-      });
-    }
-    for (const [index, reply] of replies.length > 1 ? replies.entries() : []) {
-      try {
-        await manager.handleReplies([reply]);
-      } catch (error) {
-        failed.push({ message: messages[index] as AmazonMqRabbitMessage, reply, error });
-      }
-    }
-    await settle(failed, replies.length, async (parked) => {
-      if (!deps.parking) throw parked[0]?.error;
-      for (const { reply, error } of parked) {
-        logger.error('reply parked: it could not be handled', { correlationId: reply.correlationId, error });
-      }
       await deps.parking.park(
-        parked.map((item) => item.message),
-        `the reply could not be handled: ${String(parked[0]?.error)}`,
+        failed.map((item) => item.message),
+        `the reply could not be handled: ${String(failed[0]?.error)}`,
       );
     });
   };
 
   const drainParked = async (messages: readonly AmazonMqRabbitMessage[]): Promise<void> => {
-    const failed: Failed[] = [];
-    for (const message of messages) {
-      const reply = amazonMqReply(message);
-      try {
-        await manager.handleReplies([reply]);
-      } catch (error) {
-        if (reply.correlationId === undefined) {
-          failed.push({ message, reply, error });
-          continue;
-        }
-        const why = parkedReason(message) ?? String(error);
-        try {
-          await manager.deadLettered(
-            reply.correlationId,
-            reply.attempt,
-            `the reply could not be handled and was parked (${why.slice(0, 1000)})`,
-          );
-        } catch (failure) {
-          failed.push({ message, reply, error: failure });
-        }
-      }
-    }
-    await settle(failed, messages.length, async (dropped) => {
-      for (const { reply, error } of dropped) {
+    const deliveries = messages.map((message) => ({
+      reply: amazonMqReply(message),
+      redelivered: message.redelivered === true,
+      lastTry: parkedReason(message) ?? '',
+    }));
+    const outcomes = await policy.handle(deliveries);
+    await movePoisoned(messages, outcomes);
+    await settle(messages, deliveries, outcomes, async (dropped) => {
+      for (const { message, error } of dropped) {
         telemetry.metrics.count('replies_dropped_total');
         logger.error('parked reply dropped: neither it nor a failed attempt could be stored', {
-          correlationId: reply.correlationId,
+          correlationId: amazonMqReply(message).correlationId,
           error,
         });
       }
@@ -184,18 +168,6 @@ export function createRepliesMqHandler(deps: RepliesMqDeps): RepliesMqHandler {
         else await applyReplies(messages);
       }
     });
-}
-
-/** Which message it is, for counting its tries: its correlation id, type, attempt and body. */
-function keyOf(message: AmazonMqRabbitMessage): string {
-  const reply = amazonMqReply(message);
-  return [reply.correlationId ?? '', reply.type ?? '', reply.attempt ?? '', digest(message.data ?? '')].join(
-    '\u0000',
-  );
-}
-
-function digest(text: string): string {
-  return createHash('sha256').update(text).digest('base64url');
 }
 
 function parkedReason(message: AmazonMqRabbitMessage): string | undefined {

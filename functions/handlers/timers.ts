@@ -15,6 +15,7 @@ import { repairSchedules, SCHEDULE_REPAIR_EVERY_MINUTES } from '../aws/schedule-
 import { handleScheduleTick } from '../aws/schedule-tick.js';
 import { isScheduleTickEvent, type ScheduleTickEvent } from '../aws/schedule-tick-event.js';
 import { settleSqsBatch } from '../aws/sqs-batch.js';
+import { poisonQueueOf } from '../transport/amqp/poison-queue-name.js';
 
 export interface TimersDeps extends ManagerHandlerDeps {
   /** Where the sweep finds due timers and deletes jobs past retention. */
@@ -167,7 +168,11 @@ function brokerQueueMetrics(container: Container): TimersDeps['queueMetrics'] {
         registry: container.store,
         bus: container.bus,
         outbox: container.store,
-        managerQueues: [container.env.replyQueue, parkedQueueOf(container.env.replyQueue)],
+        managerQueues: [
+          container.env.replyQueue,
+          parkedQueueOf(container.env.replyQueue),
+          poisonQueueOf(container.env.replyQueue),
+        ],
         clock: Date.now,
       }),
     publish: (report) => publishQueueMetrics(metrics, report),

@@ -1,32 +1,32 @@
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import {
   DEFAULT_NAMESPACE,
-  DEFAULT_REPLY_QUEUE,
+  type DeadLetterHandlers,
   definitionInNamespace,
   formatDefinitionError,
   type Housekeeping,
-  type InboundReply,
+  type ReplyConsumption,
   type Store,
   type WorkflowDefinition,
 } from '../../engine/index.js';
-import { MemoryBroker, MemoryBus } from '../adapters/memory/bus.js';
-import { RabbitMqBus } from '../adapters/rabbitmq/bus.js';
-import { type DeadLetter, deadLetterFailure } from '../adapters/rabbitmq/dead-letters.js';
+import type { MemoryBroker } from '../adapters/memory/bus.js';
 import { SqliteStore } from '../adapters/sqlite/store.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../api/api-handler.js';
 import { ApiService } from '../api/api-service.js';
 import type { ApiDeps } from '../api/router.js';
 import { Manager } from '../manager/manager.js';
 import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
+import { ReplyPolicy } from '../manager/reply-policy.js';
 import { createJsonLogger } from '../telemetry/json-logger.js';
 import { PrometheusMetrics } from '../telemetry/prometheus-metrics.js';
 import type { Logger } from '../telemetry/telemetry.js';
-import { DEFAULT_AMQP_URL, redactUrl } from '../transport/amqp/url.js';
 import { refuseOpenBind } from './bind-guard.js';
 import { registerConfigWorkflows } from './config-workflows.js';
 import { readDescriptors, reportDescriptors } from './descriptor-budget.js';
 import { type HttpBounds, httpBounds } from './http-bounds.js';
 import { HEALTH_MAX_CONNECTIONS, listenHttp } from './http-listeners.js';
+import { LOCAL_BUSES, type LocalBus, type LocalBusKind } from './local-buses.js';
 import { LocalSchedules } from './local-schedules.js';
 import { LocalTimers } from './local-timers.js';
 import { sourcePolicy } from './request-source.js';
@@ -42,8 +42,8 @@ export interface ServeOptions {
   db?: string;
   /** @default $AMQP_URL, then $AMQP_SERVER, then amqp://guest:guest@127.0.0.1:5672 */
   amqpUrl?: string;
-  /** @default 'rabbitmq' */
-  bus?: 'rabbitmq' | 'memory';
+  /** The bus serve runs on (local-buses.ts). @default 'rabbitmq' */
+  bus?: LocalBusKind;
   /** The queue workers reply to (`reply_to`). @default 'workflow-manager' */
   replyQueue?: string;
   /** Prefix of the RabbitMQ `connection_name` of serve's connections. @default 'switchyard' */
@@ -103,9 +103,6 @@ export interface ServeOptions {
   replyAuth?: boolean;
 }
 
-/** How long a request may stay in RabbitMQ unless `--request-ttl` says otherwise. */
-export const DEFAULT_REQUEST_TTL_MS = 60 * 60_000;
-
 export interface ServeHandle {
   url: string;
   /** With `healthPort`: the health listener's URL. */
@@ -121,10 +118,6 @@ export interface ServeHandle {
   failed: Promise<Error>;
   /** Stops consuming, finishes what is in hand, closes everything. */
   close(): Promise<void>;
-}
-
-export function amqpUrlFromEnv(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
-  return explicit ?? env.AMQP_URL ?? env.AMQP_SERVER ?? DEFAULT_AMQP_URL;
 }
 
 /** The `--config` files' workflows, and the queue prefix each names for its namespace. */
@@ -216,63 +209,38 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     queuePrefix: options.queuePrefix,
   });
   const store = SqliteStore.open(options.db ?? 'switchyard.db', { synchronous: options.synchronous });
-  const amqpUrl = amqpUrlFromEnv(options.amqpUrl);
-  const broker = options.bus === 'memory' ? new MemoryBroker() : undefined;
-  const bus = broker
-    ? new MemoryBus(broker, options.replyQueue)
-    : new RabbitMqBus({
-        url: amqpUrl,
-        logger,
-        replyQueue: options.replyQueue,
-        connectionName: options.connectionName,
-        requestTtlMs: options.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS,
-        quorumQueues: options.quorumQueues,
-        maxDeliveries: options.maxDeliveries,
-      });
+  const { bus, broker, description, requestTtlMs }: LocalBus = LOCAL_BUSES[options.bus ?? 'rabbitmq'](
+    options,
+    logger,
+  );
   const metrics = new PrometheusMetrics(store);
-  const consumers = new Map<string, { stop(): Promise<void> | void }>();
+  const consumers = new Map<string, ReplyConsumption>();
   let fail: (error: Error) => void = () => {};
   const failed = new Promise<Error>((resolve) => {
     fail = resolve;
   });
 
-  const onBatch = (replies: InboundReply[]) => manager.handleReplies(replies);
-  const replyQueue = options.replyQueue ?? DEFAULT_REPLY_QUEUE;
   /** Expired requests are sent again if still awaited; those rejected too often fail their attempt. */
-  const onDeadLetters = async (letters: DeadLetter[]): Promise<void> => {
-    for (const letter of letters) {
-      if (!letter.correlationId || (letter.replyTo !== undefined && letter.replyTo !== replyQueue)) continue;
-      if (letter.reason === 'expired')
-        await manager.requestExpired(letter.correlationId, letter.attempt, letter.token);
-      else {
-        const maxDeliveries = bus instanceof RabbitMqBus ? bus.maxDeliveries : undefined;
-        await manager.deadLettered(
-          letter.correlationId,
-          letter.attempt,
-          deadLetterFailure(letter, maxDeliveries),
-          letter.token,
-        );
-      }
-    }
+  const deadLetterHandlers: DeadLetterHandlers = {
+    expired: (correlationId, attempt, token) => manager.requestExpired(correlationId, attempt, token),
+    rejected: (correlationId, attempt, detail, token) =>
+      manager.deadLettered(correlationId, attempt, detail, token),
   };
   /**
-   * Starts consuming a vhost's reply queue without waiting for the broker: while it is unreachable,
-   * serve still answers (`/healthz` says 503) and the consumer connects when the broker comes back.
+   * Starts consuming a vhost's reply queue (and its dead-lettered requests, on a bus that has them)
+   * without waiting for the broker: while it is unreachable, serve still answers (`/healthz` says
+   * 503) and the consumer connects when the broker comes back.
    */
   const consumeVhost = (vhost: string | null): void => {
     const key = vhost ?? '';
     if (consumers.has(key)) return;
-    if (bus instanceof MemoryBus) {
-      consumers.set(key, bus.consumeReplies(onBatch));
-      return;
-    }
     // The URL's own vhost is serve's: a refusal there is fatal rather than retried for ever.
     const consuming = bus.consumeReplies(
+      replies.handle,
       vhost === null ? { vhost, stopWhenRefused: true, onFatal: fail } : { vhost },
-      onBatch,
     );
-    const deadLetters = bus.consumeDeadLetters({ vhost }, onDeadLetters);
-    deadLetters.catch((error: unknown) =>
+    const deadLetters = bus.consumeDeadLetters?.(deadLetterHandlers, { vhost });
+    deadLetters?.catch((error: unknown) =>
       logger.error('cannot consume dead-lettered requests', { vhost, error }),
     );
     const entry = {
@@ -307,7 +275,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     maxReplyBytes: options.maxReplyBytes,
     maxFanOutBytes: options.maxFanOutBytes,
     maxTreeJobs: options.maxTreeJobs,
-    requestTtlMs: broker ? undefined : (options.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS),
+    requestTtlMs,
     queueRules,
     replyAuth: options.replyAuth,
     onRegistered: async (definition) => {
@@ -316,6 +284,14 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       // config's workflows, registered before recovery, wait for the first pass after it.
       if (schedulesStarted && (definition.schedules || schedules.hasSchedules)) void schedules.poke();
     },
+  });
+  // The poison-reply policy; its crash journal is the database, each start of serve a new holder.
+  const replies = new ReplyPolicy({
+    manager,
+    journal: store,
+    holder: randomUUID(),
+    logger,
+    metrics,
   });
   let schedulesStarted = false;
   const schedules: LocalSchedules = new LocalSchedules({
@@ -374,7 +350,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     ...(healthUrl ? { health: `${healthUrl}/healthz` } : {}),
     db: options.db ?? 'switchyard.db',
     synchronous: store.settings().synchronous,
-    bus: broker ? 'memory' : redactUrl(amqpUrl),
+    bus: description,
     workflows: definitions.map((definition) => definition.name),
   });
 

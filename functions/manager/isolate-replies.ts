@@ -1,6 +1,7 @@
 import type { JobEvent } from '../../engine/index.js';
 import type { Logger, Metrics } from '../telemetry/telemetry.js';
 import type { JobEventInput } from './job-event-input.js';
+import { HandBackTries, MAX_REASON } from './reply-policy.js';
 
 /** What applying events tells about each (the manager's `EventOutcome`, as far as isolation needs it). */
 export interface AppliedOutcome {
@@ -9,19 +10,6 @@ export interface AppliedOutcome {
 
 export type ApplyEvents<T extends AppliedOutcome> = (inputs: readonly JobEventInput[]) => Promise<T[]>;
 
-/**
- * A reply that nothing could be stored for (not even its failed attempt) is let go of only after this
- * many tries in a row in this process and `MIN_HAND_BACK_MS` since its first: a store that takes no
- * write for a while (a full disk, throttling) must cost no reply, while one reply the store can
- * never take must not come back for ever.
- */
-export const MAX_UNSTORABLE_TRIES = 10;
-export const MIN_HAND_BACK_MS = 10 * 60_000;
-/** The error's text in a failed attempt's message is cut to this many characters. */
-const MAX_REASON = 1000;
-/** Replies whose failed tries are remembered; the oldest is forgotten first. */
-const REMEMBERED = 1000;
-
 interface Unstorable {
   input: JobEventInput;
   correlationId: string;
@@ -29,25 +17,27 @@ interface Unstorable {
 }
 
 /**
- * Applies a batch of reply events so that one bad reply never holds back another. The batch is
+ * Applies a batch of reply events so that one bad reply never holds back another, as the poison-reply
+ * policy says (reply-policy.ts: the tries, their bounds and what is recorded are its). The batch is
  * applied whole (one store round); if that throws, job by job; a job whose events throw, event by
  * event. An event that throws on its own is poison: its attempt fails with the reason, so the step
  * retries or fails as its settings say. One for which even that cannot be stored is logged, counted
  * and let go of (acknowledged) when something else in the batch was stored and its job can be read:
  * the store works, the reply is what it cannot take. Otherwise the store may be down: the batch is
- * handed back (the error is thrown), until a reply has failed so `MAX_UNSTORABLE_TRIES` times in a
- * row in this process over at least `MIN_HAND_BACK_MS`.
+ * handed back (the error is thrown), until a reply has had its share of tries (`HandBackTries`).
  */
 export class ReplyIsolation {
-  private readonly tries = new Map<string, { count: number; since: number }>();
+  private readonly tries: HandBackTries;
 
   constructor(
     private readonly logger: Logger,
     private readonly metrics: Metrics,
     /** Whether the store can read this job now: when it cannot, the store is in trouble, not the reply. */
     private readonly readable: (jobId: string) => Promise<boolean>,
-    private readonly clock: () => number = Date.now,
-  ) {}
+    clock: () => number = Date.now,
+  ) {
+    this.tries = new HandBackTries(clock);
+  }
 
   async apply<T extends AppliedOutcome>(
     inputs: readonly JobEventInput[],
@@ -55,7 +45,7 @@ export class ReplyIsolation {
   ): Promise<(T | undefined)[]> {
     try {
       const outcomes = await applyEvents(inputs);
-      if (this.tries.size) for (const input of inputs) this.tries.delete(keyOf(input));
+      if (this.tries.size) for (const input of inputs) this.tries.forget(keyOf(input));
       return outcomes;
     } catch (error) {
       if (inputs.length === 1) return this.alone(inputs, error, applyEvents);
@@ -139,31 +129,20 @@ export class ReplyIsolation {
     let handBack: unknown;
     for (const item of unstorable) {
       const key = keyOf(item.input);
-      const now = this.clock();
-      const earlier = this.tries.get(key);
-      const tries = { count: (earlier?.count ?? 0) + 1, since: earlier?.since ?? now };
       const onlyThisReply = storeWorks && (await this.readable(item.input.jobId));
-      const givenUp = tries.count >= MAX_UNSTORABLE_TRIES && now - tries.since >= MIN_HAND_BACK_MS;
+      const givenUp = this.tries.failed(key);
       if (!onlyThisReply && !givenUp) {
-        this.remember(key, tries);
         handBack ??= item.error;
         continue;
       }
-      this.tries.delete(key);
+      this.tries.forget(key);
       this.metrics.count('replies_dropped_total');
       this.logger.error('reply dropped: neither it nor a failed attempt could be stored', {
         correlationId: item.correlationId,
-        tries: tries.count,
         error: item.error,
       });
     }
     if (handBack !== undefined) throw handBack;
-  }
-
-  private remember(key: string, tries: { count: number; since: number }): void {
-    this.tries.delete(key);
-    this.tries.set(key, tries);
-    if (this.tries.size > REMEMBERED) this.tries.delete(this.tries.keys().next().value as string);
   }
 }
 

@@ -522,6 +522,31 @@ export class Manager {
     await this.apply([{ jobId: parsed.jobId, event }]);
   }
 
+  /**
+   * A reply the manager died with in hand too often (reply-policy.ts): its attempt fails with
+   * `reason`, not to be retried, and the reply itself is never read (reading it may be what killed
+   * the process). One that names no job changes nothing.
+   */
+  async failPoisonedReply(
+    correlationId: string | undefined,
+    attempt: number | undefined,
+    reason: string,
+    token?: string,
+  ): Promise<void> {
+    // With reply authentication on, a forged reply that kills the manager is kept aside like any
+    // other, but it fails no attempt: only the request's own token may answer it.
+    if (correlationId === undefined || !(await this.genuineDeadLetter(correlationId, attempt, token))) return;
+    const parsed = replyEvent({
+      correlationId,
+      body: JSON.stringify({ error: reason }),
+      type: 'error',
+      attempt,
+      retryable: false,
+    });
+    if (!parsed.ok) return;
+    await this.apply([{ jobId: parsed.jobId, event: parsed.event }]);
+  }
+
   /** Cancelling a child cancels the whole top-level job it belongs to. */
   async cancel(id: string): Promise<JobRecord> {
     return this.command(await this.targetOf(id, 'cancel'), { type: 'cancel' });

@@ -18,6 +18,8 @@ const HELP: Record<CounterName | HistogramName, string> = {
     'Replies for which neither they nor a failed attempt could be stored: logged and let go of.',
   dead_letters_ignored_total:
     "Dead-lettered requests not acted on: without their request's token (reply authentication), or expired before their copy could have.",
+  replies_poisoned_total:
+    'Replies in hand whenever the manager crashed, as often as the policy allows: their attempts failed, the replies moved to the poison queue.',
   step_duration_seconds: 'From a step attempt being sent to its reply being processed.',
   reply_batch_size: 'Replies processed per batch (one store transaction).',
   step_overhead_seconds:

@@ -41,6 +41,8 @@ export interface BrokerMonitoring {
   brokerName: string;
   replyQueue: string;
   parkedQueue: string;
+  /** Where the replies function puts a reply it died on too often (the poison-reply policy). */
+  poisonedQueue: string;
 }
 
 export interface MonitoringProps {
@@ -333,6 +335,15 @@ export class Monitoring extends Construct {
         statistic: 'Maximum',
       }),
     });
+    this.alarm('PoisonedReplies', {
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription:
+        'A reply was poisoned: the replies function died with it in hand three times; its job failed, the reply waits in the poison queue',
+      metric: queueMetric(QUEUE_METRIC_NAMES.depth, broker.poisonedQueue, 'Maximum'),
+    });
   }
 
   /**
@@ -431,6 +442,7 @@ export class Monitoring extends Construct {
           left: [
             queueMetric(QUEUE_METRIC_NAMES.depth, props.broker.replyQueue, 'Maximum', 'replies'),
             queueMetric(QUEUE_METRIC_NAMES.depth, props.broker.parkedQueue, 'Maximum', 'parked'),
+            queueMetric(QUEUE_METRIC_NAMES.depth, props.broker.poisonedQueue, 'Maximum', 'poisoned'),
           ],
           right: [
             queueMetric(QUEUE_METRIC_NAMES.consumers, props.broker.replyQueue, 'Minimum', 'reply consumers'),

@@ -5,6 +5,7 @@ import type { Channel, ChannelModel, Message } from 'amqplib';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { InboundReply } from '../../engine/index.js';
+import { POISONED_REASON_HEADER, poisonQueueOf } from '../../functions/adapters/rabbitmq/poison-queue.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { type Container, createContainer } from '../../functions/aws/container.js';
 import { readHandlerEnvironment } from '../../functions/aws/environment.js';
@@ -19,6 +20,7 @@ import { rabbitMqBusFactory } from '../../functions/aws/rabbitmq-bus-factory.js'
 import { createApiHandler } from '../../functions/handlers/api.js';
 import { createRegisterWorkflowsHandler } from '../../functions/handlers/register-workflows.js';
 import { createRepliesMqHandler, type RepliesMqHandler } from '../../functions/handlers/replies-mq.js';
+import { MAX_CRASHES_IN_HAND, poisonedReason } from '../../functions/manager/reply-policy.js';
 import { createWorker, type Worker } from '../../functions/worker/index.js';
 import {
   aCustomResourceEvent,
@@ -33,7 +35,7 @@ import {
   uniqueTableName,
 } from '../support/dynamodb-local.js';
 import { type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../support/fauxqs.js';
-import { failingStore, memoryManager } from '../support/memory-manager.js';
+import { failingStore, managerDyingOn, memoryManager } from '../support/memory-manager.js';
 import { AMQP_URL, deleteQueues, eventually, openTestChannel, uniqueName } from '../support/rabbitmq.js';
 import { recordingTelemetry } from '../support/recording-telemetry.js';
 
@@ -130,7 +132,7 @@ describe('A job through replies-mq, dispatched by the RabbitMQ bus (the local Ra
       new CreateQueueCommand({ QueueName: `${uniqueQueuePrefix('mq')}switchyard-timers` }),
     );
     replyQueue = uniqueName('workflow-manager');
-    declared.push(replyQueue);
+    declared.push(replyQueue, parkedQueueOf(replyQueue), poisonQueueOf(replyQueue));
     const secretArn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:switchyard-broker-AbCdEf';
     const secrets = new SecretsManagerClient({ region: 'us-east-1' });
     const url = new URL(AMQP_URL);
@@ -250,16 +252,24 @@ describe('A job through replies-mq, dispatched by the RabbitMQ bus (the local Ra
  * The Amazon MQ event source mapping on one queue, one instance at a time (as Lambda runs it for
  * RabbitMQ): batches of up to ten within 50 ms, acknowledged when the handler returns, requeued
  * (nack) when it throws; with `deliverTwiceEvery: n`, every n-th batch is handed over twice (an
- * at-least-once delivery). Counts the batches, the failed ones and the ones delivered twice.
+ * at-least-once delivery). With `newHandler`, an invocation that has not returned within
+ * `functionTimeoutMs` dies (out of time, or of memory): its batch is requeued and the mapping goes on
+ * with a new container from `newHandler`. Counts the batches, the failed ones, the ones delivered
+ * twice and the deaths.
  */
 async function mqEventSource(
   queue: string,
   handler: RepliesMqHandler,
-  options: { deliverTwiceEvery?: number } = {},
-): Promise<{ stop(): Promise<void>; batches: number; failed: number; redelivered: number }> {
+  options: {
+    deliverTwiceEvery?: number;
+    newHandler?: () => RepliesMqHandler;
+    functionTimeoutMs?: number;
+  } = {},
+): Promise<{ stop(): Promise<void>; batches: number; failed: number; redelivered: number; deaths: number }> {
   const { model, channel } = await openTestChannel();
   await channel.prefetch(10);
-  const state = { batches: 0, failed: 0, redelivered: 0, stop: async () => {} };
+  const state = { batches: 0, failed: 0, redelivered: 0, deaths: 0, stop: async () => {} };
+  let current = handler;
   let batch: Message[] = [];
   let timer: NodeJS.Timeout | undefined;
   let running = Promise.resolve();
@@ -277,10 +287,17 @@ async function mqEventSource(
         rmqMessagesByQueue: { [`${queue}::/`]: taken.map(amazonMqMessageFromAmqp) },
       };
       try {
-        await handler(event, aLambdaContext());
+        const invocation = current(event, aLambdaContext(options.functionTimeoutMs));
+        if (options.newHandler && (await outOfTime(invocation, options.functionTimeoutMs ?? 60_000))) {
+          state.deaths++;
+          current = options.newHandler();
+          for (const message of taken) channel.nack(message, false, true);
+          return;
+        }
+        await invocation;
         if (options.deliverTwiceEvery && state.batches % options.deliverTwiceEvery === 0) {
           state.redelivered++;
-          await handler(event, aLambdaContext());
+          await current(event, aLambdaContext());
         }
         for (const message of taken) channel.ack(message);
       } catch {
@@ -302,6 +319,25 @@ async function mqEventSource(
     await model.close().catch(() => {});
   };
   return state;
+}
+
+/** Whether `invocation` has not settled within `ms` (its rejection, if any, is left to the caller). */
+async function outOfTime(invocation: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), ms);
+  });
+  try {
+    return await Promise.race([
+      invocation.then(
+        () => false,
+        () => false,
+      ),
+      deadline,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 describe('replies-mq on a quorum reply queue (real RabbitMQ): a reply that always fails never stalls the others', () => {
@@ -328,7 +364,7 @@ describe('replies-mq on a quorum reply queue (real RabbitMQ): a reply that alway
 
   async function scenario() {
     const replyQueue = uniqueName('workflow-manager');
-    declared.push(replyQueue, parkedQueueOf(replyQueue));
+    declared.push(replyQueue, parkedQueueOf(replyQueue), poisonQueueOf(replyQueue));
     await declareReplyQueues(model, replyQueue, recordingTelemetry().logger);
     const base = memoryManager();
     await base.manager.registerWorkflow(workflow);
@@ -417,4 +453,88 @@ describe('replies-mq on a quorum reply queue (real RabbitMQ): a reply that alway
       poisoned,
     ]);
   }, 60_000);
+});
+
+describe('replies-mq when invocations die with a reply in hand (real RabbitMQ, quorum reply queue)', () => {
+  const workflow = {
+    name: 'greet',
+    steps: [
+      { name: 'hello', retries: 2 },
+      { name: 'bye', depends: ['hello'] },
+    ],
+  };
+  let model: ChannelModel;
+  let channel: Channel;
+  let parking: AmqpReplyParking | undefined;
+  const queues: string[] = [];
+
+  beforeAll(async () => {
+    ({ model, channel } = await openTestChannel());
+  });
+
+  afterAll(async () => {
+    await parking?.close();
+    await model.close().catch(() => {});
+    await deleteQueues(queues);
+  });
+
+  it('poisons the reply after 3 or 4 deaths: its attempt fails naming why, it waits in <reply queue>.poisoned, and the reply batched with it is applied', async () => {
+    // Prepare: the mapping's invocations run out of time on one reply (the simulation's stand-in for
+    // a function that cannot finish it: out of time or of memory); each death, a new container.
+    const replyQueue = uniqueName('workflow-manager');
+    queues.push(replyQueue, parkedQueueOf(replyQueue), poisonQueueOf(replyQueue));
+    await declareReplyQueues(model, replyQueue, recordingTelemetry().logger);
+    const harness = memoryManager();
+    await harness.manager.registerWorkflow(workflow);
+    const victim = (await harness.manager.startJob({ workflow: 'greet' })).job.id;
+    const bystander = (await harness.manager.startJob({ workflow: 'greet' })).job.id;
+    await harness.manager.drain();
+    parking = new AmqpReplyParking(AMQP_URL, replyQueue);
+    const dying = managerDyingOn(harness.manager, (reply) => reply.body.includes('"unfinishable"'));
+    const aContainer = () => createRepliesMqHandler({ ...harness, manager: dying, parking, replyQueue });
+    const publish = (jobId: string, body: string) =>
+      channel.sendToQueue(replyQueue, Buffer.from(body), {
+        persistent: true,
+        correlationId: `${jobId}:hello`,
+        headers: { 'x-attempt': 1 },
+      });
+
+    // Act
+    publish(victim, '{"unfinishable": true}');
+    publish(bystander, '{"fine": true}');
+    const source = await mqEventSource(replyQueue, aContainer(), {
+      newHandler: aContainer,
+      functionTimeoutMs: 2_000,
+    });
+    await eventually(
+      'the victim to fail',
+      async () => (await harness.store.getJob(victim))?.status === 'failed',
+      60_000,
+    );
+    const [kept] = await take(channel, poisonQueueOf(replyQueue), 1);
+    await eventually(
+      'the reply queue to be empty',
+      async () => (await channel.checkQueue(replyQueue)).messageCount === 0,
+    );
+    await source.stop();
+    channel.nackAll(true);
+
+    // Assess
+    // The batch it came in, perhaps the batch it came back in, then twice alone.
+    expect(source.deaths).toBeGreaterThanOrEqual(MAX_CRASHES_IN_HAND + 1);
+    expect(source.deaths).toBeLessThanOrEqual(MAX_CRASHES_IN_HAND + 2);
+    expect(await harness.store.getJob(victim)).toMatchObject({
+      status: 'failed',
+      error: { step: 'hello', attempt: 1, message: poisonedReason(MAX_CRASHES_IN_HAND) },
+    });
+    expect(kept?.content.toString()).toBe('{"unfinishable": true}');
+    expect(kept?.properties.correlationId).toBe(`${victim}:hello`);
+    expect(String(kept?.properties.headers?.[POISONED_REASON_HEADER])).toBe(
+      poisonedReason(MAX_CRASHES_IN_HAND),
+    );
+    expect(harness.bus.sent.filter((request) => request.step === 'bye').map((r) => r.jobId)).toEqual([
+      bystander,
+    ]);
+    expect((await channel.checkQueue(parkedQueueOf(replyQueue))).messageCount).toBe(0);
+  }, 120_000);
 });

@@ -18,11 +18,13 @@ import type { JobDocument } from '../../functions/api/job-document.js';
 import { type Container, createContainer } from '../../functions/aws/container.js';
 import { readHandlerEnvironment } from '../../functions/aws/environment.js';
 import { sqsBusFactory } from '../../functions/aws/sqs-bus-factory.js';
+import { POISONED_REASON_ATTRIBUTE, SqsReplyPoisonQueue } from '../../functions/aws/sqs-poison-queue.js';
 import { createApiHandler } from '../../functions/handlers/api.js';
 import { createDeadLettersHandler } from '../../functions/handlers/dead-letters.js';
 import { createRegisterWorkflowsHandler } from '../../functions/handlers/register-workflows.js';
 import { createRepliesSqsHandler } from '../../functions/handlers/replies-sqs.js';
 import { createTimersHandler } from '../../functions/handlers/timers.js';
+import { MAX_CRASHES_IN_HAND, poisonedReason } from '../../functions/manager/reply-policy.js';
 import { createWorker, type Worker, type WorkerTransport } from '../../functions/worker/index.js';
 import { lambdaWorker } from '../../functions/worker/lambda/index.js';
 import { SqsWorkerTransport } from '../../functions/worker/transports/sqs.js';
@@ -40,6 +42,7 @@ import {
   uniqueTableName,
 } from '../support/dynamodb-local.js';
 import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../support/fauxqs.js';
+import { managerDyingOn } from '../support/memory-manager.js';
 import {
   expectOrderOutcomes,
   jobIdsOf,
@@ -846,4 +849,120 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     expect(errors).toEqual([]);
     expect(sources.flatMap((source) => source.errors)).toEqual([]);
   });
+});
+
+describe('Serverless simulation: a reply whose handling kills every replies function that takes it', () => {
+  it('is poisoned after 3 or 4 deaths: its attempt fails naming why, it waits in the reply dead-letter queue, and the reply batched with it is applied', async () => {
+    // Prepare: a reply queue of its own, redriven to a dead-letter queue after 10 receives as the
+    // stack's is; the replies function runs out of time on one reply (the simulation's stand-in for
+    // a function that cannot finish it: out of time or of memory), and Lambda starts a new container.
+    const client = sqs.newClient();
+    const name = `${prefix}crash-replies`;
+    const replyDlq = await createQueue(sqs.client, `${name}-dlq`);
+    const replyQueue = await createQueue(sqs.client, name, {
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: replyDlq.arn, maxReceiveCount: 10 }),
+    });
+    if (environment.bus.kind !== 'sqs') throw new Error('the simulation runs on the SQS bus');
+    const crashEnvironment = {
+      ...environment,
+      bus: { ...environment.bus, replyQueueUrl: replyQueue.url, replyDeadLetterQueueUrl: replyDlq.url },
+    };
+    const telemetry = recordingTelemetry();
+    const aContainer = () =>
+      createContainer(crashEnvironment, {
+        buses: { sqs: sqsBusFactory },
+        clients: { dynamodb: dynamo.newClient(), sqs: sqs.newClient() },
+        telemetry,
+      });
+    const dyingContainers: Container[] = [];
+    const repliesFunction = async () => {
+      const container = await aContainer();
+      dyingContainers.push(container);
+      const manager = managerDyingOn(container.manager, (reply) => reply.body.includes('"unfinishable"'));
+      return createRepliesSqsHandler({
+        ...container,
+        manager,
+        poisonQueue: new SqsReplyPoisonQueue(container.sqs, replyDlq.url),
+      });
+    };
+    const starter = await aContainer();
+    const workflow = `crash-reply-${randomUUID().slice(0, 8)}`;
+    await starter.manager.registerWorkflow({
+      name: workflow,
+      steps: [
+        { name: `${workflow}-answer`, retries: 2 },
+        { name: `${workflow}-after`, depends: [`${workflow}-answer`] },
+      ],
+    });
+    const victim = (await starter.manager.startJob({ workflow })).job.id;
+    const bystander = (await starter.manager.startJob({ workflow })).job.id;
+    await starter.manager.drain();
+    const stepQueue = `${queues.reply.slice(0, queues.reply.lastIndexOf('/') + 1)}${prefix}${workflow}-answer`;
+    const requests = await eventually('both requests', async () => {
+      const { Messages = [] } = await client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: stepQueue,
+          MaxNumberOfMessages: 10,
+          MessageAttributeNames: ['All'],
+        }),
+      );
+      return Messages.length === 2 ? Messages : undefined;
+    });
+    const source = startSqsEventSource({
+      client: sqs.newClient(),
+      queueUrl: replyQueue.url,
+      queueArn: replyQueue.arn,
+      handlers: [await repliesFunction()],
+      newHandler: repliesFunction,
+      functionTimeoutMs: 5_000,
+      maxBatchingWindowMs: 500,
+    });
+
+    // Act: the worker answers both in one go; one answer is the reply no invocation can finish.
+    for (const request of requests) {
+      const correlationId = request.MessageAttributes?.correlation_id?.StringValue as string;
+      await client.send(
+        new SendMessageCommand({
+          QueueUrl: replyQueue.url,
+          MessageBody: correlationId.startsWith(victim) ? '{"unfinishable": true}' : '{"fine": true}',
+          MessageAttributes: {
+            correlation_id: { DataType: 'String', StringValue: correlationId },
+            attempt: { DataType: 'Number', StringValue: '1' },
+          },
+        }),
+      );
+    }
+    const failed = await finished(victim, 120_000);
+    const kept = await eventually('the poisoned reply in the dead-letter queue', async () => {
+      const { Messages = [] } = await client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: replyDlq.url,
+          MessageAttributeNames: ['All'],
+          WaitTimeSeconds: 1,
+        }),
+      );
+      return Messages[0];
+    });
+    await source.stop();
+    for (const container of dyingContainers) container.manager.stop();
+
+    // Assess
+    // The batch it came in, perhaps the batch it came back in, then twice alone.
+    expect(source.stats.timeouts).toBeGreaterThanOrEqual(MAX_CRASHES_IN_HAND + 1);
+    expect(source.stats.timeouts).toBeLessThanOrEqual(MAX_CRASHES_IN_HAND + 2);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: { attempt: 1, message: poisonedReason(MAX_CRASHES_IN_HAND) },
+    });
+    expect(failed.steps[`${workflow}-answer`]).toMatchObject({ status: 'failed', attempt: 1 });
+    expect(kept.Body).toBe('{"unfinishable": true}');
+    expect(kept.MessageAttributes?.correlation_id?.StringValue).toBe(`${victim}:${workflow}-answer`);
+    expect(kept.MessageAttributes?.[POISONED_REASON_ATTRIBUTE]?.StringValue).toBe(
+      poisonedReason(MAX_CRASHES_IN_HAND),
+    );
+    const other = (await call('GET', `/api/job/${bystander}`)).body as unknown as JobDocument;
+    expect(other.steps[`${workflow}-answer`]?.status).toBe('completed');
+    expect(other.steps[`${workflow}-after`]?.status).toBe('running');
+    expect(telemetry.counted('replies_poisoned_total')).toBe(1);
+  }, 180_000);
 });

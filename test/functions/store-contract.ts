@@ -29,6 +29,7 @@ import {
 } from '../support/factories.js';
 import { describeMaxRunningContract } from './store-contract-max-running.js';
 import { describeNamespaceSettingsContract } from './store-contract-namespaces.js';
+import { describeRepliesInHandContract } from './store-contract-replies-in-hand.js';
 import { describeTreeQuotaContract } from './store-contract-tree-quota.js';
 
 export interface StoreUnderTest {
@@ -1005,6 +1006,8 @@ export function describeStoreContract(
       () => store,
       () => (subject.another ? subject.another() : Promise.resolve(store)),
     );
+
+    describeRepliesInHandContract(() => store);
 
     it('answers ping while open', async () => {
       await expect(store.ping()).resolves.toBeUndefined();

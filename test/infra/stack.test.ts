@@ -360,6 +360,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       REPLY_QUEUE_URL: { Ref: Match.stringLikeRegexp('^SqsBusReplies') },
       TIMER_QUEUE_URL: { Ref: Match.stringLikeRegexp('^TimerQueue[A-F0-9]{8}$') },
       DEAD_LETTER_QUEUE_URL: { Ref: Match.stringLikeRegexp('^SqsBusStepDeadLetters') },
+      REPLY_DEAD_LETTER_QUEUE_URL: { Ref: Match.stringLikeRegexp('^SqsBusReplyDeadLetters') },
       STEP_QUEUE_DLQ_ARN: { 'Fn::GetAtt': [Match.stringLikeRegexp('^SqsBusStepDeadLetters'), 'Arn'] },
       STEP_QUEUE_VISIBILITY_TIMEOUT: '300',
       QUEUE_TAGS: '{"switchyard:stack":"Switchyard"}',
@@ -784,7 +785,12 @@ describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
       expect(environment.MQ_AMQPS_ENDPOINT).toEqual({
         'Fn::Select': [0, { 'Fn::GetAtt': [expect.stringMatching(/^RabbitMqBusBroker/), 'AmqpEndpoints'] }],
       });
-      for (const sqsOnly of ['REPLY_QUEUE_URL', 'DEAD_LETTER_QUEUE_URL', 'STEP_QUEUE_DLQ_ARN'])
+      for (const sqsOnly of [
+        'REPLY_QUEUE_URL',
+        'DEAD_LETTER_QUEUE_URL',
+        'REPLY_DEAD_LETTER_QUEUE_URL',
+        'STEP_QUEUE_DLQ_ARN',
+      ])
         expect(environment[sqsOnly]).toBeUndefined();
     }
   });
@@ -979,7 +985,7 @@ describe('SwitchyardStack context', CDK, () => {
     expect(() => synthStack({ auth: 'cognito' })).toThrow(/-c auth=cognito needs -c cognitoUserPoolArn/);
   });
 
-  test('-c bus=rabbitmq: alarms on the reply queue depth, its consumers (the mapping) and parked replies, as the manager measures them', () => {
+  test('-c bus=rabbitmq: alarms on the reply queue depth, its consumers (the mapping), parked replies and a poisoned one, as the manager measures them', () => {
     const { template } = synthStack({ bus: 'rabbitmq' });
     const alarms = Object.values(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).map(
       (a) => a.Properties ?? {},
@@ -998,13 +1004,19 @@ describe('SwitchyardStack context', CDK, () => {
       ['QueueDepth', 'GreaterThanOrEqualToThreshold', 1000],
       ['QueueConsumers', 'LessThanThreshold', 1],
       ['QueueDepth', 'GreaterThanOrEqualToThreshold', 1],
+      ['QueueDepth', 'GreaterThanOrEqualToThreshold', 1],
     ]);
     expect(
       queues.map(
         (alarm) =>
           (alarm.Dimensions as { Name: string; Value: string }[]).find((d) => d.Name === 'Queue')?.Value,
       ),
-    ).toEqual(['workflow-manager', 'workflow-manager', 'workflow-manager.parked']);
+    ).toEqual([
+      'workflow-manager',
+      'workflow-manager',
+      'workflow-manager.parked',
+      'workflow-manager.poisoned',
+    ]);
     expect(alarms.filter((alarm) => alarm.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(2);
   });
 });

@@ -92,13 +92,13 @@ export function anSqsRecord(options: SqsRecordOptions = {}): SQSRecord {
 export function anSqsReplyRecord(
   correlationId: string | undefined,
   body: string,
-  options: { type?: string; attempt?: number; messageId?: string } = {},
+  options: { type?: string; attempt?: number; messageId?: string; receiveCount?: number } = {},
 ): SQSRecord {
   const attributes: Record<string, string | number> = {};
   if (correlationId !== undefined) attributes.correlation_id = correlationId;
   if (options.type) attributes.type = options.type;
   if (options.attempt !== undefined) attributes.attempt = options.attempt;
-  return anSqsRecord({ body, attributes, messageId: options.messageId });
+  return anSqsRecord({ body, attributes, messageId: options.messageId, receiveCount: options.receiveCount });
 }
 
 export function anSqsEvent(records: SQSRecord[]): SQSEvent {

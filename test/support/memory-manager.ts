@@ -1,6 +1,7 @@
 import type {
   Bus,
   Commit,
+  InboundReply,
   SendOptions,
   StepRequest,
   Store,
@@ -139,6 +140,21 @@ export function storeRefusing(inner: Store, refused: Set<string>): Store {
         }
         return target.commit(commits);
       };
+    },
+  });
+}
+
+/**
+ * The manager, except that handling a reply `kills` picks never comes back: the process or Lambda
+ * container handling it died there (out of memory, out of time). The test lets go of what called it.
+ */
+export function managerDyingOn(manager: Manager, kills: (reply: InboundReply) => boolean): Manager {
+  return new Proxy(manager, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property !== 'handleReplies') return typeof value === 'function' ? value.bind(target) : value;
+      return (replies: readonly InboundReply[]) =>
+        replies.some(kills) ? new Promise<void>(() => {}) : target.handleReplies(replies);
     },
   });
 }

@@ -40,6 +40,13 @@ export interface SqsEventSourceOptions {
   duplicate?: (record: SQSRecord) => boolean;
   /** Invocation time limit given to the handler's context. @default 60000 */
   functionTimeoutMs?: number;
+  /**
+   * With it, an invocation whose handler has not answered within `functionTimeoutMs` dies, as Lambda
+   * ends a function that runs out of time (or of memory): its messages come back after
+   * `retryAfterSeconds`, and the lane goes on in a new container, from this factory. Without it, a
+   * lane waits for its handler however long it takes.
+   */
+  newHandler?: () => Promise<SqsBatchHandler>;
 }
 
 export interface SqsEventSourceStats {
@@ -51,6 +58,8 @@ export interface SqsEventSourceStats {
   failed: number;
   /** Invocations that threw. */
   errors: number;
+  /** Invocations that died out of time (`newHandler`). */
+  timeouts: number;
   largestBatch: number;
 }
 
@@ -74,6 +83,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     duplicated: 0,
     failed: 0,
     errors: 0,
+    timeouts: 0,
     largestBatch: 0,
   };
   const errors: unknown[] = [];
@@ -148,7 +158,8 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     return messages;
   };
 
-  const lane = async (handler: SqsBatchHandler): Promise<void> => {
+  const lane = async (first: SqsBatchHandler): Promise<void> => {
+    let handler = first;
     while (!abort.signal.aborted) {
       let messages: Message[];
       try {
@@ -177,11 +188,18 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
       stats.messages += records.length;
       stats.largestBatch = Math.max(stats.largestBatch, records.length);
       let failedIds: Set<string>;
+      const timeoutMs = options.functionTimeoutMs ?? 60_000;
       try {
-        const response = await handler(
-          { Records: records },
-          aLambdaContext(options.functionTimeoutMs ?? 60_000),
-        );
+        const invocation = handler({ Records: records }, aLambdaContext(timeoutMs));
+        const response = options.newHandler ? await outOfTime(invocation, timeoutMs) : await invocation;
+        if (response === OUT_OF_TIME) {
+          stats.timeouts++;
+          stats.failed += ids.size;
+          // The dead container's invocation is let go of; its messages come back, to a new container.
+          handler = await (options.newHandler as () => Promise<SqsBatchHandler>)();
+          await settle(messages, ids).catch((error: unknown) => errors.push(error));
+          continue;
+        }
         failedIds = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
         // Lambda fails the whole batch when a reported id is not one of its messages.
         if ([...failedIds].some((id) => !ids.has(id))) failedIds = ids;
@@ -208,4 +226,19 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
       await Promise.all(lanes);
     },
   };
+}
+
+const OUT_OF_TIME = Symbol('out of time');
+
+/** The invocation's answer, or `OUT_OF_TIME` when it has none within `ms`. */
+async function outOfTime<T>(invocation: Promise<T>, ms: number): Promise<T | typeof OUT_OF_TIME> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<typeof OUT_OF_TIME>((resolve) => {
+    timer = setTimeout(() => resolve(OUT_OF_TIME), ms);
+  });
+  try {
+    return await Promise.race([invocation, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -12,6 +12,7 @@ import type {
   NamespaceSettings,
   OutboxPage,
   QueuedJob,
+  ReplyDeaths,
   RunningCount,
   Store,
   StoredToken,
@@ -34,6 +35,7 @@ import { DynamoDbNamespaceSettings } from './namespace-settings.js';
 import { listTimers, pendingOutbox } from './outbox.js';
 import { deleteSpentGroups, GroupRequests, groupPartition, groupSource } from './outbox-groups.js';
 import { PendingWrites } from './pending.js';
+import { DynamoDbRepliesInHand } from './replies-in-hand.js';
 import { deleteFinishedJobs } from './retention.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { listQueued, readRunningCount } from './running-limits.js';
@@ -72,6 +74,7 @@ export class DynamoDbStore implements Store {
   private readonly workflows: DynamoDbWorkflows;
   private readonly tokens: DynamoDbTokens;
   private readonly namespaces: DynamoDbNamespaceSettings;
+  private readonly repliesInHand: DynamoDbRepliesInHand;
   private readonly commitDeps: CommitDeps;
   /** Which job's head holds each inline request this store committed or recovered. */
   private readonly inline = new InlineRequests();
@@ -87,6 +90,7 @@ export class DynamoDbStore implements Store {
     this.workflows = new DynamoDbWorkflows(this.table);
     this.tokens = new DynamoDbTokens(this.table);
     this.namespaces = new DynamoDbNamespaceSettings(this.table);
+    this.repliesInHand = new DynamoDbRepliesInHand(this.table);
     this.commitDeps = {
       table: this.table,
       pending: this.pending,
@@ -123,6 +127,14 @@ export class DynamoDbStore implements Store {
 
   getToken(id: string): Promise<StoredToken | undefined> {
     return this.tokens.getToken(id);
+  }
+
+  holdReply(key: string, holder: string, now: number, alone: boolean): Promise<ReplyDeaths> {
+    return this.repliesInHand.holdReply(key, holder, now, alone);
+  }
+
+  releaseReply(key: string, holder: string, keep?: boolean): Promise<void> {
+    return this.repliesInHand.releaseReply(key, holder, keep);
   }
 
   listTokens(): Promise<StoredToken[]> {

@@ -3,6 +3,10 @@ import {
   DEFAULT_REPLY_QUEUE,
   type InboundReply,
   type QueueHealth,
+  type ReplyConsumption,
+  type ReplyHandler,
+  type ReplyIntake,
+  type ReplyOutcome,
   type SendOptions,
   type StepRequest,
 } from '../../../engine/index.js';
@@ -22,6 +26,10 @@ interface MemoryMessage {
   attempt?: number;
   retryable?: false;
   token?: string;
+  /** It was handed out before and handed back. */
+  redelivered?: true;
+  /** Why the manager gave up on it (in the poison queue). */
+  poisonedReason?: string;
 }
 
 type Consumer = (message: MemoryMessage, settle: (requeue: boolean) => void) => void;
@@ -86,7 +94,7 @@ export class MemoryBroker {
           if (settled) return;
           settled = true;
           consumer.inHand--;
-          if (requeue) queue.messages.push(message);
+          if (requeue) queue.messages.push({ ...message, redelivered: true });
           this.pump(queueName);
         }),
       );
@@ -112,8 +120,16 @@ export const REQUEST_IN_MEMORY = {
   deadline: null,
 } as const satisfies Record<keyof StepRequest, string | null>;
 
-/** The manager's side of the in-process broker. */
-export class MemoryBus implements Bus {
+/** Replies handed to the manager at once, at most. */
+const MAX_REPLY_BATCH = 500;
+
+/** Where the in-process broker keeps the replies the manager gave up on: `<reply queue>.poisoned`. */
+export function memoryPoisonQueueOf(replyQueue: string): string {
+  return `${replyQueue}.poisoned`;
+}
+
+/** The manager's side of the in-process broker: the Bus, and the reply intake. */
+export class MemoryBus implements Bus, ReplyIntake {
   constructor(
     readonly broker: MemoryBroker,
     private readonly replyQueue = DEFAULT_REPLY_QUEUE,
@@ -146,36 +162,63 @@ export class MemoryBus implements Bus {
     }));
   }
 
-  /** Feeds replies to `onBatch` in batches; a batch is settled when `onBatch` resolves (requeued if it throws). */
-  consumeReplies(onBatch: (replies: InboundReply[]) => Promise<void>, maxBatch = 500): { stop(): void } {
-    let batch: { reply: InboundReply; settle: (requeue: boolean) => void }[] = [];
+  /**
+   * The reply intake: feeds replies to `handle` in batches (one vhost: `options` has nothing to
+   * choose) and settles each when it resolves: `done` taken off the queue, `retry` put back after
+   * 100 ms (all of the batch when `handle` throws), `poisoned` moved to `<reply queue>.poisoned`.
+   */
+  async consumeReplies(handle: ReplyHandler): Promise<ReplyConsumption> {
+    type Taken = { message: MemoryMessage; settle: (requeue: boolean) => void };
+    let batch: Taken[] = [];
     let scheduled = false;
-    const flush = () => {
+    // A reply the handler says nothing of comes again, as one it hands back.
+    const settleOne = ({ message, settle }: Taken, outcome: ReplyOutcome | undefined): void => {
+      if (outcome === undefined || outcome.kind === 'retry') {
+        setTimeout(() => settle(true), 100);
+        return;
+      }
+      if (outcome.kind === 'poisoned') {
+        this.broker.publish(memoryPoisonQueueOf(this.replyQueue), {
+          ...message,
+          poisonedReason: outcome.reason,
+        });
+      }
+      settle(false);
+    };
+    const flush = async (): Promise<void> => {
       scheduled = false;
       const taken = batch;
       batch = [];
-      const settleAll = (requeue: boolean) => {
-        for (const item of taken) item.settle(requeue);
-      };
-      onBatch(taken.map((item) => item.reply)).then(
-        () => settleAll(false),
-        () => setTimeout(() => settleAll(true), 100),
-      );
+      const deliveries = taken.map(({ message }) => ({
+        reply: inboundReply(message),
+        redelivered: message.redelivered === true,
+      }));
+      let outcomes: readonly ReplyOutcome[];
+      try {
+        outcomes = await handle(deliveries);
+      } catch (error) {
+        outcomes = taken.map(() => ({ kind: 'retry', error }));
+      }
+      for (const [index, item] of taken.entries()) settleOne(item, outcomes[index]);
     };
-    const cancel = this.broker.consume(this.replyQueue, maxBatch, (message, settle) => {
-      const reply: InboundReply = { correlationId: message.correlationId, body: message.body };
-      if (message.type) reply.type = message.type;
-      if (message.attempt !== undefined) reply.attempt = message.attempt;
-      if (message.retryable === false) reply.retryable = false;
-      if (message.token !== undefined) reply.token = message.token;
-      batch.push({ reply, settle });
+    const cancel = this.broker.consume(this.replyQueue, MAX_REPLY_BATCH, (message, settle) => {
+      batch.push({ message, settle });
       if (!scheduled) {
         scheduled = true;
-        setImmediate(flush);
+        setImmediate(() => void flush());
       }
     });
-    return { stop: cancel };
+    return { stop: async () => cancel() };
   }
+}
+
+function inboundReply(message: MemoryMessage): InboundReply {
+  const reply: InboundReply = { correlationId: message.correlationId, body: message.body };
+  if (message.type) reply.type = message.type;
+  if (message.attempt !== undefined) reply.attempt = message.attempt;
+  if (message.retryable === false) reply.retryable = false;
+  if (message.token !== undefined) reply.token = message.token;
+  return reply;
 }
 
 /** The worker SDK's transport on the in-process broker. */

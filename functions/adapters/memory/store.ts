@@ -7,7 +7,9 @@ import {
   definitionText,
   type EveryField,
   type FanCounts,
+  type HeldReplyNote,
   heldByOtherJobs,
+  heldReplyNote,
   InvalidCursorError,
   inNamespace,
   isFinished,
@@ -20,6 +22,7 @@ import {
   type OutboxEntry,
   type OutboxPage,
   type QueuedJob,
+  type ReplyDeaths,
   type RunningCount,
   type Store,
   type StoredToken,
@@ -59,6 +62,8 @@ export class MemoryStore implements Store {
   private readonly queues = new Map<string, Map<number, string>>();
   /** By tree root: the jobs counted under it (engine/job/tree-quota.ts). */
   private readonly treeSizes = new Map<string, number>();
+  /** The crash journal: replies in hand, by key. */
+  private readonly repliesInHand = new Map<string, HeldReplyNote>();
   private closed = false;
 
   async saveWorkflow(
@@ -346,6 +351,19 @@ export class MemoryStore implements Store {
     if (stored !== undefined) return stored;
     this.keys.set(name, candidate);
     return candidate;
+  }
+
+  async holdReply(key: string, holder: string, now: number, alone: boolean): Promise<ReplyDeaths> {
+    const note = heldReplyNote(this.repliesInHand.get(key), holder, now, alone);
+    this.repliesInHand.set(key, note);
+    return { alone: note.alone, amongOthers: note.amongOthers };
+  }
+
+  async releaseReply(key: string, holder: string, keep = false): Promise<void> {
+    const note = this.repliesInHand.get(key);
+    if (note?.holder !== holder) return;
+    if (keep) this.repliesInHand.set(key, { ...note, holder: '' });
+    else this.repliesInHand.delete(key);
   }
 
   async ping(): Promise<void> {

@@ -2,8 +2,15 @@ import type { ChannelModel } from 'amqplib';
 import {
   type Bus,
   DEFAULT_REPLY_QUEUE,
+  type DeadLetterHandlers,
+  type DeadLetterIntake,
   type InboundReply,
+  MAX_AMQP_NAME_BYTES,
   type QueueHealth,
+  type ReplyConsumption,
+  type ReplyHandler,
+  type ReplyIntake,
+  type ReplyIntakeOptions,
   RetryableSendError,
   type SendOptions,
   type StepRequest,
@@ -21,6 +28,7 @@ import { VhostRefusedError } from '../../transport/amqp/vhost-refusal.js';
 import {
   DEAD_LETTER_EXCHANGE,
   type DeadLetter,
+  deadLetterFailure,
   deadLetterQueueOf,
   declareDeadLetters,
   toDeadLetter,
@@ -73,12 +81,16 @@ export const DEFAULT_MAX_DELIVERIES = 5;
 /** How long requests to a vhost the broker refused fail without asking the broker again. */
 const REFUSED_VHOST_RETRY_MS = 30_000;
 
+/** How the reply consumer batches and backs off (reply-consumer.ts), beside the port's options. */
+export type ReplyConsumerTuning = Pick<ReplyConsumerOptions, 'prefetch' | 'maxBatch' | 'retryDelayMs'>;
+
 /**
  * The Bus port on RabbitMQ (and Amazon MQ for RabbitMQ): requests go out on the default exchange
  * with protocol.md's properties, over one connection per vhost, each step queue declared before
- * the first request to it, every batch confirmed by the broker before `send` resolves.
+ * the first request to it, every batch confirmed by the broker before `send` resolves. For serve it
+ * is also the reply intake (each vhost's reply queue) and hands back dead-lettered requests.
  */
-export class RabbitMqBus implements Bus {
+export class RabbitMqBus implements Bus, ReplyIntake, DeadLetterIntake {
   private readonly replyQueue: string;
   private readonly logger: RabbitMqLogger;
   private readonly vhosts = new Map<string | null, VhostPublisher>();
@@ -220,13 +232,14 @@ export class RabbitMqBus implements Bus {
   }
 
   /**
-   * Consumes the reply queue of one vhost (one consumer per vhost), handing over batches; see
-   * `startReplyConsumer`. Stopped by the returned handle or by `close()`.
+   * The reply intake: consumes the reply queue of one vhost (one consumer per vhost), hands its
+   * replies to `handle` in batches and settles each as it says, poisoned ones by way of
+   * `<reply queue>.poisoned`; see `startReplyConsumer`. Stopped by the returned handle or by `close()`.
    */
   async consumeReplies(
-    options: Omit<ReplyConsumerOptions, 'url' | 'logger' | 'connectionName'>,
-    onBatch: (replies: InboundReply[]) => Promise<void>,
-  ): Promise<{ stop(): Promise<void> }> {
+    handle: ReplyHandler,
+    options: ReplyIntakeOptions & ReplyConsumerTuning = {},
+  ): Promise<ReplyConsumption> {
     this.assertOpen();
     const consumer = createReplyConsumer(
       {
@@ -234,9 +247,9 @@ export class RabbitMqBus implements Bus {
         logger: this.logger,
         connectionName: `${this.connectionName}:replies:${options.vhost ?? ''}`,
         ...options,
-        queue: options.queue ?? this.replyQueue,
+        queue: this.replyQueue,
       },
-      onBatch,
+      handle,
     );
     return this.run(consumer);
   }
@@ -246,12 +259,28 @@ export class RabbitMqBus implements Bus {
    * `switchyard.dead-letters` exchange by the `x-reply-to` header of this manager's requests): the
    * requests the broker expired, or dropped after too many deliveries (quorum step queues), or that
    * a worker rejected without requeue, where a policy or the queue's arguments dead-letter them.
+   * Expired ones go to `handlers.expired`, the others to `handlers.rejected` with why; letters that
+   * name no request of this manager are dropped.
    */
   async consumeDeadLetters(
-    options: Omit<ReplyConsumerOptions, 'url' | 'logger' | 'connectionName' | 'queue'>,
-    onBatch: (letters: DeadLetter[]) => Promise<void>,
-  ): Promise<{ stop(): Promise<void> }> {
+    handlers: DeadLetterHandlers,
+    options: ReplyIntakeOptions = {},
+  ): Promise<ReplyConsumption> {
     this.assertOpen();
+    const onLetters = async (letters: DeadLetter[]): Promise<void> => {
+      for (const letter of letters) {
+        const { correlationId, attempt, replyTo, token } = letter;
+        if (!correlationId || (replyTo !== undefined && replyTo !== this.replyQueue)) continue;
+        if (letter.reason === 'expired') await handlers.expired(correlationId, attempt, token);
+        else
+          await handlers.rejected(
+            correlationId,
+            attempt,
+            deadLetterFailure(letter, this.maxDeliveries),
+            token,
+          );
+      }
+    };
     const consumer = createQueueConsumer(
       {
         url: this.options.url,
@@ -260,7 +289,7 @@ export class RabbitMqBus implements Bus {
         ...options,
         queue: deadLetterQueueOf(this.replyQueue),
       },
-      onBatch,
+      onLetters,
       toDeadLetter,
       (model) => declareDeadLetters(model, this.replyQueue, this.logger),
     );
@@ -268,7 +297,7 @@ export class RabbitMqBus implements Bus {
   }
 
   /** The request's deliveries a quorum step queue allows, when the manager makes them so. */
-  get maxDeliveries(): number | undefined {
+  private get maxDeliveries(): number | undefined {
     return this.options.quorumQueues ? (this.options.maxDeliveries ?? DEFAULT_MAX_DELIVERIES) : undefined;
   }
 

@@ -1,9 +1,15 @@
-import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
-import { DEFAULT_REPLY_QUEUE, type InboundReply } from '../../../engine/index.js';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import {
+  DEFAULT_REPLY_QUEUE,
+  type ReplyDelivery,
+  type ReplyHandler,
+  type ReplyOutcome,
+} from '../../../engine/index.js';
 import { consoleWarnings, RabbitMqConnection, type RabbitMqLogger } from '../../transport/amqp/connection.js';
 import { FatalRefusalError } from '../../transport/amqp/fatal-refusal.js';
 import { declareDurableQueue, openChannel } from '../../transport/amqp/queues.js';
 import { toInboundReply } from './inbound-reply.js';
+import { openPoisonChannel, publishPoisoned } from './poison-queue.js';
 
 export interface ReplyConsumerOptions {
   url: string;
@@ -42,17 +48,19 @@ export interface ReplyConsumer {
  * it does not have. While another connection consumes it, the start fails with a
  * `FatalRefusalError`; the broker releases an exclusive consumer when its connection dies, so a
  * manager that was killed takes its queue again at once. Consumes and hands the replies
- * to `onBatch` in batches: whatever arrived while the previous batch was being handled, up to
+ * to `handle` in batches: whatever arrived while the previous batch was being handled, up to
  * `maxBatch`, so a quiet queue gets one reply at a time with no added wait and a busy one gets
- * large batches. A batch is acknowledged only after `onBatch` resolves (the manager resolves once
- * its state is stored); if it throws, the batch goes back to the queue after a short backoff.
- * After a reconnect the consumer starts again by itself. Resolves once it is consuming.
+ * large batches. Each reply is settled as `handle` says (the port's `ReplyOutcome`), only once it
+ * resolved (the manager resolves once its state is stored): `done` acknowledged, `retry` handed back
+ * to the queue after a short backoff (all of the batch when `handle` throws), `poisoned` copied to
+ * the poison queue `<queue>.poisoned` (confirmed) and then acknowledged. After a reconnect the
+ * consumer starts again by itself. Resolves once it is consuming.
  */
 export async function startReplyConsumer(
   options: ReplyConsumerOptions,
-  onBatch: (replies: InboundReply[]) => Promise<void>,
+  handle: ReplyHandler,
 ): Promise<ReplyConsumer> {
-  const consumer = createReplyConsumer(options, onBatch);
+  const consumer = createReplyConsumer(options, handle);
   await consumer.start();
   return consumer;
 }
@@ -63,14 +71,15 @@ export async function startReplyConsumer(
  */
 export function createReplyConsumer(
   options: ReplyConsumerOptions,
-  onBatch: (replies: InboundReply[]) => Promise<void>,
+  handle: ReplyHandler,
 ): ReplyConsumer & { start(): Promise<void> } {
-  return new BatchingReplyConsumer(options, onBatch, toInboundReply);
+  return new BatchingReplyConsumer<ReplyDelivery>(options, handle, toReplyDelivery, undefined, true);
 }
 
 /**
  * The same consumer for another of the manager's queues (its dead-letter queue): each message read
- * with `read`; `prepare` runs on each connection before the queue is declared and consumed.
+ * with `read`, the batch acknowledged when `onBatch` resolves and handed back when it throws;
+ * `prepare` runs on each connection before the queue is declared and consumed.
  */
 export function createQueueConsumer<T>(
   options: ReplyConsumerOptions & { queue: string },
@@ -78,8 +87,18 @@ export function createQueueConsumer<T>(
   read: (message: ConsumeMessage) => T,
   prepare?: (model: ChannelModel) => Promise<void>,
 ): ReplyConsumer & { start(): Promise<void> } {
-  return new BatchingReplyConsumer(options, onBatch, read, prepare);
+  const handle = async (items: T[]): Promise<undefined> => {
+    await onBatch(items);
+  };
+  return new BatchingReplyConsumer(options, handle, read, prepare);
 }
+
+function toReplyDelivery(message: ConsumeMessage): ReplyDelivery {
+  return { reply: toInboundReply(message), redelivered: message.fields.redelivered };
+}
+
+const DONE: ReplyOutcome = { kind: 'done' };
+const UNSETTLED: ReplyOutcome = { kind: 'retry', error: new Error('the handler gave no outcome for it') };
 
 interface Delivery {
   channel: ChannelState;
@@ -101,6 +120,9 @@ class BatchingReplyConsumer<T> implements ReplyConsumer {
   private readonly logger: RabbitMqLogger;
   private readonly queue: string;
   private current: { state: ChannelState; consumerTag: string } | undefined;
+  /** The current connection, and the channel poisoned replies are copied over, opened on first use. */
+  private model: ChannelModel | undefined;
+  private poisonChannel: Promise<ConfirmChannel> | undefined;
   private buffer: Delivery[] = [];
   private draining: Promise<void> | undefined;
   private scheduled = false;
@@ -110,9 +132,12 @@ class BatchingReplyConsumer<T> implements ReplyConsumer {
 
   constructor(
     private readonly options: ReplyConsumerOptions,
-    private readonly onBatch: (items: T[]) => Promise<void>,
+    /** The outcome of each item; undefined: all of them done. */
+    private readonly onBatch: (items: T[]) => Promise<readonly ReplyOutcome[] | undefined>,
     private readonly read: (message: ConsumeMessage) => T,
     private readonly prepare?: (model: ChannelModel) => Promise<void>,
+    /** Its queue has a poison queue, declared beside it, for `poisoned` outcomes. */
+    private readonly poisons = false,
   ) {
     this.logger = options.logger ?? consoleWarnings;
     this.queue = options.queue ?? DEFAULT_REPLY_QUEUE;
@@ -165,6 +190,8 @@ class BatchingReplyConsumer<T> implements ReplyConsumer {
       this.queue,
       this.logger,
     );
+    this.model = model;
+    this.poisonChannel = undefined;
     const state: ChannelState = { channel, closed: false, settledUpTo: 0, settledAbove: new Set() };
     channel.on('close', () => {
       state.closed = true;
@@ -216,19 +243,67 @@ class BatchingReplyConsumer<T> implements ReplyConsumer {
   }
 
   private async handle(batch: Delivery[]): Promise<void> {
+    let outcomes: readonly ReplyOutcome[] | undefined;
     try {
-      await this.onBatch(batch.map((delivery) => this.read(delivery.message)));
-      this.failures = 0;
-      settle(batch, 'ack');
+      outcomes = await this.onBatch(batch.map((delivery) => this.read(delivery.message)));
     } catch (error) {
-      this.failures++;
-      const delay = Math.min(5_000, (this.options.retryDelayMs ?? 200) * 2 ** (this.failures - 1));
-      const reason = error instanceof Error ? error.message : String(error);
-      this.logger.error(
-        `handling ${batch.length} replies from ${this.queue} failed: ${reason}; handing them back in ${delay} ms`,
+      outcomes = batch.map(() => ({ kind: 'retry', error }));
+    }
+    // Undefined: all done (the dead-letter queue's handler). A reply the handler says nothing of comes again.
+    const settled = batch.map((_, index) => (outcomes ? (outcomes[index] ?? UNSETTLED) : DONE));
+    const poisoned = await this.poison(batch, settled);
+    const isDone = (index: number) => settled[index]?.kind === 'done' || poisoned.has(index);
+    const handedBack = batch.filter((_, index) => !isDone(index));
+    settle(
+      batch.filter((_, index) => isDone(index)),
+      'ack',
+    );
+    if (handedBack.length === 0) {
+      this.failures = 0;
+      return;
+    }
+    this.failures++;
+    const delay = Math.min(5_000, (this.options.retryDelayMs ?? 200) * 2 ** (this.failures - 1));
+    const first = settled.find((outcome) => outcome.kind === 'retry');
+    const error = first?.kind === 'retry' ? first.error : undefined;
+    const reason = error instanceof Error ? error.message : String(error ?? 'the poison queue refused them');
+    this.logger.error(
+      `handling ${handedBack.length} replies from ${this.queue} failed: ${reason}; handing them back in ${delay} ms`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    settle(handedBack, 'nack');
+  }
+
+  /** The poison queue is declared when a first reply goes there: most reply queues never need one. */
+  private openPoisonChannel(): Promise<ConfirmChannel> {
+    const model = this.model;
+    if (!this.poisons || !model) return Promise.reject(new Error(`${this.queue} has no poison queue`));
+    this.poisonChannel ??= openPoisonChannel(model, this.queue, this.logger);
+    return this.poisonChannel;
+  }
+
+  /** Copies the batch's poisoned replies to the poison queue; the indexes of those it holds now. */
+  private async poison(batch: readonly Delivery[], outcomes: readonly ReplyOutcome[]): Promise<Set<number>> {
+    const indexes = outcomes.flatMap((outcome, index) => (outcome.kind === 'poisoned' ? [index] : []));
+    if (indexes.length === 0) return new Set();
+    try {
+      await publishPoisoned(
+        await this.openPoisonChannel(),
+        this.queue,
+        indexes.map((index) => ({
+          message: (batch[index] as Delivery).message,
+          reason: (outcomes[index] as { reason: string }).reason,
+        })),
       );
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      settle(batch, 'nack');
+      return new Set(indexes);
+    } catch (error) {
+      this.poisonChannel = undefined;
+      // Handed back: their attempts have failed, so if they kill the process again they are found
+      // out as they were, within the same bound.
+      this.logger.error(
+        `the poison queue of ${this.queue} did not take ${indexes.length} replies: ${String(error)}`,
+      );
+      return new Set();
     }
   }
 }

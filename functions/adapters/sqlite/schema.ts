@@ -186,6 +186,19 @@ export const MIGRATIONS: readonly string[] = [
     size INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // The crash journal (engine/ports/reply-intake.ts): a reply handled alone is noted here first, and
+  // its note deleted once it is settled; a note found at the next start names a reply in hand when
+  // serve died.
+  `
+  CREATE TABLE replies_in_hand (
+    key TEXT NOT NULL PRIMARY KEY,
+    holder TEXT NOT NULL,
+    held_alone INTEGER NOT NULL,
+    died_alone INTEGER NOT NULL,
+    died_among_others INTEGER NOT NULL,
+    since INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

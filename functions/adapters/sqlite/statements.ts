@@ -33,6 +33,14 @@ export interface TokenRow {
   created_at: number;
 }
 
+export interface ReplyInHandRow {
+  holder: string;
+  held_alone: number;
+  died_alone: number;
+  died_among_others: number;
+  since: number;
+}
+
 export interface FanCountsRow {
   total: number;
   done: number;
@@ -111,6 +119,21 @@ export function prepareStatements(db: Database.Database) {
     capScheduleCursor: db.prepare<[number, string, string, number]>(
       'UPDATE schedule_cursors SET last_tick = ? WHERE workflow = ? AND schedule = ? AND last_tick > ?',
     ),
+
+    replyInHand: db.prepare<[string], ReplyInHandRow>(
+      'SELECT holder, held_alone, died_alone, died_among_others, since FROM replies_in_hand WHERE key = ?',
+    ),
+    holdReply: db.prepare<[string, string, number, number, number, number]>(
+      `INSERT INTO replies_in_hand (key, holder, held_alone, died_alone, died_among_others, since)
+       VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET holder = excluded.holder, held_alone = excluded.held_alone,
+         died_alone = excluded.died_alone, died_among_others = excluded.died_among_others, since = excluded.since`,
+    ),
+    forgetReply: db.prepare<[string, string]>('DELETE FROM replies_in_hand WHERE key = ? AND holder = ?'),
+    letGoOfReply: db.prepare<[string, string]>(
+      "UPDATE replies_in_hand SET holder = '' WHERE key = ? AND holder = ?",
+    ),
+    forgetRepliesInHand: db.prepare<[number]>('DELETE FROM replies_in_hand WHERE since < ?'),
 
     getJob: db.prepare<[string], string>('SELECT record FROM jobs WHERE id = ?').pluck(),
     jobParent: db.prepare<[string], ParentRow>(

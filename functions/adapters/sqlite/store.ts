@@ -9,6 +9,7 @@ import {
   definitionText,
   type FanCounts,
   followUpNotNeeded,
+  heldReplyNote,
   type JobJson,
   type JobPage,
   type JobQuery,
@@ -19,6 +20,8 @@ import {
   type NamespaceSettings,
   type OutboxPage,
   type QueuedJob,
+  type ReplyDeaths,
+  type Role,
   type RunningCount,
   type Store,
   type StoredToken,
@@ -96,6 +99,15 @@ function writeLimit(s: SqliteStatements, change: LimitChange, count: RunningCoun
   if (change.op === 'enqueue') s.enqueue.run(change.workflow, change.seq, change.jobId);
   else if (change.op === 'promote' || change.op === 'dequeue') s.dequeue.run(change.workflow, change.seq);
 }
+
+/**
+ * A note of a reply in hand older than this is forgotten: its reply was settled and the note's
+ * delete lost, or it never came back. Replies come back within minutes, or not at all.
+ */
+const REPLY_NOTE_LIFETIME_MS = 7 * 24 * 60 * 60_000;
+
+/** The step column of a job's own deadline (step names are never empty). */
+const JOB_TIMER_STEP = '';
 
 /**
  * The Store port on SQLite (better-sqlite3): the local runtime's durable state. Every call runs
@@ -607,6 +619,48 @@ export class SqliteStore implements Store {
     s.deleteTreeSize.run(id);
     this.cache.forget(id);
     return s.deleteJob.run(id).changes;
+  }
+
+  /**
+   * The crash journal's writes go to the WAL without a sync of their own (`synchronous = NORMAL`):
+   * they must outlive the process, which the OS's cache does, not the machine; the next commit's
+   * sync takes them along. A journal that synced would cost every reply handled alone a sync.
+   */
+  async holdReply(key: string, holder: string, now: number, alone: boolean): Promise<ReplyDeaths> {
+    this.ready();
+    const s = this.statements;
+    return this.unsynced(() => {
+      s.forgetRepliesInHand.run(now - REPLY_NOTE_LIFETIME_MS);
+      const row = s.replyInHand.get(key);
+      const previous = row && {
+        holder: row.holder,
+        heldAlone: row.held_alone === 1,
+        alone: row.died_alone,
+        amongOthers: row.died_among_others === 1,
+        since: row.since,
+      };
+      const note = heldReplyNote(previous, holder, now, alone);
+      s.holdReply.run(key, holder, note.heldAlone ? 1 : 0, note.alone, note.amongOthers ? 1 : 0, now);
+      return { alone: note.alone, amongOthers: note.amongOthers };
+    });
+  }
+
+  async releaseReply(key: string, holder: string, keep = false): Promise<void> {
+    this.ready();
+    const statement = keep ? this.statements.letGoOfReply : this.statements.forgetReply;
+    this.unsynced(() => statement.run(key, holder));
+  }
+
+  /** One transaction committed without a WAL sync (see `holdReply`). */
+  private unsynced<T>(write: () => T): T {
+    const transaction = this.db.transaction(write);
+    if (this.synchronous === 'NORMAL') return this.outcome.run(() => transaction.immediate());
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      return this.outcome.run(() => transaction.immediate());
+    } finally {
+      this.db.pragma('synchronous = FULL');
+    }
   }
 
   /**

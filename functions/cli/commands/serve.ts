@@ -1,6 +1,7 @@
 import { namespaceProblem, parseDuration, queuePrefixProblem } from '../../../engine/index.js';
 import { loadDashboard } from '../../dashboard/load-dashboard.js';
-import { amqpUrlFromEnv, startServe } from '../../local/serve.js';
+import { amqpUrlFromEnv, LOCAL_BUSES, type LocalBusKind } from '../../local/local-buses.js';
+import { startServe } from '../../local/serve.js';
 import { createJsonLogger } from '../../telemetry/json-logger.js';
 import { createPrettyLogger } from '../../telemetry/pretty-logger.js';
 import { redactUrl } from '../../transport/amqp/url.js';
@@ -80,8 +81,8 @@ function listOption(values: string[] | undefined, variable: string | undefined):
 
 /** Runs the local manager until SIGTERM or SIGINT, then stops consuming, finishes what is in hand, and closes. */
 export async function serve(options: ServeCommandOptions): Promise<void> {
-  if (options.bus !== 'rabbitmq' && options.bus !== 'memory')
-    throw new CliError(`--bus must be rabbitmq or memory, got "${options.bus}"`);
+  if (!Object.hasOwn(LOCAL_BUSES, options.bus))
+    throw new CliError(`--bus must be ${Object.keys(LOCAL_BUSES).join(' or ')}, got "${options.bus}"`);
   const synchronous = options.synchronous.toUpperCase();
   if (synchronous !== 'FULL' && synchronous !== 'NORMAL')
     throw new CliError(`--synchronous must be FULL or NORMAL, got "${options.synchronous}"`);
@@ -126,7 +127,7 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       db: options.db,
       synchronous,
       amqpUrl: options.amqp,
-      bus: options.bus,
+      bus: options.bus as LocalBusKind,
       replyQueue: options.replyQueue,
       port: positiveInt(options.port, '--port'),
       host: options.host,

@@ -9,6 +9,8 @@ const SQS_ENV = {
   REPLY_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/Switchyard-workflow-manager',
   TIMER_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/Switchyard-switchyard-timers',
   DEAD_LETTER_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/Switchyard-switchyard-steps-dlq',
+  REPLY_DEAD_LETTER_QUEUE_URL:
+    'https://sqs.us-east-1.amazonaws.com/123456789012/Switchyard-workflow-manager-dlq',
   STEP_QUEUE_DLQ_ARN: 'arn:aws:sqs:us-east-1:123456789012:Switchyard-switchyard-steps-dlq',
   STEP_QUEUE_VISIBILITY_TIMEOUT: '300',
   LOG_LEVEL: 'INFO',
@@ -61,6 +63,7 @@ describe('Function: readHandlerEnvironment', () => {
         queuePrefix: 'Switchyard-',
         replyQueueUrl: SQS_ENV.REPLY_QUEUE_URL,
         deadLetterQueueUrl: SQS_ENV.DEAD_LETTER_QUEUE_URL,
+        replyDeadLetterQueueUrl: SQS_ENV.REPLY_DEAD_LETTER_QUEUE_URL,
         stepQueueDeadLetterArn: SQS_ENV.STEP_QUEUE_DLQ_ARN,
         stepQueueVisibilityTimeoutSeconds: 300,
         queueTags: {},

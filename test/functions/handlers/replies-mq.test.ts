@@ -2,14 +2,19 @@ import { describe, expect, it } from 'vitest';
 import type { AmazonMqRabbitMessage } from '../../../functions/aws/amazon-mq-event.js';
 import type { ReplyParking } from '../../../functions/aws/mq-reply-queues.js';
 import { createRepliesMqHandler } from '../../../functions/handlers/replies-mq.js';
-import { MAX_UNSTORABLE_TRIES, MIN_HAND_BACK_MS } from '../../../functions/manager/isolate-replies.js';
+import {
+  MAX_CRASHES_IN_HAND,
+  MAX_UNSTORABLE_TRIES,
+  MIN_HAND_BACK_MS,
+  poisonedReason,
+} from '../../../functions/manager/reply-policy.js';
 import {
   aLambdaContext,
   amazonMqBytes,
   anAmazonMqEvent,
   anAmazonMqMessage,
 } from '../../support/aws-events.js';
-import { failingStore, memoryManager, storeRefusing } from '../../support/memory-manager.js';
+import { failingStore, managerDyingOn, memoryManager, storeRefusing } from '../../support/memory-manager.js';
 
 const workflow = {
   name: 'greet',
@@ -235,15 +240,74 @@ describe('Handler: replies-mq', () => {
   });
 });
 
-function recordingParking(): ReplyParking & { parked: AmazonMqRabbitMessage[]; reasons: string[] } {
+describe('Handler: replies-mq, when invocations die with a reply in hand', () => {
+  it('poisons the reply the dead invocations had alone: fails its attempt, moves it to the poison queue, applies the rest of the batch', async () => {
+    // Prepare: the batch that brought it died, then the batch it came back in (suspected, both are
+    // handled alone from then on); alone, it died in two more invocations.
+    const harness = memoryManager();
+    const [victim, bystander] = (await startedJobs(harness, 2)) as [string, string];
+    const killer = (redelivered: boolean) =>
+      anAmazonMqMessage(
+        '{"explode": true}',
+        { correlationId: `${victim}:hello`, headers: { 'x-attempt': 1 } },
+        redelivered,
+      );
+    const other = (redelivered: boolean) =>
+      anAmazonMqMessage('{"n": 1}', { correlationId: `${bystander}:hello` }, redelivered);
+    const dying = {
+      ...harness,
+      manager: managerDyingOn(harness.manager, (reply) => reply.body.includes('explode')),
+    };
+    const parking = recordingParking();
+    void createRepliesMqHandler(dying)(
+      anAmazonMqEvent({ 'workflow-manager': [killer(false), other(false)] }),
+    );
+    for (let run = 0; run < MAX_CRASHES_IN_HAND + 1; run++) {
+      void createRepliesMqHandler(dying)(
+        anAmazonMqEvent({ 'workflow-manager': [killer(true), other(true)] }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+
+    // Act
+    await createRepliesMqHandler({ ...dying, parking })(
+      anAmazonMqEvent({ 'workflow-manager': [killer(true), other(true)] }),
+      aLambdaContext(),
+    );
+
+    // Assess
+    expect(parking.poisoned).toEqual([
+      { message: killer(true), reason: poisonedReason(MAX_CRASHES_IN_HAND) },
+    ]);
+    expect(parking.parked).toEqual([]);
+    expect(await harness.store.getJob(victim)).toMatchObject({
+      status: 'failed',
+      error: { step: 'hello', attempt: 1, message: poisonedReason(MAX_CRASHES_IN_HAND) },
+    });
+    expect(harness.bus.sent.filter((request) => request.step === 'bye').map((r) => r.jobId)).toEqual([
+      bystander,
+    ]);
+  });
+});
+
+function recordingParking(): ReplyParking & {
+  parked: AmazonMqRabbitMessage[];
+  reasons: string[];
+  poisoned: { message: AmazonMqRabbitMessage; reason: string }[];
+} {
   const parked: AmazonMqRabbitMessage[] = [];
   const reasons: string[] = [];
+  const poisoned: { message: AmazonMqRabbitMessage; reason: string }[] = [];
   return {
     parked,
     reasons,
+    poisoned,
     async park(messages, reason) {
       parked.push(...messages);
       reasons.push(reason);
+    },
+    async poison(messages) {
+      poisoned.push(...messages);
     },
     async close() {},
   };

@@ -1,10 +1,13 @@
 import { BatchGetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DynamoDbStore } from '../../../functions/adapters/dynamodb/store.js';
+import type { ReplyPoisonQueue } from '../../../functions/aws/sqs-poison-queue.js';
 import { createRepliesSqsHandler } from '../../../functions/handlers/replies-sqs.js';
+import { MAX_CRASHES_IN_HAND, poisonedReason } from '../../../functions/manager/reply-policy.js';
 import { aLambdaContext, anSqsEvent, anSqsReplyRecord } from '../../support/aws-events.js';
-import { failingStore, memoryManager, storeRefusing } from '../../support/memory-manager.js';
+import { failingStore, managerDyingOn, memoryManager, storeRefusing } from '../../support/memory-manager.js';
 
 const workflow = {
   name: 'greet',
@@ -178,4 +181,85 @@ describe('Handler: replies-sqs', () => {
     );
     expect(dynamodb.commandCalls(BatchGetItemCommand).length).toBeGreaterThanOrEqual(3 * 2);
   });
+
+  it('poisons a reply its earlier containers died with: fails its attempt without retry, moves it to the poison queue, and applies the rest', async () => {
+    // Prepare: the batch that brought it died, then two containers that had it alone.
+    const harness = memoryManager();
+    const [victim, bystander] = (await startedJobs(harness, 2)) as [string, string];
+    const killer = (receiveCount: number) =>
+      anSqsReplyRecord(`${victim}:hello`, '{"explode": true}', {
+        attempt: 1,
+        receiveCount,
+        messageId: 'killer',
+      });
+    const dying = {
+      ...harness,
+      manager: managerDyingOn(harness.manager, (reply) => reply.body.includes('explode')),
+    };
+    void createRepliesSqsHandler(dying)(
+      anSqsEvent([killer(1), anSqsReplyRecord(`${bystander}:hello`, '{}')]),
+    );
+    for (const receiveCount of [2, 3]) {
+      void createRepliesSqsHandler(dying)(anSqsEvent([killer(receiveCount)]));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const poisonQueue = recordingPoisonQueue();
+    const handler = createRepliesSqsHandler({ ...dying, poisonQueue });
+    const bystanderAgain = anSqsReplyRecord(`${bystander}:hello`, '{}', { attempt: 1, receiveCount: 2 });
+
+    // Act
+    const response = await handler(anSqsEvent([killer(4), bystanderAgain]), aLambdaContext());
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(poisonQueue.held.map(({ record, reason }) => ({ messageId: record.messageId, reason }))).toEqual([
+      { messageId: 'killer', reason: poisonedReason(MAX_CRASHES_IN_HAND) },
+    ]);
+    expect(await harness.store.getJob(victim)).toMatchObject({
+      status: 'failed',
+      error: { step: 'hello', attempt: 1, message: poisonedReason(MAX_CRASHES_IN_HAND) },
+    });
+    expect((await harness.store.getJob(bystander))?.steps.get(0)?.status).toBe('completed');
+    expect(harness.telemetry.counted('replies_poisoned_total')).toBe(1);
+  });
+
+  it('hands a poisoned reply back when the poison queue does not take it', async () => {
+    // Prepare
+    const harness = memoryManager();
+    const [victim] = (await startedJobs(harness, 1)) as [string];
+    const killer = (receiveCount: number) =>
+      anSqsReplyRecord(`${victim}:hello`, '{"explode": true}', { receiveCount, messageId: 'killer' });
+    const dying = {
+      ...harness,
+      manager: managerDyingOn(harness.manager, (reply) => reply.body.includes('explode')),
+    };
+    for (const receiveCount of [2, 3]) {
+      void createRepliesSqsHandler(dying)(anSqsEvent([killer(receiveCount)]));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const refusing: ReplyPoisonQueue = {
+      hold: async () => {
+        throw new Error('AccessDenied');
+      },
+    };
+
+    // Act
+    const response = await createRepliesSqsHandler({ ...dying, poisonQueue: refusing })(
+      anSqsEvent([killer(4)]),
+    );
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'killer' }] });
+    expect((await harness.store.getJob(victim))?.status).toBe('failed');
+  });
 });
+
+function recordingPoisonQueue(): ReplyPoisonQueue & { held: { record: SQSRecord; reason: string }[] } {
+  const held: { record: SQSRecord; reason: string }[] = [];
+  return {
+    held,
+    async hold(records) {
+      held.push(...records);
+    },
+  };
+}

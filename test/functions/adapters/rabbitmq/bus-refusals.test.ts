@@ -153,7 +153,7 @@ describe('RabbitMqBus: vhosts the broker refuses', { timeout: 30_000 }, () => {
     await expect(
       within(
         5_000,
-        bus.consumeReplies({ vhost }, async () => {}),
+        bus.consumeReplies(async () => [], { vhost }),
       ),
     ).rejects.toThrow(`RabbitMQ refused the vhost "${vhost}"`);
     const attempts = () => warnings.filter((warning) => warning.includes(encodeURIComponent(vhost))).length;

@@ -2,7 +2,12 @@ import type { Channel, ChannelModel, GetMessage } from 'amqplib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { StepRequest } from '../../../../engine/job/types.js';
 import { type InboundReply, RetryableSendError, UndeliverableError } from '../../../../engine/ports/bus.js';
+import type { ReplyOutcome } from '../../../../engine/ports/reply-intake.js';
 import { RabbitMqBus } from '../../../../functions/adapters/rabbitmq/bus.js';
+import {
+  POISONED_REASON_HEADER,
+  poisonQueueOf,
+} from '../../../../functions/adapters/rabbitmq/poison-queue.js';
 import { REQUEST_IN_AMQP } from '../../../../functions/adapters/rabbitmq/request-message.js';
 import type { RabbitMqLogger } from '../../../../functions/transport/amqp/connection.js';
 import { attemptOf } from '../../../../functions/transport/amqp/message.js';
@@ -18,6 +23,7 @@ import {
   queueCounts,
   uniqueName,
 } from '../../../support/rabbitmq.js';
+import { handlingReplies } from '../../../support/reply-handlers.js';
 import { describeBusContract, fromCorrelationId } from '../../bus-contract.js';
 
 const silent: RabbitMqLogger = { info: () => {}, warn: () => {}, error: () => {} };
@@ -430,9 +436,11 @@ describe('Class: RabbitMqBus', () => {
       const replyQueue = aQueue('rmq-bus-replies');
       const { bus } = aBus({ replyQueue });
       const received: InboundReply[] = [];
-      await bus.consumeReplies({}, async (replies) => {
-        received.push(...replies);
-      });
+      await bus.consumeReplies(
+        handlingReplies(async (replies) => {
+          received.push(...replies);
+        }),
+      );
 
       // Act
       publishReply(inspector.channel, replyQueue, 'job:a', { body: '{"n":1}', attempt: 2 });
@@ -458,7 +466,7 @@ describe('Class: RabbitMqBus', () => {
       const replyQueue = aQueue('rmq-bus-replies');
       const { bus } = aBus({ replyQueue });
 
-      const consumer = await bus.consumeReplies({}, async () => {});
+      const consumer = await bus.consumeReplies(handlingReplies(async () => {}));
       await consumer.stop();
 
       // Another connection can use it (not exclusive), and it is durable with no arguments.
@@ -480,10 +488,13 @@ describe('Class: RabbitMqBus', () => {
       const seen: string[] = [];
 
       // Act
-      await bus.consumeReplies({ maxBatch: 50 }, async (replies) => {
-        batchSizes.push(replies.length);
-        seen.push(...replies.map((reply) => reply.correlationId ?? ''));
-      });
+      await bus.consumeReplies(
+        handlingReplies(async (replies) => {
+          batchSizes.push(replies.length);
+          seen.push(...replies.map((reply) => reply.correlationId ?? ''));
+        }),
+        { maxBatch: 50 },
+      );
 
       // Assess
       await eventually('all 300 replies', () => seen.length === 300);
@@ -505,10 +516,12 @@ describe('Class: RabbitMqBus', () => {
         release = resolve;
       });
       let calls = 0;
-      await bus.consumeReplies({}, async () => {
-        calls++;
-        await held;
-      });
+      await bus.consumeReplies(
+        handlingReplies(async () => {
+          calls++;
+          await held;
+        }),
+      );
 
       // Act
       publishReply(inspector.channel, replyQueue, 'job:held');
@@ -529,10 +542,13 @@ describe('Class: RabbitMqBus', () => {
       const replyQueue = aQueue('rmq-bus-replies');
       const { bus } = aBus({ replyQueue });
       const attempts: string[][] = [];
-      await bus.consumeReplies({ retryDelayMs: 10 }, async (replies) => {
-        attempts.push(replies.map((reply) => reply.correlationId ?? ''));
-        if (attempts.length === 1) throw new Error('the store is down');
-      });
+      await bus.consumeReplies(
+        handlingReplies(async (replies) => {
+          attempts.push(replies.map((reply) => reply.correlationId ?? ''));
+          if (attempts.length === 1) throw new Error('the store is down');
+        }),
+        { retryDelayMs: 10 },
+      );
 
       // Act
       publishReply(inspector.channel, replyQueue, 'job:retry');
@@ -546,14 +562,113 @@ describe('Class: RabbitMqBus', () => {
       });
     });
 
+    it('settles each reply as the handler says: acknowledges one done, hands one back, which comes again marked redelivered', async () => {
+      // Prepare
+      const replyQueue = aQueue('rmq-bus-replies');
+      const { bus } = aBus({ replyQueue });
+      const seen: { correlationId?: string; redelivered: boolean }[] = [];
+      await bus.consumeReplies(
+        async (deliveries) => {
+          seen.push(
+            ...deliveries.map(({ reply, redelivered }) => ({
+              correlationId: reply.correlationId,
+              redelivered,
+            })),
+          );
+          return deliveries.map(
+            ({ reply, redelivered }): ReplyOutcome =>
+              reply.correlationId === 'job:flaky' && !redelivered
+                ? { kind: 'retry', error: new Error('not now') }
+                : { kind: 'done' },
+          );
+        },
+        { retryDelayMs: 10 },
+      );
+
+      // Act
+      publishReply(inspector.channel, replyQueue, 'job:steady');
+      publishReply(inspector.channel, replyQueue, 'job:flaky');
+
+      // Assess
+      await eventually('the handed-back reply to come again', () => seen.length >= 3);
+      expect(seen).toEqual([
+        { correlationId: 'job:steady', redelivered: false },
+        { correlationId: 'job:flaky', redelivered: false },
+        { correlationId: 'job:flaky', redelivered: true },
+      ]);
+      await eventually('both acknowledged', async () => {
+        const counts = await queueCounts(replyQueue);
+        return counts?.ready === 0 && counts.unacknowledged === 0;
+      });
+    });
+
+    it('copies a poisoned reply, properties, headers and the reason, to <reply queue>.poisoned, then acknowledges it', async () => {
+      // Prepare
+      const replyQueue = aQueue('rmq-bus-replies');
+      queuesToDelete.add(poisonQueueOf(replyQueue));
+      const { bus } = aBus({ replyQueue });
+      await bus.consumeReplies(async (deliveries) =>
+        deliveries.map(
+          ({ reply }): ReplyOutcome =>
+            reply.correlationId === 'job:bad'
+              ? { kind: 'poisoned', reason: 'it killed the manager' }
+              : { kind: 'done' },
+        ),
+      );
+
+      // Act
+      publishReply(inspector.channel, replyQueue, 'job:good');
+      publishReply(inspector.channel, replyQueue, 'job:bad', {
+        body: '{"huge":true}',
+        type: 'error',
+        attempt: 2,
+      });
+
+      // Assess
+      await eventually(
+        'the poisoned copy',
+        async () => (await messageCount(poisonQueueOf(replyQueue))) === 1,
+      );
+      const [poisoned] = await drainQueue(inspector.channel, poisonQueueOf(replyQueue), 1);
+      expect(poisoned?.content.toString()).toBe('{"huge":true}');
+      expect(poisoned?.properties).toMatchObject({
+        correlationId: 'job:bad',
+        type: 'error',
+        deliveryMode: 2,
+        headers: { 'x-attempt': 2, [POISONED_REASON_HEADER]: 'it killed the manager' },
+      });
+      await eventually('the reply queue to be empty', async () => {
+        const counts = await queueCounts(replyQueue);
+        return counts?.ready === 0 && counts.unacknowledged === 0;
+      });
+    });
+
+    it('declares no poison queue while no reply is poisoned', async () => {
+      const replyQueue = aQueue('rmq-bus-replies');
+      const { bus } = aBus({ replyQueue });
+      const seen: string[] = [];
+      await bus.consumeReplies(
+        handlingReplies(async (replies) => {
+          seen.push(...replies.map((reply) => reply.correlationId ?? ''));
+        }),
+      );
+
+      publishReply(inspector.channel, replyQueue, 'job:fine');
+
+      await eventually('the reply', () => seen.length === 1);
+      expect(await messageCount(poisonQueueOf(replyQueue))).toBeUndefined();
+    });
+
     it('resumes by itself after its connection is closed by the broker, losing no reply', async () => {
       // Prepare
       const replyQueue = aQueue('rmq-bus-replies');
       const { bus, connectionName } = aBus({ replyQueue });
       const seen = new Set<string>();
-      await bus.consumeReplies({}, async (replies) => {
-        for (const reply of replies) seen.add(reply.correlationId ?? '');
-      });
+      await bus.consumeReplies(
+        handlingReplies(async (replies) => {
+          for (const reply of replies) seen.add(reply.correlationId ?? '');
+        }),
+      );
       const total = 3_000;
 
       // Act: replies keep coming while the consumer's connection is dropped twice.
@@ -580,9 +695,12 @@ describe('Class: RabbitMqBus', () => {
       try {
         const { bus } = aBus();
         const received: InboundReply[] = [];
-        const consumer = await bus.consumeReplies({ vhost }, async (replies) => {
-          received.push(...replies);
-        });
+        const consumer = await bus.consumeReplies(
+          handlingReplies(async (replies) => {
+            received.push(...replies);
+          }),
+          { vhost },
+        );
         const other = await openTestChannel(vhost);
 
         // Act
@@ -607,10 +725,12 @@ describe('Class: RabbitMqBus', () => {
         release = resolve;
       });
       let finished = false;
-      const consumer = await bus.consumeReplies({}, async () => {
-        await held;
-        finished = true;
-      });
+      const consumer = await bus.consumeReplies(
+        handlingReplies(async () => {
+          await held;
+          finished = true;
+        }),
+      );
       publishReply(inspector.channel, replyQueue, 'job:in-hand');
       await eventually(
         'the batch to be in hand',

@@ -20,7 +20,7 @@ describe('the reply queue has one owner', { timeout: 30_000 }, () => {
     const fatal: Error[] = [];
     const consumer = await startReplyConsumer(
       { url: AMQP_URL, queue, logger: silentLogger, onFatal: (error) => fatal.push(error) },
-      async () => {},
+      async () => [],
     );
     try {
       const channel = await other.createChannel();
