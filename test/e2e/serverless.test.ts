@@ -52,6 +52,7 @@ import {
 } from '../support/order-pipeline.js';
 import { eventually } from '../support/rabbitmq.js';
 import { type RecordingTelemetry, recordingTelemetry } from '../support/recording-telemetry.js';
+import { runawayWorkflows } from '../support/runaway-tree.js';
 import { type SqsEventSource, startSqsEventSource } from '../support/sqs-event-source.js';
 
 /*
@@ -170,22 +171,7 @@ async function allEnded(workflows: readonly string[]): Promise<boolean> {
  * a tree that grows without end from one start, as fast as the manager makes jobs (issue 28).
  */
 async function registerRunaway(a: string, b: string): Promise<void> {
-  for (const [name, other] of [
-    [a, b],
-    [b, a],
-  ] as const) {
-    const definition = `name: ${name}
-steps:
-  - name: spread
-    task: each
-    input: '{"items": [1, 2, 3]}'
-tasks:
-  - name: each
-    itemListKey: items
-    steps:
-      - name: call
-        workflow: ${other}
-`;
+  for (const { name, definition } of runawayWorkflows([a, b])) {
     const registered = await call('PUT', `/api/workflow/${name}`, {
       body: definition,
       headers: { 'content-type': 'application/yaml' },

@@ -7,6 +7,7 @@ import type { WorkflowDefinitionDocument } from '../../functions/api/workflow-do
 import { createWorker, type Worker } from '../../functions/worker/index.js';
 import { flood } from '../support/connection-flood.js';
 import { deleteQueues, eventually, openTestChannel, uniqueName } from '../support/rabbitmq.js';
+import { runawayEntries } from '../support/runaway-tree.js';
 import { type ServeProcess, spawnServe } from '../support/serve-process.js';
 import { reportFigures, scaled } from '../support/soak.js';
 
@@ -63,22 +64,7 @@ workflows:
         queue: big
         depends: [ fetch ]
         input: '{"x": input.l.map(e, input.l)}'
-${['ping', 'pong']
-  .map(
-    (name, n) => `  - name: ${name}
-    steps:
-      - name: spread
-        task: each
-        input: '{"items": [1, 2, 3]}'
-    tasks:
-      - name: each
-        itemListKey: items
-        steps:
-          - name: call
-            workflow: ${n === 0 ? 'pong' : 'ping'}
-`,
-  )
-  .join('')}`;
+${runawayEntries(['ping', 'pong'])}`;
 
 /** team-a's step on team-b's queue: refused at registration. */
 const TRESPASS = `name: trespass
