@@ -23,7 +23,7 @@ import {
   type WorkflowRegistry,
   type WorkflowSummary,
 } from '../../engine/index.js';
-import type { Manager } from '../manager/manager.js';
+import type { Manager, SignalOutcome } from '../manager/manager.js';
 import type { NamespaceSettingsChange } from '../manager/namespace-authority.js';
 
 export type { NamespaceSettingsChange };
@@ -190,7 +190,7 @@ export class ApiService {
     return this.manager.resume(id);
   }
 
-  signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
+  signal(id: string, step: string, output: JsonObject): Promise<SignalOutcome> {
     return this.manager.signal(id, step, output);
   }
 

@@ -93,6 +93,14 @@ export interface EventOutcome {
   ignored?: string;
   rejected?: Rejection;
   job?: JobRecord;
+  /** A signal the job keeps until its step waits for it: why the step does not take it now. */
+  kept?: string;
+}
+
+/** What a signal did: taken by its step now, or kept by the job (`kept`: why) until the step waits. */
+export interface SignalOutcome {
+  job: JobRecord;
+  kept?: string;
 }
 
 const MAX_ROUNDS = 50;
@@ -568,8 +576,14 @@ export class Manager {
     return this.command(await this.targetOf(id, 'retry'), { type: 'retry' }, { refuseOversized: true });
   }
 
-  async signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
-    return this.command(id, { type: 'signal', step, output }, { refuseOversized: true });
+  async signal(id: string, step: string, output: JsonObject): Promise<SignalOutcome> {
+    const outcome = await this.commandOutcome(
+      id,
+      { type: 'signal', step, output },
+      { refuseOversized: true },
+    );
+    const job = outcome.job as JobRecord;
+    return outcome.kept === undefined ? { job } : { job, kept: outcome.kept };
   }
 
   /** The job a command acts on: the job's root for those that act on the whole tree (engine). */
@@ -585,10 +599,18 @@ export class Manager {
     event: JobEvent,
     options: { refuseOversized?: boolean } = {},
   ): Promise<JobRecord> {
+    return (await this.commandOutcome(jobId, event, options)).job as JobRecord;
+  }
+
+  private async commandOutcome(
+    jobId: string,
+    event: JobEvent,
+    options: { refuseOversized?: boolean } = {},
+  ): Promise<EventOutcome> {
     const [outcome] = await this.apply([{ jobId, event, ...options }]);
     if (!outcome || outcome.missing) throw new ManagerError('not_found', `no job ${jobId}`);
     if (outcome.rejected) throw new ManagerError(outcome.rejected.code, outcome.rejected.message);
-    return outcome.job as JobRecord;
+    return outcome;
   }
 
   /**
@@ -651,6 +673,12 @@ export class Manager {
             rejected: transition.rejected,
             job: transition.job,
           };
+          if (item.event.type === 'signal') {
+            const kept = transition.notes.find(
+              (note) => note.kind === 'signalBuffered' && note.jobId === jobId,
+            );
+            if (kept) (outcomes[item.index] as EventOutcome).kept = kept.message ?? 'kept';
+          }
           if (!transition.changed) continue;
           combined = combined ? combineTransitions(combined, transition) : transition;
           state = transition.job;

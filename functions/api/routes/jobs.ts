@@ -13,7 +13,12 @@ import {
   type ParameterSpecs,
   route,
 } from '../router.js';
-import { ChildrenPageDocument, JobDocument, JobPageDocument } from '../schemas/documents.js';
+import {
+  ChildrenPageDocument,
+  JobDocument,
+  JobPageDocument,
+  SignalKeptDocument,
+} from '../schemas/documents.js';
 import {
   ChildCursor,
   EntityTags,
@@ -171,8 +176,14 @@ async function signal(
   deps: ApiDeps,
 ) {
   const id = await commandedJob(request, deps);
-  const job = await deps.service.signal(id, request.params.step, request.json);
-  return json(200, await deps.service.jobDocument(job));
+  const { job, kept } = await deps.service.signal(id, request.params.step, request.json);
+  const document = await deps.service.jobDocument(job);
+  if (kept === undefined) return json(200, document);
+  return json(202, {
+    buffered: true,
+    message: `${kept}: the job keeps the signal until the step waits for it`,
+    job: document,
+  });
 }
 
 /** A child id pauses (or resumes) its top-level job, as cancel and retry do. */
@@ -268,7 +279,8 @@ export const jobRoutes = [
     auth: true,
     role: 'run',
     namespaced: true,
-    summary: "Complete a signal step: its output is the step's input with the body's keys over it",
+    summary:
+      "Signal a step: a waiting signal step completes (its output is its input with the body's keys over it), a suspended step is sent again; a step that does not wait yet keeps the signal until it does",
     params: signalParams,
     body: {
       kind: 'json',
@@ -278,11 +290,22 @@ export const jobRoutes = [
       otherFields: true,
     },
     responses: {
-      200: jobAnswer('Signalled.'),
-      400: refusal('Not a signal step of the job, or the body is not a JSON object.'),
+      200: jobAnswer('Taken: the step waited for it.'),
+      202: {
+        description:
+          'Kept: the step does not wait yet (a signal step not ready, a worker step not suspended); the job hands the signal over when it does.',
+        schema: SignalKeptDocument,
+      },
+      400: refusal(
+        'Not a step of the job that takes signals (a signal step or a worker step), or the body is not a JSON object.',
+      ),
       404: noSuchJob,
-      409: refusal('Not ready yet, or already done.'),
-      413: refusal('A request the signal would send is larger than the limit.'),
+      409: refusal(
+        'Never to be taken: the step already ended (completed, skipped, failed, cancelled), the job ended, or a signal for the step is already kept.',
+      ),
+      413: refusal(
+        'A request the signal would send is larger than the limit, or the job keeps as many early signals (count or bytes) as it may.',
+      ),
     },
     handle: signal,
   }),
