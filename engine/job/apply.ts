@@ -92,7 +92,9 @@ export function applyEvent(
       case 'promote':
         return promoteJob(d);
       case 'reply': {
-        const node = awaitingStep(d, event.step, 'worker');
+        const node = event.exactAttempt
+          ? currentAttemptOf(d, event.step, event.attempt)
+          : awaitingStep(d, event.step, 'worker');
         if (node) completeStep(d, node, event.output);
         return;
       }

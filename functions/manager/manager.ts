@@ -20,6 +20,7 @@ import {
   mayStartJob,
   type NamespaceSettingsStore,
   type OutboxEntry,
+  parseCorrelationId,
   type Rejection,
   type ReplyEvent,
   type RunningLimit,
@@ -34,6 +35,7 @@ import {
   type WorkflowRegistry,
 } from '../../engine/index.js';
 import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
+import { type Callback, callbackReply } from './callbacks.js';
 import { combineTransitions } from './combine.js';
 import { ManagerError } from './errors.js';
 import { FollowUpRunner } from './follow-ups.js';
@@ -553,6 +555,46 @@ export class Manager {
     });
     if (!parsed.ok) return;
     await this.apply([{ jobId: parsed.jobId, event: parsed.event }]);
+  }
+
+  /**
+   * `POST /api/callback/{token}`: acts on the attempt the token vouches for exactly as its worker's
+   * reply would (the same reading and the same engine event), from the moment the request was sent
+   * until the attempt ends. A forged token names no attempt (`not_found`); a callback the attempt no
+   * longer waits for (it ended, or another answer came first) is refused with the engine's reason.
+   */
+  /** The job of the attempt a callback token vouches for. */
+  async callbackJobId(token: string): Promise<string> {
+    await this.tokens.ready();
+    const claim = this.tokens.verify(token);
+    const target = claim && parseCorrelationId(claim.correlationId);
+    if (!target) throw new ManagerError('not_found', 'no attempt has this callback token');
+    return target.jobId;
+  }
+
+  async callback(token: string, callback: Callback): Promise<JobRecord> {
+    await this.tokens.ready();
+    const claim = this.tokens.verify(token);
+    if (!claim) throw new ManagerError('not_found', 'no attempt has this callback token');
+    const parsed = this.readReply(callbackReply(claim, token, callback));
+    if (!parsed.ok) throw new ManagerError('invalid', parsed.reason);
+    // A callback answers its own attempt only: a result for an attempt that ended completes nothing.
+    const event: JobEvent =
+      parsed.event.type === 'reply' ? { ...parsed.event, exactAttempt: true } : parsed.event;
+    const [outcome] = await this.apply([{ jobId: parsed.jobId, event }], { receivedAt: this.now() });
+    if (!outcome || outcome.missing) throw new ManagerError('not_found', `no job ${parsed.jobId}`);
+    if (outcome.rejected) throw new ManagerError(outcome.rejected.code, outcome.rejected.message);
+    if (this.refresher && 'step' in event && event.step !== undefined) {
+      if (event.type === 'heartbeat') this.refresher.touch(parsed.correlationId, claim.attempt);
+      else if (outcome.applied) this.refresher.forget(parsed.correlationId);
+    }
+    if (!outcome.applied) {
+      throw new ManagerError(
+        'conflict',
+        `attempt ${claim.attempt} of ${parsed.correlationId} does not take this callback: ${outcome.ignored ?? 'not awaited'}`,
+      );
+    }
+    return outcome.job as JobRecord;
   }
 
   /** Cancelling a child cancels the whole top-level job it belongs to. */

@@ -41,7 +41,7 @@ type JobRequest<
 > = CheckedRequest<P, Q, NoParameters>;
 
 /** The job, when it belongs to the request's namespace: another namespace's job is as if absent. */
-async function requireJob(deps: ApiDeps, namespace: string, id: string): Promise<JobRecord> {
+export async function requireJob(deps: ApiDeps, namespace: string, id: string): Promise<JobRecord> {
   const job = await deps.service.getJob(id);
   if (!job || !inNamespace(job.workflow, namespace)) throw new ApiError('not_found', `no job ${id}`);
   return job;
