@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDocument } from '../../functions/api/job-document.js';
-import { createWorker, suspend, type Worker } from '../../functions/worker/index.js';
+import { awaitCallback, createWorker, suspend, type Worker } from '../../functions/worker/index.js';
 import { startTestServe, type TestServe } from '../support/local-serve.js';
 import { AMQP_URL, deleteQueues, eventually, uniqueName } from '../support/rabbitmq.js';
 
@@ -13,6 +13,7 @@ import { AMQP_URL, deleteQueues, eventually, uniqueName } from '../support/rabbi
 const suffix = uniqueName('early-signals');
 const WEBHOOK = `webhook-${suffix}`;
 const SUSPENDING = `suspending-${suffix}`;
+const CALLING = `calling-${suffix}`;
 const JOBS = 100;
 
 const WORKFLOWS = `workflows:
@@ -28,6 +29,11 @@ const WORKFLOWS = `workflows:
     steps:
       - name: call
         queue: ${SUSPENDING}
+  - name: callback-then-wait
+    steps:
+      - name: pay
+        queue: ${CALLING}
+        timeout: 5m
 `;
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
@@ -76,13 +82,35 @@ describe('Signals that come before their step waits (serve on RabbitMQ and SQLit
         logger: quiet,
       }),
     );
+    workers.push(
+      createWorker({
+        queue: CALLING,
+        // Hands its attempt's token to the partner, which answers the attempt 1 ms later; no reply.
+        handler: (input, context) => {
+          void (async () => {
+            await sleep(1);
+            const response = await serve.api(
+              'POST',
+              `/api/callback/${context.callbackToken}`,
+              JSON.stringify({ type: 'success', output: { paid: input.n } }),
+            );
+            answers.push(response.status);
+            lastAnswerAt = Date.now();
+          })();
+          return awaitCallback('waiting for the payment provider');
+        },
+        concurrency: 20,
+        amqpUrl: AMQP_URL,
+        logger: quiet,
+      }),
+    );
     for (const worker of workers) await worker.start();
   });
 
   afterAll(async () => {
     for (const worker of workers) await worker.stop();
     await serve?.stop();
-    await deleteQueues([WEBHOOK, SUSPENDING]);
+    await deleteQueues([WEBHOOK, SUSPENDING, CALLING]);
   });
 
   const read = async (id: string) => (await serve.api<JobDocument>('GET', `/api/job/${id}`)).body;
@@ -144,5 +172,13 @@ describe('Signals that come before their step waits (serve on RabbitMQ and SQLit
     }
     // The answer came before the suspend reply every time: each was kept (202).
     expect(answers).toEqual(Array.from({ length: JOBS }, () => 202));
+  });
+
+  it(`a worker that hands its callback token to a partner: ${JOBS} of ${JOBS} jobs complete by the partner's callback`, async () => {
+    answers.length = 0;
+    const jobs = await runAll('callback-then-wait');
+    expect(jobs.filter((job) => job.status === 'completed').length).toBe(JOBS);
+    for (const job of jobs) expect(job.result).toEqual({ paid: job.input.n });
+    expect(answers).toEqual(Array.from({ length: JOBS }, () => 200));
   });
 });
