@@ -122,6 +122,14 @@ export {
   type RunningLimit,
   zeroRunningCount,
 } from './job/running-limit.js';
+export {
+  type HopTarget,
+  hopTarget,
+  MAX_STEP_PATH_HOPS,
+  parseStepPath,
+  type StepPath,
+  type StepPathHop,
+} from './job/step-path.js';
 export type { ChildOutcome, FanInit, Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
   DEFAULT_MAX_TREE_JOBS,

@@ -9,6 +9,8 @@ import {
   DEFAULT_MAX_FAN_OUT,
   DEFAULT_MAX_REPLY_BYTES,
   type EngineContext,
+  graphOf,
+  hopTarget,
   type InboundReply,
   isSameStart,
   isUuid,
@@ -21,6 +23,7 @@ import {
   type NamespaceSettingsStore,
   type OutboxEntry,
   parseCorrelationId,
+  parseStepPath,
   type Rejection,
   type ReplyEvent,
   type RunningLimit,
@@ -618,14 +621,47 @@ export class Manager {
     return this.command(await this.targetOf(id, 'retry'), { type: 'retry' }, { refuseOversized: true });
   }
 
-  async signal(id: string, step: string, output: JsonObject): Promise<SignalOutcome> {
+  /**
+   * A signal for `path`: a step of the job, or, through `workflow:` steps and fan-out children
+   * (`publish/approve`, `review[2]/approve`), a step of a job beneath it (engine/job/step-path.ts).
+   */
+  async signal(id: string, path: string, output: JsonObject): Promise<SignalOutcome> {
+    const { jobId, step } = await this.signalTarget(id, path);
     const outcome = await this.commandOutcome(
-      id,
+      jobId,
       { type: 'signal', step, output },
       { refuseOversized: true },
     );
     const job = outcome.job as JobRecord;
     return outcome.kept === undefined ? { job } : { job, kept: outcome.kept };
+  }
+
+  /** The job and step a signal's path names: each hop read from the store, the engine saying where it leads. */
+  private async signalTarget(id: string, path: string): Promise<{ jobId: string; step: string }> {
+    const parsed = parseStepPath(path);
+    if ('error' in parsed) throw new ManagerError('invalid', parsed.error);
+    let jobId = id;
+    for (const hop of parsed.hops) {
+      const job = await this.store.getJob(jobId);
+      const workflow = job && (await this.workflows.get(job.workflow, job.version));
+      if (!job || !workflow) throw new ManagerError('not_found', `no job ${jobId}`);
+      const node = graphOf(workflow, job.task).byName.get(hop.step);
+      const target = hopTarget(job, hop, node, node && job.steps.get(node.index));
+      if (target.kind === 'refuse') throw new ManagerError(target.code, target.reason);
+      if (target.kind === 'job') {
+        jobId = target.id;
+        continue;
+      }
+      const page = await this.store.listChildren(job.id, target.step, { fromIndex: target.index, limit: 1 });
+      const child = page.children[0];
+      if (!child || child.parent?.index !== target.index)
+        throw new ManagerError(
+          'conflict',
+          `child ${target.index} of step "${target.step}" of job ${job.id} does not exist yet`,
+        );
+      jobId = child.id;
+    }
+    return { jobId, step: parsed.step };
   }
 
   /** The job a command acts on: the job's root for those that act on the whole tree (engine). */

@@ -29,6 +29,23 @@ const WORKFLOWS = `workflows:
     steps:
       - name: call
         queue: ${SUSPENDING}
+  - name: gated
+    steps:
+      - name: gate
+        workflow: gate-inner
+      - name: fan
+        task: per-item
+        depends: [ gate ]
+    tasks:
+      - name: per-item
+        itemListKey: items
+        steps:
+          - name: ok
+            type: signal
+  - name: gate-inner
+    steps:
+      - name: wait
+        type: signal
   - name: callback-then-wait
     steps:
       - name: pay
@@ -180,5 +197,26 @@ describe('Signals that come before their step waits (serve on RabbitMQ and SQLit
     expect(jobs.filter((job) => job.status === 'completed').length).toBe(JOBS);
     for (const job of jobs) expect(job.result).toEqual({ paid: job.input.n });
     expect(answers).toEqual(Array.from({ length: JOBS }, () => 200));
+  });
+
+  it("a signal reaches a called job's step and fan-out children's steps by path, through the API", async () => {
+    const started = await serve.api<{ id: string }>(
+      'POST',
+      '/api/workflow/gated',
+      JSON.stringify({ items: [1, 2] }),
+    );
+    const id = started.body.id;
+    await eventually('the gate to call its job', async () => (await read(id)).steps.gate?.job);
+    const gate = await serve.api<JobDocument>('POST', `/api/job/${id}/signal/gate/wait`, '{"open":true}');
+    expect(gate.status).toBe(200);
+    expect(gate.body.uuid).toBe((await read(id)).steps.gate?.job);
+    await eventually('the fan-out to start', async () => (await read(id)).steps.fan?.children === 2);
+    for (const index of [0, 1]) {
+      const child = await serve.api<JobDocument>('POST', `/api/job/${id}/signal/fan[${index}]/ok`, '{}');
+      expect(child.status).toBe(200);
+      expect(child.body.index).toBe(index);
+    }
+    expect((await serve.api('POST', `/api/job/${id}/signal/fan/ok`, '{}')).status).toBe(400);
+    await eventually('the job to complete', async () => (await read(id)).status === 'completed');
   });
 });

@@ -27,6 +27,7 @@ import {
   JobStatusFilter,
   PageCursor,
   StepName,
+  StepPath,
   WorkflowName,
   wholeNumber,
 } from '../schemas/parameters.js';
@@ -167,8 +168,12 @@ async function cancel(request: JobRequest, deps: ApiDeps) {
 }
 
 const signalParams = {
-  id: jobIdParameter('The job (for a signal step inside a task, the child job).'),
-  step: { schema: StepName, description: 'The signal step.' },
+  id: jobIdParameter('The job (or a job above the step: see the step path).'),
+  step: {
+    schema: StepPath,
+    description:
+      'The step: a step of the job (`approve`), or a path to a step of a job beneath it: through a `workflow:` step (`publish/approve`: the step `approve` of the job `publish` runs) or a fan-out child by its index from 0 (`review[2]/approve`).',
+  },
 } as const satisfies ParameterSpecs;
 
 async function signal(
@@ -275,7 +280,7 @@ export const jobRoutes = [
   }),
   route({
     method: 'POST',
-    path: '/api/job/{id}/signal/{step}',
+    path: '/api/job/{id}/signal/{step+}',
     auth: true,
     role: 'run',
     namespaced: true,

@@ -22,6 +22,17 @@ export const WorkflowName = z.string().check(z.regex(NAME_PATTERN), rule(`a work
 
 export const StepName = z.string().check(z.regex(NAME_PATTERN), rule(`a step name: ${NAME_RULE}`));
 
+/** A step, or a path to a step of a job beneath (engine/job/step-path.ts): `publish/approve`, `review[2]/approve`. */
+export const StepPath = z
+  .string()
+  .check(
+    z.maxLength(2000),
+    z.regex(/^([A-Za-z][A-Za-z0-9_-]*(\[\d{1,9}\])?\/)*[A-Za-z][A-Za-z0-9_-]*$/),
+    rule(
+      `a step name (${NAME_RULE}), or a path to one through workflow: steps and fan-out children (call/step, fanout[2]/step)`,
+    ),
+  );
+
 export const NamespaceName = z
   .string()
   .check(
