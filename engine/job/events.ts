@@ -10,7 +10,18 @@ export type JobEvent =
   /** A queued top-level job whose turn came takes a slot of its workflow's `maxRunning`, and starts. */
   | { type: 'promote' }
   /** A worker's reply; a success from any attempt completes the step. */
-  | { type: 'reply'; step: string; output: JsonObject; attempt?: number }
+  | {
+      type: 'reply';
+      step: string;
+      output: JsonObject;
+      attempt?: number;
+      /**
+       * Only `attempt` may complete the step (a callback on that attempt's token): a reply of an
+       * attempt that ended, or of one that failed and waits for its retry, is ignored. A worker's
+       * reply without it completes the step whichever attempt sent it (the first result wins).
+       */
+      exactAttempt?: true;
+    }
   /**
    * The attempt failed: an error reply, a malformed reply, or a request that was dead-lettered.
    * `retryable: false` (an error reply with `x-retryable: false`) fails the step at once, whatever its `retries`.

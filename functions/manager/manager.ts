@@ -9,6 +9,8 @@ import {
   DEFAULT_MAX_FAN_OUT,
   DEFAULT_MAX_REPLY_BYTES,
   type EngineContext,
+  graphOf,
+  hopTarget,
   type InboundReply,
   isSameStart,
   isUuid,
@@ -20,6 +22,8 @@ import {
   mayStartJob,
   type NamespaceSettingsStore,
   type OutboxEntry,
+  parseCorrelationId,
+  parseStepPath,
   type Rejection,
   type ReplyEvent,
   type RunningLimit,
@@ -34,6 +38,7 @@ import {
   type WorkflowRegistry,
 } from '../../engine/index.js';
 import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
+import { type Callback, callbackReply } from './callbacks.js';
 import { combineTransitions } from './combine.js';
 import { ManagerError } from './errors.js';
 import { FollowUpRunner } from './follow-ups.js';
@@ -93,6 +98,14 @@ export interface EventOutcome {
   ignored?: string;
   rejected?: Rejection;
   job?: JobRecord;
+  /** A signal the job keeps until its step waits for it: why the step does not take it now. */
+  kept?: string;
+}
+
+/** What a signal did: taken by its step now, or kept by the job (`kept`: why) until the step waits. */
+export interface SignalOutcome {
+  job: JobRecord;
+  kept?: string;
 }
 
 const MAX_ROUNDS = 50;
@@ -547,6 +560,46 @@ export class Manager {
     await this.apply([{ jobId: parsed.jobId, event: parsed.event }]);
   }
 
+  /**
+   * `POST /api/callback/{token}`: acts on the attempt the token vouches for exactly as its worker's
+   * reply would (the same reading and the same engine event), from the moment the request was sent
+   * until the attempt ends. A forged token names no attempt (`not_found`); a callback the attempt no
+   * longer waits for (it ended, or another answer came first) is refused with the engine's reason.
+   */
+  /** The job of the attempt a callback token vouches for. */
+  async callbackJobId(token: string): Promise<string> {
+    await this.tokens.ready();
+    const claim = this.tokens.verify(token);
+    const target = claim && parseCorrelationId(claim.correlationId);
+    if (!target) throw new ManagerError('not_found', 'no attempt has this callback token');
+    return target.jobId;
+  }
+
+  async callback(token: string, callback: Callback): Promise<JobRecord> {
+    await this.tokens.ready();
+    const claim = this.tokens.verify(token);
+    if (!claim) throw new ManagerError('not_found', 'no attempt has this callback token');
+    const parsed = this.readReply(callbackReply(claim, token, callback));
+    if (!parsed.ok) throw new ManagerError('invalid', parsed.reason);
+    // A callback answers its own attempt only: a result for an attempt that ended completes nothing.
+    const event: JobEvent =
+      parsed.event.type === 'reply' ? { ...parsed.event, exactAttempt: true } : parsed.event;
+    const [outcome] = await this.apply([{ jobId: parsed.jobId, event }], { receivedAt: this.now() });
+    if (!outcome || outcome.missing) throw new ManagerError('not_found', `no job ${parsed.jobId}`);
+    if (outcome.rejected) throw new ManagerError(outcome.rejected.code, outcome.rejected.message);
+    if (this.refresher && 'step' in event && event.step !== undefined) {
+      if (event.type === 'heartbeat') this.refresher.touch(parsed.correlationId, claim.attempt);
+      else if (outcome.applied) this.refresher.forget(parsed.correlationId);
+    }
+    if (!outcome.applied) {
+      throw new ManagerError(
+        'conflict',
+        `attempt ${claim.attempt} of ${parsed.correlationId} does not take this callback: ${outcome.ignored ?? 'not awaited'}`,
+      );
+    }
+    return outcome.job as JobRecord;
+  }
+
   /** Cancelling a child cancels the whole top-level job it belongs to. */
   async cancel(id: string): Promise<JobRecord> {
     return this.command(await this.targetOf(id, 'cancel'), { type: 'cancel' });
@@ -568,8 +621,47 @@ export class Manager {
     return this.command(await this.targetOf(id, 'retry'), { type: 'retry' }, { refuseOversized: true });
   }
 
-  async signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
-    return this.command(id, { type: 'signal', step, output }, { refuseOversized: true });
+  /**
+   * A signal for `path`: a step of the job, or, through `workflow:` steps and fan-out children
+   * (`publish/approve`, `review[2]/approve`), a step of a job beneath it (engine/job/step-path.ts).
+   */
+  async signal(id: string, path: string, output: JsonObject): Promise<SignalOutcome> {
+    const { jobId, step } = await this.signalTarget(id, path);
+    const outcome = await this.commandOutcome(
+      jobId,
+      { type: 'signal', step, output },
+      { refuseOversized: true },
+    );
+    const job = outcome.job as JobRecord;
+    return outcome.kept === undefined ? { job } : { job, kept: outcome.kept };
+  }
+
+  /** The job and step a signal's path names: each hop read from the store, the engine saying where it leads. */
+  private async signalTarget(id: string, path: string): Promise<{ jobId: string; step: string }> {
+    const parsed = parseStepPath(path);
+    if ('error' in parsed) throw new ManagerError('invalid', parsed.error);
+    let jobId = id;
+    for (const hop of parsed.hops) {
+      const job = await this.store.getJob(jobId);
+      const workflow = job && (await this.workflows.get(job.workflow, job.version));
+      if (!job || !workflow) throw new ManagerError('not_found', `no job ${jobId}`);
+      const node = graphOf(workflow, job.task).byName.get(hop.step);
+      const target = hopTarget(job, hop, node, node && job.steps.get(node.index));
+      if (target.kind === 'refuse') throw new ManagerError(target.code, target.reason);
+      if (target.kind === 'job') {
+        jobId = target.id;
+        continue;
+      }
+      const page = await this.store.listChildren(job.id, target.step, { fromIndex: target.index, limit: 1 });
+      const child = page.children[0];
+      if (!child || child.parent?.index !== target.index)
+        throw new ManagerError(
+          'conflict',
+          `child ${target.index} of step "${target.step}" of job ${job.id} does not exist yet`,
+        );
+      jobId = child.id;
+    }
+    return { jobId, step: parsed.step };
   }
 
   /** The job a command acts on: the job's root for those that act on the whole tree (engine). */
@@ -585,10 +677,18 @@ export class Manager {
     event: JobEvent,
     options: { refuseOversized?: boolean } = {},
   ): Promise<JobRecord> {
+    return (await this.commandOutcome(jobId, event, options)).job as JobRecord;
+  }
+
+  private async commandOutcome(
+    jobId: string,
+    event: JobEvent,
+    options: { refuseOversized?: boolean } = {},
+  ): Promise<EventOutcome> {
     const [outcome] = await this.apply([{ jobId, event, ...options }]);
     if (!outcome || outcome.missing) throw new ManagerError('not_found', `no job ${jobId}`);
     if (outcome.rejected) throw new ManagerError(outcome.rejected.code, outcome.rejected.message);
-    return outcome.job as JobRecord;
+    return outcome;
   }
 
   /**
@@ -651,6 +751,12 @@ export class Manager {
             rejected: transition.rejected,
             job: transition.job,
           };
+          if (item.event.type === 'signal') {
+            const kept = transition.notes.find(
+              (note) => note.kind === 'signalBuffered' && note.jobId === jobId,
+            );
+            if (kept) (outcomes[item.index] as EventOutcome).kept = kept.message ?? 'kept';
+          }
           if (!transition.changed) continue;
           combined = combined ? combineTransitions(combined, transition) : transition;
           state = transition.job;

@@ -25,7 +25,7 @@ import { createRegisterWorkflowsHandler } from '../../functions/handlers/registe
 import { createRepliesSqsHandler } from '../../functions/handlers/replies-sqs.js';
 import { createTimersHandler } from '../../functions/handlers/timers.js';
 import { MAX_CRASHES_IN_HAND, poisonedReason } from '../../functions/manager/reply-policy.js';
-import { createWorker, type Worker, type WorkerTransport } from '../../functions/worker/index.js';
+import { createWorker, suspend, type Worker, type WorkerTransport } from '../../functions/worker/index.js';
 import { lambdaWorker } from '../../functions/worker/lambda/index.js';
 import { SqsWorkerTransport } from '../../functions/worker/transports/sqs.js';
 import {
@@ -103,6 +103,16 @@ workflows:
     maxRunning: 2
     steps:
       - name: limited-work
+  - name: webhook-then-wait
+    steps:
+      - name: send-webhook
+      - name: webhook-answer
+        type: signal
+        timeout: 5m
+        depends: [send-webhook]
+  - name: suspend-then-wait
+    steps:
+      - name: call-partner
 `;
 
 let dynamo: DynamoDbLocal;
@@ -263,7 +273,7 @@ beforeAll(async () => {
   );
   expect(registered.Data?.Versions).toBe(
     [
-      'book-word-counts@1,fan-out-squares@1,patience@1,dead-end@1,pausable@1,limited-pair@1',
+      'book-word-counts@1,fan-out-squares@1,patience@1,dead-end@1,pausable@1,limited-pair@1,webhook-then-wait@1,suspend-then-wait@1',
       'order-pipeline@1,shipping@1,order-failed@1',
     ].join(','),
   );
@@ -668,6 +678,73 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
       running: 0,
     });
   }, 120_000);
+
+  it('completes 100 of 100 webhook-then-wait jobs and 100 of 100 suspend-after-answer jobs whose answer comes 1 ms after the request', async () => {
+    // Prepare: the partner answers through the API (another API instance) 1 ms after it is called.
+    const JOBS = 100;
+    const client = sqs.newClient();
+    const partnerApi = createApiHandler({
+      ...(await newContainer()),
+      maxBodyBytes: environment.maxBodyBytes,
+    });
+    const answers: number[] = [];
+    const answerSoon = async (jobId: string, step: string, body: Record<string, unknown>) => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const answer = await callOn(partnerApi, 'POST', `/api/job/${jobId}/signal/${step}`, { body });
+      answers.push(answer.status);
+    };
+    // Quiet about each suspend (a warning in the SDK's log); errors still show.
+    const logger = { info() {}, warn() {}, error: console.error };
+    for (const worker of [
+      createWorker({
+        queue: 'send-webhook',
+        transport: new SqsWorkerTransport({ client, queuePrefix: prefix, waitTimeSeconds: 1 }),
+        logger,
+        concurrency: 20,
+        handler: (input, context) => {
+          void answerSoon(context.jobId, 'webhook-answer', { decision: `yes-${input.n}` });
+          return { sent: true };
+        },
+      }),
+      createWorker({
+        queue: 'call-partner',
+        transport: new SqsWorkerTransport({ client, queuePrefix: prefix, waitTimeSeconds: 1 }),
+        logger,
+        concurrency: 20,
+        handler: async (input, context) => {
+          if (input.signal !== undefined) return { done: input.signal };
+          await answerSoon(context.jobId, 'call-partner', { decision: `ok-${input.n}` });
+          return suspend('waiting for the partner');
+        },
+      }),
+    ]) {
+      await worker.start();
+      workers.push(worker);
+    }
+
+    // Act
+    const run = async (workflow: string) => {
+      const ids: string[] = [];
+      for (let n = 0; n < JOBS; n++) {
+        const started = await call('POST', `/api/workflow/${workflow}`, { body: { n } });
+        expect(started.status).toBe(201);
+        ids.push(started.body.id as string);
+      }
+      return Promise.all(ids.map((id) => finished(id, 120_000)));
+    };
+    const webhookJobs = await run('webhook-then-wait');
+    const webhookAnswers = [...answers];
+    answers.length = 0;
+    const suspendJobs = await run('suspend-then-wait');
+
+    // Assess: every job completed with its own answer; every answer was taken (200) or kept (202).
+    expect(webhookJobs.filter((job) => job.status === 'completed').length).toBe(JOBS);
+    for (const job of webhookJobs) expect(job.result).toEqual({ sent: true, decision: `yes-${job.input.n}` });
+    expect(webhookAnswers.filter((status) => status !== 200 && status !== 202)).toEqual([]);
+    expect(suspendJobs.filter((job) => job.status === 'completed').length).toBe(JOBS);
+    for (const job of suspendJobs) expect(job.result).toEqual({ done: { decision: `ok-${job.input.n}` } });
+    expect(answers).toEqual(Array.from({ length: JOBS }, () => 202));
+  }, 300_000);
 
   it("stops a tree of fan-outs that call each other at the tree's quota (MAX_TREE_JOBS), the creating step failed", async () => {
     // Prepare: an API function instance of a stack deployed with -c maxTreeJobs=40.

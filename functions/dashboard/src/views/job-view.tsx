@@ -14,6 +14,7 @@ import { routeHref } from '../route.js';
 import { StatusBadge } from '../status-badge.js';
 import { defaultStep, stepNote } from '../step-note.js';
 import { JobLinks } from './job-links.js';
+import { KeptSignals } from './kept-signals.js';
 import { type LiveState, useLiveJob } from './live-job.js';
 import { ErrorNote, Loading } from './notes.js';
 import { QueueNote } from './queue-note.js';
@@ -262,6 +263,7 @@ function JobHeader({
       </dl>
       {action.error && <ErrorNote error={action.error} onRetry={action.clear} />}
       <WaitingNote job={job} now={now} />
+      <KeptSignals job={job} now={now} />
       {job.error && (
         <div class="note note-error job-error" role="alert">
           <div>
