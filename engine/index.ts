@@ -75,7 +75,12 @@ export type { ExpressionVariables } from './expressions/expression.js';
 export { applyEvent, createJob } from './job/apply.js';
 export { awaitedRequest } from './job/awaited-request.js';
 export { type SlotLimits, slotIndexesFrom, slotStarts, slotTurn } from './job/concurrency-slots.js';
-export { DEFAULT_MAX_FAN_OUT, type EngineContext, type JobEvent } from './job/events.js';
+export {
+  DEFAULT_FAN_OUT_SLICE,
+  DEFAULT_MAX_FAN_OUT,
+  type EngineContext,
+  type JobEvent,
+} from './job/events.js';
 // Rules the manager and the stores carry out: fan-in, concurrency slots, resuming children, reply
 // bodies, and when a definition is new.
 export {

@@ -17,6 +17,7 @@ import { SwitchyardTable, TABLE_SCHEMA } from './constructs/table.js';
 import { TableBackup } from './constructs/table-backup.js';
 import { TimerQueue } from './constructs/timers.js';
 import { WorkflowRegistration } from './constructs/workflow-registration.js';
+import { FUNCTION_SIZES } from './function-sizes.js';
 import { handlerEnvironment } from './handler-environment.js';
 import { addLambdaWorkers, checkLambdaWorkers } from './lambda-workers.js';
 import { checkStepQueueNames, MANAGER_QUEUES, REPLY_QUEUE, STACK_TAG, sqsQueueName } from './queue-names.js';
@@ -29,14 +30,13 @@ export interface SwitchyardStackProps extends StackProps {
   workflows: DeployedWorkflows;
 }
 
-/** Memory and timeout per function. The API's stays under API Gateway's 29 s integration limit. */
-const SIZES = {
-  api: { memorySize: 1024, timeout: Duration.seconds(29) },
-  replies: { memorySize: 1024, timeout: Duration.seconds(60) },
-  timers: { memorySize: 512, timeout: Duration.seconds(60) },
-  deadLetters: { memorySize: 512, timeout: Duration.seconds(60) },
-  registerWorkflows: { memorySize: 512, timeout: Duration.seconds(120) },
-} as const;
+/** Memory and timeout per function (function-sizes.ts). */
+const SIZES = Object.fromEntries(
+  Object.entries(FUNCTION_SIZES).map(([name, { memorySize, timeoutSeconds }]) => [
+    name,
+    { memorySize, timeout: Duration.seconds(timeoutSeconds) },
+  ]),
+) as { [name in keyof typeof FUNCTION_SIZES]: { memorySize: number; timeout: Duration } };
 
 /** Everything the manager functions do to the table (transitions, outbox, fan-in counters, paging). */
 const STORE_ACTIONS = [
