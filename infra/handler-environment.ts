@@ -55,6 +55,7 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
     Object.assign(environment, {
       MQ_SECRET_ARN: mqBus.credentials.secretArn,
       MQ_AMQPS_ENDPOINT: mqBus.amqpsEndpoint,
+      REPLY_QUEUES: String(settings.broker.replyQueues),
     });
   }
   return environment;
