@@ -83,7 +83,12 @@ export {
   type SignalTarget,
   signalFate,
 } from './job/early-signals.js';
-export { DEFAULT_MAX_FAN_OUT, type EngineContext, type JobEvent } from './job/events.js';
+export {
+  DEFAULT_FAN_OUT_SLICE,
+  DEFAULT_MAX_FAN_OUT,
+  type EngineContext,
+  type JobEvent,
+} from './job/events.js';
 // Rules the manager and the stores carry out: fan-in, concurrency slots, resuming children, reply
 // bodies, and when a definition is new.
 export {

@@ -6,6 +6,7 @@ import {
   type Commit,
   type CompiledWorkflow,
   createJob,
+  DEFAULT_FAN_OUT_SLICE,
   DEFAULT_MAX_FAN_OUT,
   DEFAULT_MAX_REPLY_BYTES,
   type EngineContext,
@@ -41,6 +42,7 @@ import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import { type Callback, callbackReply } from './callbacks.js';
 import { combineTransitions } from './combine.js';
 import { ManagerError } from './errors.js';
+import { FanOutPace } from './fan-out-pace.js';
 import { FollowUpRunner } from './follow-ups.js';
 import { ReplyIsolation } from './isolate-replies.js';
 import type { JobEventInput } from './job-event-input.js';
@@ -64,7 +66,10 @@ export interface ManagerOptions {
   newId?: () => string;
   /** @default 100000 */
   maxFanOut?: number;
-  /** Children a fan-out creates per transition (the engine's `fanOutSlice`). @default 10000 */
+  /**
+   * Children a fan-out creates per transition (the engine's `fanOutSlice`) at most; with a deadline
+   * (`setDeadline`), fewer when the time left holds fewer (fan-out-pace.ts). @default 10000
+   */
   fanOutSlice?: number;
   /** The largest reply taken, and the largest request sent. @default 1 MiB */
   maxReplyBytes?: number;
@@ -129,7 +134,8 @@ export class Manager {
   private readonly clock: () => number;
   private readonly newId: () => string;
   private readonly maxFanOut: number;
-  private readonly fanOutSlice?: number;
+  /** Sizes each fan-out slice to the invocation's time left. */
+  private readonly pace: FanOutPace;
   private readonly maxReplyBytes: number;
   private readonly maxFanOutBytes: number | undefined;
   private readonly maxTreeJobs: number | undefined;
@@ -149,7 +155,7 @@ export class Manager {
     this.clock = options.clock ?? Date.now;
     this.newId = options.newId ?? randomUUID;
     this.maxFanOut = options.maxFanOut ?? DEFAULT_MAX_FAN_OUT;
-    this.fanOutSlice = options.fanOutSlice;
+    this.pace = new FanOutPace({ maxSlice: options.fanOutSlice ?? DEFAULT_FAN_OUT_SLICE, clock: this.clock });
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.maxFanOutBytes = options.maxFanOutBytes;
     this.maxTreeJobs = options.maxTreeJobs;
@@ -184,6 +190,9 @@ export class Manager {
       tokens: this.tokens,
       onSent: (seconds) => this.telemetry.metrics.observe('step_overhead_seconds', seconds),
       onRequestsSent: (requests) => this.refresher?.sent(requests),
+      onSendTimed: (requests, ms) => this.pace.sent(requests, ms),
+      // A fan-out's next slice that no longer fits in this invocation waits for the next one.
+      holdFollowUp: (entry) => entry.followUp.kind === 'createChildren' && !this.pace.mayCreate(),
       onUndeliverable: async (entry, message) => {
         this.telemetry.logger.error('request cannot be delivered', {
           correlationId: entry.request.correlationId,
@@ -765,7 +774,14 @@ export class Manager {
       }
       pending = later;
       if (!planned.length) continue;
+      const committing = this.now();
       const results = await this.store.commit(planned.map((plan) => plan.commit));
+      const created = planned.reduce((sum, plan) => sum + plan.commit.creates.length, 0);
+      if (created) {
+        const ms = this.now() - committing;
+        this.pace.committed(created, ms);
+        this.telemetry.logger.debug('children created', { children: created, commitMs: ms });
+      }
       for (const [k, result] of results.entries()) {
         const plan = planned[k] as (typeof planned)[number];
         if (result.ok) {
@@ -815,7 +831,8 @@ export class Manager {
       takenIds: taken,
       childIdSeed: seed,
       maxFanOut: this.maxFanOut,
-      fanOutSlice: this.fanOutSlice,
+      // At least one child: a fan-out that starts near the deadline creates one, the rest in slices later.
+      fanOutSlice: Math.max(1, this.pace.slice()),
       maxRequestBytes: this.maxReplyBytes,
       maxFanOutBytes: this.maxFanOutBytes,
       maxTreeJobs: this.maxTreeJobs,
@@ -898,6 +915,16 @@ export class Manager {
     } while (cursor);
     if (count) this.telemetry.logger.info('recovered outbox entries', { count });
     return count;
+  }
+
+  /**
+   * The deadline of the invocation this manager now serves (ms since the epoch, the margin for
+   * answering taken off), or undefined (serve: no deadline). Fan-out slices are sized to fit before
+   * it, and a slice that does not fit is held until a later call gives more time.
+   */
+  setDeadline(deadline: number | undefined): void {
+    this.pace.setDeadline(deadline);
+    this.pump.resume();
   }
 
   /** Resolves when every request is sent and every follow-up done (Lambda handlers await this). */

@@ -28,6 +28,7 @@ import { MAX_CRASHES_IN_HAND, poisonedReason } from '../../functions/manager/rep
 import { createWorker, suspend, type Worker, type WorkerTransport } from '../../functions/worker/index.js';
 import { lambdaWorker } from '../../functions/worker/lambda/index.js';
 import { SqsWorkerTransport } from '../../functions/worker/transports/sqs.js';
+import { DEPLOYED_FAN_OUT_SLICE, FUNCTION_SIZES } from '../../infra/function-sizes.js';
 import {
   type ApiEventOptions,
   aCustomResourceEvent,
@@ -257,8 +258,8 @@ beforeAll(async () => {
     STEP_QUEUE_DLQ_ARN: stepDlq.arn,
     STEP_QUEUE_VISIBILITY_TIMEOUT: '30',
     LOG_LEVEL: 'INFO',
-    // The 10,000-child fan-out then creates its children in four slices, each its own big commit.
-    FAN_OUT_SLICE: '3000',
+    // As deployed: at most a thousand children a slice, fewer when the invocation's time runs short.
+    FAN_OUT_SLICE: String(DEPLOYED_FAN_OUT_SLICE),
   });
 
   // Deploy: the custom resource registers the example's workflows and creates their step queues.
@@ -280,14 +281,18 @@ beforeAll(async () => {
 
   api = createApiHandler({ ...(await newContainer()), maxBodyBytes: environment.maxBodyBytes });
   const replyHandlers = [];
-  for (let lane = 0; lane < REPLY_LANES; lane++)
-    replyHandlers.push(createRepliesSqsHandler(await newContainer()));
+  const repliesFunction = async () => createRepliesSqsHandler(await newContainer());
+  for (let lane = 0; lane < REPLY_LANES; lane++) replyHandlers.push(await repliesFunction());
   sources.push(
     startSqsEventSource({
       client: sqs.newClient(),
       queueUrl: queues.reply,
       queueArn: arns.reply,
       handlers: replyHandlers,
+      // The deployed function's timeout, enforced: an invocation that overruns it fails, and its lane
+      // goes on in a new container, as on Lambda.
+      functionTimeoutMs: FUNCTION_SIZES.replies.timeoutSeconds * 1000,
+      newHandler: repliesFunction,
       // The stack gathers replies for up to 1 s (maxBatchingWindow); shortened here. Without a
       // window, a loaded machine hands every reply over alone and no batch is ever tested.
       maxBatchingWindowMs: 250,
@@ -309,6 +314,7 @@ beforeAll(async () => {
       queueUrl: queues.timers,
       queueArn: arns.timers,
       handlers: [createTimersHandler(timersContainer)],
+      functionTimeoutMs: FUNCTION_SIZES.timers.timeoutSeconds * 1000,
     }),
   );
   sources.push(
@@ -899,6 +905,23 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
         `${(((squared.first ?? started) - started) / 1000).toFixed(1)} s, last after ` +
         `${(((squared.last ?? started) - started) / 1000).toFixed(1)} s; ${sources[0]?.stats.invocations} reply batches`,
     );
+    const [replies] = sources;
+    const slices = containers
+      .flatMap(({ telemetry }) => telemetry.logged('children created'))
+      .map((log) => log.fields as { children: number; commitMs: number })
+      .filter((slice) => slice.children > 1);
+    const sizes = slices.map((slice) => slice.children).sort((a, b) => a - b);
+    const msPerChild = slices.map((slice) => slice.commitMs / slice.children).sort((a, b) => a - b);
+    console.info(
+      `fan-out slices: ${slices.length} commits creating children, ${sizes[0]}–${sizes.at(-1)} children ` +
+        `(median ${sizes[Math.floor(sizes.length / 2)]}), commit ${msPerChild[0]?.toFixed(2)}–` +
+        `${msPerChild.at(-1)?.toFixed(2)} ms a child (median ${msPerChild[Math.floor(msPerChild.length / 2)]?.toFixed(2)}); ` +
+        `longest reply invocation ${((replies?.stats.longestInvocationMs ?? 0) / 1000).toFixed(1)} s of ` +
+        `${FUNCTION_SIZES.replies.timeoutSeconds} s`,
+    );
+    // No invocation ran over the function's timeout: the slices fitted the time each had left.
+    expect(replies?.stats.timeouts).toBe(0);
+    expect(replies?.stats.longestInvocationMs).toBeLessThan(FUNCTION_SIZES.replies.timeoutSeconds * 1000);
     expect(job.status).toBe('completed');
     const n = FAN_OUT;
     expect(job.result).toEqual({ count: n, sum: ((n - 1) * n * (2 * n - 1)) / 6 });
