@@ -3,6 +3,7 @@
 // A name not listed is the engine's own business.
 
 // Scoped tokens: roles, what each may do, and a principal as an API authorizer passes it on.
+export { actorOf } from './access/actor.js';
 export { contextOfPrincipal, principalOfContext } from './access/principal-context.js';
 export {
   mayGrant,
@@ -76,6 +77,17 @@ export { applyEvent, createJob } from './job/apply.js';
 export { awaitedRequest } from './job/awaited-request.js';
 export { type SlotLimits, slotIndexesFrom, slotStarts, slotTurn } from './job/concurrency-slots.js';
 export { DEFAULT_MAX_FAN_OUT, type EngineContext, type JobEvent } from './job/events.js';
+export {
+  type Actor,
+  appendHistory,
+  HISTORY_KINDS,
+  type HistoryEntry,
+  type HistoryKind,
+  historyPage,
+  MAX_HISTORY_ENTRIES,
+  MAX_WORKER_NAME,
+  workerName,
+} from './job/history.js';
 // Rules the manager and the stores carry out: fan-in, concurrency slots, resuming children, reply
 // bodies, and when a definition is new.
 export {

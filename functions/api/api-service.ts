@@ -1,4 +1,5 @@
 import {
+  type Actor,
   type Bus,
   type ChildrenPage,
   DEFAULT_NAMESPACE,
@@ -174,24 +175,24 @@ export class ApiService {
     return this.manager.startJob(params);
   }
 
-  cancel(id: string): Promise<JobRecord> {
-    return this.manager.cancel(id);
+  cancel(id: string, actor: Actor): Promise<JobRecord> {
+    return this.manager.cancel(id, actor);
   }
 
-  retry(id: string): Promise<JobRecord> {
-    return this.manager.retry(id);
+  retry(id: string, actor: Actor): Promise<JobRecord> {
+    return this.manager.retry(id, actor);
   }
 
-  pause(id: string): Promise<JobRecord> {
-    return this.manager.pause(id);
+  pause(id: string, actor: Actor): Promise<JobRecord> {
+    return this.manager.pause(id, actor);
   }
 
-  resume(id: string): Promise<JobRecord> {
-    return this.manager.resume(id);
+  resume(id: string, actor: Actor): Promise<JobRecord> {
+    return this.manager.resume(id, actor);
   }
 
-  signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
-    return this.manager.signal(id, step, output);
+  signal(id: string, step: string, output: JsonObject, actor: Actor): Promise<JobRecord> {
+    return this.manager.signal(id, step, output, actor);
   }
 
   getJob(id: string): Promise<JobRecord | undefined> {

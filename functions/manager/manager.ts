@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type Actor,
   actsOnRoot,
   applyEvent,
   type Bus,
@@ -381,6 +382,7 @@ export class Manager {
           calledBy: params.calledBy,
           treeRoot: params.treeRoot,
           startAt: params.startAt,
+          actor: params.actor,
         },
         { ...context, runningLimit, ...(params.refuseOversized ? { oversizedRequests: 'refuse' } : {}) },
       ),
@@ -548,28 +550,36 @@ export class Manager {
   }
 
   /** Cancelling a child cancels the whole top-level job it belongs to. */
-  async cancel(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'cancel'), { type: 'cancel' });
+  async cancel(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(await this.targetOf(id, 'cancel'), { type: 'cancel', actor });
   }
 
   /**
    * Pausing (or resuming) a child pauses (or resumes) the whole top-level job it belongs to, as
    * cancel and retry do: its children follow (follow-ups.ts), so no child runs under a paused job.
    */
-  async pause(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'pause'), { type: 'pause' });
+  async pause(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(await this.targetOf(id, 'pause'), { type: 'pause', actor });
   }
 
-  async resume(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'resume'), { type: 'resume' }, { refuseOversized: true });
+  async resume(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(
+      await this.targetOf(id, 'resume'),
+      { type: 'resume', actor },
+      { refuseOversized: true },
+    );
   }
 
-  async retry(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'retry'), { type: 'retry' }, { refuseOversized: true });
+  async retry(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(
+      await this.targetOf(id, 'retry'),
+      { type: 'retry', actor },
+      { refuseOversized: true },
+    );
   }
 
-  async signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
-    return this.command(id, { type: 'signal', step, output }, { refuseOversized: true });
+  async signal(id: string, step: string, output: JsonObject, actor?: Actor): Promise<JobRecord> {
+    return this.command(id, { type: 'signal', step, output, actor }, { refuseOversized: true });
   }
 
   /** The job a command acts on: the job's root for those that act on the whole tree (engine). */

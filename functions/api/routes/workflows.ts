@@ -1,4 +1,5 @@
 import {
+  actorOf,
   definitionInNamespace,
   definitionShown,
   formatDefinitionError,
@@ -234,6 +235,7 @@ async function start(
     version,
     vhost,
     startAt,
+    actor: actorOf(request.principal),
   });
   return json(created ? 201 : 200, { id: job.id });
 }

@@ -1,4 +1,5 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { defaultWorkerName } from '../../transport/worker-name.js';
 import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { JsonObject } from '../../../engine/index.js';
@@ -26,6 +27,8 @@ export interface LambdaWorkerOptions {
   heartbeatIntervalMs?: number;
   /** How long a request handed back (its handler threw) stays hidden before it is delivered again. @default 0 */
   rejectVisibilityTimeoutSeconds?: number;
+  /** How the function names itself on its replies (`x-worker`). @default the function's name and the SDK's `<host>:<pid>` */
+  workerName?: string;
 }
 
 /** The function Lambda's SQS event source invokes (with `reportBatchItemFailures`). */
@@ -78,6 +81,11 @@ export function lambdaWorker<In extends JsonObject, Out extends WorkerResult>(
   const maxDeliveries = options.maxDeliveries ?? 5;
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 60_000;
   const rejectVisibility = options.rejectVisibilityTimeoutSeconds ?? 0;
+  const workerName =
+    options.workerName ??
+    (process.env.AWS_LAMBDA_FUNCTION_NAME
+      ? `${process.env.AWS_LAMBDA_FUNCTION_NAME}:${defaultWorkerName()}`
+      : defaultWorkerName());
   if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) {
     throw new Error(`maxDeliveries must be a whole number of at least 1, not ${maxDeliveries}`);
   }
@@ -142,6 +150,7 @@ export function lambdaWorker<In extends JsonObject, Out extends WorkerResult>(
         handler,
         maxDeliveries,
         logger,
+        worker: workerName,
         send,
         onHeartbeat: async (delivery) => heartbeats.get(delivery)?.(),
       });

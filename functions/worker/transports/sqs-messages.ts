@@ -2,6 +2,7 @@ import { type MessageAttributeValue, SendMessageCommand, type SQSClient } from '
 import { UndeliverableError } from '../../../engine/index.js';
 import { readToken, TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
 import { RETRYABLE_HEADER } from '../../transport/retryable.js';
+import { WORKER_HEADER } from '../../transport/worker-name.js';
 import {
   numberAttribute,
   SQS_MAX_MESSAGE_BYTES,
@@ -76,6 +77,7 @@ export async function sendSqsReply(
   if (options.attempt !== undefined) attributes.attempt = numberAttribute(options.attempt);
   if (options.retryable === false) attributes[RETRYABLE_HEADER] = stringAttribute('false');
   if (options.token !== undefined) attributes[TOKEN_ATTRIBUTE] = stringAttribute(options.token);
+  if (options.worker !== undefined) attributes[WORKER_HEADER] = stringAttribute(options.worker);
   const size = sqsMessageSize(messageBody, attributes);
   if (size > SQS_MAX_MESSAGE_BYTES) {
     throw new UndeliverableError(

@@ -78,6 +78,7 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/api/jobs', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/job/{job}', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/job/{job}/children?step=charge', needs: 'read', namespaced: true },
+  { method: 'GET', path: '/api/job/{job}/events', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/queues', needs: 'read', namespaced: true },
   { method: 'POST', path: '/api/workflow/billing', body: '{}', needs: 'run', namespaced: true },
   { method: 'DELETE', path: '/api/job/{job}', needs: 'run', namespaced: true },
