@@ -77,6 +77,15 @@ export { applyEvent, createJob } from './job/apply.js';
 export { awaitedRequest } from './job/awaited-request.js';
 export { type SlotLimits, slotIndexesFrom, slotStarts, slotTurn } from './job/concurrency-slots.js';
 export { DEFAULT_MAX_FAN_OUT, type EngineContext, type JobEvent } from './job/events.js';
+// Rules the manager and the stores carry out: fan-in, concurrency slots, resuming children, reply
+// bodies, and when a definition is new.
+export {
+  afterChildrenFinished,
+  type ChildFinished,
+  followUpNotNeeded,
+  readyToFanIn,
+} from './job/fan-in.js';
+export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
 export {
   type Actor,
   appendHistory,
@@ -88,15 +97,6 @@ export {
   MAX_WORKER_NAME,
   workerName,
 } from './job/history.js';
-// Rules the manager and the stores carry out: fan-in, concurrency slots, resuming children, reply
-// bodies, and when a definition is new.
-export {
-  afterChildrenFinished,
-  type ChildFinished,
-  followUpNotNeeded,
-  readyToFanIn,
-} from './job/fan-in.js';
-export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
 export {
   actsOnRoot,
   callFinishedEvent,

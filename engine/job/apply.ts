@@ -353,7 +353,10 @@ function recordHistory(d: Draft, effects: Effects, cause: HistoryCause): void {
   const entries = historyEntriesOf(d.job, effects.notes, cause, d.now);
   if (entries.length) d.updateJob({ history: appendHistory(d.job.history, entries) });
   for (const child of effects.creates) {
-    child.history = appendHistory(child.history, historyEntriesOf(child, effects.notes, { creating: true }, d.now));
+    child.history = appendHistory(
+      child.history,
+      historyEntriesOf(child, effects.notes, { creating: true }, d.now),
+    );
   }
 }
 

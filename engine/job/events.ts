@@ -1,5 +1,5 @@
 import type { JsonObject } from '../json.js';
-import type { Actor } from './history.js';
+import type { Actor } from './history-entry.js';
 import type { RunningLimit } from './running-limit.js';
 import type { TreeState } from './tree-quota.js';
 import type { Timer } from './types.js';

@@ -24,6 +24,8 @@ export interface TransitionNote {
     | 'jobCancelled'
     | 'jobAborted'
     | 'stepSuspended'
+    /** A signal step became ready: it waits for its signal. */
+    | 'awaitingSignal'
     | 'jobPaused'
     | 'jobResumed'
     | 'jobQueued';

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../json.js';
-import type { HistoryEntry } from './history.js';
+import type { HistoryEntry } from './history-entry.js';
 import { PersistentList } from './persistent-list.js';
 
 /**

@@ -88,6 +88,9 @@ export function recordNotes(
       case 'stepSuspended':
         logger.info('step suspended: waits for a signal', fields);
         break;
+      case 'awaitingSignal':
+        logger.debug('signal step waits for its signal', fields);
+        break;
       default:
         unhandled(note.kind, 'transition note');
     }

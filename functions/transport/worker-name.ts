@@ -11,3 +11,10 @@ export const WORKER_HEADER = 'x-worker';
 export function defaultWorkerName(): string {
   return `${hostname()}:${process.pid}`;
 }
+
+/** The `x-worker` header's text (a string, or bytes as UTF-8); undefined when empty or of another type. */
+export function readWorkerHeader(value: unknown): string | undefined {
+  const text =
+    typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : undefined;
+  return text === undefined || text.trim() === '' ? undefined : text;
+}

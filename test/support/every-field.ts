@@ -104,7 +104,12 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     holdsSlot: true,
     queueSeq: 12,
     history: [
-      { seq: 1, at: 1_000, kind: 'job.created', actor: { kind: 'token', id: 'a1b2c3d4e5f60718', description: 'ci é' } },
+      {
+        seq: 1,
+        at: 1_000,
+        kind: 'job.created',
+        actor: { kind: 'token', id: 'a1b2c3d4e5f60718', description: 'ci é' },
+      },
       {
         seq: 7,
         at: 1_650,

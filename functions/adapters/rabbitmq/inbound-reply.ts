@@ -3,7 +3,7 @@ import type { InboundReply } from '../../../engine/index.js';
 import { attemptOf, stringProperty } from '../../transport/amqp/message.js';
 import { readToken, TOKEN_HEADER } from '../../transport/request-token.js';
 import { RETRYABLE_HEADER, readRetryable } from '../../transport/retryable.js';
-import { WORKER_HEADER } from '../../transport/worker-name.js';
+import { readWorkerHeader, WORKER_HEADER } from '../../transport/worker-name.js';
 
 /** A reply as the manager reads it, from any AMQP message on its reply queue. */
 export function toInboundReply(message: Message): InboundReply {
@@ -19,7 +19,7 @@ export function toInboundReply(message: Message): InboundReply {
   const token = readToken(message.properties.headers?.[TOKEN_HEADER]);
   if (token !== undefined) reply.token = token;
   const worker =
-    stringProperty(message.properties.headers?.[WORKER_HEADER]) ?? stringProperty(message.properties.appId);
+    readWorkerHeader(message.properties.headers?.[WORKER_HEADER]) ?? stringProperty(message.properties.appId);
   if (worker !== undefined) reply.worker = worker;
   return reply;
 }

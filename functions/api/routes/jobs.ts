@@ -15,7 +15,12 @@ import {
   type ParameterSpecs,
   route,
 } from '../router.js';
-import { ChildrenPageDocument, JobDocument, JobEventsDocument, JobPageDocument } from '../schemas/documents.js';
+import {
+  ChildrenPageDocument,
+  JobDocument,
+  JobEventsDocument,
+  JobPageDocument,
+} from '../schemas/documents.js';
 import {
   ChildCursor,
   EntityTags,

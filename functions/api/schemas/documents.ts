@@ -246,9 +246,13 @@ export const ChildrenPageDocument = z.object({
 /** Who sent a command, in a job's history and the audit log. */
 export const ActorDocument = z
   .object({
-    kind: z.enum(['root', 'token', 'schedule']).check(
-      about('`root`: the root credential (or none, on an open serve); `token`: a scoped token; `schedule`: a cron schedule.'),
-    ),
+    kind: z
+      .enum(['root', 'token', 'schedule'])
+      .check(
+        about(
+          '`root`: the root credential (or none, on an open serve); `token`: a scoped token; `schedule`: a cron schedule.',
+        ),
+      ),
     id: z.optional(z.string().check(about("The token's id (`token`)."))),
     description: z.optional(z.string().check(about("The token's description (`token`)."))),
     name: z.optional(z.string().check(about("The schedule's cron (`schedule`)."))),

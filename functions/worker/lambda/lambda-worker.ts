@@ -1,9 +1,9 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { defaultWorkerName } from '../../transport/worker-name.js';
 import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { JsonObject } from '../../../engine/index.js';
 import { TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
+import { defaultWorkerName } from '../../transport/worker-name.js';
 import type { ReplyOptions } from '../../transport/worker-transport.js';
 import { HeldRequest, settlesWithin } from '../in-hand.js';
 import { type HandleRequest, requestHandling } from '../request-handling.js';

@@ -2,13 +2,13 @@ import { type MessageAttributeValue, SendMessageCommand, type SQSClient } from '
 import { UndeliverableError } from '../../../engine/index.js';
 import { readToken, TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
 import { RETRYABLE_HEADER } from '../../transport/retryable.js';
-import { WORKER_HEADER } from '../../transport/worker-name.js';
 import {
   numberAttribute,
   SQS_MAX_MESSAGE_BYTES,
   sqsMessageSize,
   stringAttribute,
 } from '../../transport/sqs/message.js';
+import { WORKER_HEADER } from '../../transport/worker-name.js';
 import type { ReplyOptions } from '../../transport/worker-transport.js';
 
 /**
