@@ -184,6 +184,15 @@ export {
   parseJsonObjectBody,
 } from './json.js';
 export { MAX_JSON_DEPTH } from './json-depth.js';
+export {
+  AUDIT_ACTIONS,
+  AUDIT_RETENTION_MS,
+  type AuditAction,
+  type AuditEntry,
+  type AuditLog,
+  type AuditPage,
+  auditIdOf,
+} from './ports/audit-log.js';
 // Ports: what the engine needs of a bus, a store and timers.
 export {
   type Bus,

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { HISTORY_KINDS, JOB_STATUSES, STEP_STATUSES } from '../../../engine/index.js';
+import { AUDIT_ACTIONS, HISTORY_KINDS, JOB_STATUSES, STEP_STATUSES } from '../../../engine/index.js';
 
 /*
  * The schemas of what the API answers. Each one given an `id` is a component of the API description
@@ -283,6 +283,25 @@ export const JobEventsDocument = z
     cursor: z.optional(z.string().check(about('The next page: pass it as `cursor`.'))),
   })
   .register(z.globalRegistry, { id: 'JobEvents' });
+
+export const AuditPageDocument = z
+  .object({
+    entries: z.array(
+      z.object({
+        id: z.string(),
+        at: time,
+        actor: ActorDocument,
+        action: z.enum(AUDIT_ACTIONS),
+        namespace: z.string(),
+        target: z.string().check(about("A workflow's name, a token's id, a namespace.")),
+        detail: z.optional(
+          z.string().check(about("A registered workflow's version, a token's role, the settings changed.")),
+        ),
+      }),
+    ),
+    cursor: z.optional(z.string().check(about('The next page: pass it as `cursor`.'))),
+  })
+  .register(z.globalRegistry, { id: 'AuditPage' });
 
 export const HealthDocument = z.object({
   status: z.enum(['ok', 'unavailable']),

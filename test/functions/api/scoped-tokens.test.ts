@@ -100,6 +100,7 @@ const ROUTES: RouteCase[] = [
   },
   { method: 'GET', path: '/healthz', needs: 'read', namespaced: false },
   { method: 'GET', path: '/api/tokens', needs: 'admin', namespaced: false },
+  { method: 'GET', path: '/api/audit', needs: 'admin', namespaced: true },
   {
     method: 'POST',
     path: '/api/tokens',
