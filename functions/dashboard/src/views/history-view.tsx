@@ -58,28 +58,30 @@ export function HistoryView({ job }: { job: JobDocument }) {
               {page.dropped} entries between the first and the latest {page.events.length - 1} are not kept.
             </p>
           )}
-          <table class="attempts-table history-table">
-            <thead>
-              <tr>
-                <th>Time</th>
-                <th>What</th>
-                <th>Step</th>
-                <th>Who</th>
-                <th>Detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.events.map((entry) => (
-                <tr key={entry.seq} data-kind={entry.kind}>
-                  <td>{absoluteTime(entry.at)}</td>
-                  <td>{entry.kind}</td>
-                  <td>{entry.step ? `${entry.step}${entry.attempt ? ` #${entry.attempt}` : ''}` : ''}</td>
-                  <td class="history-who">{who(entry)}</td>
-                  <td class="attempt-error">{entry.message ?? ''}</td>
+          <div class="history-scroll">
+            <table class="attempts-table history-table">
+              <thead>
+                <tr>
+                  <th>Time</th>
+                  <th>What</th>
+                  <th>Step</th>
+                  <th>Who</th>
+                  <th>Detail</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {page.events.map((entry) => (
+                  <tr key={entry.seq} data-kind={entry.kind}>
+                    <td>{absoluteTime(entry.at)}</td>
+                    <td>{entry.kind}</td>
+                    <td>{entry.step ? `${entry.step}${entry.attempt ? ` #${entry.attempt}` : ''}` : ''}</td>
+                    <td class="history-who">{who(entry)}</td>
+                    <td class="attempt-error">{entry.message ?? ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       )}
     </section>
