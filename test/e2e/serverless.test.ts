@@ -430,7 +430,7 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     expect(lambdaSources.flatMap((source) => source.errors)).toEqual([]);
     // Its history, kept through DynamoDB, names who started it (the root: the stack's API key) and
     // the Lambda worker of each attempt (its x-worker SQS attribute).
-    const history = await call('GET', `/api/job/${body.id as string}/events?limit=500`);
+    const history = await call('GET', `/api/job/${body.id as string}/events`, { query: { limit: '500' } });
     const events = (
       history.body as { events: { kind: string; step?: string; actor?: unknown; worker?: string }[] }
     ).events;
