@@ -27,7 +27,7 @@ import {
   updating,
   uuid,
 } from '../support/factories.js';
-import { describeAuditLogContract } from './audit-log-contract.js';
+import { describeAuditLogContract } from './store-contract-audit-log.js';
 import { describeMaxRunningContract } from './store-contract-max-running.js';
 import { describeNamespaceSettingsContract } from './store-contract-namespaces.js';
 import { describeRepliesInHandContract } from './store-contract-replies-in-hand.js';
