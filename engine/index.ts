@@ -3,6 +3,7 @@
 // A name not listed is the engine's own business.
 
 // Scoped tokens: roles, what each may do, and a principal as an API authorizer passes it on.
+export { actorOf } from './access/actor.js';
 export { contextOfPrincipal, principalOfContext } from './access/principal-context.js';
 export {
   mayGrant,
@@ -99,6 +100,17 @@ export {
 } from './job/fan-in.js';
 export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
 export {
+  type Actor,
+  appendHistory,
+  HISTORY_KINDS,
+  type HistoryEntry,
+  type HistoryKind,
+  historyPage,
+  MAX_HISTORY_ENTRIES,
+  MAX_WORKER_NAME,
+  workerName,
+} from './job/history.js';
+export {
   actsOnRoot,
   callFinishedEvent,
   childCommand,
@@ -194,6 +206,15 @@ export {
   parseJsonObjectBody,
 } from './json.js';
 export { MAX_JSON_DEPTH } from './json-depth.js';
+export {
+  AUDIT_ACTIONS,
+  AUDIT_RETENTION_MS,
+  type AuditAction,
+  type AuditEntry,
+  type AuditLog,
+  type AuditPage,
+  auditIdOf,
+} from './ports/audit-log.js';
 // Ports: what the engine needs of a bus, a store and timers.
 export {
   type Bus,

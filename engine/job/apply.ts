@@ -8,6 +8,7 @@ import { abortFromWorker, suspendStep } from './control-replies.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
 import { followRoot } from './follow-root.js';
+import { type Actor, appendHistory, type HistoryCause, historyEntriesOf } from './history.js';
 import { pauseJob, resumeJob } from './pause.js';
 import { deliverKeptSignals, signal } from './signals.js';
 import {
@@ -47,6 +48,8 @@ export interface CreateJobParams {
   treeRoot?: string;
   /** A delayed start: later than now, the job is `scheduled` until then (a `start` timer). */
   startAt?: number;
+  /** Who started it (its history's first entry names them). */
+  actor?: Actor;
 }
 
 /** Starts a new top-level job: its record, and the requests for the steps that start with it. */
@@ -71,10 +74,11 @@ export function createJob(
   if (params.calledBy) record.calledBy = params.calledBy;
   if (params.treeRoot !== undefined && params.treeRoot !== params.id) record.treeRoot = params.treeRoot;
   const startAt = params.startAt;
+  const cause: HistoryCause = { creating: true, ...(params.actor ? { actor: params.actor } : {}) };
   if (startAt !== undefined && startAt > context.now) {
-    return run(workflow, record, context, true, (d) => scheduleStart(d, startAt));
+    return run(workflow, record, context, cause, (d) => scheduleStart(d, startAt));
   }
-  return run(workflow, record, context, true, (d) => admitJob(d));
+  return run(workflow, record, context, cause, (d) => admitJob(d));
 }
 
 /** Applies one event to a job: the pure heart of the manager. */
@@ -84,7 +88,8 @@ export function applyEvent(
   event: JobEvent,
   context: EngineContext,
 ): Transition {
-  return run(workflow, job, context, false, (d) => {
+  const actor = 'actor' in event ? event.actor : undefined;
+  return run(workflow, job, context, { creating: false, event, ...(actor ? { actor } : {}) }, (d) => {
     switch (event.type) {
       case 'start':
         if (d.job.status !== 'waiting') return d.ignore(`job is ${d.job.status}`);
@@ -283,9 +288,10 @@ function run(
   workflow: CompiledWorkflow,
   job: JobRecord,
   context: EngineContext,
-  creating: boolean,
+  cause: HistoryCause,
   body: (d: Draft) => void,
 ): Transition {
+  const creating = cause.creating;
   const effects = emptyEffects();
   let childOutcome: ChildOutcome | undefined;
   const d = new Draft(job, workflow, contextOf(context, job), effects, (outcome) => {
@@ -295,6 +301,7 @@ function run(
   if (!d.rejected) body(d);
   if (!d.rejected && d.job.pendingSignals?.length) deliverKeptSignals(d);
   if (d.rejected) return unchanged(job, effects, d);
+  if (creating || d.changed) recordHistory(d, effects, cause);
   const limit = settleSlot(d, creating ? undefined : job);
   const transition = finish(d, creating ? undefined : job, effects, childOutcome);
   if (limit && transition.changed) transition.limit = limit;
@@ -314,6 +321,18 @@ function run(
       : undefined;
   if (tree) transition.tree = tree;
   return transition;
+}
+
+/** The job's history, and that of the children it created, take what the transition did. */
+function recordHistory(d: Draft, effects: Effects, cause: HistoryCause): void {
+  const entries = historyEntriesOf(d.job, effects.notes, cause, d.now);
+  if (entries.length) d.updateJob({ history: appendHistory(d.job.history, entries) });
+  for (const child of effects.creates) {
+    child.history = appendHistory(
+      child.history,
+      historyEntriesOf(child, effects.notes, { creating: true }, d.now),
+    );
+  }
 }
 
 function unchanged(job: JobRecord, effects: Effects, d: Draft): Transition {

@@ -30,6 +30,8 @@ export interface TransitionNote {
     | 'signalDelivered'
     /** A kept signal was dropped: its step ended without waiting for it, or the job ended (`message`). */
     | 'signalDropped'
+    /** A signal step became ready: it waits for its signal. */
+    | 'awaitingSignal'
     | 'jobPaused'
     | 'jobResumed'
     | 'jobQueued';

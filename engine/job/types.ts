@@ -1,4 +1,5 @@
 import type { JsonObject } from '../json.js';
+import type { HistoryEntry } from './history-entry.js';
 import { PersistentList } from './persistent-list.js';
 
 /**
@@ -241,6 +242,11 @@ export interface JobRecord {
    * records written before formats were numbered, which are format 1. `jobFromJson` migrates.
    */
   formatVersion?: number;
+  /**
+   * What happened to the job, oldest first, and who did it (engine/job/history.ts): its first entry
+   * and its latest, at most `MAX_HISTORY_ENTRIES` in all. Absent in jobs stored before it existed.
+   */
+  history?: HistoryEntry[];
   /** Incremented by every change: stores write conditionally on it. */
   rev: number;
   /** Completion counter that numbers steps as they complete. */

@@ -1,6 +1,7 @@
 import { json } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { type Route, route } from './router.js';
+import { auditRoutes } from './routes/audit.js';
 import { callbackRoutes } from './routes/callbacks.js';
 import { jobRoutes } from './routes/jobs.js';
 import { namespaceRoutes } from './routes/namespaces.js';
@@ -31,6 +32,7 @@ export const routes: readonly Route[] = [
   ...jobRoutes,
   ...callbackRoutes,
   ...tokenRoutes,
+  ...auditRoutes,
   ...namespaceRoutes,
   ...systemRoutes,
   openApiRoute,

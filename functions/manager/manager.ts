@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type Actor,
   actsOnRoot,
   applyEvent,
   type Bus,
@@ -403,6 +404,7 @@ export class Manager {
           calledBy: params.calledBy,
           treeRoot: params.treeRoot,
           startAt: params.startAt,
+          actor: params.actor,
         },
         { ...context, runningLimit, ...(params.refuseOversized ? { oversizedRequests: 'refuse' } : {}) },
       ),
@@ -584,15 +586,15 @@ export class Manager {
     return target.jobId;
   }
 
-  async callback(token: string, callback: Callback): Promise<JobRecord> {
+  async callback(token: string, callback: Callback, actor?: Actor): Promise<JobRecord> {
     await this.tokens.ready();
     const claim = this.tokens.verify(token);
     if (!claim) throw new ManagerError('not_found', 'no attempt has this callback token');
     const parsed = this.readReply(callbackReply(claim, token, callback));
     if (!parsed.ok) throw new ManagerError('invalid', parsed.reason);
     // A callback answers its own attempt only: a result for an attempt that ended completes nothing.
-    const event: JobEvent =
-      parsed.event.type === 'reply' ? { ...parsed.event, exactAttempt: true } : parsed.event;
+    const answered = actor && 'step' in parsed.event ? { ...parsed.event, actor } : parsed.event;
+    const event: JobEvent = answered.type === 'reply' ? { ...answered, exactAttempt: true } : answered;
     const [outcome] = await this.apply([{ jobId: parsed.jobId, event }], { receivedAt: this.now() });
     if (!outcome || outcome.missing) throw new ManagerError('not_found', `no job ${parsed.jobId}`);
     if (outcome.rejected) throw new ManagerError(outcome.rejected.code, outcome.rejected.message);
@@ -610,35 +612,43 @@ export class Manager {
   }
 
   /** Cancelling a child cancels the whole top-level job it belongs to. */
-  async cancel(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'cancel'), { type: 'cancel' });
+  async cancel(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(await this.targetOf(id, 'cancel'), { type: 'cancel', actor });
   }
 
   /**
    * Pausing (or resuming) a child pauses (or resumes) the whole top-level job it belongs to, as
    * cancel and retry do: its children follow (follow-ups.ts), so no child runs under a paused job.
    */
-  async pause(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'pause'), { type: 'pause' });
+  async pause(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(await this.targetOf(id, 'pause'), { type: 'pause', actor });
   }
 
-  async resume(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'resume'), { type: 'resume' }, { refuseOversized: true });
+  async resume(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(
+      await this.targetOf(id, 'resume'),
+      { type: 'resume', actor },
+      { refuseOversized: true },
+    );
   }
 
-  async retry(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'retry'), { type: 'retry' }, { refuseOversized: true });
+  async retry(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(
+      await this.targetOf(id, 'retry'),
+      { type: 'retry', actor },
+      { refuseOversized: true },
+    );
   }
 
   /**
    * A signal for `path`: a step of the job, or, through `workflow:` steps and fan-out children
    * (`publish/approve`, `review[2]/approve`), a step of a job beneath it (engine/job/step-path.ts).
    */
-  async signal(id: string, path: string, output: JsonObject): Promise<SignalOutcome> {
+  async signal(id: string, path: string, output: JsonObject, actor?: Actor): Promise<SignalOutcome> {
     const { jobId, step } = await this.signalTarget(id, path);
     const outcome = await this.commandOutcome(
       jobId,
-      { type: 'signal', step, output },
+      { type: 'signal', step, output, actor },
       { refuseOversized: true },
     );
     const job = outcome.job as JobRecord;

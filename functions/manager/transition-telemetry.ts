@@ -97,6 +97,9 @@ export function recordNotes(
       case 'signalDropped':
         logger.warn('kept signal dropped', { ...fields, detail: note.message });
         break;
+      case 'awaitingSignal':
+        logger.debug('signal step waits for its signal', fields);
+        break;
       default:
         unhandled(note.kind, 'transition note');
     }

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   ChangeMessageVisibilityCommand,
@@ -430,6 +430,17 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     expect(counting?.stats.messages).toBeGreaterThanOrEqual(12);
     expect(lambdaSources.map((source) => source.stats.failed)).toEqual([0, 0, 0, 0]);
     expect(lambdaSources.flatMap((source) => source.errors)).toEqual([]);
+    // Its history, kept through DynamoDB, names who started it (the root: the stack's API key) and
+    // the Lambda worker of each attempt (its x-worker SQS attribute).
+    const history = await call('GET', `/api/job/${body.id as string}/events`, { query: { limit: '500' } });
+    const events = (
+      history.body as { events: { kind: string; step?: string; actor?: unknown; worker?: string }[] }
+    ).events;
+    expect(events[0]).toMatchObject({ kind: 'job.created', actor: { kind: 'root' } });
+    expect(
+      events.find((entry) => entry.kind === 'step.completed' && entry.step === 'book-split')?.worker,
+    ).toBe(`${hostname()}:${process.pid}`);
+    expect(events.at(-1)?.kind).toBe('job.completed');
   }, 180_000);
 
   it("fails the attempt of a Lambda worker's step that cannot finish before the function times out", async () => {

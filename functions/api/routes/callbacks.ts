@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../../engine/index.js';
+import { actorOf, type JsonObject } from '../../../engine/index.js';
 import type { Callback } from '../../manager/callbacks.js';
 import { json } from '../http.js';
 import { type ApiDeps, type CheckedRequest, type NoParameters, route } from '../router.js';
@@ -53,7 +53,7 @@ async function callback(
   const { token } = request.params;
   // The job the token names must be in the request's namespace, as for any command on a job.
   await requireJob(deps, request.namespace, await deps.service.callbackJobId(token));
-  const job = await deps.service.callback(token, callbackOf(request.json));
+  const job = await deps.service.callback(token, callbackOf(request.json), actorOf(request.principal));
   return json(200, await deps.service.jobDocument(job));
 }
 

@@ -1,4 +1,6 @@
 import {
+  actorOf,
+  historyPage,
   inNamespace,
   isFinished,
   type JobRecord,
@@ -16,6 +18,7 @@ import {
 import {
   ChildrenPageDocument,
   JobDocument,
+  JobEventsDocument,
   JobPageDocument,
   SignalKeptDocument,
 } from '../schemas/documents.js';
@@ -163,7 +166,7 @@ async function commandedJob(
 }
 
 async function cancel(request: JobRequest, deps: ApiDeps) {
-  const job = await deps.service.cancel(await commandedJob(request, deps));
+  const job = await deps.service.cancel(await commandedJob(request, deps), actorOf(request.principal));
   return json(200, await deps.service.jobDocument(job));
 }
 
@@ -181,7 +184,12 @@ async function signal(
   deps: ApiDeps,
 ) {
   const id = await commandedJob(request, deps);
-  const { job, kept } = await deps.service.signal(id, request.params.step, request.json);
+  const { job, kept } = await deps.service.signal(
+    id,
+    request.params.step,
+    request.json,
+    actorOf(request.principal),
+  );
   const document = await deps.service.jobDocument(job);
   if (kept === undefined) return json(200, document);
   return json(202, {
@@ -193,18 +201,39 @@ async function signal(
 
 /** A child id pauses (or resumes) its top-level job, as cancel and retry do. */
 async function pause(request: JobRequest, deps: ApiDeps) {
-  const job = await deps.service.pause(await commandedJob(request, deps));
+  const job = await deps.service.pause(await commandedJob(request, deps), actorOf(request.principal));
   return json(200, await deps.service.jobDocument(job));
 }
 
 async function resume(request: JobRequest, deps: ApiDeps) {
-  const job = await deps.service.resume(await commandedJob(request, deps));
+  const job = await deps.service.resume(await commandedJob(request, deps), actorOf(request.principal));
   return json(200, await deps.service.jobDocument(job));
 }
 
 async function retry(request: JobRequest, deps: ApiDeps) {
-  const job = await deps.service.retry(await commandedJob(request, deps));
+  const job = await deps.service.retry(await commandedJob(request, deps), actorOf(request.principal));
   return json(200, await deps.service.jobDocument(job));
+}
+
+const eventsQuery = {
+  limit: {
+    schema: wholeNumber({ min: 1, max: 500 }),
+    description: 'Page size (default 100).',
+    emptyIsAbsent: true,
+  },
+  cursor: { schema: ChildCursor, description: 'From the previous page.', emptyIsAbsent: true },
+} as const satisfies ParameterSpecs;
+
+/** A job's history, oldest first, a page at a time (engine/job/history.ts). */
+async function events(request: JobRequest<typeof eventsQuery>, deps: ApiDeps) {
+  const job = await requireJob(deps, request.namespace, (request.params.id as string).toLowerCase());
+  const page = historyPage(job.history, Number(request.query.cursor ?? 0), request.query.limit ?? 100);
+  const body: Record<string, unknown> = {
+    events: page.entries.map(({ at, ...entry }) => ({ ...entry, at: new Date(at).toISOString() })),
+    dropped: page.dropped,
+  };
+  if (page.next !== undefined) body.cursor = String(page.next);
+  return json(200, body);
 }
 
 const noSuchJob = refusal('No such job.');
@@ -266,6 +295,23 @@ export const jobRoutes = [
       404: noSuchJob,
     },
     handle: children,
+  }),
+  route({
+    method: 'GET',
+    path: '/api/job/{id}/events',
+    auth: true,
+    role: 'read',
+    namespaced: true,
+    summary: "The job's history: what happened to it, oldest first, and who did it",
+    description:
+      'Each command names its actor (a token, the root or a schedule), each reply its worker (`x-worker`). A job keeps its first entry and its latest 199; `dropped` counts those left out between.',
+    params: jobParams('The job id (a child id shows the child).'),
+    query: eventsQuery,
+    responses: {
+      200: { description: 'A page of entries.', schema: JobEventsDocument },
+      404: noSuchJob,
+    },
+    handle: events,
   }),
   route({
     method: 'DELETE',

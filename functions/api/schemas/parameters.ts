@@ -67,6 +67,11 @@ export const Vhost = z.string().check(
 /** A page cursor as the previous page gave it (the store reads it back, and refuses a foreign one). */
 export const PageCursor = z.string().check(z.maxLength(1024), rule('the cursor of the previous page'));
 
+/** An audit page from this entry on (an entry's id). */
+export const AuditCursor = z
+  .string()
+  .check(z.regex(/^\d{13}-[0-9a-f]{8}$/), rule('the cursor of the previous page'));
+
 /** A fan-out's children page from this index on. */
 export const ChildCursor = z
   .string()

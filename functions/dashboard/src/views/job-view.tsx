@@ -13,6 +13,7 @@ import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
 import { StatusBadge } from '../status-badge.js';
 import { defaultStep, stepNote } from '../step-note.js';
+import { HistoryView } from './history-view.js';
 import { JobLinks } from './job-links.js';
 import { KeptSignals } from './kept-signals.js';
 import { type LiveState, useLiveJob } from './live-job.js';
@@ -364,6 +365,7 @@ function JobBody({
           )}
         </section>
       </div>
+      <HistoryView job={job} />
     </>
   );
 }
