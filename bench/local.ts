@@ -86,7 +86,7 @@ export interface LocalFigures {
 const timeoutMs = (workload: Workload, size: number): number =>
   workload === 'diamond' ? Math.max(120_000, size * 30) : Math.max(120_000, size * 6);
 
-interface RunResult {
+export interface RunResult {
   run: LocalRun;
   serveCommand: string;
   servePid: number;
@@ -104,18 +104,28 @@ interface RunResult {
  * Both workloads, then the measured one's shape once more (`last`): V8 re-optimises what the other
  * shape deoptimised ("wrong map") before the measurement, not during it.
  */
-export const WARM_UP = { diamonds: 3000, fanOutItems: 1000, last: { diamonds: 1000, fanOutItems: 1000 } };
+export const WARM_UP: WarmUp = {
+  diamonds: 3000,
+  fanOutItems: 1000,
+  last: { diamonds: 1000, fanOutItems: 1000 },
+};
 
-async function warmUp(url: string, workload: Workload): Promise<void> {
-  await submitJobs(url, DIAMOND, WARM_UP.diamonds, SUBMIT_CONCURRENCY);
-  await submitJobs(url, FAN_OUT, 1, 1, () => ({ count: WARM_UP.fanOutItems }));
+export interface WarmUp {
+  diamonds: number;
+  fanOutItems: number;
+  last: { diamonds: number; fanOutItems: number };
+}
+
+async function warmUp(url: string, workload: Workload, sizes: WarmUp): Promise<void> {
+  await submitJobs(url, DIAMOND, sizes.diamonds, SUBMIT_CONCURRENCY);
+  if (sizes.fanOutItems) await submitJobs(url, FAN_OUT, 1, 1, () => ({ count: sizes.fanOutItems }));
   await waitUntilIdle(url, DIAMOND, 60_000);
   await waitUntilIdle(url, FAN_OUT, 60_000);
   if (workload === 'diamond') {
-    await submitJobs(url, DIAMOND, WARM_UP.last.diamonds, SUBMIT_CONCURRENCY);
+    await submitJobs(url, DIAMOND, sizes.last.diamonds, SUBMIT_CONCURRENCY);
     await waitUntilIdle(url, DIAMOND, 60_000);
   } else {
-    await submitJobs(url, FAN_OUT, 1, 1, () => ({ count: WARM_UP.last.fanOutItems }));
+    await submitJobs(url, FAN_OUT, 1, 1, () => ({ count: sizes.last.fanOutItems }));
     await waitUntilIdle(url, FAN_OUT, 60_000);
   }
 }
@@ -156,9 +166,11 @@ interface Instruments {
   /** Sample serve's heap into here (serve runs as bench/serve-entry.ts). */
   heapProfileDir?: string;
   heapMode?: 'live' | 'allocations';
+  /** Another warm-up than WARM_UP (`npm run bench -- --quick` warms up less). */
+  warmUp?: WarmUp;
 }
 
-async function runOnce(
+export async function runOnce(
   workload: Workload,
   size: number,
   synchronous: Synchronous,
@@ -182,7 +194,7 @@ async function runOnce(
       ...instruments,
     });
     await replyQueueConsumed(replyQueue);
-    await warmUp(serve.url, workload);
+    await warmUp(serve.url, workload, instruments.warmUp ?? WARM_UP);
     const metricsBefore = await readMetrics(serve.url);
     const before = loadAverage();
     const cpu = new CpuWindow({

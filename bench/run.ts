@@ -6,6 +6,7 @@ import { benchEngine } from './engine.js';
 import { benchLocal } from './local.js';
 import { describeMachine } from './machine.js';
 import { loadAverage } from './proc.js';
+import { benchQuick, renderQuick } from './quick.js';
 import type { RedisPersistence } from './redis.js';
 import { renderFigures } from './render.js';
 import { updateReport } from './report.js';
@@ -17,6 +18,9 @@ import { filesChangedSince } from './source-tree.js';
  * `npm run bench`: every section in one process tree, several runs each; prints the figures as
  * markdown, writes the raw figures to bench/results/latest.json, and rewrites the figures section
  * of BENCHMARKS.md. Never part of `npm test`.
+ *
+ * `npm run bench -- --quick`: serve's durable steps/s against the broker's floor on this machine, in
+ * under a minute (bench/quick.ts); nothing else runs and no file is written.
  *
  * Environment (flags `--runs=N` and `--only=a,b` do the same as BENCH_RUNS and BENCH_ONLY):
  *   BENCH_RUNS=3                     runs of every case
@@ -84,6 +88,12 @@ async function section<T>(
 }
 
 log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGb} GB, Node ${machine.node}`);
+if (process.argv.includes('--quick')) {
+  const figures = await benchQuick(log);
+  process.stdout.write(`${renderQuick(figures, machine.cores)}\n`);
+  log(`done in ${Math.round((Date.now() - startedAt) / 1000)} s`);
+  process.exit(0);
+}
 results.engine = await section('engine', () => benchEngine(runs));
 const profileDir = env.BENCH_PROFILE === '0' ? undefined : join(RESULTS_DIR, 'profiles');
 if (profileDir) await mkdir(profileDir, { recursive: true });
