@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { type FloorRun, runFloorOnce } from './broker-floor.js';
 import { type BenchChild, waitFor } from './child.js';
 import { getJob, listJobs, readMetrics, submitJobs, waitUntilIdle } from './http-driver.js';
+import { type LowLoadOptions, type LowLoadRun, lowLoadLine, runLowLoadOnce } from './low-load.js';
 import { type CoreRun, runCoreOnce } from './manager-core-run.js';
 import { windowFigures } from './metrics-window.js';
 import { CpuWindow, cpuLine, loadAverage, peakRssMb, pidsNamed } from './proc.js';
@@ -66,6 +67,10 @@ export interface LocalOptions {
   cpuProfileDir?: string;
   /** Also run the largest fan-out once sampling serve's allocations (not counted), profiles here. */
   heapProfileDir?: string;
+  /** Runs of the low-load chain (bench/low-load.ts). @default runs */
+  lowLoadRuns?: number;
+  /** Its sizes (the harness's smoke test runs a toy chain). */
+  lowLoad?: LowLoadOptions;
   log?: (line: string) => void;
 }
 
@@ -80,6 +85,8 @@ export interface LocalFigures {
   profiles?: ProfileSummary[];
   /** serve's heap in the largest fan-out (live at the fullest, and all allocations), when asked for. */
   heapProfiles?: HeapSummary[];
+  /** One 100-step chain at a time, one worker: the manager's overhead a step against the disk's sync. */
+  lowLoadRuns?: LowLoadRun[];
 }
 
 /** Generous: a run that takes longer than this is reported as failed, not waited for. */
@@ -303,6 +310,12 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
       }
     }
   }
+  const lowLoadRuns: LowLoadRun[] = [];
+  for (let r = 0; r < (options.lowLoadRuns ?? options.runs); r++) {
+    const run = await runLowLoadOnce(options.lowLoad);
+    lowLoadRuns.push(run);
+    log(`${lowLoadLine(run)}, load ${run.loadAverage}`);
+  }
   const largest = Math.max(...options.fanOutItems);
   const heapProfiles =
     options.heapProfileDir && Number.isFinite(largest)
@@ -315,6 +328,7 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
     coreRuns: coreRuns.length ? coreRuns : undefined,
     profiles: profiles.length ? profiles : undefined,
     heapProfiles,
+    lowLoadRuns: lowLoadRuns.length ? lowLoadRuns : undefined,
   };
 }
 

@@ -1,5 +1,6 @@
 import { runFloorOnce } from './broker-floor.js';
 import { runOnce, type WarmUp } from './local.js';
+import { type LowLoadRun, lowLoadLine, runLowLoadOnce } from './low-load.js';
 import { loadAverage } from './proc.js';
 import { formatSpread, type Spread, spread } from './stats.js';
 
@@ -7,8 +8,9 @@ import { formatSpread, type Spread, spread } from './stats.js';
  * `npm run bench -- --quick`: what serve does on this machine, in under a minute. serve runs 1,000
  * diamonds (durable, SQLite FULL) after a short warm-up, then the broker's floor (bench/floor-manager.ts:
  * the same diamonds over the same RabbitMQ with no store, no engine, no HTTP) runs them too, three
- * times alternating, and the medians are printed side by side with serve's CPU a step. A first look
- * at this machine, not BENCHMARKS.md's figures: it writes no file.
+ * times alternating, and the medians are printed side by side with serve's CPU a step; then one
+ * 100-step chain at a time (bench/low-load.ts) for the manager's overhead a step at low load against
+ * the disk's sync. A first look at this machine, not BENCHMARKS.md's figures: it writes no file.
  */
 
 export const QUICK_RUNS = 3;
@@ -24,6 +26,7 @@ export interface QuickFigures {
   serveCpuUsPerStep: Spread;
   /** The floor's share of each pair of runs, serve's rate / the floor's, percent. */
   shareOfFloor: Spread;
+  lowLoad: LowLoadRun;
   loadAverage: number;
 }
 
@@ -43,7 +46,9 @@ export async function benchQuick(log: (line: string) => void): Promise<QuickFigu
         `the floor ${Math.round(floorRun.stepsPerSecond)} steps/s`,
     );
   }
+  const lowLoad = await runLowLoadOnce({ chains: 3, warmChains: 15 });
   return {
+    lowLoad,
     serveStepsPerSecond: spread(serve),
     floorStepsPerSecond: spread(floor),
     serveCpuUsPerStep: spread(cpu),
@@ -61,5 +66,6 @@ export function renderQuick(figures: QuickFigures, cores: number): string {
       '(the same diamonds, RabbitMQ and workers; a manager with no store, no engine, no HTTP)',
     `serve runs at ${formatSpread(figures.shareOfFloor, 0, '%')} of the broker's floor on this machine ` +
       `(${cores} cores, load average ${figures.loadAverage} at the start).`,
+    lowLoadLine(figures.lowLoad),
   ].join('\n');
 }

@@ -33,6 +33,7 @@ import { filesChangedSince } from './source-tree.js';
  *   BENCH_AWS_FANOUTS=100,1000       fan-out children through the AWS simulation
  *   BENCH_PROFILE=0                  skip the extra, uncounted runs under the profilers (each local
  *                                    case under the CPU profiler; the largest fan-out sampling the heap)
+ *   BENCH_LOW_LOAD_RUNS=3            runs of the low-load chain (one 100-step chain at a time); 0: none
  *   BENCH_REPORT=0                   a trial: leave BENCHMARKS.md and latest.json alone (the figures
  *                                    go to a dated `-trial.json` file only)
  */
@@ -105,6 +106,7 @@ results.local = await section('local', () =>
     synchronous,
     cpuProfileDir: profileDir,
     heapProfileDir: profileDir,
+    lowLoadRuns: env.BENCH_LOW_LOAD_RUNS === undefined ? undefined : Number(env.BENCH_LOW_LOAD_RUNS),
     log,
   }),
 );
