@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { type BenchChild, freePort, spawnChild, waitFor } from './child.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const BIN = join(ROOT, 'bin/switchyard.js');
+/**
+ * `BENCH_SERVE_ROOT`: another checkout whose built serve to run (its `bin/switchyard.js` and bundle),
+ * for before/after runs alternating in one benchmark process. Its own `npm run build:cli` first.
+ */
+const serveBin = (): string => join(process.env.BENCH_SERVE_ROOT ?? ROOT, 'bin/switchyard.js');
 const ENTRY = join(ROOT, 'bench/serve-entry.ts');
 
 export type Synchronous = 'FULL' | 'NORMAL';
@@ -34,7 +38,7 @@ let cliHasSynchronousFlag: boolean | undefined;
 
 /** Whether `switchyard serve` takes `--synchronous` (asked once). */
 function cliTakesSynchronous(): boolean {
-  cliHasSynchronousFlag ??= execFileSync(process.execPath, [BIN, 'serve', '--help'], {
+  cliHasSynchronousFlag ??= execFileSync(process.execPath, [serveBin(), 'serve', '--help'], {
     encoding: 'utf8',
   }).includes('--synchronous');
   return cliHasSynchronousFlag;
@@ -52,7 +56,7 @@ export async function startBenchServe(options: BenchServeOptions): Promise<Bench
   const args = viaCli
     ? [
         ...profile,
-        BIN,
+        serveBin(),
         'serve',
         '--config',
         options.config,
