@@ -71,6 +71,8 @@ export interface LocalOptions {
   lowLoadRuns?: number;
   /** Its sizes (the harness's smoke test runs a toy chain). */
   lowLoad?: LowLoadOptions;
+  /** Fan-outs this large run once each after the other cases, SQLite FULL (`npm run bench -- --million`). */
+  hugeFanOuts?: number[];
   log?: (line: string) => void;
 }
 
@@ -87,6 +89,8 @@ export interface LocalFigures {
   heapProfiles?: HeapSummary[];
   /** One 100-step chain at a time, one worker: the manager's overhead a step against the disk's sync. */
   lowLoadRuns?: LowLoadRun[];
+  /** The huge fan-outs (a million children), one run each. */
+  hugeFanOutRuns?: LocalRun[];
 }
 
 /** Generous: a run that takes longer than this is reported as failed, not waited for. */
@@ -199,6 +203,8 @@ export async function runOnce(
       replyQueue,
       synchronous,
       ...instruments,
+      maxFanOut: Math.max(100_000, workload === 'fan-out' ? size : 0),
+      maxReplyBytes: workload === 'fan-out' && size > 100_000 ? Math.max(1 << 20, size * 16) : undefined,
     });
     await replyQueueConsumed(replyQueue);
     await warmUp(serve.url, workload, instruments.warmUp ?? WARM_UP);
@@ -316,6 +322,15 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
     lowLoadRuns.push(run);
     log(`${lowLoadLine(run)}, load ${run.loadAverage}`);
   }
+  const hugeFanOutRuns: LocalRun[] = [];
+  for (const size of options.hugeFanOuts ?? []) {
+    const { run } = await runOnce('fan-out', size, 'FULL');
+    hugeFanOutRuns.push(run);
+    log(
+      `local fan-out ${size} FULL: ${run.wallSeconds.toFixed(1)} s, ${Math.round(run.itemsPerSecond ?? 0)} children/s, ` +
+        `serve peak RSS ${Math.round(run.servePeakRssMb)} MB, cpu ${cpuLine(run.cpuSeconds)}, load ${run.loadAverage.before}`,
+    );
+  }
   const largest = Math.max(...options.fanOutItems);
   const heapProfiles =
     options.heapProfileDir && Number.isFinite(largest)
@@ -329,6 +344,7 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
     profiles: profiles.length ? profiles : undefined,
     heapProfiles,
     lowLoadRuns: lowLoadRuns.length ? lowLoadRuns : undefined,
+    hugeFanOutRuns: hugeFanOutRuns.length ? hugeFanOutRuns : undefined,
   };
 }
 

@@ -22,6 +22,9 @@ import { filesChangedSince } from './source-tree.js';
  * `npm run bench -- --quick`: serve's durable steps/s against the broker's floor on this machine, in
  * under a minute (bench/quick.ts); nothing else runs and no file is written.
  *
+ * `npm run bench -- --million` (or BENCH_MILLION=1): the local section also runs one fan-out of
+ * 1,000,000 children (SQLite FULL) after its other cases: 3 to 10 minutes more on 2 cores.
+ *
  * Environment (flags `--runs=N` and `--only=a,b` do the same as BENCH_RUNS and BENCH_ONLY):
  *   BENCH_RUNS=3                     runs of every case
  *   BENCH_ONLY=engine,local,bullmq,aws
@@ -106,6 +109,7 @@ results.local = await section('local', () =>
     synchronous,
     cpuProfileDir: profileDir,
     heapProfileDir: profileDir,
+    hugeFanOuts: process.argv.includes('--million') || env.BENCH_MILLION === '1' ? [1_000_000] : [],
     lowLoadRuns: env.BENCH_LOW_LOAD_RUNS === undefined ? undefined : Number(env.BENCH_LOW_LOAD_RUNS),
     log,
   }),
