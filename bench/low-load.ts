@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BenchChild, spawnBenchScript } from './child.js';
+import { type BenchChild, spawnBenchScript, waitFor } from './child.js';
 import { type DiskSync, type DiskSyncSamples, sampleDiskSync, summariseDiskSync } from './disk-sync.js';
 import { getJob, readMetrics, submitJobs, waitUntilIdle } from './http-driver.js';
 import { windowFigures } from './metrics-window.js';
@@ -22,6 +22,8 @@ import { startBenchServe } from './serve.js';
 
 export const CHAIN = 'bench-chain';
 export const CHAIN_STEPS = 100;
+/** How often the driver asks whether a measured chain ended (its stored end time is what counts). */
+const POLL_MS = 250;
 /** Commits and syncs timed before each chain and after the last. */
 const DISK_SAMPLES = 40;
 
@@ -30,6 +32,8 @@ export interface LowLoadRun {
   steps: number;
   /** The manager's overhead per step, ms, by quantile ("0.5", "0.9", "0.99"), from serve's /metrics. */
   overheadMs: Record<string, number>;
+  /** Steps the overhead quantiles were read from (the requests replies caused). */
+  overheadCount: number;
   /** A chain's wall time over its steps: the whole round trip a step, worker and broker included, ms. */
   msPerStep: number;
   /** serve's CPU a step over the measured chains, µs. */
@@ -54,6 +58,8 @@ export interface LowLoadOptions {
   /** Chains run before measuring, 5 at a time, so that V8 has compiled the path. @default 30 */
   warmChains?: number;
   steps?: number;
+  /** Write serve's CPU profile here (`--cpu-prof`). */
+  cpuProfileDir?: string;
 }
 
 export async function runLowLoadOnce(options: LowLoadOptions = {}): Promise<LowLoadRun> {
@@ -73,25 +79,42 @@ export async function runLowLoadOnce(options: LowLoadOptions = {}): Promise<LowL
       env: { AMQP_URL, BENCH_NOOP_QUEUES: queue, BENCH_PREFETCH: '1' },
       readyLine: 'ready',
     });
-    serve = await startBenchServe({ config, db: join(dir, 'bench.db'), replyQueue, synchronous: 'FULL' });
+    serve = await startBenchServe({
+      config,
+      db: join(dir, 'bench.db'),
+      replyQueue,
+      synchronous: 'FULL',
+      cpuProfileDir: options.cpuProfileDir,
+    });
     await replyQueueConsumed(replyQueue);
+    const url = serve.url;
     await submitJobs(serve.url, CHAIN, options.warmChains ?? 30, 5);
     await waitUntilIdle(serve.url, CHAIN, 120_000);
     const load = loadAverage();
     const before = await readMetrics(serve.url);
     const cpu = new CpuWindow({ serve: [serve.pid] });
+
     let wallMs = 0;
     const disk: DiskSyncSamples = { sqliteCommitMs: [], fdatasyncMs: [] };
     for (let n = 0; n < chains; n++) {
       sampleDiskSync(dir, DISK_SAMPLES, disk);
       const began = Date.now();
       const [id] = await submitJobs(serve.url, CHAIN, 1, 1);
-      await waitUntilIdle(serve.url, CHAIN, 120_000);
-      const job = await getJob(serve.url, id as string);
+      // Polled seldom: each poll is work for serve's event loop, which a step would wait behind.
+      const job = await waitFor(
+        'the chain to end',
+        async () => {
+          const state = await getJob(url, id as string);
+          return state.status === 'running' ? undefined : state;
+        },
+        120_000,
+        POLL_MS,
+      );
       if (job.status !== 'completed') throw new Error(`a chain ended ${job.status}`);
       wallMs += Date.parse(job.endedAt ?? job.updatedAt) - began;
     }
     const cpuSeconds = cpu.stop();
+
     sampleDiskSync(dir, DISK_SAMPLES, disk);
     const metrics = windowFigures(before, await readMetrics(serve.url));
     const overheadMs: Record<string, number> = {};
@@ -100,6 +123,7 @@ export async function runLowLoadOnce(options: LowLoadOptions = {}): Promise<LowL
       chains,
       steps: chains * steps,
       overheadMs,
+      overheadCount: metrics.overheadCount,
       msPerStep: wallMs / (chains * steps),
       serveCpuUsPerStep: ((cpuSeconds.serve ?? Number.NaN) * 1e6) / (chains * steps),
       disk: summariseDiskSync(disk),
