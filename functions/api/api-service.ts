@@ -49,6 +49,7 @@ export type ApiCommands = Pick<
   | 'resume'
   | 'callback'
   | 'callbackJobId'
+  | 'rerun'
 >;
 
 /** The store's roles the API reads (and writes a workflow's switch through), and its health check. */
@@ -199,6 +200,10 @@ export class ApiService {
 
   resume(id: string): Promise<JobRecord> {
     return this.manager.resume(id);
+  }
+
+  rerun(id: string, from: string, input?: JsonObject): Promise<JobRecord> {
+    return this.manager.rerun(id, from, input);
   }
 
   /** The job an attempt's callback token names (`not_found` for a token no manager of the store made). */

@@ -624,6 +624,14 @@ export class Manager {
     return this.command(await this.targetOf(id, 'resume'), { type: 'resume' }, { refuseOversized: true });
   }
 
+  /** An ended top-level job runs again from a step, with a new input for it if given (engine/job/rerun.ts). */
+  async rerun(id: string, from: string, input?: JsonObject): Promise<JobRecord> {
+    // A signal step's new input is its new signal: its schema applies.
+    if (input !== undefined) await this.checkSignal(id, from, input);
+    const event: JobEvent = input === undefined ? { type: 'rerun', from } : { type: 'rerun', from, input };
+    return this.command(id, event, { refuseOversized: true });
+  }
+
   async retry(id: string): Promise<JobRecord> {
     return this.command(await this.targetOf(id, 'retry'), { type: 'retry' }, { refuseOversized: true });
   }
