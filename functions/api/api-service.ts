@@ -24,6 +24,9 @@ import {
   type WorkflowSummary,
 } from '../../engine/index.js';
 import type { Callback } from '../manager/callbacks.js';
+
+export type { Callback };
+
 import type { Manager, SignalOutcome } from '../manager/manager.js';
 import type { NamespaceSettingsChange } from '../manager/namespace-authority.js';
 
