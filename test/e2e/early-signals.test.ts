@@ -265,4 +265,25 @@ describe('Signals that come before their step waits (serve on RabbitMQ and SQLit
     await serve.api('POST', `/api/job/${body.id}/signal/record`, '{}');
     expect((await read(body.id)).result).toEqual({ doc: 1, decision: 'later' });
   });
+
+  it('switchyard signal says when the job keeps the signal (202), and names the refusal (409)', async () => {
+    const { body } = await serve.api<{ id: string }>('POST', '/api/workflow/review', '{}');
+    const kept = await runCli(
+      ['signal', body.id, 'record', '--input', '{"by": "cli"}', '--url', serve.url],
+      30_000,
+      {
+        NO_COLOR: '1',
+      },
+    );
+    expect(kept.code, describeRun(kept)).toBe(0);
+    expect(kept.stdout).toContain('signal kept: step "record" is not ready yet');
+    expect(kept.stdout).toContain('signals kept until their step waits:');
+    await serve.api('POST', `/api/job/${body.id}/signal/decide`, '{}');
+    expect((await read(body.id)).result).toEqual({ by: 'cli' });
+    const refused = await runCli(['signal', body.id, 'record', '--url', serve.url], 30_000, {
+      NO_COLOR: '1',
+    });
+    expect(refused.code, describeRun(refused)).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toContain('the job is completed');
+  });
 });
