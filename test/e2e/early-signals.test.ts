@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDocument } from '../../functions/api/job-document.js';
@@ -285,5 +285,24 @@ describe('Signals that come before their step waits (serve on RabbitMQ and SQLit
     });
     expect(refused.code, describeRun(refused)).not.toBe(0);
     expect(refused.stdout + refused.stderr).toContain('the job is completed');
+  });
+
+  it('a kept signal survives a restart of serve (SQLite): the step takes it when it becomes ready', async () => {
+    const first = await startTestServe(WORKFLOWS);
+    const { body } = await first.api<{ id: string }>('POST', '/api/workflow/review', '{}');
+    expect((await first.api('POST', `/api/job/${body.id}/signal/record`, '{"kept": true}')).status).toBe(202);
+    await first.handle.close();
+    const second = await startTestServe(WORKFLOWS, { db: first.dbPath, replyQueue: first.replyQueue });
+    try {
+      const restarted = await second.api<JobDocument>('GET', `/api/job/${body.id}`);
+      expect(restarted.body.pendingSignals).toMatchObject([{ step: 'record', body: { kept: true } }]);
+      await second.api('POST', `/api/job/${body.id}/signal/decide`, '{}');
+      const done = await second.api<JobDocument>('GET', `/api/job/${body.id}`);
+      expect(done.body.status).toBe('completed');
+      expect(done.body.result).toEqual({ kept: true });
+    } finally {
+      await second.stop();
+      await rm(first.dir, { recursive: true, force: true });
+    }
   });
 });
