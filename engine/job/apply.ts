@@ -10,6 +10,7 @@ import type { EngineContext, JobEvent } from './events.js';
 import { followRoot } from './follow-root.js';
 import { type Actor, appendHistory, type HistoryCause, historyEntriesOf } from './history.js';
 import { pauseJob, resumeJob } from './pause.js';
+import { rerunFrom } from './rerun.js';
 import { deliverKeptSignals, signal } from './signals.js';
 import {
   abortJob,
@@ -166,6 +167,11 @@ export function applyEvent(
         if (event.hold) return;
         // A top-level job starts again as a new one would: under its workflow's `maxRunning`.
         return d.job.parent === null ? admitJob(d) : startJob(d);
+      case 'rerun':
+        rerunFrom(d, event.from, event.input);
+        if (d.rejected) return;
+        // As a retry: a top-level job starts again under its workflow's `maxRunning`.
+        return admitJob(d);
       case 'childFailed': {
         const node = awaitingStep(d, event.step, 'fanout');
         if (node) failStep(d, node, `child ${event.index} (${event.childId}) failed: ${event.message}`);

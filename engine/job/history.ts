@@ -58,6 +58,7 @@ const COMMAND_KINDS: ReadonlySet<HistoryKind> = new Set([
   'job.paused',
   'job.resumed',
   'job.retried',
+  'job.rerun',
   'step.signalled',
 ]);
 
@@ -74,6 +75,7 @@ export function historyEntriesOf(
   if (job.status === 'scheduled' && cause.creating) entries.push({ at, kind: 'job.scheduled' });
   if (event?.type === 'signal') entries.push({ at, kind: 'step.signalled', step: event.step });
   if (event?.type === 'retry') entries.push({ at, kind: 'job.retried' });
+  if (event?.type === 'rerun') entries.push({ at, kind: 'job.rerun', step: event.from });
   for (const note of notes) {
     if (note.jobId !== job.id) continue;
     const entry: Omit<HistoryEntry, 'seq'> = { at, kind: NOTE_KINDS[note.kind] };
