@@ -76,7 +76,20 @@ export type { ExpressionVariables } from './expressions/expression.js';
 export { applyEvent, createJob } from './job/apply.js';
 export { awaitedRequest } from './job/awaited-request.js';
 export { type SlotLimits, slotIndexesFrom, slotStarts, slotTurn } from './job/concurrency-slots.js';
-export { DEFAULT_MAX_FAN_OUT, type EngineContext, type JobEvent } from './job/events.js';
+export {
+  bufferRefusal,
+  MAX_BUFFERED_SIGNAL_BYTES,
+  MAX_BUFFERED_SIGNALS,
+  type SignalFate,
+  type SignalTarget,
+  signalFate,
+} from './job/early-signals.js';
+export {
+  DEFAULT_FAN_OUT_SLICE,
+  DEFAULT_MAX_FAN_OUT,
+  type EngineContext,
+  type JobEvent,
+} from './job/events.js';
 // Rules the manager and the stores carry out: fan-in, concurrency slots, resuming children, reply
 // bodies, and when a definition is new.
 export {
@@ -126,6 +139,14 @@ export {
   type RunningLimit,
   zeroRunningCount,
 } from './job/running-limit.js';
+export {
+  type HopTarget,
+  hopTarget,
+  MAX_STEP_PATH_HOPS,
+  parseStepPath,
+  type StepPath,
+  type StepPathHop,
+} from './job/step-path.js';
 export type { ChildOutcome, FanInit, Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
   DEFAULT_MAX_TREE_JOBS,
@@ -158,6 +179,7 @@ export {
   type JobRecord,
   type JobStatus,
   jobFromJson,
+  type PendingSignal,
   parseCorrelationId,
   STEP_STATUSES,
   type StepRequest,

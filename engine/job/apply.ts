@@ -4,13 +4,13 @@ import { formatDuration } from '../definition/duration.js';
 import { unhandled } from '../exhaustive.js';
 import type { JsonObject } from '../json.js';
 import { admitJob, promoteJob, settleSlot } from './admission.js';
-import { abortFromWorker, resumeSuspended, suspendStep } from './control-replies.js';
+import { abortFromWorker, suspendStep } from './control-replies.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
 import { followRoot } from './follow-root.js';
 import { type Actor, appendHistory, type HistoryCause, historyEntriesOf, notesByJob } from './history.js';
 import { pauseJob, resumeJob } from './pause.js';
-import { startedInput } from './step-input.js';
+import { deliverKeptSignals, signal } from './signals.js';
 import {
   abortJob,
   cancelJob,
@@ -97,7 +97,9 @@ export function applyEvent(
       case 'promote':
         return promoteJob(d);
       case 'reply': {
-        const node = awaitingStep(d, event.step, 'worker');
+        const node = event.exactAttempt
+          ? currentAttemptOf(d, event.step, event.attempt)
+          : awaitingStep(d, event.step, 'worker');
         if (node) completeStep(d, node, event.output);
         return;
       }
@@ -130,36 +132,8 @@ export function applyEvent(
       }
       case 'timer':
         return onTimer(d, event.timer);
-      case 'signal': {
-        const node = d.graph.byName.get(event.step);
-        if (!node) return d.reject('invalid', `job ${d.job.id} has no step "${event.step}"`);
-        if (node.kind === 'worker' && d.step(node.name).status === 'suspended') {
-          if (!isActive(d.job.status)) return d.reject('conflict', `the job is ${d.job.status}`);
-          return resumeSuspended(d, node, event.output);
-        }
-        if (node.kind !== 'signal') {
-          return d.reject(
-            'invalid',
-            node.kind === 'worker'
-              ? `step "${event.step}" is ${d.step(node.name).status}: only a suspended step takes a signal`
-              : `step "${event.step}" is not a signal step`,
-          );
-        }
-        // A paused job stores a signal like a reply; the steps it makes ready wait for resume.
-        if (!isActive(d.job.status)) return d.reject('conflict', `the job is ${d.job.status}`);
-        const state = d.step(node.name);
-        if (state.status === 'waiting') {
-          const pending = node.depends.filter((name) => !isSettled(d.step(name)));
-          return d.reject(
-            'conflict',
-            `step "${event.step}" is not ready yet: it waits for ${pending.join(', ')}`,
-          );
-        }
-        if (state.status !== 'running')
-          return d.reject('conflict', `step "${event.step}" is already ${state.status}`);
-        // The job's data upstream of the step flows on through it, with the signal's keys over it.
-        return completeStep(d, node, { ...startedInput(d, node), ...event.output });
-      }
+      case 'signal':
+        return signal(d, event.step, event.output);
       case 'cancel':
         if (isFinished(d.job.status)) return d.reject('conflict', `the job is already ${d.job.status}`);
         return cancelJob(d);
@@ -325,6 +299,7 @@ function run(
   });
   followRoot(d, creating);
   if (!d.rejected) body(d);
+  if (!d.rejected && d.job.pendingSignals?.length) deliverKeptSignals(d);
   if (d.rejected) return unchanged(job, effects, d);
   if (creating || d.changed) recordHistory(d, effects, cause);
   const limit = settleSlot(d, creating ? undefined : job);

@@ -13,7 +13,22 @@ export type JobEvent =
   /** A queued top-level job whose turn came takes a slot of its workflow's `maxRunning`, and starts. */
   | { type: 'promote' }
   /** A worker's reply; a success from any attempt completes the step. */
-  | { type: 'reply'; step: string; output: JsonObject; attempt?: number; worker?: string }
+  | {
+      type: 'reply';
+      step: string;
+      output: JsonObject;
+      attempt?: number;
+      /**
+       * Only `attempt` may complete the step (a callback on that attempt's token): a reply of an
+       * attempt that ended, or of one that failed and waits for its retry, is ignored. A worker's
+       * reply without it completes the step whichever attempt sent it (the first result wins).
+       */
+      exactAttempt?: true;
+      /** Who answered (`x-worker`, AMQP `app_id`), for the job's history. */
+      worker?: string;
+      /** Who sent it through `POST /api/callback/{token}`, for the job's history. */
+      actor?: Actor;
+    }
   /**
    * The attempt failed: an error reply, a malformed reply, or a request that was dead-lettered.
    * `retryable: false` (an error reply with `x-retryable: false`) fails the step at once, whatever its `retries`.
@@ -28,9 +43,11 @@ export type JobEvent =
       rejected?: true;
       /** The worker that replied (`x-worker`, AMQP `app_id`), when it named itself. */
       worker?: string;
+      /** Who sent it through `POST /api/callback/{token}`. */
+      actor?: Actor;
     }
   /** The worker is still busy: the attempt's deadline moves to now + timeout. */
-  | { type: 'heartbeat'; step: string; attempt?: number }
+  | { type: 'heartbeat'; step: string; attempt?: number; actor?: Actor }
   /** A deadline came: an attempt's reply deadline, a retry delay, or the job's own timeout. */
   | { type: 'timer'; timer: Timer }
   /** `POST /api/job/{id}/signal/{step}`: `output` is the signal's body, laid over the step's input. */
@@ -49,7 +66,7 @@ export type JobEvent =
    * A worker's `suspend` reply: the step waits, with no timeout, for a signal that sends it again.
    * `note`: what it waits for, in the worker's words (the reply's `reason`).
    */
-  | { type: 'suspend'; step: string; attempt?: number; note?: string; worker?: string }
+  | { type: 'suspend'; step: string; attempt?: number; note?: string; worker?: string; actor?: Actor }
   /**
    * Run a failed or cancelled job again. `hold` leaves it waiting for a `start` (a fan-out child
    * whose turn has not come yet).

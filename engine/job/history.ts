@@ -34,6 +34,9 @@ const NOTE_KINDS: Record<TransitionNote['kind'], HistoryKind> = {
   jobAborted: 'job.aborted',
   stepSuspended: 'step.suspended',
   awaitingSignal: 'step.waiting',
+  signalBuffered: 'signal.kept',
+  signalDelivered: 'signal.delivered',
+  signalDropped: 'signal.dropped',
   jobPaused: 'job.paused',
   jobResumed: 'job.resumed',
   jobQueued: 'job.queued',
@@ -83,9 +86,10 @@ export function historyEntriesOf(
   const repliedStep = event && 'step' in event ? event.step : undefined;
   for (const entry of entries) {
     if (cause.actor && COMMAND_KINDS.has(entry.kind)) entry.actor = cause.actor;
-    if (worker !== undefined && WORKER_KINDS.has(entry.kind) && (entry.step ?? repliedStep) === repliedStep) {
-      entry.worker = worker;
-    }
+    const answers = WORKER_KINDS.has(entry.kind) && (entry.step ?? repliedStep) === repliedStep;
+    if (worker !== undefined && answers) entry.worker = worker;
+    // A callback (POST /api/callback/{token}) answers as the worker would, sent by its caller.
+    if (cause.actor && answers && event?.type !== 'signal') entry.actor = cause.actor;
   }
   return entries;
 }

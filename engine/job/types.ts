@@ -178,6 +178,16 @@ export interface JobError {
   at: number;
 }
 
+/** A signal kept for a step that did not wait for it yet. */
+export interface PendingSignal {
+  step: string;
+  body: JsonObject;
+  /** When it came (ms since the epoch). */
+  at: number;
+  /** Its body's size as JSON: what counts against the job's limit. */
+  bytes: number;
+}
+
 /** One job: a top-level job, or a fan-out child (a job of its own running a task's steps). */
 export interface JobRecord {
   id: string;
@@ -221,6 +231,12 @@ export interface JobRecord {
   holdsSlot?: true;
   /** While `queued`: its place in its workflow's queue (places only grow; lower goes first). */
   queueSeq?: number;
+  /**
+   * Signals that came before their step waited for them, oldest first, at most one per step
+   * (engine/job/early-signals.ts): each is handed to its step when the step waits, or dropped when
+   * the step ends without waiting or the job ends. Absent when there are none.
+   */
+  pendingSignals?: PendingSignal[];
   /**
    * The format the record is stored in (`JOB_FORMAT_VERSION` when written by this code); absent in
    * records written before formats were numbered, which are format 1. `jobFromJson` migrates.

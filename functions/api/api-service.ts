@@ -30,7 +30,8 @@ import {
   type WorkflowRegistry,
   type WorkflowSummary,
 } from '../../engine/index.js';
-import type { Manager } from '../manager/manager.js';
+import type { Callback } from '../manager/callbacks.js';
+import type { Manager, SignalOutcome } from '../manager/manager.js';
 import type { NamespaceSettingsChange } from '../manager/namespace-authority.js';
 
 export type { NamespaceSettingsChange };
@@ -44,7 +45,17 @@ import { SignalSteps } from './signal-steps.js';
 /** The manager's commands the API gives its callers. */
 export type ApiCommands = Pick<
   Manager,
-  'now' | 'namespaces' | 'registerWorkflow' | 'startJob' | 'cancel' | 'retry' | 'signal' | 'pause' | 'resume'
+  | 'now'
+  | 'namespaces'
+  | 'registerWorkflow'
+  | 'startJob'
+  | 'cancel'
+  | 'retry'
+  | 'signal'
+  | 'pause'
+  | 'resume'
+  | 'callback'
+  | 'callbackJobId'
 >;
 
 /** The store's roles the API reads (and writes a workflow's switch through), and its health check. */
@@ -243,7 +254,16 @@ export class ApiService {
     return this.manager.resume(id, actor);
   }
 
-  signal(id: string, step: string, output: JsonObject, actor: Actor): Promise<JobRecord> {
+  /** The job an attempt's callback token names (`not_found` for a token no manager of the store made). */
+  callbackJobId(token: string): Promise<string> {
+    return this.manager.callbackJobId(token);
+  }
+
+  callback(token: string, callback: Callback, actor: Actor): Promise<JobRecord> {
+    return this.manager.callback(token, callback, actor);
+  }
+
+  signal(id: string, step: string, output: JsonObject, actor: Actor): Promise<SignalOutcome> {
     return this.manager.signal(id, step, output, actor);
   }
 

@@ -2,6 +2,7 @@ import { json } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { type Route, route } from './router.js';
 import { auditRoutes } from './routes/audit.js';
+import { callbackRoutes } from './routes/callbacks.js';
 import { jobRoutes } from './routes/jobs.js';
 import { namespaceRoutes } from './routes/namespaces.js';
 import { scheduleRoutes } from './routes/schedules.js';
@@ -29,6 +30,7 @@ export const routes: readonly Route[] = [
   ...workflowRoutes,
   ...scheduleRoutes,
   ...jobRoutes,
+  ...callbackRoutes,
   ...tokenRoutes,
   ...auditRoutes,
   ...namespaceRoutes,

@@ -94,6 +94,7 @@ export function requestHandling<In extends JsonObject, Out extends WorkerResult>
         await reply(delivery, '', { type: 'heartbeat' });
         await options.onHeartbeat?.(delivery);
       },
+      ...(delivery.token !== undefined ? { callbackToken: delivery.token } : {}),
     };
   }
 
@@ -144,10 +145,17 @@ export function requestHandling<In extends JsonObject, Out extends WorkerResult>
     }
     failures.forget(delivery.correlationId, delivery.attempt);
     if (result instanceof ControlReply) {
+      const { type, reason } = result;
+      if (type === 'callback') {
+        // Someone else answers the attempt with its token: no reply, the request is done here.
+        logger.info(`${queue}: ${delivery.correlationId} awaits a callback: ${reason}`);
+        if (!delivery.handedBack) await delivery.ack();
+        return;
+      }
       logger.warn(
-        `${queue}: ${delivery.correlationId} ${result.type === 'abort' ? 'aborts its job' : 'suspends'}: ${result.reason}`,
+        `${queue}: ${delivery.correlationId} ${type === 'abort' ? 'aborts its job' : 'suspends'}: ${reason}`,
       );
-      return answer(delivery, JSON.stringify({ reason: result.reason }), { type: result.type });
+      return answer(delivery, JSON.stringify({ reason }), { type });
     }
     const output = result ?? {};
     if (!isJsonObject(output)) {

@@ -103,6 +103,7 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     calledBy,
     holdsSlot: true,
     queueSeq: 12,
+    pendingSignals: [{ step: 'approve', body: { decision: 'yes', note: 'é' }, at: 1_750, bytes: 34 }],
     history: [
       {
         seq: 1,

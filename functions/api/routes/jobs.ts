@@ -20,6 +20,7 @@ import {
   JobDocument,
   JobEventsDocument,
   JobPageDocument,
+  SignalKeptDocument,
 } from '../schemas/documents.js';
 import {
   ChildCursor,
@@ -29,6 +30,7 @@ import {
   JobStatusFilter,
   PageCursor,
   StepName,
+  StepPath,
   WorkflowName,
   wholeNumber,
 } from '../schemas/parameters.js';
@@ -43,7 +45,7 @@ type JobRequest<
 > = CheckedRequest<P, Q, NoParameters>;
 
 /** The job, when it belongs to the request's namespace: another namespace's job is as if absent. */
-async function requireJob(deps: ApiDeps, namespace: string, id: string): Promise<JobRecord> {
+export async function requireJob(deps: ApiDeps, namespace: string, id: string): Promise<JobRecord> {
   const job = await deps.service.getJob(id);
   if (!job || !inNamespace(job.workflow, namespace)) throw new ApiError('not_found', `no job ${id}`);
   return job;
@@ -169,8 +171,12 @@ async function cancel(request: JobRequest, deps: ApiDeps) {
 }
 
 const signalParams = {
-  id: jobIdParameter('The job (for a signal step inside a task, the child job).'),
-  step: { schema: StepName, description: 'The signal step.' },
+  id: jobIdParameter('The job (or a job above the step: see the step path).'),
+  step: {
+    schema: StepPath,
+    description:
+      'The step: a step of the job (`approve`), or a path to a step of a job beneath it: through a `workflow:` step (`publish/approve`: the step `approve` of the job `publish` runs) or a fan-out child by its index from 0 (`review[2]/approve`).',
+  },
 } as const satisfies ParameterSpecs;
 
 async function signal(
@@ -178,8 +184,19 @@ async function signal(
   deps: ApiDeps,
 ) {
   const id = await commandedJob(request, deps);
-  const job = await deps.service.signal(id, request.params.step, request.json, actorOf(request.principal));
-  return json(200, await deps.service.jobDocument(job));
+  const { job, kept } = await deps.service.signal(
+    id,
+    request.params.step,
+    request.json,
+    actorOf(request.principal),
+  );
+  const document = await deps.service.jobDocument(job);
+  if (kept === undefined) return json(200, document);
+  return json(202, {
+    buffered: true,
+    message: `${kept}: the job keeps the signal until the step waits for it`,
+    job: document,
+  });
 }
 
 /** A child id pauses (or resumes) its top-level job, as cancel and retry do. */
@@ -309,11 +326,12 @@ export const jobRoutes = [
   }),
   route({
     method: 'POST',
-    path: '/api/job/{id}/signal/{step}',
+    path: '/api/job/{id}/signal/{step+}',
     auth: true,
     role: 'run',
     namespaced: true,
-    summary: "Complete a signal step: its output is the step's input with the body's keys over it",
+    summary:
+      "Signal a step: a waiting signal step completes (its output is its input with the body's keys over it), a suspended step is sent again; a step that does not wait yet keeps the signal until it does",
     params: signalParams,
     body: {
       kind: 'json',
@@ -323,11 +341,22 @@ export const jobRoutes = [
       otherFields: true,
     },
     responses: {
-      200: jobAnswer('Signalled.'),
-      400: refusal('Not a signal step of the job, or the body is not a JSON object.'),
+      200: jobAnswer('Taken: the step waited for it.'),
+      202: {
+        description:
+          'Kept: the step does not wait yet (a signal step not ready, a worker step not suspended); the job hands the signal over when it does.',
+        schema: SignalKeptDocument,
+      },
+      400: refusal(
+        'Not a step of the job that takes signals (a signal step or a worker step), or the body is not a JSON object.',
+      ),
       404: noSuchJob,
-      409: refusal('Not ready yet, or already done.'),
-      413: refusal('A request the signal would send is larger than the limit.'),
+      409: refusal(
+        'Never to be taken: the step already ended (completed, skipped, failed, cancelled), the job ended, or a signal for the step is already kept.',
+      ),
+      413: refusal(
+        'A request the signal would send is larger than the limit, or the job keeps as many early signals (count or bytes) as it may.',
+      ),
     },
     handle: signal,
   }),

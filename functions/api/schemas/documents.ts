@@ -117,6 +117,15 @@ export const JobDocument = z
     followUp: z.optional(uuid.check(about("The `onFailure` job this job's latest failure started."))),
     causedBy: z.optional(uuid.check(about('For an `onFailure` job: the failed job that started it.'))),
     calledBy: z.optional(z.object({ id: uuid, step: z.string(), attempt: z.int() })),
+    pendingSignals: z.optional(
+      z
+        .array(z.object({ step: z.string(), at: time, body: anyObject }))
+        .check(
+          about(
+            'Signals that came before their step waited for them, oldest first: each is handed to its step when it waits (absent when none).',
+          ),
+        ),
+    ),
     ...derivedFacts,
     steps: z.record(z.string(), StepDocument),
     running: z.array(
@@ -207,6 +216,14 @@ export const RegisteredDocument = z.object({ name: z.string(), version: z.int(),
 export const DisabledDocument = z.object({ name: z.string(), enabled: z.literal(false) });
 
 export const StartedDocument = z.object({ id: uuid });
+
+export const SignalKeptDocument = z
+  .object({
+    buffered: z.literal(true),
+    message: z.string().check(about('Why the step does not take the signal now.')),
+    job: JobDocument,
+  })
+  .register(z.globalRegistry, { id: 'SignalKept' });
 
 export const SchedulesDocument = z
   .object({

@@ -30,6 +30,8 @@ interface World {
   approving: string;
   /** A token a route may revoke. */
   spareToken: string;
+  /** The callback token of the running job's charge request (attempt 1). */
+  callbackToken: string;
 }
 
 async function aWorld(): Promise<World> {
@@ -58,7 +60,9 @@ async function aWorld(): Promise<World> {
   await world.reply(charge!, {});
   const spareToken = (await call('POST', '/api/tokens', '{"namespace":"default","role":"read"}'))
     .id as string;
-  return { deps, call, running, paused, cancelled, approving, spareToken };
+  await world.manager.tokens.ready();
+  const callbackToken = world.manager.tokens.mint(`${running}:charge`, 1);
+  return { deps, call, running, paused, cancelled, approving, spareToken, callbackToken };
 }
 
 interface Found {
@@ -80,7 +84,7 @@ async function inAudit(w: World, action: string): Promise<Actor | undefined> {
 
 interface ActorCase {
   method: string;
-  /** `{running}`, `{paused}`, `{cancelled}`, `{approving}`, `{token}` filled in. */
+  /** `{running}`, `{paused}`, `{cancelled}`, `{approving}`, `{token}`, `{callback}` filled in. */
   path: string;
   body?: string;
   /** Where the route's call is recorded, and the actor recorded there. */
@@ -100,6 +104,12 @@ const CASES: ActorCase[] = [
     path: '/api/job/{approving}/signal/approve',
     body: '{}',
     recorded: (w) => inHistory(w, w.approving, 'step.signalled'),
+  },
+  {
+    method: 'POST',
+    path: '/api/callback/{callback}',
+    body: '{"type":"success","output":{"paid":true}}',
+    recorded: (w) => inHistory(w, w.running, 'step.completed'),
   },
   {
     method: 'POST',
@@ -144,7 +154,8 @@ function filled(w: World, path: string): string {
     .replace('{paused}', w.paused)
     .replace('{cancelled}', w.cancelled)
     .replace('{approving}', w.approving)
-    .replace('{token}', w.spareToken);
+    .replace('{token}', w.spareToken)
+    .replace('{callback}', w.callbackToken);
 }
 
 describe('The record of who did what: every route that changes state names its actor', () => {

@@ -15,6 +15,7 @@ import { StatusBadge } from '../status-badge.js';
 import { defaultStep, stepNote } from '../step-note.js';
 import { HistoryView } from './history-view.js';
 import { JobLinks } from './job-links.js';
+import { KeptSignals } from './kept-signals.js';
 import { type LiveState, useLiveJob } from './live-job.js';
 import { ErrorNote, Loading } from './notes.js';
 import { QueueNote } from './queue-note.js';
@@ -263,6 +264,7 @@ function JobHeader({
       </dl>
       {action.error && <ErrorNote error={action.error} onRetry={action.clear} />}
       <WaitingNote job={job} now={now} />
+      <KeptSignals job={job} now={now} />
       {job.error && (
         <div class="note note-error job-error" role="alert">
           <div>
