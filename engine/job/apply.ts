@@ -8,7 +8,7 @@ import { abortFromWorker, suspendStep } from './control-replies.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
 import { followRoot } from './follow-root.js';
-import { type Actor, appendHistory, type HistoryCause, historyEntriesOf } from './history.js';
+import { type Actor, appendHistory, type HistoryCause, historyEntriesOf, notesByJob } from './history.js';
 import { pauseJob, resumeJob } from './pause.js';
 import { rerunFrom } from './rerun.js';
 import { deliverKeptSignals, signal } from './signals.js';
@@ -331,13 +331,14 @@ function run(
 
 /** The job's history, and that of the children it created, take what the transition did. */
 function recordHistory(d: Draft, effects: Effects, cause: HistoryCause): void {
-  const entries = historyEntriesOf(d.job, effects.notes, cause, d.now);
+  // A fan-out's slice creates thousands of children, each with notes of its own: grouped once, so
+  // that each job reads only its own.
+  const notesOf = notesByJob(effects.notes);
+  const entries = historyEntriesOf(d.job, notesOf.get(d.job.id) ?? [], cause, d.now);
   if (entries.length) d.updateJob({ history: appendHistory(d.job.history, entries) });
   for (const child of effects.creates) {
-    child.history = appendHistory(
-      child.history,
-      historyEntriesOf(child, effects.notes, { creating: true }, d.now),
-    );
+    const childEntries = historyEntriesOf(child, notesOf.get(child.id) ?? [], { creating: true }, d.now);
+    child.history = appendHistory(child.history, childEntries);
   }
 }
 
