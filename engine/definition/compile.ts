@@ -1,5 +1,6 @@
 import { compileExpression } from '../expressions/compile.js';
 import type { CompiledExpression, ExpressionKind } from '../expressions/expression.js';
+import { DEFAULT_JOIN, type JoinRule } from '../job/join.js';
 import type { JsonObject } from '../json.js';
 import { parseDuration } from './duration.js';
 import { defaultItemKey } from './item-key.js';
@@ -15,6 +16,8 @@ export interface StepNode {
   depends: readonly string[];
   /** The positions of `depends` in the graph, for cheap readiness checks. */
   dependsIndex: readonly number[];
+  /** What the step waits for among its dependencies (engine/job/join.ts). */
+  join: JoinRule;
   /** Steps that depend on this one, in declaration order. */
   dependents: readonly string[];
   kind: StepKind;
@@ -87,6 +90,7 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
         queue: step.queue ?? step.name,
         depends: step.depends ?? [],
         dependsIndex: (step.depends ?? []).map((name) => positions.get(name) as number),
+        join: step.join ?? DEFAULT_JOIN,
         dependents: steps.filter((other) => other.depends?.includes(step.name)).map((other) => other.name),
         kind: stepKindOf(step),
         retries: step.retries ?? 0,

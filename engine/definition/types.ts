@@ -47,6 +47,12 @@ export interface StepDefinition {
   queue?: string;
   /** Steps that must complete first. @default [] (starts with the job) */
   depends?: string[];
+  /**
+   * What the step waits for among its dependencies: `all_completed` (every one settled, not all
+   * skipped), `none_failed` (every one completed or skipped; a skipped one passes its own input on),
+   * `any_completed` (the first to complete). @default all_completed
+   */
+  join?: 'none_failed' | 'any_completed';
   /** Runs this task once per element of the input's `itemListKey` list. */
   task?: string;
   /** `signal`: completed through the API instead of by a worker. @default worker */

@@ -1,5 +1,6 @@
 import { compileExpression } from '../expressions/compile.js';
 import type { ExpressionKind } from '../expressions/expression.js';
+import { DEFAULT_JOIN, JOIN_RULES } from '../job/join.js';
 import { describeJsonType, isJsonObject, type Json, type JsonObject } from '../json.js';
 import { closest } from './closest.js';
 import { findCycles } from './cycles.js';
@@ -35,6 +36,7 @@ export const STEP_KEYS = [
   'description',
   'queue',
   'depends',
+  'join',
   'task',
   'type',
   'timeout',
@@ -391,13 +393,22 @@ function readStep(
         `"depends" must be a list of step names, e.g. [ a, b ]; got ${describeJsonType(raw.depends)}`,
       );
     } else {
-      const depends = [...new Set(raw.depends as string[])].filter((entry) => entry !== START);
+      const listed = [...new Set(raw.depends as string[])];
+      const depends = listed.filter((entry) => entry !== START);
       if (depends.includes(END)) report([...path, 'depends'], scope, `"${END}" cannot be depended on`);
+      if (listed.includes(START) && depends.length) {
+        report(
+          [...path, 'depends'],
+          scope,
+          `"${START}" with other dependencies: a step either starts with the job ([ ${START} ], or no "depends") or waits for its dependencies; to run even when they are skipped, use "join: none_failed"`,
+        );
+      }
       const real = depends.filter((entry) => entry !== END);
       if (real.length) step.depends = real;
     }
   }
 
+  readJoin(raw, step, path, scope, report);
   const task = readString(raw, 'task', path, scope, report);
   if (task !== undefined) step.task = task;
   readCall(raw, step, path, scope, report);
@@ -483,6 +494,30 @@ function readStep(
     }
   }
   return name === undefined ? undefined : step;
+}
+
+/** `join:`: one of the rules of engine/job/join.ts; the default is left out. */
+function readJoin(raw: JsonObject, step: StepDefinition, path: Path, scope: Scope, report: Report): void {
+  const join = raw.join;
+  if (join === undefined || join === null) return;
+  if (typeof join !== 'string' || !(JOIN_RULES as readonly string[]).includes(join)) {
+    report(
+      [...path, 'join'],
+      scope,
+      `"join" must be one of ${JOIN_RULES.join(', ')}, got ${JSON.stringify(join)}`,
+    );
+    return;
+  }
+  if (step.depends === undefined) {
+    report(
+      [...path, 'join'],
+      scope,
+      '"join" applies only to a step with "depends": it says which of them it waits for',
+      true,
+    );
+    return;
+  }
+  if (join !== DEFAULT_JOIN) step.join = join as NonNullable<StepDefinition['join']>;
 }
 
 /** `workflow:` (and `version:`): a step that runs a job of another registered workflow. */

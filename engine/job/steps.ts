@@ -21,6 +21,7 @@ import {
 } from './fan-out.js';
 import { holdAttempt } from './hold.js';
 import { jobResult, stepInput } from './inputs.js';
+import { type JoinVerdict, joinVerdict } from './join.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, oversizedRequest } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
 import { PersistentList } from './persistent-list.js';
@@ -29,6 +30,7 @@ import type { ChildOutcome, Effects, FanInit } from './transition.js';
 import { countTreeJobs, heldByRoot } from './tree-growth.js';
 import {
   correlationIdOf,
+  dependencyStatus,
   isSettled,
   JOB_FORMAT_VERSION,
   type JobError,
@@ -38,16 +40,24 @@ import {
 } from './types.js';
 
 /**
- * Dispatches, in declaration order, the candidates that are waiting and whose ancestors all
- * settled (completed, skipped, or failed with `continueOnError`).
+ * Dispatches, in declaration order, the candidates that are waiting and whose join is decided
+ * (join.ts: for most, every dependency settled: completed, skipped, or failed with `continueOnError`).
  */
 export function dispatchReady(d: Draft, candidates: Iterable<string>): void {
   for (const name of candidates) {
     if (d.job.status !== 'running') return;
     if (d.step(name).status !== 'waiting') continue;
     const node = d.graph.byName.get(name) as StepNode;
-    if (node.dependsIndex.every((index) => isSettled(d.job.steps.get(index)))) dispatchStep(d, node);
+    if (joinOf(d, node).kind !== 'wait') dispatchStep(d, node);
   }
+}
+
+/** The step's join rule over its dependencies as they stand. */
+function joinOf(d: Draft, node: StepNode): JoinVerdict {
+  return joinVerdict(
+    node.join,
+    node.dependsIndex.map((index) => dependencyStatus(d.job.steps.get(index))),
+  );
 }
 
 /**
@@ -58,9 +68,10 @@ export function dispatchReady(d: Draft, candidates: Iterable<string>): void {
  */
 function dispatchDependents(d: Draft, settled: StepNode): void {
   const ready: StepNode[] = [];
+  const completed = d.step(settled.name).status === 'completed';
   for (const name of settled.dependents) {
     const node = d.graph.byName.get(name) as StepNode;
-    if (node.dependsIndex.length === 1) {
+    if (node.dependsIndex.length === 1 || (node.join === 'any_completed' && completed)) {
       ready.push(node);
       continue;
     }
@@ -83,16 +94,22 @@ function unfinishedDepends(d: Draft, node: StepNode): number {
 }
 
 /**
- * A ready step is skipped when every step it depends on was skipped, or its `when:` is false;
- * else it starts with its input fixed and is dispatched: a request to a worker, a wait for a
- * signal, or a fan-out.
+ * A ready step is skipped when its join says so (join.ts), or its `when:` is false; else it starts
+ * with its input fixed and is dispatched: a request to a worker, a wait for a signal, or a fan-out.
  */
 export function dispatchStep(d: Draft, node: StepNode): void {
-  if (node.dependsIndex.length && node.dependsIndex.every((i) => d.job.steps.get(i)?.status === 'skipped')) {
-    return skipStep(d, node, 'every step it depends on was skipped');
+  if (node.dependsIndex.length) {
+    const join = joinOf(d, node);
+    if (join.kind === 'wait') return;
+    if (join.kind === 'skip') return skipStep(d, node, join.reason);
   }
+  // A skipped dependency passes its own input on (join: none_failed): recorded, as the dashboard
+  // cannot tell it from the outputs alone.
+  const passesThrough =
+    node.join === 'none_failed' && node.dependsIndex.some((i) => d.job.steps.get(i)?.status === 'skipped');
   // The merged input, computed once for the condition and the mapping.
-  const merged = node.when || node.inputMap || node.params ? stepInput(d.job, node, d.graph) : undefined;
+  const merged =
+    node.when || node.inputMap || node.params || passesThrough ? stepInput(d.job, node, d.graph) : undefined;
   if (node.when) {
     const when = evaluateWhen(d, node.when, merged as JsonObject);
     if (!when.ok) return failStep(d, node, when.error);
@@ -111,8 +128,9 @@ export function dispatchStep(d: Draft, node: StepNode): void {
           ? oversized(d, error, () => failStep(d, node, error))
           : failStep(d, node, error);
       }
-      if (input.recorded || state.input !== undefined)
-        d.updateStep(node.name, { input: input.recorded ? input.value : undefined });
+      const recorded = input.recorded || passesThrough;
+      if (recorded || state.input !== undefined)
+        d.updateStep(node.name, { input: recorded ? input.value : undefined });
     }
   }
   if (node.kind === 'worker' || node.kind === 'call') return sendAttempt(d, node);
@@ -354,10 +372,13 @@ export function completeStep(d: Draft, node: StepNode, output: JsonObject): void
   settle(d, node);
 }
 
-/** Its dependents become ready, or the job completes with its last step to settle. */
+/**
+ * Its dependents become ready, and the job completes with its last step to settle (not always a
+ * terminal step: a `join: any_completed` step may finish before one of its dependencies).
+ */
 function settle(d: Draft, node: StepNode): void {
   if (node.dependents.length) dispatchDependents(d, node);
-  else if ((d.job.status === 'running' || d.job.status === 'paused') && d.job.seq === d.graph.steps.length)
+  if ((d.job.status === 'running' || d.job.status === 'paused') && d.job.seq === d.graph.steps.length)
     completeJob(d);
 }
 

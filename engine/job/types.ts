@@ -1,4 +1,5 @@
 import type { JsonObject } from '../json.js';
+import type { DependencyStatus } from './join.js';
 import { PersistentList } from './persistent-list.js';
 
 /**
@@ -291,6 +292,13 @@ export function jobFromJson(stored: JobJson): JobRecord {
 export function isSettled(state: StepState | undefined): boolean {
   if (state === undefined) return false;
   return state.status === 'completed' || state.status === 'skipped' || state.handled === true;
+}
+
+/** A dependency's status as a join sees it (join.ts): a handled failure is `failed`, settled. */
+export function dependencyStatus(state: StepState | undefined): DependencyStatus {
+  if (state === undefined) return 'pending';
+  if (state.status === 'completed' || state.status === 'skipped') return state.status;
+  return state.handled === true ? 'failed' : 'pending';
 }
 
 /** A step's state by name (a linear search: for code outside the engine's hot path). */

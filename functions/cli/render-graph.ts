@@ -57,6 +57,7 @@ function labelLines(step: StepDefinition): string[] {
   const call = callLabel(step);
   if (call) lines.push(call);
   if (step.when) lines.push(`when: ${step.when}`);
+  if (step.join) lines.push(`join: ${step.join}`);
   if (step.continueOnError) lines.push('on error: continues');
   return lines;
 }

@@ -95,6 +95,7 @@ export function stepNotes(step: StepDefinition, tasks: readonly TaskDefinition[]
   else if (!step.task) notes.push(`queue ${step.queue ?? step.name}`);
   if (step.retries) notes.push(`retries ${step.retries}`);
   if (step.timeout) notes.push(`timeout ${step.timeout}`);
+  if (step.join) notes.push(`join ${step.join}`);
   if (step.continueOnError) notes.push('continues on error');
   if (step.when) notes.push(`when ${step.when}`);
   return notes;

@@ -180,6 +180,11 @@ describe(`${SCHEMA_FILE}: the workflow format for editors, checked against the v
     ['a step queue', 'step', { queue: 'x'.repeat(256) }],
     ['depends', 'step', { depends: ['__start__'] }],
     ['depends', 'step', { depends: 'work' }],
+    ['a join without depends', 'step', { join: 'none_failed' }],
+    ['a join', 'step', { join: 'sometimes', depends: ['fan'] }],
+    ...['all_completed', 'none_failed', 'any_completed'].map(
+      (join) => ['a join', 'step', { join, depends: ['fan'] }] as [string, 'step', Record<string, unknown>],
+    ),
     ['continueOnError', 'step', { continueOnError: 'yes' }],
     ['params', 'step', { params: ['a'] }],
     ['a signal step', 'step', { type: 'signal', retries: 2 }],

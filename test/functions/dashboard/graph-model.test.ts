@@ -74,6 +74,13 @@ describe('Function: workflowGraph', () => {
       ['waits for a signal'],
     ]);
   });
+
+  it('shows a join rule other than the default', () => {
+    expect(stepNotes({ name: 'publish', depends: ['approve'], join: 'none_failed' })).toEqual([
+      'queue publish',
+      'join none_failed',
+    ]);
+  });
 });
 
 describe('Function: jobGraph', () => {
