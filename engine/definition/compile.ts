@@ -4,6 +4,7 @@ import { DEFAULT_JOIN, type JoinRule } from '../job/join.js';
 import type { JsonObject } from '../json.js';
 import { parseDuration } from './duration.js';
 import { defaultItemKey } from './item-key.js';
+import { siblingsOf } from './siblings.js';
 import { type StepKind, stepKindOf } from './step-kind.js';
 import type { StepDefinition, WorkflowDefinition } from './types.js';
 
@@ -31,6 +32,14 @@ export interface StepNode {
   when?: CompiledExpression<'bool'>;
   /** `input:`: the request body instead of the merged input. */
   inputMap?: CompiledExpression<'map'>;
+  /** `output:`: what the step completes with, from its `output` and `input`. */
+  outputMap?: CompiledExpression<'map'>;
+  /** `sleep:` steps: how long, or until when. */
+  sleep?: { ms: number } | { until: CompiledExpression<'time'> };
+  /** `fail:` steps: the reason the step fails with. */
+  failMessage?: CompiledExpression<'string'>;
+  /** `otherwise: true`: the step's `when` is that none of its siblings' held. */
+  otherwise?: true;
   /** The step's `params` over the workflow's: defaults under the input. */
   params?: JsonObject;
   /** `continueOnError: true`: failing for good hands `{"error": …}` on instead of failing the job. */
@@ -97,6 +106,17 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
         continueOnError: step.continueOnError === true,
       };
       if (step.when) node.when = expression(step.when, 'bool');
+      if (step.otherwise) {
+        const conditions = siblingsOf(step, steps).flatMap((sibling) =>
+          sibling.when ? [`(${sibling.when})`] : [],
+        );
+        node.when = expression(`!(${conditions.join(' || ')})`, 'bool');
+        node.otherwise = true;
+      }
+      if (step.output) node.outputMap = expression(step.output, 'map');
+      if (typeof step.sleep === 'string') node.sleep = { ms: parseDuration(step.sleep) as number };
+      else if (step.sleep) node.sleep = { until: expression(step.sleep.until, 'time') };
+      if (step.fail) node.failMessage = expression(step.fail.message, 'string');
       if (step.input) node.inputMap = expression(step.input, 'map');
       if (definition.params || step.params) node.params = { ...definition.params, ...step.params };
       if (step.task) node.task = fanOutTask(step.task);
@@ -113,7 +133,15 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
       steps: nodes,
       byName: new Map(nodes.map((node) => [node.name, node])),
       terminals: nodes.filter((node) => node.dependents.length === 0).map((node) => node.name),
-      usesParent: nodes.some((node) => node.when?.uses.has('parent') || node.inputMap?.uses.has('parent')),
+      usesParent: nodes.some((node) =>
+        [
+          node.when,
+          node.inputMap,
+          node.outputMap,
+          node.failMessage,
+          node.sleep && 'until' in node.sleep ? node.sleep.until : undefined,
+        ].some((compiled) => compiled?.uses.has('parent')),
+      ),
     };
   };
   const compiled: CompiledWorkflow = {

@@ -71,6 +71,21 @@ export interface StepDefinition {
   params?: JsonObject;
   /** A step that fails for good hands `{"error": …}` to its dependents instead of failing the job. */
   continueOnError?: true;
+  /**
+   * CEL, map: what the step completes with, from its `output` (a worker's reply; a step with no
+   * worker: its input) and `input`. A step with `output:` and no queue, task, workflow or type is a
+   * pass step: it sends nothing and completes at once.
+   */
+  output?: string;
+  /** Sends nothing: waits this long (a duration), or `until` a CEL time, then completes with its input. */
+  sleep?: string | { until: string };
+  /** Sends nothing: fails the step (and the job) with this CEL text as the reason. */
+  fail?: { message: string };
+  /**
+   * Runs when none of the `when:` of its siblings (the steps with the same `depends`) held: the
+   * default branch of a switch.
+   */
+  otherwise?: true;
   /** Runs a job of this registered workflow with the step's input, and completes with its result. */
   workflow?: string;
   /** With `workflow`: the version to run. @default the latest when the step starts */

@@ -10,6 +10,8 @@ import { namespaceProblem, queuePrefixProblem } from './namespace.js';
 import type { Path } from './parse-source.js';
 import { amqpNameProblem, MAX_VHOSTS, stepQueueProblem } from './queue-name.js';
 import { readSchedules } from './schedules.js';
+import { siblingsOf } from './siblings.js';
+import { stepKindOf } from './step-kind.js';
 import type { DefinitionError, StepDefinition, TaskDefinition, WorkflowDefinition } from './types.js';
 
 export const START = '__start__';
@@ -48,6 +50,10 @@ export const STEP_KEYS = [
   'continueOnError',
   'workflow',
   'version',
+  'output',
+  'sleep',
+  'fail',
+  'otherwise',
 ];
 export const TASK_KEYS = ['name', 'description', 'itemListKey', 'itemKey', 'concurrency', 'steps'];
 const MAX_RETRIES = 100;
@@ -346,6 +352,7 @@ function readSteps(
       }
     }
   }
+  checkOtherwise(steps, lines, path, scope, report);
   const byName = new Map(steps.map((step) => [step.name, step]));
   for (const cycle of findCycles(
     steps.map((step) => step.name),
@@ -383,7 +390,8 @@ function readStep(
   if (description !== undefined) step.description = description;
 
   const queue = readString(raw, 'queue', path, scope, report);
-  if (queue !== undefined && queue !== step.name) step.queue = queue;
+  // A worker step with `output:` keeps its queue: without one, `output:` makes a pass step.
+  if (queue !== undefined && (queue !== step.name || raw.output != null)) step.queue = queue;
 
   if (raw.depends !== undefined && raw.depends !== null) {
     if (!Array.isArray(raw.depends) || raw.depends.some((entry) => typeof entry !== 'string')) {
@@ -445,6 +453,7 @@ function readStep(
   if (when !== undefined) step.when = when;
   const input = readExpression(raw, 'input', 'map', path, scope, report);
   if (input !== undefined) step.input = input;
+  readNoWorkerKeys(raw, step, path, scope, report);
   const params = readParams(raw, path, scope, report);
   if (params !== undefined) step.params = params;
   if (raw.continueOnError !== undefined && raw.continueOnError !== null) {
@@ -471,12 +480,7 @@ function readStep(
       }
     }
   }
-  if (
-    name !== undefined &&
-    step.type !== 'signal' &&
-    step.task === undefined &&
-    step.workflow === undefined
-  ) {
+  if (name !== undefined && stepKindOf(step) === 'worker') {
     // Without "queue", the step name is the queue (then checked here as a queue too).
     const problem = stepQueueProblem(queue ?? name, replyQueue);
     if (problem) report(queue === undefined ? [...path, 'name'] : [...path, 'queue'], scope, problem);
@@ -494,6 +498,135 @@ function readStep(
     }
   }
   return name === undefined ? undefined : step;
+}
+
+/**
+ * The keys of steps that need no worker (`sleep:`, `fail:`, a pass step's `output:`) and
+ * `otherwise:`; what does not apply to them is refused.
+ */
+function readNoWorkerKeys(
+  raw: JsonObject,
+  step: StepDefinition,
+  path: Path,
+  scope: Scope,
+  report: Report,
+): void {
+  const output = readExpression(raw, 'output', 'map', path, scope, report, true);
+  if (output !== undefined) step.output = output;
+  const sleep = raw.sleep;
+  if (sleep !== undefined && sleep !== null) {
+    if (typeof sleep === 'string') {
+      const duration = readDuration(raw, 'sleep', path, scope, report);
+      if (duration !== undefined) step.sleep = duration;
+    } else if (isJsonObject(sleep) && Object.keys(sleep).length === 1 && 'until' in sleep) {
+      const until = readExpression(sleep, 'until', 'time', [...path, 'sleep'], scope, report);
+      if (until !== undefined) step.sleep = { until };
+    } else {
+      report(
+        [...path, 'sleep'],
+        scope,
+        `"sleep" must be a duration such as "10m", or { until: CEL time }, got ${JSON.stringify(sleep)}`,
+      );
+    }
+  }
+  const fail = raw.fail;
+  if (fail !== undefined && fail !== null) {
+    if (isJsonObject(fail) && Object.keys(fail).length === 1 && 'message' in fail) {
+      const message = readExpression(fail, 'message', 'string', [...path, 'fail'], scope, report);
+      if (message !== undefined) step.fail = { message };
+    } else {
+      report(
+        [...path, 'fail'],
+        scope,
+        `"fail" must be { message: CEL text }, e.g. { message: '"amount " + string(input.amount) + " is over the limit"' }, got ${JSON.stringify(fail)}`,
+      );
+    }
+  }
+  if (raw.otherwise !== undefined && raw.otherwise !== null) {
+    if (raw.otherwise !== true) {
+      report(
+        [...path, 'otherwise'],
+        scope,
+        `"otherwise" must be true (or left out), got ${JSON.stringify(raw.otherwise)}`,
+      );
+    } else if (raw.when != null) {
+      report(
+        [...path, 'otherwise'],
+        scope,
+        '"otherwise" and "when" on one step: the default branch runs when no sibling\'s "when" held',
+        true,
+      );
+    } else {
+      step.otherwise = true;
+    }
+  }
+  const noWorker = raw.sleep != null ? 'sleep' : raw.fail != null ? 'fail' : undefined;
+  if (noWorker) {
+    const others = [
+      'sleep',
+      'fail',
+      'task',
+      'workflow',
+      'type',
+      'queue',
+      'retries',
+      'retryDelay',
+      'timeout',
+    ].filter((key) => key !== noWorker && raw[key] != null);
+    for (const key of others) {
+      report(
+        [...path, key],
+        scope,
+        `"${key}" does not apply to a "${noWorker}" step: it sends nothing to a worker`,
+        true,
+      );
+    }
+  } else if (step.output !== undefined && stepKindOf({ ...step, queue: readQueueKey(raw) }) === 'pass') {
+    for (const key of ['retries', 'retryDelay', 'timeout'].filter((key) => raw[key] != null)) {
+      report(
+        [...path, key],
+        scope,
+        `"${key}" does not apply to a pass step (one with "output:" and no queue): it sends nothing; to reshape a worker's reply, name the worker's "queue"`,
+        true,
+      );
+    }
+  }
+}
+
+function readQueueKey(raw: JsonObject): string | undefined {
+  return typeof raw.queue === 'string' ? raw.queue : undefined;
+}
+
+/** Every `otherwise: true` step has siblings (same `depends`) with `when:`, and is their only default. */
+function checkOtherwise(
+  steps: readonly StepDefinition[],
+  lines: Map<StepDefinition, number>,
+  path: Path,
+  scope: Scope,
+  report: Report,
+): void {
+  for (const step of steps) {
+    if (!step.otherwise) continue;
+    const siblings = siblingsOf(step, steps);
+    const at = [...path, 'steps', lines.get(step) as number, 'otherwise'];
+    if (!siblings.some((sibling) => sibling.when !== undefined)) {
+      report(
+        at,
+        { ...scope, step: step.name },
+        '"otherwise" needs siblings with "when:" (steps with the same "depends"): it runs when none of their conditions held',
+        true,
+      );
+    } else if (
+      siblings.some((sibling) => sibling.otherwise && steps.indexOf(sibling) < steps.indexOf(step))
+    ) {
+      report(
+        at,
+        { ...scope, step: step.name },
+        'a second "otherwise" among the same siblings: there is one default branch',
+        true,
+      );
+    }
+  }
 }
 
 /** `join:`: one of the rules of engine/job/join.ts; the default is left out. */
@@ -675,23 +808,39 @@ function readParams(raw: JsonObject, path: Path, scope: Scope, report: Report): 
 /** A CEL expression, parsed and checked now so that a mistake shows at validation, not in a job. */
 function readExpression(
   raw: JsonObject,
-  key: 'when' | 'input',
+  key: string,
   kind: ExpressionKind,
   path: Path,
   scope: Scope,
   report: Report,
+  seesOutput = false,
 ): string | undefined {
   const value = raw[key];
+  // `sleep.until`, `fail.message`: named with the key they are under.
+  const under = path[path.length - 1];
+  const label = typeof under === 'string' ? `${under}.${key}` : key;
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'boolean' && key === 'when') {
     report([...path, key], scope, `"when" must be a CEL expression; write it in quotes, e.g. "${value}"`);
     return undefined;
   }
   if (typeof value !== 'string' || value.trim() === '') {
-    report([...path, key], scope, `"${key}" must be a CEL expression (text), got ${describeJsonType(value)}`);
+    report(
+      [...path, key],
+      scope,
+      `"${label}" must be a CEL expression (text), got ${describeJsonType(value)}`,
+    );
     return undefined;
   }
   const compiled = compileExpression(value, kind);
+  if (compiled.ok && compiled.expression.uses.has('output') && !seesOutput) {
+    report(
+      [...path, key],
+      scope,
+      `"${label}" expression ${JSON.stringify(value)}: \`output\` is only seen by "output:" and "repeat.until"`,
+    );
+    return undefined;
+  }
   if (compiled.ok) return value;
   const position = compiled.position;
   const at = !position
@@ -699,7 +848,7 @@ function readExpression(
     : value.includes('\n')
       ? ` (line ${position.line}, column ${position.column} of the expression)`
       : ` (column ${position.column})`;
-  report([...path, key], scope, `"${key}" expression ${JSON.stringify(value)}${at}: ${compiled.error}`);
+  report([...path, key], scope, `"${label}" expression ${JSON.stringify(value)}${at}: ${compiled.error}`);
   return undefined;
 }
 

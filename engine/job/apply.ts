@@ -297,6 +297,7 @@ function onTimer(d: Draft, timer: Timer): void {
   if (state.retryAt !== undefined || state.deadline === undefined || state.deadline > d.now) {
     return d.ignore('stale attempt timer');
   }
+  if (node.kind === 'sleep') return completeStep(d, node, startedInput(d, node));
   const waited = formatDuration(node.timeoutMs ?? 0);
   const message =
     node.kind === 'signal'

@@ -25,18 +25,18 @@ export function stepInput(job: JobRecord, node: StepNode, graph: Graph): JsonObj
 
 /**
  * A job's result: the merge, as above, of its terminal steps' outputs in declaration order; only
- * completed ones count (a skipped step has no output, a handled failure's is its error). Then, for
- * each terminal step that was skipped, the last completed outputs before it (what its dependencies
- * passed on): a job whose last step was skipped returns what the steps before it produced.
+ * completed ones count (a skipped step has no output, a handled failure's is its error). When none
+ * completed (the last steps were skipped), the last completed outputs before them (what their
+ * dependencies passed on): a job whose last step was skipped returns what the steps before it produced.
  */
 export function jobResult(job: JobRecord, graph: Graph): JsonObject {
-  const completed = graph.terminals.map((name) => {
+  const completed = graph.terminals.flatMap((name) => {
     const state = stateOf(job, graph, name);
-    return state?.status === 'completed' ? state.output : undefined;
+    return state?.status === 'completed' ? [state.output] : [];
   });
+  if (completed.length) return mergeFirstWins(completed);
   const passed = new Map<string, JsonObject>();
-  const skipped = graph.terminals.map((name) => passedOn(job, graph, name, {}, passed));
-  return mergeFirstWins([...completed, ...skipped]);
+  return mergeFirstWins(graph.terminals.map((name) => passedOn(job, graph, name, {}, passed)));
 }
 
 /**

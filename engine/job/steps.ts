@@ -1,5 +1,6 @@
 import type { StepNode } from '../definition/compile.js';
 import { formatDuration } from '../definition/duration.js';
+import type { CompiledExpression } from '../expressions/expression.js';
 import type { Json, JsonObject } from '../json.js';
 import { recordAttemptEnd } from './attempt-log.js';
 import { armAttemptTimer, beginAttempt, clearStepTimer } from './attempt-start.js';
@@ -25,7 +26,7 @@ import { type JoinVerdict, joinVerdict } from './join.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, oversizedRequest } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
 import { PersistentList } from './persistent-list.js';
-import { effectiveInput, evaluateWhen, startedInput } from './step-input.js';
+import { effectiveInput, evaluateStepExpression, evaluateWhen, startedInput } from './step-input.js';
 import type { ChildOutcome, Effects, FanInit } from './transition.js';
 import { countTreeJobs, heldByRoot } from './tree-growth.js';
 import {
@@ -113,7 +114,12 @@ export function dispatchStep(d: Draft, node: StepNode): void {
   if (node.when) {
     const when = evaluateWhen(d, node.when, merged as JsonObject);
     if (!when.ok) return failStep(d, node, when.error);
-    if (!when.value) return skipStep(d, node, `"when" is false: ${node.when.source}`);
+    if (!when.value)
+      return skipStep(
+        d,
+        node,
+        node.otherwise ? '"otherwise": a sibling\'s "when" held' : `"when" is false: ${node.when.source}`,
+      );
   }
   const state = d.step(node.name);
   if (state.status === 'waiting' && !(node.kind === 'fanout' && state.children)) {
@@ -145,6 +151,10 @@ export function dispatchStep(d: Draft, node: StepNode): void {
     d.updateStep(node.name, { ...started, deadline: node.timeoutMs ? d.now + node.timeoutMs : undefined });
     armAttemptTimer(d, node);
     return;
+  }
+  if (node.kind === 'pass' || node.kind === 'fail' || node.kind === 'sleep') {
+    d.updateStep(node.name, started);
+    return runWithoutWorker(d, node);
   }
   if (state.children) {
     // A retried fan-out keeps its children: the completed ones keep their results.
@@ -348,8 +358,53 @@ function oversized(d: Draft, message: string, fail: () => void): void {
   fail();
 }
 
-/** A step completes with its output; its dependents become ready; the job completes with its last step. */
-export function completeStep(d: Draft, node: StepNode, output: JsonObject): void {
+/**
+ * A step that needs no worker, started: a pass step completes with its input (reshaped by its
+ * `output:`), a `fail:` step fails with its message, a `sleep:` step waits for its timer (at once
+ * when its time is past).
+ */
+function runWithoutWorker(d: Draft, node: StepNode): void {
+  const input = startedInput(d, node);
+  if (node.kind === 'pass') return completeStep(d, node, input);
+  if (node.kind === 'fail') {
+    const message = evaluateStepExpression(
+      d,
+      'fail.message',
+      node.failMessage as CompiledExpression<'string'>,
+      input,
+    );
+    return failStep(d, node, message.ok ? message.value : message.error);
+  }
+  const wake = wakeTime(d, node, input);
+  if (!wake.ok) return failStep(d, node, wake.error);
+  if (wake.at <= d.now) return completeStep(d, node, input);
+  d.updateStep(node.name, { sleepUntil: wake.at, deadline: wake.at });
+  armAttemptTimer(d, node);
+}
+
+/** When a `sleep:` step wakes: its duration from now, or its `until` time. */
+function wakeTime(
+  d: Draft,
+  node: StepNode,
+  input: JsonObject,
+): { ok: true; at: number } | { ok: false; error: string } {
+  const sleep = node.sleep as NonNullable<StepNode['sleep']>;
+  if ('ms' in sleep) return { ok: true, at: d.now + sleep.ms };
+  const until = evaluateStepExpression(d, 'sleep.until', sleep.until, input);
+  return until.ok ? { ok: true, at: until.value } : until;
+}
+
+/**
+ * A step completes with its output (reshaped by its `output:`, which a mistake in makes the step
+ * fail, without retries); its dependents become ready; the job completes with its last step.
+ */
+export function completeStep(d: Draft, node: StepNode, produced: JsonObject): void {
+  let output = produced;
+  if (node.outputMap) {
+    const mapped = evaluateStepExpression(d, 'output', node.outputMap, startedInput(d, node), produced);
+    if (!mapped.ok) return failStep(d, node, mapped.error);
+    output = mapped.value;
+  }
   const state = d.step(node.name);
   const seq = d.job.seq + 1;
   d.updateJob({ seq });
@@ -360,6 +415,7 @@ export function completeStep(d: Draft, node: StepNode, output: JsonObject): void
     seq,
     deadline: undefined,
     retryAt: undefined,
+    sleepUntil: undefined,
   });
   if (state.deadline !== undefined || state.retryAt !== undefined) clearStepTimer(d, node.name);
   d.effects.notes.push({
@@ -456,6 +512,7 @@ export function failStep(d: Draft, node: StepNode, message: string): void {
     error: message,
     deadline: undefined,
     retryAt: undefined,
+    sleepUntil: undefined,
     ...(handled
       ? {
           handled: true as const,
@@ -530,7 +587,13 @@ function stopRunningSteps(d: Draft): void {
     // A running attempt ends cancelled; one that failed and waits for its retry was recorded then.
     if (state.status === 'running' && state.retryAt === undefined)
       recordAttemptEnd(d, node.name, 'cancelled');
-    d.updateStep(node.name, { status: 'cancelled', endedAt: d.now, deadline: undefined, retryAt: undefined });
+    d.updateStep(node.name, {
+      status: 'cancelled',
+      endedAt: d.now,
+      deadline: undefined,
+      retryAt: undefined,
+      sleepUntil: undefined,
+    });
     if (state.deadline !== undefined || state.retryAt !== undefined) clearStepTimer(d, node.name);
     if (node.kind === 'fanout' && state.children) {
       d.effects.followUps.push({ kind: 'cancelChildren', jobId: d.job.id, step: node.name });

@@ -89,6 +89,8 @@ export interface StepState {
    * `MAX_SUSPEND_NOTE` characters. Cleared when a signal sends the step again.
    */
   suspendNote?: string;
+  /** A running `sleep:` step: when it wakes (ms since the epoch). */
+  sleepUntil?: number;
   /** A `workflow:` step: the job its current attempt runs. */
   job?: string;
   /** Attempts that ended without completing the step, oldest first (at most 100 are kept). */

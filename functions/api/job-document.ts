@@ -51,6 +51,8 @@ export interface StepView {
   skipReason?: string;
   /** A suspended step: what it waits for, in its worker's words. */
   suspendNote?: string;
+  /** A `sleep:` step asleep: when it wakes. */
+  sleepingUntil?: string;
   /** A `workflow:` step: the job its latest attempt runs. */
   job?: string;
   /** A running `workflow:` step: the status of the job it waits for (`paused`: someone must resume it). */
@@ -151,6 +153,7 @@ export async function jobDocument(
       handled: state.handled,
       skipReason: state.skipReason,
       suspendNote: state.status === 'suspended' ? state.suspendNote : undefined,
+      sleepingUntil: state.status === 'running' ? iso(state.sleepUntil) : undefined,
       job: state.job,
       calledStatus: state.job === undefined ? undefined : called.get(state.job)?.status,
     });

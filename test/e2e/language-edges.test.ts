@@ -22,6 +22,24 @@ const WORKFLOWS = `workflows:
         queue: ${q('publish')}
         depends: [ approve ]
         join: none_failed
+  - name: nap
+    steps:
+      - name: shape
+        output: '{"name": input.who.name}'
+      - name: wait
+        depends: [ shape ]
+        sleep: 1s
+      - name: greet
+        queue: ${q('greet')}
+        depends: [ wait ]
+      - name: too-long
+        depends: [ shape ]
+        when: size(input.name) > 10
+        fail: { message: '"the name " + input.name + " is too long"' }
+      - name: short-enough
+        depends: [ shape ]
+        otherwise: true
+        output: '{"short": true}'
 `;
 
 async function waitForJob(serve: TestServe, id: string, ms = 20_000): Promise<JobDocument> {
@@ -54,6 +72,7 @@ describe('The language at its edges, through serve on RabbitMQ and SQLite', () =
     workers = await startPlainWorkers({
       [q('draft')]: (input) => ({ ...input, drafted: true }),
       [q('publish')]: (input) => ({ ...input, published: true }),
+      [q('greet')]: (input) => ({ greeting: `hello ${input.name}` }),
     });
   });
 
@@ -83,5 +102,28 @@ describe('The language at its edges, through serve on RabbitMQ and SQLite', () =
     const job = await waitForJob(serve, id);
     expect(job.status).toBe('completed');
     expect(job.result).toMatchObject({ amount: 5000, drafted: true, approvedBy: 'ann', published: true });
+  });
+
+  it("sleep: the step sleeps on serve's timers, shown as sleeping until its wake time, then the flow goes on; output reshapes, otherwise and fail branch", async () => {
+    const id = await start(serve, 'nap', { who: { name: 'ann' } });
+    const asleep = await eventually(async () => {
+      const { body } = await serve.api<JobDocument>('GET', `/api/job/${id}`);
+      return body.steps.wait?.sleepingUntil ? body : false;
+    });
+    expect(asleep.status).toBe('running');
+    const wakes = Date.parse(asleep.steps.wait?.sleepingUntil as string);
+    const job = await waitForJob(serve, id);
+    expect(job.status).toBe('completed');
+    expect(Date.parse(job.steps.wait?.endedAt as string)).toBeGreaterThanOrEqual(wakes);
+    expect(job.steps.wait?.sleepingUntil).toBeUndefined();
+    expect(job.steps['too-long']?.status).toBe('skipped');
+    expect(job.result).toEqual({ greeting: 'hello ann', short: true });
+
+    const failing = await waitForJob(
+      serve,
+      await start(serve, 'nap', { who: { name: 'bartholomew the third' } }),
+    );
+    expect(failing.status).toBe('failed');
+    expect(failing.error?.message).toBe('the name bartholomew the third is too long');
   });
 });

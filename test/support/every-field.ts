@@ -66,6 +66,7 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     handled: true,
     skipReason: 'when was false',
     suspendNote: 'waiting for approval by finance',
+    sleepUntil: 61_700,
     job: uuid(),
     pastAttempts: [pastAttempt],
     children,

@@ -50,6 +50,7 @@ export const StepDocument = z
         .string()
         .check(about("A suspended step: what it waits for, in its worker's words (at most 500 characters).")),
     ),
+    sleepingUntil: z.optional(time.check(about('A `sleep:` step asleep: when it wakes.'))),
     job: z.optional(uuid.check(about('A `workflow:` step: the job its latest attempt runs.'))),
     calledStatus: z.optional(JobStatusName),
     children: z.optional(z.int()),

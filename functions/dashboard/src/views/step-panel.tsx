@@ -131,7 +131,17 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
           duration && <Fact name={ongoing ? 'Running for' : 'Took'} value={duration} />
         )}
         {view.retryAt && <Fact name="Next attempt" value={<RelativeTime iso={view.retryAt} now={now} />} />}
-        {view.deadline && view.status === 'running' && (
+        {view.sleepingUntil && view.status === 'running' && (
+          <Fact
+            name="Sleeping until"
+            value={
+              <span title={absoluteTime(view.sleepingUntil)}>
+                {absoluteTime(view.sleepingUntil)} (<RelativeTime iso={view.sleepingUntil} now={now} />)
+              </span>
+            }
+          />
+        )}
+        {view.deadline && view.status === 'running' && !view.sleepingUntil && (
           <Fact
             name="Reply due"
             value={
