@@ -1,6 +1,7 @@
 import { compileExpression } from '../expressions/compile.js';
 import type { CompiledExpression, ExpressionKind } from '../expressions/expression.js';
 import { DEFAULT_JOIN, type JoinRule } from '../job/join.js';
+import type { RetryPolicy } from '../job/retry-policy.js';
 import type { JsonObject } from '../json.js';
 import { parseDuration } from './duration.js';
 import { defaultItemKey } from './item-key.js';
@@ -28,6 +29,8 @@ export interface StepNode {
   timeoutMs?: number;
   retries: number;
   retryDelayMs?: number;
+  /** How failed attempts are retried: delays, backoff, jitter, which failures (engine/job/retry-policy.ts). */
+  retryPolicy: RetryPolicy;
   /** `when:`: false skips the step. */
   when?: CompiledExpression<'bool'>;
   /** `input:`: the request body instead of the merged input. */
@@ -103,6 +106,7 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
         dependents: steps.filter((other) => other.depends?.includes(step.name)).map((other) => other.name),
         kind: stepKindOf(step),
         retries: step.retries ?? 0,
+        retryPolicy: retryPolicyOf(step),
         continueOnError: step.continueOnError === true,
       };
       if (step.when) node.when = expression(step.when, 'bool');
@@ -162,6 +166,14 @@ function expression<K extends ExpressionKind>(source: string, kind: K): Compiled
   // Definitions are validated before they are compiled, expressions included.
   if (!compiled.ok) throw new Error(`expression ${JSON.stringify(source)}: ${compiled.error}`);
   return compiled.expression;
+}
+
+function retryPolicyOf(step: StepDefinition): RetryPolicy {
+  const policy: RetryPolicy = { backoffRate: step.backoffRate ?? 2, jitter: step.jitter ?? 'none' };
+  if (step.retryDelay) policy.delayMs = parseDuration(step.retryDelay);
+  if (step.maxRetryDelay) policy.maxDelayMs = parseDuration(step.maxRetryDelay);
+  if (step.retryOn) policy.retryOn = step.retryOn;
+  return policy;
 }
 
 /** The graph a job runs: the workflow's own, or the task's for a fan-out child. */

@@ -63,6 +63,14 @@ export interface StepDefinition {
   retries?: number;
   /** Delay before a retry, doubling each time. @default immediate */
   retryDelay?: string;
+  /** With `retryDelay`: no delay is longer than this. */
+  maxRetryDelay?: string;
+  /** With `retryDelay`: each delay is the one before times this (at least 1). @default 2 */
+  backoffRate?: number;
+  /** With `retryDelay`: `full` draws each delay between 0 and the computed one. @default none */
+  jitter?: 'full';
+  /** Which failures are retried: `timeout`, `error`, `{ errorMatches: RE2 }`. @default all of them */
+  retryOn?: ('timeout' | 'error' | { errorMatches: string })[];
   /** CEL, boolean: evaluated when the step becomes ready; false skips it. */
   when?: string;
   /** CEL, map: replaces the merged input the step is sent. */

@@ -1,5 +1,6 @@
 import { compileExpression } from '../expressions/compile.js';
 import type { ExpressionKind } from '../expressions/expression.js';
+import { compileRegex, regexError } from '../expressions/regex.js';
 import { DEFAULT_JOIN, JOIN_RULES } from '../job/join.js';
 import { describeJsonType, isJsonObject, type Json, type JsonObject } from '../json.js';
 import { closest } from './closest.js';
@@ -44,6 +45,10 @@ export const STEP_KEYS = [
   'timeout',
   'retries',
   'retryDelay',
+  'maxRetryDelay',
+  'backoffRate',
+  'jitter',
+  'retryOn',
   'when',
   'input',
   'params',
@@ -449,6 +454,7 @@ function readStep(
     }
   }
 
+  readRetryPolicy(raw, step, path, scope, report);
   const when = readExpression(raw, 'when', 'bool', path, scope, report);
   if (when !== undefined) step.when = when;
   const input = readExpression(raw, 'input', 'map', path, scope, report);
@@ -469,7 +475,7 @@ function readStep(
   }
 
   if (step.type === 'signal') {
-    for (const key of ['retries', 'retryDelay', 'queue', 'task'] as const) {
+    for (const key of ['retries', ...RETRY_POLICY_KEYS, 'queue', 'task'] as const) {
       if (raw[key] !== undefined) {
         report(
           [...path, key],
@@ -486,7 +492,7 @@ function readStep(
     if (problem) report(queue === undefined ? [...path, 'name'] : [...path, 'queue'], scope, problem);
   }
   if (step.task !== undefined) {
-    for (const key of ['timeout', 'retries', 'retryDelay', 'queue'] as const) {
+    for (const key of ['timeout', 'retries', ...RETRY_POLICY_KEYS, 'queue'] as const) {
       if (raw[key] !== undefined) {
         report(
           [...path, key],
@@ -570,7 +576,7 @@ function readNoWorkerKeys(
       'type',
       'queue',
       'retries',
-      'retryDelay',
+      ...RETRY_POLICY_KEYS,
       'timeout',
     ].filter((key) => key !== noWorker && raw[key] != null);
     for (const key of others) {
@@ -582,7 +588,7 @@ function readNoWorkerKeys(
       );
     }
   } else if (step.output !== undefined && stepKindOf({ ...step, queue: readQueueKey(raw) }) === 'pass') {
-    for (const key of ['retries', 'retryDelay', 'timeout'].filter((key) => raw[key] != null)) {
+    for (const key of ['retries', ...RETRY_POLICY_KEYS, 'timeout'].filter((key) => raw[key] != null)) {
       report(
         [...path, key],
         scope,
@@ -627,6 +633,99 @@ function checkOtherwise(
       );
     }
   }
+}
+
+const RETRY_POLICY_KEYS = ['retryDelay', 'maxRetryDelay', 'backoffRate', 'jitter', 'retryOn'] as const;
+const MAX_BACKOFF_RATE = 10;
+
+/** `maxRetryDelay`, `backoffRate`, `jitter` (with `retryDelay`) and `retryOn` (with `retries`). */
+function readRetryPolicy(
+  raw: JsonObject,
+  step: StepDefinition,
+  path: Path,
+  scope: Scope,
+  report: Report,
+): void {
+  const needsDelay = (key: string) => {
+    if (raw.retryDelay != null) return true;
+    report([...path, key], scope, `"${key}" applies only with "retryDelay" (the first retry's delay)`, true);
+    return false;
+  };
+  const maxRetryDelay = readDuration(raw, 'maxRetryDelay', path, scope, report);
+  if (maxRetryDelay !== undefined && needsDelay('maxRetryDelay')) {
+    const first = step.retryDelay === undefined ? undefined : parseDuration(step.retryDelay);
+    if (first !== undefined && (parseDuration(maxRetryDelay) as number) < first) {
+      report(
+        [...path, 'maxRetryDelay'],
+        scope,
+        `"maxRetryDelay" (${maxRetryDelay}) is shorter than "retryDelay" (${step.retryDelay})`,
+      );
+    } else {
+      step.maxRetryDelay = maxRetryDelay;
+    }
+  }
+  const rate = raw.backoffRate;
+  if (rate !== undefined && rate !== null && needsDelay('backoffRate')) {
+    if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < 1 || rate > MAX_BACKOFF_RATE) {
+      report(
+        [...path, 'backoffRate'],
+        scope,
+        `"backoffRate" must be a number from 1 (the same delay each time) to ${MAX_BACKOFF_RATE}, got ${JSON.stringify(rate)}`,
+      );
+    } else if (rate !== 2) {
+      step.backoffRate = rate;
+    }
+  }
+  const jitter = raw.jitter;
+  if (jitter !== undefined && jitter !== null && needsDelay('jitter')) {
+    if (jitter !== 'full' && jitter !== 'none') {
+      report([...path, 'jitter'], scope, `"jitter" must be "full" or "none", got ${JSON.stringify(jitter)}`);
+    } else if (jitter === 'full') {
+      step.jitter = 'full';
+    }
+  }
+  const retryOn = raw.retryOn;
+  if (retryOn === undefined || retryOn === null) return;
+  if (!step.retries) {
+    report(
+      [...path, 'retryOn'],
+      scope,
+      '"retryOn" applies only with "retries": it says which failures are retried',
+      true,
+    );
+    return;
+  }
+  const shape =
+    'a list of timeout, error or { errorMatches: RE2 pattern }, e.g. [ timeout, { errorMatches: "503|throttl" } ]';
+  if (!Array.isArray(retryOn) || retryOn.length === 0) {
+    report([...path, 'retryOn'], scope, `"retryOn" must be ${shape}; got ${JSON.stringify(retryOn)}`);
+    return;
+  }
+  const conditions: NonNullable<StepDefinition['retryOn']> = [];
+  for (const entry of retryOn) {
+    if (entry === 'timeout' || entry === 'error') conditions.push(entry);
+    else if (
+      isJsonObject(entry) &&
+      Object.keys(entry).length === 1 &&
+      typeof entry.errorMatches === 'string'
+    ) {
+      const compiled = compileRegex(entry.errorMatches);
+      if (compiled.ok) conditions.push({ errorMatches: entry.errorMatches });
+      else
+        report(
+          [...path, 'retryOn'],
+          scope,
+          `"retryOn": ${regexError(entry.errorMatches, compiled.error).replace('matches(): ', '')}`,
+        );
+    } else {
+      report(
+        [...path, 'retryOn'],
+        scope,
+        `"retryOn" must be ${shape}; ${JSON.stringify(entry)} is none of them`,
+      );
+    }
+  }
+  if (conditions.length === retryOn.length) step.retryOn = conditions;
 }
 
 /** `join:`: one of the rules of engine/job/join.ts; the default is left out. */

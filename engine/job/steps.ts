@@ -26,6 +26,7 @@ import { type JoinVerdict, joinVerdict } from './join.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, oversizedRequest } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
 import { PersistentList } from './persistent-list.js';
+import { retriesFailure, retryDelayMs } from './retry-policy.js';
 import { effectiveInput, evaluateStepExpression, evaluateWhen, startedInput } from './step-input.js';
 import type { ChildOutcome, Effects, FanInit } from './transition.js';
 import { countTreeJobs, heldByRoot } from './tree-growth.js';
@@ -448,8 +449,9 @@ function skipStep(d: Draft, node: StepNode, reason: string): void {
 }
 
 /**
- * A failed attempt is retried while `retries` allow, after `retryDelay` doubling each time; then the
- * step fails, and with it the job. A failure that is not `retryable` fails the step at once.
+ * A failed attempt is retried while `retries` allow and its `retryOn` matches the failure, after the
+ * delay its retry policy gives (retry-policy.ts); then the step fails, and with it the job. A failure
+ * that is not `retryable` fails the step at once.
  */
 export function failAttempt(
   d: Draft,
@@ -474,7 +476,9 @@ export function failAttempt(
   const retriesUsed = state.attempts - state.firstAttempt;
   const retries = node.kind === 'worker' || node.kind === 'call' ? node.retries : 0;
   if (!retryable || retriesUsed >= retries) return failStep(d, node, message);
-  const delay = node.retryDelayMs ? node.retryDelayMs * 2 ** retriesUsed : 0;
+  if (!retriesFailure(node.retryPolicy, { timedOut, message }))
+    return failStep(d, node, `${message} (not retried: "retryOn" does not match it)`);
+  const delay = retryDelayMs(node.retryPolicy, retriesUsed, `${d.job.id}:${node.name}:${state.attempts}`);
   if (delay === 0) {
     d.updateStep(node.name, { error: message });
     d.effects.notes.push({

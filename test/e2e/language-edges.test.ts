@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { startTestServe, type TestServe } from '../support/local-serve.js';
-import { eventually, type PlainWorkers, startPlainWorkers } from '../support/original-worker.js';
+import { eventually, PlainReply, type PlainWorkers, startPlainWorkers } from '../support/original-worker.js';
 import { uniqueName } from '../support/rabbitmq.js';
 
 /* Issue 30: the language at its edges (joins, steps that need no worker, retry policies, loops), through serve on RabbitMQ and a SQLite file. */
@@ -40,6 +40,16 @@ const WORKFLOWS = `workflows:
         depends: [ shape ]
         otherwise: true
         output: '{"short": true}'
+  - name: partner
+    steps:
+      - name: call
+        queue: ${q('partner')}
+        retries: 4
+        retryDelay: 100ms
+        backoffRate: 1.5
+        maxRetryDelay: 200ms
+        jitter: full
+        retryOn: [ { errorMatches: "503" } ]
 `;
 
 async function waitForJob(serve: TestServe, id: string, ms = 20_000): Promise<JobDocument> {
@@ -66,6 +76,7 @@ async function start(serve: TestServe, workflow: string, input: object): Promise
 describe('The language at its edges, through serve on RabbitMQ and SQLite', () => {
   let serve: TestServe;
   let workers: PlainWorkers;
+  const partnerCalls = new Map<string, number>();
 
   beforeAll(async () => {
     serve = await startTestServe(WORKFLOWS);
@@ -73,6 +84,13 @@ describe('The language at its edges, through serve on RabbitMQ and SQLite', () =
       [q('draft')]: (input) => ({ ...input, drafted: true }),
       [q('publish')]: (input) => ({ ...input, published: true }),
       [q('greet')]: (input) => ({ greeting: `hello ${input.name}` }),
+      // Answers 503 twice per job, then succeeds; or 404 at once when asked to.
+      [q('partner')]: (input, correlationId) => {
+        const calls = (partnerCalls.get(correlationId) ?? 0) + 1;
+        partnerCalls.set(correlationId, calls);
+        if (input.missing) return new PlainReply({ error: 'HTTP 404' }, { type: 'error' });
+        return calls <= 2 ? new PlainReply({ error: 'HTTP 503' }, { type: 'error' }) : { calls };
+      },
     });
   });
 
@@ -125,5 +143,22 @@ describe('The language at its edges, through serve on RabbitMQ and SQLite', () =
     );
     expect(failing.status).toBe('failed');
     expect(failing.error?.message).toBe('the name bartholomew the third is too long');
+  });
+
+  it('retry policy: retries the errors retryOn matches (after capped, jittered delays) and fails at once on another', async () => {
+    const id = await start(serve, 'partner', {});
+    const job = await waitForJob(serve, id);
+    expect(job.status).toBe('completed');
+    expect(job.result).toEqual({ calls: 3 });
+    expect(job.steps.call?.attempts.map((attempt) => attempt.outcome)).toEqual([
+      'error',
+      'error',
+      'completed',
+    ]);
+
+    const missing = await waitForJob(serve, await start(serve, 'partner', { missing: true }));
+    expect(missing.status).toBe('failed');
+    expect(missing.steps.call?.attempt).toBe(1);
+    expect(missing.error?.message).toBe('HTTP 404 (not retried: "retryOn" does not match it)');
   });
 });
