@@ -37,6 +37,8 @@ export interface StepNode {
   inputMap?: CompiledExpression<'map'>;
   /** `output:`: what the step completes with, from its `output` and `input`. */
   outputMap?: CompiledExpression<'map'>;
+  /** `repeat:`: run again until the condition holds, at most `max` times. */
+  repeat?: { until: CompiledExpression<'bool'>; max: number; delayMs?: number };
   /** `sleep:` steps: how long, or until when. */
   sleep?: { ms: number } | { until: CompiledExpression<'time'> };
   /** `fail:` steps: the reason the step fails with. */
@@ -121,6 +123,10 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
       if (typeof step.sleep === 'string') node.sleep = { ms: parseDuration(step.sleep) as number };
       else if (step.sleep) node.sleep = { until: expression(step.sleep.until, 'time') };
       if (step.fail) node.failMessage = expression(step.fail.message, 'string');
+      if (step.repeat) {
+        node.repeat = { until: expression(step.repeat.until, 'bool'), max: step.repeat.max };
+        if (step.repeat.delay) node.repeat.delayMs = parseDuration(step.repeat.delay);
+      }
       if (step.input) node.inputMap = expression(step.input, 'map');
       if (definition.params || step.params) node.params = { ...definition.params, ...step.params };
       if (step.task) node.task = fanOutTask(step.task);

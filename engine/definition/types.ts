@@ -85,6 +85,11 @@ export interface StepDefinition {
    * pass step: it sends nothing and completes at once.
    */
   output?: string;
+  /**
+   * Do-until: runs the step again while `until` (CEL, bool, seeing `output`) is false, at most `max`
+   * times, `delay` apart.
+   */
+  repeat?: { until: string; max: number; delay?: string };
   /** Sends nothing: waits this long (a duration), or `until` a CEL time, then completes with its input. */
   sleep?: string | { until: string };
   /** Sends nothing: fails the step (and the job) with this CEL text as the reason. */

@@ -2,6 +2,7 @@ import { compileExpression } from '../expressions/compile.js';
 import type { ExpressionKind } from '../expressions/expression.js';
 import { compileRegex, regexError } from '../expressions/regex.js';
 import { DEFAULT_JOIN, JOIN_RULES } from '../job/join.js';
+import { MAX_REPEAT } from '../job/repeat.js';
 import { describeJsonType, isJsonObject, type Json, type JsonObject } from '../json.js';
 import { closest } from './closest.js';
 import { findCycles } from './cycles.js';
@@ -59,6 +60,7 @@ export const STEP_KEYS = [
   'sleep',
   'fail',
   'otherwise',
+  'repeat',
 ];
 export const TASK_KEYS = ['name', 'description', 'itemListKey', 'itemKey', 'concurrency', 'steps'];
 const MAX_RETRIES = 100;
@@ -566,6 +568,7 @@ function readNoWorkerKeys(
       step.otherwise = true;
     }
   }
+  readRepeat(raw, step, path, scope, report);
   const noWorker = raw.sleep != null ? 'sleep' : raw.fail != null ? 'fail' : undefined;
   if (noWorker) {
     const others = [
@@ -597,6 +600,60 @@ function readNoWorkerKeys(
       );
     }
   }
+}
+
+/** `repeat: {until, max, delay}`: a do-until loop on a worker or `workflow:` step, `max` required and capped. */
+function readRepeat(raw: JsonObject, step: StepDefinition, path: Path, scope: Scope, report: Report): void {
+  const repeat = raw.repeat;
+  if (repeat === undefined || repeat === null) return;
+  const at = [...path, 'repeat'];
+  if (!isJsonObject(repeat)) {
+    report(
+      at,
+      scope,
+      `"repeat" must be { until: CEL, max: N, delay?: duration }, got ${JSON.stringify(repeat)}`,
+    );
+    return;
+  }
+  checkKeys(repeat, at, ['until', 'max', 'delay'], scope, 'repeat', report);
+  const until =
+    repeat.until === undefined ? undefined : readExpression(repeat, 'until', 'bool', at, scope, report, true);
+  if (repeat.until === undefined)
+    report(
+      at,
+      scope,
+      '"repeat" needs "until": the CEL condition that ends the loop, e.g. output.status == "done"',
+    );
+  const max = repeat.max;
+  const maxOk = typeof max === 'number' && Number.isInteger(max) && max >= 1 && max <= MAX_REPEAT;
+  if (!maxOk) {
+    report(
+      [...at, 'max'],
+      scope,
+      max === undefined
+        ? `"repeat" needs "max": the most iterations (1 to ${MAX_REPEAT}), so that a loop always ends`
+        : `"repeat.max" must be a whole number from 1 to ${MAX_REPEAT}, got ${JSON.stringify(max)}`,
+    );
+  }
+  const delay = readDuration(repeat, 'delay', at, scope, report);
+  const kind = stepKindOf(step);
+  if (
+    raw.task != null ||
+    raw.type != null ||
+    raw.sleep != null ||
+    raw.fail != null ||
+    (kind === 'pass' && raw.queue == null)
+  ) {
+    report(
+      at,
+      scope,
+      '"repeat" applies to a step a worker or a called workflow does: it runs it again',
+      true,
+    );
+    return;
+  }
+  if (until !== undefined && maxOk)
+    step.repeat = delay === undefined ? { until, max: max as number } : { until, max: max as number, delay };
 }
 
 function readQueueKey(raw: JsonObject): string | undefined {

@@ -26,6 +26,7 @@ import { type JoinVerdict, joinVerdict } from './join.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, oversizedRequest } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
 import { PersistentList } from './persistent-list.js';
+import { recordIteration, repeatDecision } from './repeat.js';
 import { retriesFailure, retryDelayMs } from './retry-policy.js';
 import { effectiveInput, evaluateStepExpression, evaluateWhen, startedInput } from './step-input.js';
 import type { ChildOutcome, Effects, FanInit } from './transition.js';
@@ -400,6 +401,12 @@ function wakeTime(
  * fail, without retries); its dependents become ready; the job completes with its last step.
  */
 export function completeStep(d: Draft, node: StepNode, produced: JsonObject): void {
+  if (node.repeat) {
+    const loop = repeatDecision(d, node, produced);
+    if (loop.kind === 'fail') return failStep(d, node, loop.message);
+    if (loop.kind === 'again') return repeatStep(d, node, produced, loop.iterations, loop.delayMs);
+    d.updateStep(node.name, { iterations: loop.iterations });
+  }
   let output = produced;
   if (node.outputMap) {
     const mapped = evaluateStepExpression(d, 'output', node.outputMap, startedInput(d, node), produced);
@@ -427,6 +434,27 @@ export function completeStep(d: Draft, node: StepNode, produced: JsonObject): vo
     durationMs: d.now - (state.attemptStartedAt ?? d.now),
   });
   settle(d, node);
+}
+
+/** A `repeat:` step runs again: at once, or after its delay on a retry timer. */
+function repeatStep(d: Draft, node: StepNode, output: JsonObject, iterations: number, delayMs: number): void {
+  recordIteration(d, node, output, iterations);
+  const state = d.step(node.name);
+  d.effects.notes.push({
+    kind: 'retryScheduled',
+    jobId: d.job.id,
+    step: node.name,
+    attempt: state.attempts,
+    message: `repeat: iteration ${iterations + 1}${delayMs ? ` in ${formatDuration(delayMs)}` : ''}`,
+  });
+  if (delayMs === 0) return sendAttempt(d, node);
+  const retryAt = d.now + delayMs;
+  if (state.deadline !== undefined) clearStepTimer(d, node.name);
+  d.updateStep(node.name, { retryAt, deadline: undefined });
+  d.effects.timers.push({
+    op: 'set',
+    timer: { jobId: d.job.id, step: node.name, kind: 'retry', attempt: state.attempts, at: retryAt },
+  });
 }
 
 /**

@@ -89,6 +89,8 @@ export interface StepState {
    * `MAX_SUSPEND_NOTE` characters. Cleared when a signal sends the step again.
    */
   suspendNote?: string;
+  /** A `repeat:` step: the iterations that ended so far. */
+  iterations?: number;
   /** A running `sleep:` step: when it wakes (ms since the epoch). */
   sleepUntil?: number;
   /** A `workflow:` step: the job its current attempt runs. */
@@ -152,7 +154,15 @@ export function heldByOtherJobs(
 }
 
 /** How an attempt ended. `completed` is never recorded: the step's own fields say it. */
-export type AttemptOutcome = 'completed' | 'error' | 'timeout' | 'rejected' | 'cancelled' | 'suspended';
+export type AttemptOutcome =
+  | 'completed'
+  | 'error'
+  | 'timeout'
+  | 'rejected'
+  | 'cancelled'
+  | 'suspended'
+  /** An iteration of a `repeat:` step whose `until` did not hold: the step ran again. */
+  | 'repeated';
 
 /** One ended attempt of a step (times in ms since the epoch). */
 export interface AttemptRecord {
@@ -161,6 +171,8 @@ export interface AttemptRecord {
   endedAt: number;
   outcome: AttemptOutcome;
   error?: string;
+  /** A `repeated` iteration's output, when small (engine/job/repeat.ts). */
+  output?: JsonObject;
 }
 
 /** The `workflow:` step that started a job, and the workflows of the calls that led to it. */

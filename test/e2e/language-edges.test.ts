@@ -50,6 +50,14 @@ const WORKFLOWS = `workflows:
         maxRetryDelay: 200ms
         jitter: full
         retryOn: [ { errorMatches: "503" } ]
+  - name: poll
+    steps:
+      - name: status
+        queue: ${q('status')}
+        repeat: { until: 'output.status == "done"', max: 5, delay: 200ms }
+      - name: report
+        depends: [ status ]
+        output: '{"finished": output.status}'
 `;
 
 async function waitForJob(serve: TestServe, id: string, ms = 20_000): Promise<JobDocument> {
@@ -77,6 +85,7 @@ describe('The language at its edges, through serve on RabbitMQ and SQLite', () =
   let serve: TestServe;
   let workers: PlainWorkers;
   const partnerCalls = new Map<string, number>();
+  const statusPolls = new Map<string, number>();
 
   beforeAll(async () => {
     serve = await startTestServe(WORKFLOWS);
@@ -84,6 +93,12 @@ describe('The language at its edges, through serve on RabbitMQ and SQLite', () =
       [q('draft')]: (input) => ({ ...input, drafted: true }),
       [q('publish')]: (input) => ({ ...input, published: true }),
       [q('greet')]: (input) => ({ greeting: `hello ${input.name}` }),
+      // "pending" twice per job, then "done".
+      [q('status')]: (_input, correlationId) => {
+        const polls = (statusPolls.get(correlationId) ?? 0) + 1;
+        statusPolls.set(correlationId, polls);
+        return { status: polls < 3 ? 'pending' : 'done', polls };
+      },
       // Answers 503 twice per job, then succeeds; or 404 at once when asked to.
       [q('partner')]: (input, correlationId) => {
         const calls = (partnerCalls.get(correlationId) ?? 0) + 1;
@@ -160,5 +175,18 @@ describe('The language at its edges, through serve on RabbitMQ and SQLite', () =
     expect(missing.status).toBe('failed');
     expect(missing.steps.call?.attempt).toBe(1);
     expect(missing.error?.message).toBe('HTTP 404 (not retried: "retryOn" does not match it)');
+  });
+
+  it('repeat: polls until the condition holds on the output, each iteration in the attempt history', async () => {
+    const id = await start(serve, 'poll', {});
+    const job = await waitForJob(serve, id);
+    expect(job.status).toBe('completed');
+    expect(job.result).toEqual({ finished: 'done' });
+    expect(job.steps.status?.iterations).toBe(3);
+    expect(job.steps.status?.attempts.map((attempt) => [attempt.outcome, attempt.output])).toEqual([
+      ['repeated', { status: 'pending', polls: 1 }],
+      ['repeated', { status: 'pending', polls: 2 }],
+      ['completed', undefined],
+    ]);
   });
 });

@@ -48,6 +48,7 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     endedAt: 1_600,
     outcome: 'timeout',
     error: 'no reply within 100ms',
+    output: { status: 'pending' },
   };
   const children: Required<NonNullable<StepState['children']>> = { total: 3, concurrency: 2, created: 2 };
   const step: Required<StepState> = {
@@ -67,6 +68,7 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     skipReason: 'when was false',
     suspendNote: 'waiting for approval by finance',
     sleepUntil: 61_700,
+    iterations: 3,
     job: uuid(),
     pastAttempts: [pastAttempt],
     children,

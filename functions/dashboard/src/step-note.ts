@@ -27,6 +27,8 @@ export function stepNote(
     case 'running':
       if (view.sleepingUntil)
         return `sleeping until ${absoluteTime(view.sleepingUntil)} (${relativeTime(view.sleepingUntil, now)})`;
+      if (view.iterations)
+        return `iteration ${view.iterations + 1} · ${view.retryAt ? `next ${relativeTime(view.retryAt, now)}` : 'running'}`;
       return children || `running ${elapsedBetween(view.startedAt, undefined, now)}${attempt}`;
     case 'completed': {
       const took = view.startedAt ? ` in ${elapsedBetween(view.startedAt, view.endedAt, now)}` : '';

@@ -254,6 +254,7 @@ const OUTCOMES: Record<string, string> = {
   rejected: 'rejected by the worker',
   cancelled: 'cancelled',
   suspended: 'suspended',
+  repeated: 'repeated: "until" did not hold',
 };
 
 /** Every attempt of the step, oldest first: when it was sent and ended, how it ended, its error. */
