@@ -242,6 +242,7 @@ describe(`${SCHEMA_FILE}: the workflow format for editors, checked against the v
       'examples/word-counts/workflows.yaml',
       'examples/order-pipeline/workflows.yaml',
       'examples/billing/billing.yaml',
+      'examples/document-approval/workflows.yaml',
     ];
     const documents = await Promise.all(
       files.map(async (file) => ({ from: file, text: await readFile(join(ROOT, file), 'utf8') })),
