@@ -243,6 +243,8 @@ describe(`${SCHEMA_FILE}: the workflow format for editors, checked against the v
       'examples/order-pipeline/workflows.yaml',
       'examples/billing/billing.yaml',
       'examples/document-approval/workflows.yaml',
+      'examples/seed-flows/tibet.yaml',
+      'examples/seed-flows/windmill.yaml',
     ];
     const documents = await Promise.all(
       files.map(async (file) => ({ from: file, text: await readFile(join(ROOT, file), 'utf8') })),
