@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { startTestServe, type TestServe } from '../support/local-serve.js';
 import { eventually, PlainReply, type PlainWorkers, startPlainWorkers } from '../support/original-worker.js';
-import { uniqueName } from '../support/rabbitmq.js';
+import { AMQP_URL, uniqueName } from '../support/rabbitmq.js';
 
 /* Issue 30: the language at its edges (joins, steps that need no worker, retry policies, loops), through serve on RabbitMQ and a SQLite file. */
 
@@ -188,5 +188,50 @@ describe('The language at its edges, through serve on RabbitMQ and SQLite', () =
       ['repeated', { status: 'pending', polls: 2 }],
       ['completed', undefined],
     ]);
+  });
+});
+
+describe('A sleep: step across a restart of serve', () => {
+  it('wakes on time after serve stopped while it slept: the timer is re-armed from the SQLite file', async () => {
+    const serve = await startTestServe(`workflows:
+  - name: long-nap
+    steps:
+      - name: wait
+        sleep: 1500ms
+      - name: after
+        depends: [ wait ]
+        output: '{"woke": true}'
+`);
+    let handle = serve.handle;
+    try {
+      const id = await start(serve, 'long-nap', {});
+      const asleep = await eventually(async () => {
+        const { body } = await serve.api<JobDocument>('GET', `/api/job/${id}`);
+        return body.steps.wait?.sleepingUntil ? body : false;
+      });
+      await serve.handle.close();
+      const { startServe } = await import('../../functions/local/serve.js');
+      const { silentLogger } = await import('../../functions/telemetry/telemetry.js');
+      handle = await startServe({
+        configFiles: [],
+        db: serve.dbPath,
+        amqpUrl: AMQP_URL,
+        port: 0,
+        replyQueue: serve.replyQueue,
+        logger: silentLogger,
+      });
+      const url = handle.url;
+      const job = await eventually(async () => {
+        const document = (await (await fetch(`${url}/api/job/${id}`)).json()) as JobDocument;
+        return document.status === 'completed' ? document : false;
+      });
+      expect(job.result).toEqual({ woke: true });
+      expect(Date.parse(job.steps.wait?.endedAt as string)).toBeGreaterThanOrEqual(
+        Date.parse(asleep.steps.wait?.sleepingUntil as string),
+      );
+    } finally {
+      await handle.close().catch(() => {});
+      await serve.stop().catch(() => {});
+    }
   });
 });
