@@ -21,19 +21,25 @@ export type JoinVerdict = { kind: 'wait' } | { kind: 'run' } | { kind: 'skip'; r
 const WAIT: JoinVerdict = { kind: 'wait' };
 const RUN: JoinVerdict = { kind: 'run' };
 
+/** Which statuses are among a step's dependencies. */
+export interface DependencyStatuses {
+  pending: boolean;
+  completed: boolean;
+  failed: boolean;
+  skipped: boolean;
+}
+
 /** What the rule says over the statuses of the dependencies, in `depends` order. */
 export function joinVerdict(rule: JoinRule, dependencies: readonly DependencyStatus[]): JoinVerdict {
   if (dependencies.length === 0) return RUN;
-  let pending = false;
-  let completed = false;
-  let failed = false;
-  let skipped = false;
-  for (const status of dependencies) {
-    if (status === 'pending') pending = true;
-    else if (status === 'completed') completed = true;
-    else if (status === 'failed') failed = true;
-    else skipped = true;
-  }
+  const seen: DependencyStatuses = { pending: false, completed: false, failed: false, skipped: false };
+  for (const status of dependencies) seen[status === 'pending' ? 'pending' : status] = true;
+  return joinVerdictOf(rule, seen);
+}
+
+/** The same, from which statuses are among the dependencies (at least one): the engine's hot path. */
+export function joinVerdictOf(rule: JoinRule, seen: DependencyStatuses): JoinVerdict {
+  const { pending, completed, failed, skipped } = seen;
   switch (rule) {
     case 'any_completed':
       if (completed) return RUN;

@@ -22,7 +22,7 @@ import {
 } from './fan-out.js';
 import { holdAttempt } from './hold.js';
 import { jobResult, stepInput } from './inputs.js';
-import { type JoinVerdict, joinVerdict } from './join.js';
+import { type JoinVerdict, joinVerdictOf } from './join.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, oversizedRequest } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
 import { PersistentList } from './persistent-list.js';
@@ -55,12 +55,11 @@ export function dispatchReady(d: Draft, candidates: Iterable<string>): void {
   }
 }
 
-/** The step's join rule over its dependencies as they stand. */
+/** The step's join rule over its dependencies as they stand (without a list per check: it runs at each dispatch). */
 function joinOf(d: Draft, node: StepNode): JoinVerdict {
-  return joinVerdict(
-    node.join,
-    node.dependsIndex.map((index) => dependencyStatus(d.job.steps.get(index))),
-  );
+  const seen = { pending: false, completed: false, failed: false, skipped: false };
+  for (const index of node.dependsIndex) seen[dependencyStatus(d.job.steps.get(index))] = true;
+  return joinVerdictOf(node.join, seen);
 }
 
 /**
