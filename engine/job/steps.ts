@@ -151,6 +151,12 @@ export function dispatchStep(d: Draft, node: StepNode): void {
   if (node.kind === 'signal') {
     d.updateStep(node.name, { ...started, deadline: node.timeoutMs ? d.now + node.timeoutMs : undefined });
     armAttemptTimer(d, node);
+    d.effects.notes.push({
+      kind: 'awaitingSignal',
+      jobId: d.job.id,
+      step: node.name,
+      attempt: started.attempts,
+    });
     return;
   }
   if (node.kind === 'pass' || node.kind === 'fail' || node.kind === 'sleep') {

@@ -13,6 +13,7 @@ import type {
   Timer,
   TimerChange,
 } from '../job/types.js';
+import type { AuditLog } from './audit-log.js';
 import type { RepliesInHand } from './reply-intake.js';
 
 /** A registered version of a workflow definition. Versions are immutable; jobs keep theirs. */
@@ -271,6 +272,7 @@ export interface ManagerKeys {
  * uses a store takes only the roles it uses.
  */
 export type Store = WorkflowRegistry &
+  AuditLog &
   JobStore &
   JobQueries &
   Housekeeping &

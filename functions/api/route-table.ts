@@ -1,6 +1,8 @@
 import { json } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { type Route, route } from './router.js';
+import { auditRoutes } from './routes/audit.js';
+import { callbackRoutes } from './routes/callbacks.js';
 import { jobRoutes } from './routes/jobs.js';
 import { namespaceRoutes } from './routes/namespaces.js';
 import { scheduleRoutes } from './routes/schedules.js';
@@ -28,7 +30,9 @@ export const routes: readonly Route[] = [
   ...workflowRoutes,
   ...scheduleRoutes,
   ...jobRoutes,
+  ...callbackRoutes,
   ...tokenRoutes,
+  ...auditRoutes,
   ...namespaceRoutes,
   ...systemRoutes,
   openApiRoute,

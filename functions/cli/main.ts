@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
 import { CliError, DEFAULT_URL } from './client.js';
 import { graph, push, validate } from './commands/definitions.js';
+import { history } from './commands/history.js';
 import { command, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
 import { listNamespaces, setNamespace, showNamespace } from './commands/namespaces.js';
@@ -231,6 +232,17 @@ program
   .action(async (id: string, options) => {
     process.exitCode = await watch(id, options, out);
   });
+
+program
+  .command('history')
+  .description(
+    'what happened to a job, oldest first: each step requested, answered (by which worker), retried or timed out, and who started, signalled, paused, resumed, cancelled or retried it',
+  )
+  .argument('<id>', 'the job id')
+  .addOption(outputOption())
+  .addOption(namespaceOption())
+  .addOption(urlOption())
+  .action(async (id: string, options) => history(id, options, out));
 
 program
   .command('jobs')

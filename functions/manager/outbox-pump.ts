@@ -34,6 +34,13 @@ export interface OutboxPumpOptions {
   onSent?: (overheadSeconds: number) => void;
   /** Called with the requests the broker confirmed, once per send. */
   onRequestsSent?: (requests: StepRequest[]) => void;
+  /** Called after each send with how many requests it handed to the bus and how long it took, ms. */
+  onSendTimed?: (requests: number, ms: number) => void;
+  /**
+   * Follow-ups to hold for now (a fan-out's next slice when the invocation has no time left for it):
+   * they stay in the store and here, do not keep `drain` waiting, and run after `resume`.
+   */
+  holdFollowUp?: (entry: FollowUpEntry) => boolean;
   clock?: () => number;
   /** Each request's token (`x-switchyard-token`), minted as it is sent (request-tokens.ts). */
   tokens?: RequestTokens;
@@ -128,6 +135,18 @@ export class OutboxPump {
     return this.requests.length + this.followUps.length;
   }
 
+  /** Requests and follow-ups not held: what the loop has to do now. */
+  private get runnable(): number {
+    const hold = this.options.holdFollowUp;
+    if (!hold || this.requests.length) return this.requests.length + this.followUps.length;
+    return this.followUps.filter((entry) => !hold(entry)).length;
+  }
+
+  /** Runs what was held (holdFollowUp) if it may run now. */
+  resume(): void {
+    if (this.runnable) this.kick();
+  }
+
   /** Resolves when everything queued so far (and what it led to) is done, or the pump is stopped. */
   async drain(): Promise<void> {
     while (this.running) await this.running;
@@ -144,12 +163,12 @@ export class OutboxPump {
     if (this.running || this.stopped) return;
     this.running = this.loop().finally(() => {
       this.running = undefined;
-      if (this.pending && !this.stopped) this.kick();
+      if (this.runnable && !this.stopped) this.kick();
     });
   }
 
   private async loop(): Promise<void> {
-    while (this.pending && !this.stopped) {
+    while (this.runnable && !this.stopped) {
       try {
         if (this.superseded.size) await this.removeSuperseded();
         const { batch, open } = this.nextBatch();
@@ -158,8 +177,9 @@ export class OutboxPump {
         // slice of children in one, so its requests are sent before more are made. Requests for a
         // queue that refuses them do not count: they would hold follow-ups back for as long.
         const stillOpen = open - batch.length;
-        if (this.followUps.length && stillOpen < this.sendBatch) await this.runSomeFollowUps();
-        else if (!batch.length) await this.waitForAQueue();
+        const ranFollowUps =
+          this.followUps.length > 0 && stillOpen < this.sendBatch && (await this.runSomeFollowUps());
+        if (!ranFollowUps && !batch.length) await this.waitForAQueue();
         this.failures = 0;
       } catch (error) {
         this.failures++;
@@ -215,6 +235,7 @@ export class OutboxPump {
   }
 
   private async sendSome(batch: RequestEntry[]): Promise<void> {
+    const started = this.now();
     for (const entry of batch) this.sending.add(entry.id);
     const confirms = new ConfirmRecorder(batch, this.options.store, this.options.logger);
     let refused: Map<string, string>;
@@ -251,6 +272,7 @@ export class OutboxPump {
       }
     }
     this.backoff.afterSend(outcomes, now);
+    this.options.onSendTimed?.(batch.length, now - started);
     if (done.size && this.options.onRequestsSent) {
       this.options.onRequestsSent(batch.filter((entry) => done.has(entry.id)).map((entry) => entry.request));
     }
@@ -358,12 +380,20 @@ export class OutboxPump {
     return { refused, undeliverable };
   }
 
-  private async runSomeFollowUps(): Promise<void> {
-    const batch = this.followUps.slice(0, this.options.followUpBatch ?? 200);
+  /** Runs the first follow-ups not held; false when every one is held. */
+  private async runSomeFollowUps(): Promise<boolean> {
+    const hold = this.options.holdFollowUp;
+    const size = this.options.followUpBatch ?? 200;
+    const batch = hold
+      ? this.followUps.filter((entry) => !hold(entry)).slice(0, size)
+      : this.followUps.slice(0, size);
+    if (!batch.length) return false;
     await this.options.runFollowUps(batch);
-    this.followUps.splice(0, batch.length);
+    const ran = new Set(batch);
+    this.followUps = this.followUps.filter((entry) => !ran.has(entry));
     await this.options.store.ackOutbox(batch.map((entry) => entry.id));
     for (const entry of batch) this.queued.delete(entry.id);
+    return true;
   }
 }
 

@@ -199,6 +199,21 @@ export const MIGRATIONS: readonly string[] = [
     since INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // Who changed definitions, tokens and namespace settings (engine/ports/audit-log.ts), by namespace
+  // and newest first; entries older than the retention are pruned at each write, through \`at\`.
+  `
+  CREATE TABLE audit_log (
+    namespace TEXT NOT NULL,
+    id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    detail TEXT,
+    PRIMARY KEY (namespace, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX audit_log_at ON audit_log (at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
