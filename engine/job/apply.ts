@@ -35,7 +35,7 @@ import {
 } from './transition.js';
 import { contextOf } from './tree-growth.js';
 import { DEFAULT_MAX_TREE_JOBS, rootStateOf, treeChangeOf } from './tree-quota.js';
-import { type CallLink, isFinished, isSettled, type JobRecord, type Timer } from './types.js';
+import { type CallLink, isFinished, type JobRecord, type Timer } from './types.js';
 
 export interface CreateJobParams {
   id: string;
