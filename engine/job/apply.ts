@@ -8,8 +8,9 @@ import { abortFromWorker, suspendStep } from './control-replies.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
 import { followRoot } from './follow-root.js';
-import { type Actor, appendHistory, type HistoryCause, historyEntriesOf } from './history.js';
+import { type Actor, appendHistory, type HistoryCause, historyEntriesOf, notesByJob } from './history.js';
 import { pauseJob, resumeJob } from './pause.js';
+import { rerunFrom } from './rerun.js';
 import { deliverKeptSignals, signal } from './signals.js';
 import { startedInput } from './step-input.js';
 import {
@@ -167,6 +168,11 @@ export function applyEvent(
         if (event.hold) return;
         // A top-level job starts again as a new one would: under its workflow's `maxRunning`.
         return d.job.parent === null ? admitJob(d) : startJob(d);
+      case 'rerun':
+        rerunFrom(d, event.from, event.input);
+        if (d.rejected) return;
+        // As a retry: a top-level job starts again under its workflow's `maxRunning`.
+        return admitJob(d);
       case 'childFailed': {
         const node = awaitingStep(d, event.step, 'fanout');
         if (node) failStep(d, node, `child ${event.index} (${event.childId}) failed: ${event.message}`);
@@ -327,13 +333,14 @@ function run(
 
 /** The job's history, and that of the children it created, take what the transition did. */
 function recordHistory(d: Draft, effects: Effects, cause: HistoryCause): void {
-  const entries = historyEntriesOf(d.job, effects.notes, cause, d.now);
+  // A fan-out's slice creates thousands of children, each with notes of its own: grouped once, so
+  // that each job reads only its own.
+  const notesOf = notesByJob(effects.notes);
+  const entries = historyEntriesOf(d.job, notesOf.get(d.job.id) ?? [], cause, d.now);
   if (entries.length) d.updateJob({ history: appendHistory(d.job.history, entries) });
   for (const child of effects.creates) {
-    child.history = appendHistory(
-      child.history,
-      historyEntriesOf(child, effects.notes, { creating: true }, d.now),
-    );
+    const childEntries = historyEntriesOf(child, notesOf.get(child.id) ?? [], { creating: true }, d.now);
+    child.history = appendHistory(child.history, childEntries);
   }
 }
 

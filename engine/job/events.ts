@@ -52,6 +52,8 @@ export type JobEvent =
   | { type: 'timer'; timer: Timer }
   /** `POST /api/job/{id}/signal/{step}`: `output` is the signal's body, laid over the step's input. */
   | { type: 'signal'; step: string; output: JsonObject; actor?: Actor }
+  /** `POST /api/job/{id}/rerun`: an ended job runs again from `from` (engine/job/rerun.ts). */
+  | { type: 'rerun'; from: string; input?: JsonObject; actor?: Actor }
   | { type: 'cancel'; actor?: Actor }
   /** `POST /api/job/{id}/pause`: nothing new is dispatched until `resume` (engine/job/pause.ts). */
   | { type: 'pause'; actor?: Actor }

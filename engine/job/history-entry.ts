@@ -29,6 +29,7 @@ export const HISTORY_KINDS = [
   'job.paused',
   'job.resumed',
   'job.retried',
+  'job.rerun',
   'job.completed',
   'job.failed',
   'job.cancelled',

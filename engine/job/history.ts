@@ -58,6 +58,7 @@ const COMMAND_KINDS: ReadonlySet<HistoryKind> = new Set([
   'job.paused',
   'job.resumed',
   'job.retried',
+  'job.rerun',
   'step.signalled',
 ]);
 
@@ -74,6 +75,7 @@ export function historyEntriesOf(
   if (job.status === 'scheduled' && cause.creating) entries.push({ at, kind: 'job.scheduled' });
   if (event?.type === 'signal') entries.push({ at, kind: 'step.signalled', step: event.step });
   if (event?.type === 'retry') entries.push({ at, kind: 'job.retried' });
+  if (event?.type === 'rerun') entries.push({ at, kind: 'job.rerun', step: event.from });
   for (const note of notes) {
     if (note.jobId !== job.id) continue;
     const entry: Omit<HistoryEntry, 'seq'> = { at, kind: NOTE_KINDS[note.kind] };
@@ -94,14 +96,32 @@ export function historyEntriesOf(
   return entries;
 }
 
-/** `history` with `entries` appended and numbered, kept within `MAX_HISTORY_ENTRIES` (a new array). */
+/** A transition's notes by the job they concern, each job's in their order. */
+export function notesByJob(notes: readonly TransitionNote[]): Map<string, TransitionNote[]> {
+  const byJob = new Map<string, TransitionNote[]>();
+  for (const note of notes) {
+    const list = byJob.get(note.jobId);
+    if (list) list.push(note);
+    else byJob.set(note.jobId, [note]);
+  }
+  return byJob;
+}
+
+/**
+ * `history` with `entries` appended and numbered, kept within `MAX_HISTORY_ENTRIES` (a new array;
+ * `entries`, fresh from `historyEntriesOf`, are numbered in place: a fan-out's slice numbers
+ * thousands of children's at once).
+ */
 export function appendHistory(
   history: readonly HistoryEntry[] | undefined,
   entries: readonly Omit<HistoryEntry, 'seq'>[],
 ): HistoryEntry[] {
   const kept = history ? [...history] : [];
   let seq = kept.at(-1)?.seq ?? 0;
-  for (const entry of entries) kept.push({ seq: ++seq, ...entry });
+  for (const entry of entries) {
+    (entry as HistoryEntry).seq = ++seq;
+    kept.push(entry as HistoryEntry);
+  }
   if (kept.length <= MAX_HISTORY_ENTRIES) return kept;
   const first = kept[0] as HistoryEntry;
   return [first, ...kept.slice(kept.length - (MAX_HISTORY_ENTRIES - 1))];

@@ -123,7 +123,10 @@ export function dispatchStep(d: Draft, node: StepNode): void {
       );
   }
   const state = d.step(node.name);
-  if (state.status === 'waiting' && !(node.kind === 'fanout' && state.children)) {
+  if (state.rerunInput !== undefined) {
+    // A rerun's new input is what the step is given, whatever its mapping would make.
+    d.updateStep(node.name, { input: state.rerunInput, rerunInput: undefined });
+  } else if (state.status === 'waiting' && !(node.kind === 'fanout' && state.children)) {
     if (merged === undefined) {
       // Sent its merged input; an input recorded by an earlier run (a signal's) no longer holds.
       if (state.input !== undefined) d.updateStep(node.name, { input: undefined });

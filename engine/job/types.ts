@@ -79,6 +79,11 @@ export interface StepState {
    * request body a worker was sent. Fixed when the step starts, so that its retries send the same.
    */
   input?: JsonObject;
+  /**
+   * Set by a rerun with a new input (engine/job/rerun.ts): what the step is sent (or, a signal step,
+   * starts from) when it is dispatched, in place of its merged input; then it becomes `input`.
+   */
+  rerunInput?: JsonObject;
   /** The last error of this step. */
   error?: string;
   /** A `continueOnError` step that failed: its `output` is `{"error": …}` and the job went on. */

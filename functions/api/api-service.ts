@@ -31,6 +31,9 @@ import {
   type WorkflowSummary,
 } from '../../engine/index.js';
 import type { Callback } from '../manager/callbacks.js';
+
+export type { Callback };
+
 import type { Manager, SignalOutcome } from '../manager/manager.js';
 import type { NamespaceSettingsChange } from '../manager/namespace-authority.js';
 
@@ -56,6 +59,7 @@ export type ApiCommands = Pick<
   | 'resume'
   | 'callback'
   | 'callbackJobId'
+  | 'rerun'
 >;
 
 /** The store's roles the API reads (and writes a workflow's switch through), and its health check. */
@@ -252,6 +256,10 @@ export class ApiService {
 
   resume(id: string, actor: Actor): Promise<JobRecord> {
     return this.manager.resume(id, actor);
+  }
+
+  rerun(id: string, from: string, input: JsonObject | undefined, actor: Actor): Promise<JobRecord> {
+    return this.manager.rerun(id, from, input, actor);
   }
 
   /** The job an attempt's callback token names (`not_found` for a token no manager of the store made). */

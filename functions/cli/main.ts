@@ -4,7 +4,7 @@ import { DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
 import { CliError, DEFAULT_URL } from './client.js';
 import { graph, push, validate } from './commands/definitions.js';
 import { history } from './commands/history.js';
-import { command, status, submit, watch } from './commands/jobs.js';
+import { command, rerun, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
 import { listNamespaces, setNamespace, showNamespace } from './commands/namespaces.js';
 import { listSchedules } from './commands/schedules.js';
@@ -322,6 +322,21 @@ program
   .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (id: string, options) => command('retry', id, options, out));
+
+program
+  .command('rerun')
+  .description(
+    'run an ended job again from a step: it and the steps after it start anew, earlier outputs are kept, the old attempts stay in the history',
+  )
+  .argument('<id>', 'the top-level job id')
+  .requiredOption('--from <step>', 'the step to run again from')
+  .option(
+    '--input <file>',
+    "the step's new input: a JSON file (a worker step is sent it; a signal step takes it as its signal)",
+  )
+  .addOption(namespaceOption())
+  .addOption(urlOption())
+  .action(async (id: string, options) => rerun(id, options, out));
 
 program
   .command('signal')

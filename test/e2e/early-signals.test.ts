@@ -1,6 +1,9 @@
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { awaitCallback, createWorker, suspend, type Worker } from '../../functions/worker/index.js';
+import { describeRun, runCli } from '../support/cli-process.js';
 import { startTestServe, type TestServe } from '../support/local-serve.js';
 import { AMQP_URL, deleteQueues, eventually, uniqueName } from '../support/rabbitmq.js';
 
@@ -42,6 +45,13 @@ const WORKFLOWS = `workflows:
         steps:
           - name: ok
             type: signal
+  - name: review
+    steps:
+      - name: decide
+        type: signal
+      - name: record
+        type: signal
+        depends: [ decide ]
   - name: gate-inner
     steps:
       - name: wait
@@ -218,5 +228,81 @@ describe('Signals that come before their step waits (serve on RabbitMQ and SQLit
     }
     expect((await serve.api('POST', `/api/job/${id}/signal/fan/ok`, '{}')).status).toBe(400);
     await eventually('the job to complete', async () => (await read(id)).status === 'completed');
+  });
+
+  it('reruns an ended job from a step with a new input: through the API, then the CLI (switchyard rerun --from --input FILE)', async () => {
+    const { body } = await serve.api<{ id: string }>('POST', '/api/workflow/review', '{"doc": 1}');
+    await serve.api('POST', `/api/job/${body.id}/signal/decide`, '{"decision": "approve"}');
+    await serve.api('POST', `/api/job/${body.id}/signal/record`, '{}');
+    expect((await read(body.id)).result).toEqual({ doc: 1, decision: 'approve' });
+
+    const rerun = await serve.api<JobDocument>(
+      'POST',
+      `/api/job/${body.id}/rerun`,
+      JSON.stringify({ from: 'decide', input: { decision: 'reject' } }),
+    );
+    expect(rerun.status).toBe(200);
+    expect(rerun.body.steps.decide?.attempts.map((attempt) => attempt.outcome)).toEqual([
+      'completed',
+      'completed',
+    ]);
+    expect(rerun.body.steps.record?.status).toBe('running');
+    await serve.api('POST', `/api/job/${body.id}/signal/record`, '{}');
+    expect((await read(body.id)).result).toEqual({ doc: 1, decision: 'reject' });
+    expect((await serve.api('POST', `/api/job/${body.id}/rerun`, '{"from": "nope"}')).status).toBe(400);
+
+    const file = join(serve.dir, 'decision.json');
+    await writeFile(file, '{"decision": "later"}');
+    const cli = await runCli(
+      ['rerun', body.id, '--from', 'decide', '--input', file, '--url', serve.url],
+      30_000,
+      {
+        NO_COLOR: '1',
+      },
+    );
+    expect(cli.code, describeRun(cli)).toBe(0);
+    expect((await read(body.id)).steps.record?.status).toBe('running');
+    await serve.api('POST', `/api/job/${body.id}/signal/record`, '{}');
+    expect((await read(body.id)).result).toEqual({ doc: 1, decision: 'later' });
+  });
+
+  it('switchyard signal says when the job keeps the signal (202), and names the refusal (409)', async () => {
+    const { body } = await serve.api<{ id: string }>('POST', '/api/workflow/review', '{}');
+    const kept = await runCli(
+      ['signal', body.id, 'record', '--input', '{"by": "cli"}', '--url', serve.url],
+      30_000,
+      {
+        NO_COLOR: '1',
+      },
+    );
+    expect(kept.code, describeRun(kept)).toBe(0);
+    expect(kept.stdout).toContain('signal kept: step "record" is not ready yet');
+    expect(kept.stdout).toContain('signals kept until their step waits:');
+    await serve.api('POST', `/api/job/${body.id}/signal/decide`, '{}');
+    expect((await read(body.id)).result).toEqual({ by: 'cli' });
+    const refused = await runCli(['signal', body.id, 'record', '--url', serve.url], 30_000, {
+      NO_COLOR: '1',
+    });
+    expect(refused.code, describeRun(refused)).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toContain('the job is completed');
+  });
+
+  it('a kept signal survives a restart of serve (SQLite): the step takes it when it becomes ready', async () => {
+    const first = await startTestServe(WORKFLOWS);
+    const { body } = await first.api<{ id: string }>('POST', '/api/workflow/review', '{}');
+    expect((await first.api('POST', `/api/job/${body.id}/signal/record`, '{"kept": true}')).status).toBe(202);
+    await first.handle.close();
+    const second = await startTestServe(WORKFLOWS, { db: first.dbPath, replyQueue: first.replyQueue });
+    try {
+      const restarted = await second.api<JobDocument>('GET', `/api/job/${body.id}`);
+      expect(restarted.body.pendingSignals).toMatchObject([{ step: 'record', body: { kept: true } }]);
+      await second.api('POST', `/api/job/${body.id}/signal/decide`, '{}');
+      const done = await second.api<JobDocument>('GET', `/api/job/${body.id}`);
+      expect(done.body.status).toBe('completed');
+      expect(done.body.result).toEqual({ kept: true });
+    } finally {
+      await second.stop();
+      await rm(first.dir, { recursive: true, force: true });
+    }
   });
 });

@@ -64,6 +64,7 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     retryAt: 1_690,
     output: { error: { message: 'card declined' } },
     input: { amount: 12.5 },
+    rerunInput: { amount: 13 },
     error: 'card declined',
     handled: true,
     skipReason: 'when was false',

@@ -1,5 +1,5 @@
 import { actorOf, type JsonObject } from '../../../engine/index.js';
-import type { Callback } from '../../manager/callbacks.js';
+import type { Callback } from '../api-service.js';
 import { json } from '../http.js';
 import { type ApiDeps, type CheckedRequest, type NoParameters, route } from '../router.js';
 import { JobDocument } from '../schemas/documents.js';

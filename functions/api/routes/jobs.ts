@@ -5,6 +5,7 @@ import {
   isFinished,
   type JobRecord,
   type JobStatus,
+  type JsonObject,
   qualifiedName,
 } from '../../../engine/index.js';
 import { ApiError, type ApiResponse, ifNoneMatchFails, json, notModified } from '../http.js';
@@ -23,6 +24,7 @@ import {
   SignalKeptDocument,
 } from '../schemas/documents.js';
 import {
+  AnyJsonObject,
   ChildCursor,
   EntityTags,
   Flag,
@@ -210,6 +212,33 @@ async function resume(request: JobRequest, deps: ApiDeps) {
   return json(200, await deps.service.jobDocument(job));
 }
 
+const rerunFields = {
+  from: {
+    schema: StepName,
+    description: 'The step to run again: it and every step after it start anew.',
+    required: true,
+  },
+  input: {
+    schema: AnyJsonObject,
+    description:
+      "A worker step's new input (sent in place of its merged input), or a signal step's new signal. Absent: as the step would compute it.",
+  },
+} as const;
+
+async function rerun(
+  request: CheckedRequest<{ id: ReturnType<typeof jobIdParameter> }, NoParameters, NoParameters>,
+  deps: ApiDeps,
+) {
+  const { from, input } = request.json as { from: string; input?: JsonObject };
+  const job = await deps.service.rerun(
+    await commandedJob(request, deps),
+    from,
+    input,
+    actorOf(request.principal),
+  );
+  return json(200, await deps.service.jobDocument(job));
+}
+
 async function retry(request: JobRequest, deps: ApiDeps) {
   const job = await deps.service.retry(await commandedJob(request, deps), actorOf(request.principal));
   return json(200, await deps.service.jobDocument(job));
@@ -359,6 +388,33 @@ export const jobRoutes = [
       ),
     },
     handle: signal,
+  }),
+  route({
+    method: 'POST',
+    path: '/api/job/{id}/rerun',
+    auth: true,
+    role: 'run',
+    namespaced: true,
+    summary:
+      'Run an ended top-level job again from a step (it and the steps after it; earlier outputs kept, old attempts in the history), with a new input for that step if given',
+    params: jobParams('The top-level job.'),
+    body: {
+      kind: 'json',
+      what: 'the rerun',
+      description: 'Where to run from, and with what.',
+      fields: rerunFields,
+      required: true,
+    },
+    responses: {
+      200: jobAnswer('Running again.'),
+      400: refusal(
+        "No such step; a child or called job (rerun its top-level job); an input that does not meet the signal step's schema.",
+      ),
+      404: noSuchJob,
+      409: refusal('The job has not ended.'),
+      413: refusal('A request the rerun would send is larger than the limit.'),
+    },
+    handle: rerun,
   }),
   route({
     method: 'POST',

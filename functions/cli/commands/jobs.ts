@@ -253,3 +253,19 @@ export async function command(
       : await api.request<JobDocument>('POST', `${jobPath(id)}/${verb}`, '');
   out(formatJob(body, { namespace: api.namespace }));
 }
+
+/** `switchyard rerun ID --from STEP [--input FILE]`: `POST /api/job/{id}/rerun`. */
+export async function rerun(
+  id: string,
+  options: ClientOptions & { from: string; input?: string },
+  out: (line: string) => void,
+): Promise<void> {
+  const api = new ApiClient(options);
+  const body: Record<string, unknown> = { from: options.from };
+  if (options.input !== undefined) {
+    const file = options.input.startsWith('@') ? options.input : `@${options.input}`;
+    body.input = JSON.parse(await readInput(file));
+  }
+  const { body: job } = await api.request<JobDocument>('POST', `${jobPath(id)}/rerun`, JSON.stringify(body));
+  out(formatJob(job, { namespace: api.namespace }));
+}

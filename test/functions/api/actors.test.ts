@@ -113,6 +113,12 @@ const CASES: ActorCase[] = [
   },
   {
     method: 'POST',
+    path: '/api/job/{cancelled}/rerun',
+    body: '{"from":"charge"}',
+    recorded: (w) => inHistory(w, w.cancelled, 'job.rerun'),
+  },
+  {
+    method: 'POST',
     path: '/api/job/{cancelled}/retry',
     recorded: (w) => inHistory(w, w.cancelled, 'job.retried'),
   },

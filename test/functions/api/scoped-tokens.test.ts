@@ -27,8 +27,8 @@ interface World {
   jobB: string;
   /** A read token of team-a that a route may revoke. */
   spareToken: string;
-  /** The callback token of jobA's charge request (attempt 1). */
-  callbackToken: string;
+  /** The callback token of the first attempt of jobA's `charge`. */
+  callbackA: string;
   secret(namespace: string, role: Role): Promise<string>;
 }
 
@@ -58,8 +58,8 @@ async function aWorld(): Promise<World> {
       )
     ).secret as string;
   await world.manager.tokens.ready();
-  const callbackToken = world.manager.tokens.mint(`${jobA}:charge`, 1);
-  return { deps, jobA, cancelledA, jobB, spareToken, callbackToken, secret };
+  const callbackA = world.manager.tokens.mint(`${jobA}:charge`, 1);
+  return { deps, jobA, cancelledA, jobB, spareToken, callbackA, secret };
 }
 
 interface RouteCase {
@@ -88,15 +88,22 @@ const ROUTES: RouteCase[] = [
   { method: 'DELETE', path: '/api/job/{job}', needs: 'run', namespaced: true },
   { method: 'POST', path: '/api/job/{job}/signal/approve', body: '{}', needs: 'run', namespaced: true },
   { method: 'POST', path: '/api/job/{cancelled}/retry', needs: 'run', namespaced: true },
-  { method: 'POST', path: '/api/job/{job}/pause', needs: 'run', namespaced: true },
-  { method: 'POST', path: '/api/job/{job}/resume', needs: 'run', namespaced: true },
   {
     method: 'POST',
-    path: '/api/callback/{callback}',
-    body: '{"type":"success"}',
+    path: '/api/job/{cancelled}/rerun',
+    body: '{"from":"charge"}',
     needs: 'run',
     namespaced: true,
   },
+  {
+    method: 'POST',
+    path: '/api/callback/{callback}',
+    body: '{"type":"suspend"}',
+    needs: 'run',
+    namespaced: true,
+  },
+  { method: 'POST', path: '/api/job/{job}/pause', needs: 'run', namespaced: true },
+  { method: 'POST', path: '/api/job/{job}/resume', needs: 'run', namespaced: true },
   { method: 'PUT', path: '/api/workflow/billing', body: BILLING, needs: 'admin', namespaced: true },
   { method: 'DELETE', path: '/api/workflow/billing', needs: 'admin', namespaced: true },
   { method: 'GET', path: '/api/namespaces', needs: 'read', namespaced: false },
@@ -129,8 +136,8 @@ async function send(w: World, route: RouteCase, prefix: string, secret: string) 
   const filled = route.path
     .replace('{job}', w.jobA)
     .replace('{cancelled}', w.cancelledA)
-    .replace('{token}', w.spareToken)
-    .replace('{callback}', w.callbackToken);
+    .replace('{callback}', w.callbackA)
+    .replace('{token}', w.spareToken);
   // `prefix` takes the place of `/api`: `/api/ns/team-a`, or `/api` itself for `default`.
   const [path, search] = (route.namespaced ? `${prefix}${filled.slice('/api'.length)}` : filled).split(
     '?',
