@@ -714,6 +714,8 @@ export function resetForRetry(d: Draft): void {
       endedAt: undefined,
       deadline: undefined,
       retryAt: undefined,
+      // A loop runs anew: its `max` counts again.
+      iterations: undefined,
     });
   }
   d.updateJob({ status: 'waiting', error: undefined, endedAt: undefined, result: undefined });

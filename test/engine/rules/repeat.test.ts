@@ -53,6 +53,22 @@ describe('Rules: loops (repeat:)', () => {
     );
   });
 
+  it('retrying a job whose loop ran out runs the loop anew, with its whole max', async () => {
+    const w = new SimulatedWorld();
+    await w.register(POLL("{ until: 'output.ready', max: 2 }"));
+    const id = await w.start('poll', {});
+    await w.reply(w.take()[0] as never, { ready: false });
+    await w.reply(w.take()[0] as never, { ready: false });
+    expect((await w.job(id)).status).toBe('failed');
+    await w.manager.retry(id);
+    await w.manager.drain();
+    await w.reply(w.take()[0] as never, { ready: false });
+    const [again] = w.take();
+    expect(again?.step).toBe('check');
+    await w.reply(again as never, { ready: true });
+    expect(stepsOf(await w.job(id)).check).toMatchObject({ status: 'completed', iterations: 2 });
+  });
+
   it('retries count per iteration', async () => {
     const w = new SimulatedWorld();
     await w.register(POLL("{ until: 'output.ready', max: 3 }", '        retries: 1\n'));
