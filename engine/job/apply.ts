@@ -12,6 +12,7 @@ import { type Actor, appendHistory, type HistoryCause, historyEntriesOf, notesBy
 import { pauseJob, resumeJob } from './pause.js';
 import { rerunFrom } from './rerun.js';
 import { deliverKeptSignals, signal } from './signals.js';
+import { startedInput } from './step-input.js';
 import {
   abortJob,
   cancelJob,
@@ -35,7 +36,7 @@ import {
 } from './transition.js';
 import { contextOf } from './tree-growth.js';
 import { DEFAULT_MAX_TREE_JOBS, rootStateOf, treeChangeOf } from './tree-quota.js';
-import { type CallLink, isFinished, isSettled, type JobRecord, type Timer } from './types.js';
+import { type CallLink, isFinished, type JobRecord, type Timer } from './types.js';
 
 export interface CreateJobParams {
   id: string;
@@ -282,6 +283,7 @@ function onTimer(d: Draft, timer: Timer): void {
   if (state.retryAt !== undefined || state.deadline === undefined || state.deadline > d.now) {
     return d.ignore('stale attempt timer');
   }
+  if (node.kind === 'sleep') return completeStep(d, node, startedInput(d, node));
   const waited = formatDuration(node.timeoutMs ?? 0);
   const message =
     node.kind === 'signal'
