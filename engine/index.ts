@@ -56,6 +56,11 @@ export {
   stepQueueProblem,
 } from './definition/queue-name.js';
 export { definitionText, versionToSave } from './definition/same-definition.js';
+export {
+  ATTRIBUTE_NAME,
+  MAX_ATTRIBUTE_VALUE_LENGTH,
+  MAX_SEARCH_ATTRIBUTES,
+} from './definition/search-attributes.js';
 export { type StepKind, sentQueueOf, stepKindOf } from './definition/step-kind.js';
 export {
   type DefinitionError,
@@ -95,6 +100,16 @@ export {
   isSameStart,
   mayStartJob,
 } from './job/job-commands.js';
+export { matchesJobQuery } from './job/job-query-match.js';
+export {
+  ACTIVE_LISTED_STATUSES,
+  isListedStatus,
+  LISTED_STATUSES,
+  type ListedStatus,
+  listedStatusOf,
+  storedStatusesOf,
+  zeroListedCounts,
+} from './job/listed-status.js';
 export { requestStillOpen } from './job/open-request.js';
 export { PersistentList } from './job/persistent-list.js';
 export { DEFAULT_MAX_REPLY_BYTES, MAX_SUSPEND_NOTE, type ReplyEvent, replyEvent } from './job/reply-body.js';
@@ -114,6 +129,7 @@ export {
   type RunningLimit,
   zeroRunningCount,
 } from './job/running-limit.js';
+export { searchAttributesOf } from './job/search-attributes.js';
 export type { ChildOutcome, FanInit, Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
   DEFAULT_MAX_TREE_JOBS,

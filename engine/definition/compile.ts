@@ -3,6 +3,7 @@ import type { CompiledExpression, ExpressionKind } from '../expressions/expressi
 import type { JsonObject } from '../json.js';
 import { parseDuration } from './duration.js';
 import { defaultItemKey } from './item-key.js';
+import { type CompiledSearchAttribute, compileSearchAttributes } from './search-attributes.js';
 import { type StepKind, stepKindOf } from './step-kind.js';
 import type { StepDefinition, WorkflowDefinition } from './types.js';
 
@@ -63,6 +64,8 @@ export interface CompiledWorkflow {
   onFailure?: string;
   main: Graph;
   tasks: ReadonlyMap<string, Graph>;
+  /** `searchAttributes:`, evaluated at the start of each top-level job (engine/job/search-attributes.ts). */
+  searchAttributes?: readonly CompiledSearchAttribute[];
 }
 
 /** Turns a validated definition into the graphs the engine runs. */
@@ -122,6 +125,8 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
   };
   if (definition.timeout) compiled.timeoutMs = parseDuration(definition.timeout);
   if (definition.onFailure) compiled.onFailure = definition.onFailure;
+  if (definition.searchAttributes)
+    compiled.searchAttributes = compileSearchAttributes(definition.searchAttributes);
   return compiled;
 }
 

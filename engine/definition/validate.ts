@@ -9,6 +9,7 @@ import { namespaceProblem, queuePrefixProblem } from './namespace.js';
 import type { Path } from './parse-source.js';
 import { amqpNameProblem, MAX_VHOSTS, stepQueueProblem } from './queue-name.js';
 import { readSchedules } from './schedules.js';
+import { searchAttributeProblems } from './search-attributes.js';
 import type { DefinitionError, StepDefinition, TaskDefinition, WorkflowDefinition } from './types.js';
 
 export const START = '__start__';
@@ -29,6 +30,7 @@ export const WORKFLOW_KEYS = [
   'steps',
   'tasks',
   'schedules',
+  'searchAttributes',
 ];
 export const STEP_KEYS = [
   'name',
@@ -211,6 +213,14 @@ function readWorkflow(
     } else {
       workflow.maxRunning = maxRunning;
     }
+  }
+  if (raw.searchAttributes !== undefined && raw.searchAttributes !== null) {
+    const problems = searchAttributeProblems(raw.searchAttributes);
+    for (const problem of problems) {
+      const at = problem.key === undefined ? [] : [problem.key];
+      report([...path, 'searchAttributes', ...at], scope, problem.message);
+    }
+    if (!problems.length) workflow.searchAttributes = raw.searchAttributes as Record<string, string>;
   }
 
   const tasksRaw = raw.tasks;

@@ -8,7 +8,9 @@ import { abortFromWorker, resumeSuspended, suspendStep } from './control-replies
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
 import { followRoot } from './follow-root.js';
+import { settleWaits } from './listed-status.js';
 import { pauseJob, resumeJob } from './pause.js';
+import { searchAttributesOf } from './search-attributes.js';
 import { startedInput } from './step-input.js';
 import {
   abortJob,
@@ -70,6 +72,8 @@ export function createJob(
   if (params.causedBy) record.causedBy = params.causedBy;
   if (params.calledBy) record.calledBy = params.calledBy;
   if (params.treeRoot !== undefined && params.treeRoot !== params.id) record.treeRoot = params.treeRoot;
+  const attributes = searchAttributesOf(workflow, record);
+  if (attributes) record.attributes = attributes;
   const startAt = params.startAt;
   if (startAt !== undefined && startAt > context.now) {
     return run(workflow, record, context, true, (d) => scheduleStart(d, startAt));
@@ -321,6 +325,7 @@ function run(
   if (!d.rejected) body(d);
   if (d.rejected) return unchanged(job, effects, d);
   const limit = settleSlot(d, creating ? undefined : job);
+  settleWaits(d);
   const transition = finish(d, creating ? undefined : job, effects, childOutcome);
   if (limit && transition.changed) transition.limit = limit;
   // Most transitions neither make jobs nor follow their root: they carry no tree change.

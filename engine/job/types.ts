@@ -218,6 +218,17 @@ export interface JobRecord {
   calledBy?: CallLink;
   /** The job holds one of its workflow's `maxRunning` slots (given back when it ends). */
   holdsSlot?: true;
+  /**
+   * A step waits for someone (a signal step for its signal, or a suspended step): kept by the
+   * engine after each transition (listed-status.ts), so that stores can list the job as `waiting`
+   * without its definition.
+   */
+  waitsForSomeone?: true;
+  /**
+   * The workflow's `searchAttributes:` evaluated over the input at the start of a top-level job
+   * (those that gave no value are left out): stores index them for `GET /api/jobs?attr.NAME=`.
+   */
+  attributes?: Record<string, string>;
   /** While `queued`: its place in its workflow's queue (places only grow; lower goes first). */
   queueSeq?: number;
   /**

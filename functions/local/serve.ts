@@ -397,12 +397,15 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
 async function adoptAwaitedRequests(store: Store, manager: Manager): Promise<void> {
   const refresher = manager.refresher;
   if (!refresher) return;
-  let cursor: string | undefined;
-  do {
-    const page = await store.queryJobs({ status: 'running', includeChildren: true, limit: 1000, cursor });
-    refresher.adopt(page.jobs);
-    cursor = page.cursor;
-  } while (cursor);
+  // A job waiting for someone is running too (listed as `waiting`): its other steps may await requests.
+  for (const status of ['running', 'waiting'] as const) {
+    let cursor: string | undefined;
+    do {
+      const page = await store.queryJobs({ status, includeChildren: true, limit: 1000, cursor });
+      refresher.adopt(page.jobs);
+      cursor = page.cursor;
+    } while (cursor);
+  }
 }
 
 /** How long overdue timers wait after a restart, so replies that arrived meanwhile are read first. */

@@ -30,6 +30,7 @@ import {
 import { describeMaxRunningContract } from './store-contract-max-running.js';
 import { describeNamespaceSettingsContract } from './store-contract-namespaces.js';
 import { describeRepliesInHandContract } from './store-contract-replies-in-hand.js';
+import { describeSearchContract } from './store-contract-search.js';
 import { describeTreeQuotaContract } from './store-contract-tree-quota.js';
 
 export interface StoreUnderTest {
@@ -532,6 +533,7 @@ export function describeStoreContract(
         const withChildren = await store.queryJobs({ workflow, includeChildren: true });
         expect(withChildren.jobs[0]?.id).toBe(child.id);
         expect(await store.countJobs(workflow)).toEqual({
+          pending: 0,
           waiting: 0,
           running: 4,
           paused: 0,
@@ -803,6 +805,7 @@ export function describeStoreContract(
           ]),
         ).toEqual([{ ok: true }, { ok: true }]);
         expect(await store.countJobs(workflow)).toEqual({
+          pending: 0,
           waiting: 0,
           running: 1,
           paused: 0,
@@ -831,6 +834,7 @@ export function describeStoreContract(
         expect(await store.getJob(child.id)).toBeUndefined();
         expect(await store.getJob(other.id)).toBeDefined();
         expect(await store.countJobs(workflow)).toEqual({
+          pending: 0,
           waiting: 0,
           running: 1,
           paused: 0,
@@ -1008,6 +1012,7 @@ export function describeStoreContract(
     );
 
     describeRepliesInHandContract(() => store);
+    describeSearchContract(() => store);
 
     it('answers ping while open', async () => {
       await expect(store.ping()).resolves.toBeUndefined();

@@ -101,6 +101,8 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     causedBy: uuid(),
     calledBy,
     holdsSlot: true,
+    waitsForSomeone: true,
+    attributes: { customer: 'c-42', region: 'eu' },
     queueSeq: 12,
     rev: 1,
     seq: 4,

@@ -8,7 +8,7 @@ import type {
   JobPage,
   JobQuery,
   JobRecord,
-  JobStatus,
+  ListedStatus,
   NamespaceSettings,
   OutboxPage,
   QueuedJob,
@@ -252,7 +252,7 @@ export class DynamoDbStore implements Store {
     return queryJobs(this.table, this.reader, query);
   }
 
-  countJobs(workflow: string): Promise<Record<JobStatus, number>> {
+  countJobs(workflow: string): Promise<Record<ListedStatus, number>> {
     return readCounts(this.table, workflow);
   }
 
