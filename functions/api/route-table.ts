@@ -1,6 +1,7 @@
 import { json } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { type Route, route } from './router.js';
+import { jobBatchRoutes } from './routes/job-batches.js';
 import { jobRoutes } from './routes/jobs.js';
 import { namespaceRoutes } from './routes/namespaces.js';
 import { scheduleRoutes } from './routes/schedules.js';
@@ -28,6 +29,7 @@ export const routes: readonly Route[] = [
   ...workflowRoutes,
   ...scheduleRoutes,
   ...jobRoutes,
+  ...jobBatchRoutes,
   ...tokenRoutes,
   ...namespaceRoutes,
   ...systemRoutes,
