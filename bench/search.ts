@@ -49,7 +49,14 @@ function jobOf(n: number): JobRecord {
     rev: 3,
     seq: finished ? 2 : 1,
     steps: PersistentList.of([
-      { name: 'check', status: 'completed', attempts: 1, firstAttempt: 1, startedAt: createdAt, endedAt: createdAt + 100 },
+      {
+        name: 'check',
+        status: 'completed',
+        attempts: 1,
+        firstAttempt: 1,
+        startedAt: createdAt,
+        endedAt: createdAt + 100,
+      },
       {
         name: 'approval',
         status: kind < 10 ? 'running' : finished ? (status === 'failed' ? 'failed' : 'completed') : 'running',
@@ -104,7 +111,10 @@ export async function benchSearch(jobs: number, repeats: number): Promise<Search
       ['waiting (any customer)', { status: 'waiting' }],
       ['failed, error holds "timeout"', { status: 'failed', errorContains: 'timeout' }],
       ['completed, created in the second half', { status: 'completed', createdAfter: middle }],
-      ['order, waiting, customer = c-42', { workflow: 'order', status: 'waiting', attributes: { customer: 'c-42' } }],
+      [
+        'order, waiting, customer = c-42',
+        { workflow: 'order', status: 'waiting', attributes: { customer: 'c-42' } },
+      ],
       ['namespace team-a, failed', { namespace: 'team-a', status: 'failed' }],
     ];
     const figures: SearchFigures['searches'] = [];
