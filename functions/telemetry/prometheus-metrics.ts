@@ -87,7 +87,7 @@ export class PrometheusMetrics implements Metrics {
     if (store) {
       new Gauge({
         name: `${prefix}jobs`,
-        help: 'Top-level jobs by workflow and status, as stored.',
+        help: 'Top-level jobs by workflow and listed status (waiting: a step waits for someone; pending: not started).',
         labelNames: ['workflow', 'status'],
         registers: [this.registry],
         async collect() {

@@ -482,8 +482,8 @@ describe('Dashboard: every job and step status, at 1440 px and 390 px', { timeou
       await panel
         .locator('.child')
         .evaluateAll((chips) => chips.map((chip) => chip.getAttribute('data-state'))),
-    ).toEqual(['running', 'waiting', 'waiting']);
-    await panel.locator('select[name="child-status"]').selectOption('waiting');
+    ).toEqual(['running', 'pending', 'pending']);
+    await panel.locator('select[name="child-status"]').selectOption('pending');
     await expect
       .poll(() => panel.locator('.children-summary').getAttribute('data-children-matching'), {
         timeout: STATE_TIMEOUT,
