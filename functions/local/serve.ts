@@ -19,7 +19,7 @@ import { Manager } from '../manager/manager.js';
 import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 import { ReplyPolicy } from '../manager/reply-policy.js';
 import { createJsonLogger } from '../telemetry/json-logger.js';
-import { PrometheusMetrics } from '../telemetry/prometheus-metrics.js';
+import { PrometheusMetrics, type QueueGaugeEntry } from '../telemetry/prometheus-metrics.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import { refuseOpenBind } from './bind-guard.js';
 import { registerConfigWorkflows } from './config-workflows.js';
@@ -315,10 +315,19 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   }
 
   const shutdown = new AbortController();
+  const service = new ApiService({ manager, store, bus, queueRules });
+  // Each scrape of /metrics looks at every namespace's step queues (ready messages and consumers).
+  metrics.watchQueues(async () => {
+    const queues: QueueGaugeEntry[] = [];
+    for (const namespace of await service.namespaces()) {
+      for (const report of await service.queues(namespace)) queues.push({ ...report, namespace });
+    }
+    return queues;
+  });
   const listeners = await listenHttp(
     {
       shutdown: shutdown.signal,
-      service: new ApiService({ manager, store, bus, queueRules }),
+      service,
       logger,
       token: options.token,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
