@@ -61,6 +61,13 @@ export {
   MAX_ATTRIBUTE_VALUE_LENGTH,
   MAX_SEARCH_ATTRIBUTES,
 } from './definition/search-attributes.js';
+export {
+  SECRET_NAME,
+  type SecretRef,
+  secretProblems,
+  secretRefsOf,
+  withSecretValues,
+} from './definition/secrets.js';
 export { type StepKind, sentQueueOf, stepKindOf } from './definition/step-kind.js';
 export {
   type DefinitionError,
@@ -213,6 +220,7 @@ export {
   type ReplyIntakeOptions,
   type ReplyOutcome,
 } from './ports/reply-intake.js';
+export type { SecretResolver } from './ports/secrets.js';
 export {
   type ChildrenPage,
   type Commit,

@@ -4,6 +4,7 @@ import type { JsonObject } from '../json.js';
 import { parseDuration } from './duration.js';
 import { defaultItemKey } from './item-key.js';
 import { type CompiledSearchAttribute, compileSearchAttributes } from './search-attributes.js';
+import { type SecretRef, secretRefsOf } from './secrets.js';
 import { type StepKind, stepKindOf } from './step-kind.js';
 import type { StepDefinition, WorkflowDefinition } from './types.js';
 
@@ -31,6 +32,8 @@ export interface StepNode {
   inputMap?: CompiledExpression<'map'>;
   /** The step's `params` over the workflow's: defaults under the input. */
   params?: JsonObject;
+  /** The `{ secret: NAME }` values of `params`: resolved only as a request is sent. */
+  secrets?: readonly SecretRef[];
   /** `continueOnError: true`: failing for good hands `{"error": …}` on instead of failing the job. */
   continueOnError: boolean;
 }
@@ -98,6 +101,8 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
       if (step.when) node.when = expression(step.when, 'bool');
       if (step.input) node.inputMap = expression(step.input, 'map');
       if (definition.params || step.params) node.params = { ...definition.params, ...step.params };
+      const secrets = node.params && secretRefsOf(node.params);
+      if (secrets?.length) node.secrets = secrets;
       if (step.task) node.task = fanOutTask(step.task);
       if (step.workflow)
         node.call = step.version

@@ -10,6 +10,7 @@ import type { Path } from './parse-source.js';
 import { amqpNameProblem, MAX_VHOSTS, stepQueueProblem } from './queue-name.js';
 import { readSchedules } from './schedules.js';
 import { searchAttributeProblems } from './search-attributes.js';
+import { secretProblems } from './secrets.js';
 import type { DefinitionError, StepDefinition, TaskDefinition, WorkflowDefinition } from './types.js';
 
 export const START = '__start__';
@@ -644,6 +645,9 @@ function readParams(raw: JsonObject, path: Path, scope: Scope, report: Report): 
     );
     return undefined;
   }
+  const problems = secretProblems(value);
+  for (const problem of problems) report([...path, 'params'], scope, problem);
+  if (problems.length) return undefined;
   return Object.keys(value).length ? value : undefined;
 }
 

@@ -1,3 +1,4 @@
+import type { SecretRef } from '../definition/secrets.js';
 import type { JsonObject } from '../json.js';
 import { PersistentList } from './persistent-list.js';
 
@@ -324,6 +325,11 @@ export interface StepRequest {
    * step has failed or moved on to a new attempt), so a bus may let it expire then.
    */
   deadline?: number;
+  /**
+   * The secrets its step's `params` name: `body` holds each as `{ secret: NAME }`, replaced by its
+   * value only as the request is sent (functions/manager/secret-bus.ts), so no store keeps it.
+   */
+  secrets?: readonly SecretRef[];
 }
 
 /** `start`: a scheduled job's start time (its step is null, as for the job's own deadline). */

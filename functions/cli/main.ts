@@ -100,6 +100,14 @@ program
   )
   .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d')
   .option(
+    '--secrets-file <file>',
+    'a JSON file of secret names to values: params { key: { secret: NAME } } get the value as each request is sent, and no job, store or log keeps it',
+  )
+  .option(
+    '--secrets-env-prefix <prefix>',
+    'secrets from the environment: PREFIX + the name in capitals, other characters as _ (payments/api-key: PREFIXPAYMENTS_API_KEY)',
+  )
+  .option(
     '--token <token>',
     'the root token, admin of every namespace: require "Authorization: Bearer <token>" or a scoped token (default: $SWITCHYARD_TOKEN)',
   )

@@ -18,6 +18,7 @@ import type { ApiDeps } from '../api/router.js';
 import { Manager } from '../manager/manager.js';
 import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 import { ReplyPolicy } from '../manager/reply-policy.js';
+import { secretResolvingBus } from '../manager/secret-bus.js';
 import { createJsonLogger } from '../telemetry/json-logger.js';
 import { PrometheusMetrics, type QueueGaugeEntry } from '../telemetry/prometheus-metrics.js';
 import type { Logger } from '../telemetry/telemetry.js';
@@ -28,6 +29,7 @@ import { type HttpBounds, httpBounds } from './http-bounds.js';
 import { HEALTH_MAX_CONNECTIONS, listenHttp } from './http-listeners.js';
 import { LOCAL_BUSES, type LocalBus, type LocalBusKind } from './local-buses.js';
 import { LocalSchedules } from './local-schedules.js';
+import { localSecrets } from './local-secrets.js';
 import { LocalTimers } from './local-timers.js';
 import { sourcePolicy } from './request-source.js';
 
@@ -58,6 +60,10 @@ export interface ServeOptions {
   healthPort?: number;
   /** Finished jobs older than this (ms) are deleted. */
   retainMs?: number;
+  /** A JSON file of secret names to values, for `params` that name `{ secret: NAME }` (`--secrets-file`). */
+  secretsFile?: string;
+  /** Secrets from the environment: this prefix + the name in capitals (`--secrets-env-prefix`; local-secrets.ts). */
+  secretsEnvPrefix?: string;
   token?: string;
   /** Host names answered besides loopback ones and the bound address (`--allow-host`). */
   allowHosts?: string[];
@@ -267,7 +273,11 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   );
   const manager: Manager = new Manager({
     store,
-    bus,
+    // Secrets go into requests only as they are sent: never into the store, the outbox or a log.
+    bus: secretResolvingBus(
+      bus,
+      localSecrets({ file: options.secretsFile, envPrefix: options.secretsEnvPrefix }),
+    ),
     timers,
     telemetry: { logger, metrics },
     maxFanOut: options.maxFanOut,

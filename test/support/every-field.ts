@@ -36,6 +36,7 @@ export function aRequestWithEveryField(
     attempt: 3,
     body: { orderId: 'o-1001', amount: 12.5, lines: [{ sku: 'pen', qty: 2 }], note: 'é', none: null },
     deadline: 1_900_000_030_000,
+    secrets: [{ path: ['auth', 'apiKey'], name: 'payments/api-key' }],
   };
 }
 

@@ -21,6 +21,8 @@ export interface ServeCommandOptions {
   requestTimeout?: string;
   keepAliveTimeout?: string;
   retain?: string;
+  secretsFile?: string;
+  secretsEnvPrefix?: string;
   token?: string;
   namespace?: string;
   queuePrefix?: string;
@@ -134,6 +136,8 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       healthPort: positiveInt(options.healthPort, '--health-port'),
       http,
       retainMs,
+      secretsFile: options.secretsFile,
+      secretsEnvPrefix: options.secretsEnvPrefix,
       token: options.token ?? process.env.SWITCHYARD_TOKEN,
       allowHosts: listOption(options.allowHost, process.env.SWITCHYARD_ALLOW_HOST),
       allowOrigins: listOption(options.allowOrigin, process.env.SWITCHYARD_ALLOW_ORIGIN),
