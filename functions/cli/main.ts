@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
 import { CliError, DEFAULT_URL } from './client.js';
+import { DEFAULT_ARCHIVE_DIR, listArchiveFiles, showArchivedJob } from './commands/archive.js';
 import { graph, push, validate } from './commands/definitions.js';
 import { command, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
@@ -98,7 +99,12 @@ program
     '--keep-alive-timeout <duration>',
     'a kept-alive connection is closed after this long without a next request (default 5s)',
   )
-  .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d')
+  .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d, archiving them first')
+  .option(
+    '--archive-dir <dir>',
+    'where --retain archives finished jobs before deleting them: JSON Lines, one file a day (default switchyard-archive)',
+  )
+  .option('--no-archive', 'with --retain: delete finished jobs without archiving them')
   .option(
     '--secrets-file <file>',
     'a JSON file of secret names to values: params { key: { secret: NAME } } get the value as each request is sent, and no job, store or log keeps it',
@@ -281,6 +287,24 @@ program
   .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (options) => listJobs(options, out));
+
+const archive = program
+  .command('archive')
+  .description("read the jobs serve's --retain archived before deleting them (files of its machine)");
+archive
+  .command('list')
+  .description('the archive files, oldest first: their day and how many jobs each holds')
+  .option('--dir <dir>', 'the archive directory (serve --archive-dir)', DEFAULT_ARCHIVE_DIR)
+  .addOption(outputOption())
+  .action(async (options) => listArchiveFiles(options, out));
+archive
+  .command('show')
+  .description('an archived job as it was when archived (its latest copy), with its fan-out children')
+  .argument('<id>', 'the job id')
+  .option('--dir <dir>', 'the archive directory (serve --archive-dir)', DEFAULT_ARCHIVE_DIR)
+  .action(async (id: string, options) => {
+    process.exitCode = await showArchivedJob(id, options, out);
+  });
 
 program
   .command('workflows')

@@ -6,6 +6,7 @@ import {
   definitionInNamespace,
   formatDefinitionError,
   type Housekeeping,
+  type JobQueries,
   type ReplyConsumption,
   type Store,
   type WorkflowDefinition,
@@ -27,6 +28,7 @@ import { registerConfigWorkflows } from './config-workflows.js';
 import { readDescriptors, reportDescriptors } from './descriptor-budget.js';
 import { type HttpBounds, httpBounds } from './http-bounds.js';
 import { HEALTH_MAX_CONNECTIONS, listenHttp } from './http-listeners.js';
+import { archiveFinishedJobs } from './job-archive.js';
 import { LOCAL_BUSES, type LocalBus, type LocalBusKind } from './local-buses.js';
 import { LocalSchedules } from './local-schedules.js';
 import { localSecrets } from './local-secrets.js';
@@ -58,8 +60,10 @@ export interface ServeOptions {
   http?: Partial<HttpBounds>;
   /** A second listener, on this port of `host`, that answers `/healthz` only (`--health-port`; 0 picks a free port). */
   healthPort?: number;
-  /** Finished jobs older than this (ms) are deleted. */
+  /** Finished jobs older than this (ms) are deleted (archived first, with `archiveDir`). */
   retainMs?: number;
+  /** Where retention archives finished jobs, as JSON Lines, before deleting them (`--archive-dir`). */
+  archiveDir?: string;
   /** A JSON file of secret names to values, for `params` that name `{ secret: NAME }` (`--secrets-file`). */
   secretsFile?: string;
   /** Secrets from the environment: this prefix + the name in capitals (`--secrets-env-prefix`; local-secrets.ts). */
@@ -360,7 +364,9 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   for (const workflow of await store.listWorkflows())
     for (const vhost of workflow.vhosts) consumeVhost(vhost);
 
-  const retention = options.retainMs ? startRetention(store, options.retainMs, logger) : undefined;
+  const retention = options.retainMs
+    ? startRetention(store, options.retainMs, options.archiveDir, logger)
+    : undefined;
   // After recovery: ticks missed while serve was down start now (catch-up), then on their times.
   schedulesStarted = true;
   void schedules.poke();
@@ -453,13 +459,20 @@ const sleep = (ms: number): Promise<undefined> =>
   new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
 
 function startRetention(
-  store: Pick<Housekeeping, 'deleteFinishedJobs'>,
+  store: Pick<Housekeeping, 'deleteFinishedJobs'> & Pick<JobQueries, 'queryJobs' | 'listChildren'>,
   retainMs: number,
+  archiveDir: string | undefined,
   logger: Logger,
 ): NodeJS.Timeout {
   const sweep = async () => {
     try {
-      const deleted = await store.deleteFinishedJobs(Date.now() - retainMs);
+      const cutoff = Date.now() - retainMs;
+      // Archived first, and durably: a sweep whose archive fails deletes nothing.
+      if (archiveDir !== undefined) {
+        const archived = await archiveFinishedJobs(store, archiveDir, cutoff);
+        if (archived) logger.info('archived finished jobs past retention', { archived, dir: archiveDir });
+      }
+      const deleted = await store.deleteFinishedJobs(cutoff);
       if (deleted) logger.info('deleted finished jobs past retention', { deleted });
     } catch (error) {
       logger.warn('retention sweep failed', { error });
