@@ -3,6 +3,7 @@
 // A name not listed is the engine's own business.
 
 // Scoped tokens: roles, what each may do, and a principal as an API authorizer passes it on.
+export { actorOf } from './access/actor.js';
 export { contextOfPrincipal, principalOfContext } from './access/principal-context.js';
 export {
   mayGrant,
@@ -87,7 +88,20 @@ export type { ExpressionVariables } from './expressions/expression.js';
 export { applyEvent, createJob } from './job/apply.js';
 export { awaitedRequest } from './job/awaited-request.js';
 export { type SlotLimits, slotIndexesFrom, slotStarts, slotTurn } from './job/concurrency-slots.js';
-export { DEFAULT_MAX_FAN_OUT, type EngineContext, type JobEvent } from './job/events.js';
+export {
+  bufferRefusal,
+  MAX_BUFFERED_SIGNAL_BYTES,
+  MAX_BUFFERED_SIGNALS,
+  type SignalFate,
+  type SignalTarget,
+  signalFate,
+} from './job/early-signals.js';
+export {
+  DEFAULT_FAN_OUT_SLICE,
+  DEFAULT_MAX_FAN_OUT,
+  type EngineContext,
+  type JobEvent,
+} from './job/events.js';
 // Rules the manager and the stores carry out: fan-in, concurrency slots, resuming children, reply
 // bodies, and when a definition is new.
 export {
@@ -97,6 +111,17 @@ export {
   readyToFanIn,
 } from './job/fan-in.js';
 export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
+export {
+  type Actor,
+  appendHistory,
+  HISTORY_KINDS,
+  type HistoryEntry,
+  type HistoryKind,
+  historyPage,
+  MAX_HISTORY_ENTRIES,
+  MAX_WORKER_NAME,
+  workerName,
+} from './job/history.js';
 export {
   actsOnRoot,
   callFinishedEvent,
@@ -137,6 +162,14 @@ export {
   zeroRunningCount,
 } from './job/running-limit.js';
 export { searchAttributesOf } from './job/search-attributes.js';
+export {
+  type HopTarget,
+  hopTarget,
+  MAX_STEP_PATH_HOPS,
+  parseStepPath,
+  type StepPath,
+  type StepPathHop,
+} from './job/step-path.js';
 export type { ChildOutcome, FanInit, Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
   DEFAULT_MAX_TREE_JOBS,
@@ -169,6 +202,7 @@ export {
   type JobRecord,
   type JobStatus,
   jobFromJson,
+  type PendingSignal,
   parseCorrelationId,
   STEP_STATUSES,
   type StepRequest,
@@ -195,6 +229,15 @@ export {
   parseJsonObjectBody,
 } from './json.js';
 export { MAX_JSON_DEPTH } from './json-depth.js';
+export {
+  AUDIT_ACTIONS,
+  AUDIT_RETENTION_MS,
+  type AuditAction,
+  type AuditEntry,
+  type AuditLog,
+  type AuditPage,
+  auditIdOf,
+} from './ports/audit-log.js';
 // Ports: what the engine needs of a bus, a store and timers.
 export {
   type Bus,

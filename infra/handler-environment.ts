@@ -3,11 +3,11 @@ import type { RabbitMqBus } from './constructs/rabbitmq-bus.js';
 import type { SqsBus } from './constructs/sqs-bus.js';
 import type { SwitchyardTable } from './constructs/table.js';
 import type { TimerQueue } from './constructs/timers.js';
+import { DEPLOYED_FAN_OUT_SLICE } from './function-sizes.js';
 import { REPLY_QUEUE, STACK_TAG } from './queue-names.js';
 import type { SwitchyardSettings } from './settings.js';
 
-/** Children a fan-out creates per transition, deployed (the engine's default, 10,000, overruns a Lambda). */
-export const DEPLOYED_FAN_OUT_SLICE = 1_000;
+export { DEPLOYED_FAN_OUT_SLICE };
 
 export interface HandlerEnvironmentSources {
   settings: SwitchyardSettings;
@@ -31,9 +31,7 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
     POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
     MAX_BODY_BYTES: String(256 * 1024),
     MAX_FAN_OUT: String(100_000),
-    // A transition creates at most this many children, the rest in the next ones: 10,000 in one
-    // invocation made 11,553 AWS calls and took 25.7 to 57 s of the replies function's 60 s on the
-    // emulators (issue 31); a thousand takes a tenth of that.
+    // A transition creates at most this many children, fewer near the invocation's deadline.
     FAN_OUT_SLICE: String(DEPLOYED_FAN_OUT_SLICE),
     RETENTION_DAYS: String(settings.jobRetentionDays),
     MAX_MESSAGE_BYTES: String(settings.maxMessageBytes),
@@ -57,6 +55,7 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
     Object.assign(environment, {
       MQ_SECRET_ARN: mqBus.credentials.secretArn,
       MQ_AMQPS_ENDPOINT: mqBus.amqpsEndpoint,
+      REPLY_QUEUES: String(settings.broker.replyQueues),
     });
   }
   return environment;

@@ -9,6 +9,8 @@ export const PROFILES = {
     // reply queue survives the loss of a node.
     brokerDeploymentMode: 'CLUSTER_MULTI_AZ',
     brokerInstanceType: 'mq.m7g.large',
+    // Four reply lanes: Amazon MQ's mapping runs one invocation at a time per queue (BENCHMARKS.md).
+    mqReplyQueues: 4,
     // The table is retained with deletion protection and point-in-time recovery, the logs kept.
     destroy: false,
     logRetentionDays: 90,

@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
 import { DEFAULT_MAX_TREE_JOBS, parseDuration } from '../engine/index.js';
+import { MAX_REPLY_SHARDS } from '../functions/transport/amqp/reply-shards.js';
 import { PROFILES, type ProfileName, profileDefaults } from './profiles.js';
 
 export type BusKind = 'sqs' | 'rabbitmq';
@@ -26,6 +27,12 @@ export interface BrokerSettings {
   engineVersion: string;
   /** @default mq.t3.micro for a single instance, mq.m7g.large for a cluster */
   instanceType: string;
+  /**
+   * Reply queues, jobs sharded over them by id, each with its own event source mapping
+   * (`-c mqReplyQueues=`): Lambda runs one invocation at a time per Amazon MQ mapping, so each queue is
+   * one serial lane (BENCHMARKS.md, "The replies lane on Amazon MQ"). @default 1; 4 in the production profile
+   */
+  replyQueues: number;
 }
 
 export interface ApiSettings {
@@ -154,6 +161,7 @@ export function readSettings(node: Node): SwitchyardSettings {
       'brokerInstanceType',
       deploymentMode === 'SINGLE_INSTANCE' ? 'mq.t3.micro' : 'mq.m7g.large',
     ),
+    replyQueues: context.integer('mqReplyQueues', 1, 1, MAX_REPLY_SHARDS),
   };
   checkBroker(broker);
   const settings: SwitchyardSettings = {

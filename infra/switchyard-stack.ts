@@ -6,6 +6,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
 import { parkedQueueOf } from '../functions/aws/parked-queue.js';
 import { poisonQueueOf } from '../functions/transport/amqp/poison-queue-name.js';
+import { replyQueuesOf } from '../functions/transport/amqp/reply-shards.js';
 import { SwitchyardApi } from './constructs/api.js';
 import { type FunctionNetwork, HandlerFunction } from './constructs/handler-function.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
@@ -17,6 +18,7 @@ import { SwitchyardTable, TABLE_SCHEMA } from './constructs/table.js';
 import { TableBackup } from './constructs/table-backup.js';
 import { TimerQueue } from './constructs/timers.js';
 import { WorkflowRegistration } from './constructs/workflow-registration.js';
+import { FUNCTION_SIZES } from './function-sizes.js';
 import { handlerEnvironment } from './handler-environment.js';
 import { addLambdaWorkers, checkLambdaWorkers } from './lambda-workers.js';
 import { checkStepQueueNames, MANAGER_QUEUES, REPLY_QUEUE, STACK_TAG, sqsQueueName } from './queue-names.js';
@@ -29,14 +31,13 @@ export interface SwitchyardStackProps extends StackProps {
   workflows: DeployedWorkflows;
 }
 
-/** Memory and timeout per function. The API's stays under API Gateway's 29 s integration limit. */
-const SIZES = {
-  api: { memorySize: 1024, timeout: Duration.seconds(29) },
-  replies: { memorySize: 1024, timeout: Duration.seconds(60) },
-  timers: { memorySize: 512, timeout: Duration.seconds(60) },
-  deadLetters: { memorySize: 512, timeout: Duration.seconds(60) },
-  registerWorkflows: { memorySize: 512, timeout: Duration.seconds(120) },
-} as const;
+/** Memory and timeout per function (function-sizes.ts). */
+const SIZES = Object.fromEntries(
+  Object.entries(FUNCTION_SIZES).map(([name, { memorySize, timeoutSeconds }]) => [
+    name,
+    { memorySize, timeout: Duration.seconds(timeoutSeconds) },
+  ]),
+) as { [name in keyof typeof FUNCTION_SIZES]: { memorySize: number; timeout: Duration } };
 
 /** Everything the manager functions do to the table (transitions, outbox, fan-in counters, paging). */
 const STORE_ACTIONS = [
@@ -207,7 +208,9 @@ export class SwitchyardStack extends Stack {
         }),
       );
     }
-    const brokerMappings = mqBus ? this.triggerFromBroker(repliesFunction, mqBus) : undefined;
+    const brokerMappings = mqBus
+      ? this.triggerFromBroker(repliesFunction, mqBus, settings.broker.replyQueues)
+      : undefined;
     timersFunction.function.addEventSource(
       new SqsEventSource(timerQueue.queue, {
         ...SQS_EVENT_BATCH,
@@ -391,10 +394,14 @@ export class SwitchyardStack extends Stack {
   }
 
   /**
-   * Amazon MQ has no L2 event source: a raw mapping on the reply queue, logging in with the broker
+   * Amazon MQ has no L2 event source: a raw mapping on each reply queue, logging in with the broker
    * secret. Lambda reads the secret and looks up the broker's network with the function's role.
    */
-  private triggerFromBroker(replies: HandlerFunction, bus: RabbitMqBus): lambda.CfnEventSourceMapping[] {
+  private triggerFromBroker(
+    replies: HandlerFunction,
+    bus: RabbitMqBus,
+    replyQueues: number,
+  ): lambda.CfnEventSourceMapping[] {
     replies.allow('DescribeBroker', ['mq:DescribeBroker'], [bus.broker.attrArn]);
     // secretsmanager:GetSecretValue on the broker secret, and the network interface actions, it already has.
     const describe = replies.allowUnscoped(
@@ -416,11 +423,14 @@ export class SwitchyardStack extends Stack {
       created.node.addDependency(replies.role, describe);
       return created;
     };
-    // Each mapping runs one invocation at a time: the parked queue's drain never waits for the replies.
-    const replyMapping = mapping('RepliesFromBroker', REPLY_QUEUE);
+    // Each mapping runs one invocation at a time: one per reply queue (jobs are sharded over them by id,
+    // functions/transport/amqp/reply-shards.ts), and the parked queue's drain never waits for the replies.
+    const replyMappings = replyQueuesOf(REPLY_QUEUE, replyQueues).map((queue, n) =>
+      mapping(n === 0 ? 'RepliesFromBroker' : `RepliesFromBroker${n}`, queue),
+    );
     const parkedMapping = mapping('ParkedRepliesFromBroker', parkedQueueOf(REPLY_QUEUE));
-    parkedMapping.node.addDependency(replyMapping);
-    return [replyMapping, parkedMapping];
+    for (const replyMapping of replyMappings) parkedMapping.node.addDependency(replyMapping);
+    return [...replyMappings, parkedMapping];
   }
 
   /**

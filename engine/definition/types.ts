@@ -56,6 +56,11 @@ export interface StepDefinition {
   task?: string;
   /** `signal`: completed through the API instead of by a worker. @default worker */
   type?: 'signal';
+  /**
+   * A signal step: `schema`, a JSON Schema every signal's body must meet (checked before the
+   * signal is taken or kept; the dashboard draws its form from it).
+   */
+  signal?: { schema: JsonObject };
   /** Per attempt: no reply by then counts as a failed attempt. */
   timeout?: string;
   /** Extra attempts after a failed one. @default 0 */

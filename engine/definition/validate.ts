@@ -49,6 +49,7 @@ export const STEP_KEYS = [
   'continueOnError',
   'workflow',
   'version',
+  'signal',
 ];
 export const TASK_KEYS = ['name', 'description', 'itemListKey', 'itemKey', 'concurrency', 'steps'];
 const MAX_RETRIES = 100;
@@ -424,6 +425,8 @@ function readStep(
     }
   }
 
+  readSignalOptions(raw, step, path, scope, report);
+
   const timeout = readDuration(raw, 'timeout', path, scope, report);
   if (timeout !== undefined) step.timeout = timeout;
   const retryDelay = readDuration(raw, 'retryDelay', path, scope, report);
@@ -497,6 +500,31 @@ function readStep(
 }
 
 /** `workflow:` (and `version:`): a step that runs a job of another registered workflow. */
+/** `signal: {schema: {...}}` on a signal step: the JSON Schema its signals' bodies must meet. */
+function readSignalOptions(
+  raw: JsonObject,
+  step: StepDefinition,
+  path: Path,
+  scope: Scope,
+  report: Report,
+): void {
+  const value = raw.signal;
+  if (value === undefined || value === null) return;
+  const at = [...path, 'signal'];
+  if (raw.type !== 'signal') {
+    report(at, scope, '"signal" applies to a signal step only (type: signal)', true);
+    return;
+  }
+  if (!isJsonObject(value) || !isJsonObject(value.schema)) {
+    report(at, scope, '"signal" must be { schema: <a JSON Schema of the signal\'s body> }');
+    return;
+  }
+  const unknown = Object.keys(value).find((key) => key !== 'schema');
+  if (unknown !== undefined)
+    report([...at, unknown], scope, `unknown signal key "${unknown}" (known keys: schema)`, true);
+  step.signal = { schema: value.schema };
+}
+
 function readCall(raw: JsonObject, step: StepDefinition, path: Path, scope: Scope, report: Report): void {
   const workflow = readString(raw, 'workflow', path, scope, report);
   if (raw.version !== undefined && raw.version !== null) {

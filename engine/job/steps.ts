@@ -99,7 +99,10 @@ export function dispatchStep(d: Draft, node: StepNode): void {
     if (!when.value) return skipStep(d, node, `"when" is false: ${node.when.source}`);
   }
   const state = d.step(node.name);
-  if (state.status === 'waiting' && !(node.kind === 'fanout' && state.children)) {
+  if (state.rerunInput !== undefined) {
+    // A rerun's new input is what the step is given, whatever its mapping would make.
+    d.updateStep(node.name, { input: state.rerunInput, rerunInput: undefined });
+  } else if (state.status === 'waiting' && !(node.kind === 'fanout' && state.children)) {
     if (merged === undefined) {
       // Sent its merged input; an input recorded by an earlier run (a signal's) no longer holds.
       if (state.input !== undefined) d.updateStep(node.name, { input: undefined });
@@ -126,6 +129,12 @@ export function dispatchStep(d: Draft, node: StepNode): void {
   if (node.kind === 'signal') {
     d.updateStep(node.name, { ...started, deadline: node.timeoutMs ? d.now + node.timeoutMs : undefined });
     armAttemptTimer(d, node);
+    d.effects.notes.push({
+      kind: 'awaitingSignal',
+      jobId: d.job.id,
+      step: node.name,
+      attempt: started.attempts,
+    });
     return;
   }
   if (state.children) {

@@ -1,5 +1,6 @@
 import type { SecretRef } from '../definition/secrets.js';
 import type { JsonObject } from '../json.js';
+import type { HistoryEntry } from './history-entry.js';
 import { PersistentList } from './persistent-list.js';
 
 /**
@@ -78,6 +79,11 @@ export interface StepState {
    * request body a worker was sent. Fixed when the step starts, so that its retries send the same.
    */
   input?: JsonObject;
+  /**
+   * Set by a rerun with a new input (engine/job/rerun.ts): what the step is sent (or, a signal step,
+   * starts from) when it is dispatched, in place of its merged input; then it becomes `input`.
+   */
+  rerunInput?: JsonObject;
   /** The last error of this step. */
   error?: string;
   /** A `continueOnError` step that failed: its `output` is `{"error": …}` and the job went on. */
@@ -178,6 +184,16 @@ export interface JobError {
   at: number;
 }
 
+/** A signal kept for a step that did not wait for it yet. */
+export interface PendingSignal {
+  step: string;
+  body: JsonObject;
+  /** When it came (ms since the epoch). */
+  at: number;
+  /** Its body's size as JSON: what counts against the job's limit. */
+  bytes: number;
+}
+
 /** One job: a top-level job, or a fan-out child (a job of its own running a task's steps). */
 export interface JobRecord {
   id: string;
@@ -233,10 +249,21 @@ export interface JobRecord {
   /** While `queued`: its place in its workflow's queue (places only grow; lower goes first). */
   queueSeq?: number;
   /**
+   * Signals that came before their step waited for them, oldest first, at most one per step
+   * (engine/job/early-signals.ts): each is handed to its step when the step waits, or dropped when
+   * the step ends without waiting or the job ends. Absent when there are none.
+   */
+  pendingSignals?: PendingSignal[];
+  /**
    * The format the record is stored in (`JOB_FORMAT_VERSION` when written by this code); absent in
    * records written before formats were numbered, which are format 1. `jobFromJson` migrates.
    */
   formatVersion?: number;
+  /**
+   * What happened to the job, oldest first, and who did it (engine/job/history.ts): its first entry
+   * and its latest, at most `MAX_HISTORY_ENTRIES` in all. Absent in jobs stored before it existed.
+   */
+  history?: HistoryEntry[];
   /** Incremented by every change: stores write conditionally on it. */
   rev: number;
   /** Completion counter that numbers steps as they complete. */

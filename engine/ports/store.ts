@@ -6,6 +6,7 @@ import type { LimitChange, RunningCount } from '../job/running-limit.js';
 import type { ChildOutcome, FanInit, JobPatch } from '../job/transition.js';
 import type { TreeChange, TreeState } from '../job/tree-quota.js';
 import type { FanCounts, FollowUp, JobRecord, StepRequest, Timer, TimerChange } from '../job/types.js';
+import type { AuditLog } from './audit-log.js';
 import type { RepliesInHand } from './reply-intake.js';
 
 /** A registered version of a workflow definition. Versions are immutable; jobs keep theirs. */
@@ -275,6 +276,7 @@ export interface ManagerKeys {
  * uses a store takes only the roles it uses.
  */
 export type Store = WorkflowRegistry &
+  AuditLog &
   JobStore &
   JobQueries &
   Housekeeping &

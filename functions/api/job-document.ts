@@ -76,6 +76,14 @@ export interface WaitView {
   job?: string;
 }
 
+/** A signal the job keeps until its step waits for it (engine/job/early-signals.ts). */
+export interface PendingSignalView {
+  step: string;
+  /** When it came. */
+  at: string;
+  body: JsonObject;
+}
+
 /** What a job is, over its steps, beside its status: what people look for in lists. */
 interface DerivedFacts {
   /** When its first step was sent (the run's start: after a delayed start or a wait in the queue). */
@@ -118,6 +126,8 @@ export interface JobDocument extends DerivedFacts {
   causedBy?: string;
   /** For a job a `workflow:` step started: that job, step and attempt. */
   calledBy?: { id: string; step: string; attempt: number };
+  /** Signals kept for steps that do not wait for them yet, oldest first (absent when none). */
+  pendingSignals?: PendingSignalView[];
   steps: Record<string, StepView>;
   running: { name: string; startTime: string; attempt: number; tasks?: string[] }[];
   completed: { name: string; startTime: string; elapsed?: number; message: Json }[];
@@ -224,6 +234,9 @@ export async function jobDocument(
     followUp: job.followUp,
     causedBy: job.causedBy,
     calledBy: job.calledBy && { id: job.calledBy.id, step: job.calledBy.step, attempt: job.calledBy.attempt },
+    pendingSignals: job.pendingSignals?.length
+      ? job.pendingSignals.map(({ step, at, body }) => ({ step, at: iso(at) as string, body }))
+      : undefined,
   });
   if (job.error) document.error = { ...job.error, at: iso(job.error.at) as string };
   if (job.status === 'queued') {

@@ -3,7 +3,7 @@ import type { Manager } from '../manager/manager.js';
 import type { Logger } from '../telemetry/telemetry.js';
 
 /** Time kept back from the invocation's deadline for answering and writing metrics. */
-const DEADLINE_MARGIN_MS = 3_000;
+export const DEADLINE_MARGIN_MS = 3_000;
 /** Without a Lambda context (tests, scripts): how long draining may take. */
 const DEFAULT_DRAIN_MS = 20_000;
 

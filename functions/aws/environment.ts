@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_TREE_JOBS, DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
 import type { LogLevel } from '../telemetry/telemetry.js';
+import { MAX_REPLY_SHARDS } from '../transport/amqp/reply-shards.js';
 
 export type BusKind = 'sqs' | 'rabbitmq';
 
@@ -26,6 +27,8 @@ export interface RabbitMqBusEnvironment {
   secretArn: string;
   /** `amqps://b-….mq.<region>.amazonaws.com:5671` */
   amqpsEndpoint: string;
+  /** Reply queues, jobs sharded over them by id, one event source mapping each (REPLY_QUEUES). */
+  replyShards: number;
 }
 
 export interface HandlerEnvironment {
@@ -146,6 +149,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
       kind: 'rabbitmq',
       secretArn: reader.required('MQ_SECRET_ARN'),
       amqpsEndpoint: reader.url('MQ_AMQPS_ENDPOINT', ['amqps:', 'amqp:']),
+      replyShards: reader.integer('REPLY_QUEUES', 1, 1, MAX_REPLY_SHARDS),
     };
   }
   if (reader.problems.length > 0 || !bus) throw new EnvironmentError(reader.problems);

@@ -21,15 +21,16 @@ export const PARKED_REASON_HEADER = 'x-parked-reason';
 /**
  * The reply queue as a quorum queue: the broker counts deliveries (Lambda requeues a batch whose
  * invocation fails) and, after `REPLY_MAX_DELIVERIES`, dead-letters the reply through the default
- * exchange to the parked queue. A quorum queue also survives the loss of a cluster node.
+ * exchange to the parked queue (`mainQueue`'s: a shard's parked replies go where the first queue's do).
+ * A quorum queue also survives the loss of a cluster node.
  */
-export function replyQueueArguments(replyQueue: string): Record<string, unknown> {
+export function replyQueueArguments(replyQueue: string, mainQueue = replyQueue): Record<string, unknown> {
   return {
     'x-queue-type': 'quorum',
     // The broker counts redeliveries: the first delivery and this many more.
     'x-delivery-limit': REPLY_MAX_DELIVERIES - 1,
     'x-dead-letter-exchange': '',
-    'x-dead-letter-routing-key': parkedQueueOf(replyQueue),
+    'x-dead-letter-routing-key': parkedQueueOf(mainQueue),
   };
 }
 
@@ -46,7 +47,8 @@ export function poisonQueueArguments(): Record<string, unknown> {
 const PRECONDITION_FAILED = 406;
 
 /**
- * Declares the poison queue and the parked queue, then the reply queue with `replyQueueArguments`. A reply queue that
+ * Declares the poison queue and the parked queue (of `mainQueue`, the first reply queue, which a
+ * shard shares), then the reply queue with `replyQueueArguments`. A reply queue that
  * already exists with other arguments (declared classic by an earlier version) is used as it is, with
  * a warning: it has no delivery limit until it is deleted and declared again (docs/deploying.md).
  */
@@ -54,6 +56,7 @@ export async function declareReplyQueues(
   model: ChannelModel,
   replyQueue: string,
   logger: Logger,
+  mainQueue = replyQueue,
 ): Promise<void> {
   const open = async (): Promise<Channel> => {
     const channel = await model.createChannel();
@@ -62,16 +65,19 @@ export async function declareReplyQueues(
   };
   let channel = await open();
   try {
-    await channel.assertQueue(poisonQueueOf(replyQueue), {
+    await channel.assertQueue(poisonQueueOf(mainQueue), {
       durable: true,
       arguments: poisonQueueArguments(),
     });
-    await channel.assertQueue(parkedQueueOf(replyQueue), {
+    await channel.assertQueue(parkedQueueOf(mainQueue), {
       durable: true,
       arguments: parkedQueueArguments(),
     });
     try {
-      await channel.assertQueue(replyQueue, { durable: true, arguments: replyQueueArguments(replyQueue) });
+      await channel.assertQueue(replyQueue, {
+        durable: true,
+        arguments: replyQueueArguments(replyQueue, mainQueue),
+      });
     } catch (error) {
       if ((error as { code?: unknown }).code !== PRECONDITION_FAILED) throw error;
       channel = await open();

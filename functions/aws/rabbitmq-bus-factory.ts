@@ -2,6 +2,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { connect } from 'amqplib';
 import type { Bus } from '../../engine/index.js';
 import { RabbitMqBus } from '../adapters/rabbitmq/bus.js';
+import { replyQueuesOf } from '../transport/amqp/reply-shards.js';
 import { readBrokerUrl } from './broker-url.js';
 import type { BusFactory } from './container.js';
 import { declareReplyQueues } from './mq-reply-queues.js';
@@ -31,11 +32,12 @@ export const rabbitMqBusFactory: BusFactory = async (input): Promise<Bus> => {
   const rabbit = new RabbitMqBus({
     url,
     replyQueue: env.replyQueue,
+    replyShards: bus.replyShards,
     logger: telemetry.logger,
     connectionName: 'switchyard-lambda',
   });
   brokerUrls.set(rabbit, url);
-  // The event source mapping consumes the reply queue but never declares it, and a reply published to
+  // The event source mappings consume the reply queues but never declare them, and a reply published to
   // a queue that does not exist is dropped: declare it before this container sends any request. It is
   // a quorum queue with a delivery limit and the parked queue as its dead-letter target
   // (mq-reply-queues.ts), declared first so that the bus's own plain declaration finds it there.
@@ -43,7 +45,8 @@ export const rabbitMqBusFactory: BusFactory = async (input): Promise<Bus> => {
     const model = await connect(url, { clientProperties: { connection_name: 'switchyard-lambda:declare' } });
     model.on('error', () => {});
     try {
-      await declareReplyQueues(model, env.replyQueue, telemetry.logger);
+      for (const queue of replyQueuesOf(env.replyQueue, bus.replyShards))
+        await declareReplyQueues(model, queue, telemetry.logger, env.replyQueue);
     } finally {
       await model.close().catch(() => {});
     }

@@ -116,6 +116,11 @@ export function formatJob(job: JobDocument, options: FormatOptions = {}): string
         `  ${wait.step} (${describeWait(wait, now)})  →  ${p.bold(unblockCommand(job.uuid, wait, options.namespace))}`,
       );
   }
+  if (job.pendingSignals?.length) {
+    lines.push('signals kept until their step waits:');
+    for (const signal of job.pendingSignals)
+      lines.push(`  ${signal.step} (since ${signal.at}): ${JSON.stringify(signal.body)}`);
+  }
   if (job.error)
     lines.push(
       p.red(

@@ -4,7 +4,8 @@ import { DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
 import { CliError, DEFAULT_URL } from './client.js';
 import { DEFAULT_ARCHIVE_DIR, listArchiveFiles, showArchivedJob } from './commands/archive.js';
 import { graph, push, validate } from './commands/definitions.js';
-import { command, status, submit, watch } from './commands/jobs.js';
+import { history } from './commands/history.js';
+import { command, rerun, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
 import { listNamespaces, setNamespace, showNamespace } from './commands/namespaces.js';
 import { listSchedules } from './commands/schedules.js';
@@ -263,6 +264,17 @@ program
   });
 
 program
+  .command('history')
+  .description(
+    'what happened to a job, oldest first: each step requested, answered (by which worker), retried or timed out, and who started, signalled, paused, resumed, cancelled or retried it',
+  )
+  .argument('<id>', 'the job id')
+  .addOption(outputOption())
+  .addOption(namespaceOption())
+  .addOption(urlOption())
+  .action(async (id: string, options) => history(id, options, out));
+
+program
   .command('jobs')
   .description('list jobs, newest first, searched on the server')
   .option('--workflow <name>', 'only this workflow')
@@ -384,6 +396,21 @@ program
   .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (id: string | undefined, options) => byIdOrFilter('retry', id, options));
+
+program
+  .command('rerun')
+  .description(
+    'run an ended job again from a step: it and the steps after it start anew, earlier outputs are kept, the old attempts stay in the history',
+  )
+  .argument('<id>', 'the top-level job id')
+  .requiredOption('--from <step>', 'the step to run again from')
+  .option(
+    '--input <file>',
+    "the step's new input: a JSON file (a worker step is sent it; a signal step takes it as its signal)",
+  )
+  .addOption(namespaceOption())
+  .addOption(urlOption())
+  .action(async (id: string, options) => rerun(id, options, out));
 
 program
   .command('signal')

@@ -30,10 +30,25 @@ export interface OutboxPumpOptions {
   sendBatch?: number;
   /** @default 200 */
   followUpBatch?: number;
-  /** Called with the seconds from a reply's arrival to the confirmed send of a request it caused. */
+  /**
+   * Called with the seconds from a reply's arrival to the confirmed send of a request it caused, both
+   * read from `stopwatch`.
+   */
   onSent?: (overheadSeconds: number) => void;
+  /**
+   * The clock of `onSent`'s overhead, in milliseconds, as `enqueue`'s `receivedAt` is: monotonic and
+   * finer than a millisecond, as a step's overhead at low load is about one. @default performance.now
+   */
+  stopwatch?: () => number;
   /** Called with the requests the broker confirmed, once per send. */
   onRequestsSent?: (requests: StepRequest[]) => void;
+  /** Called after each send with how many requests it handed to the bus and how long it took, ms. */
+  onSendTimed?: (requests: number, ms: number) => void;
+  /**
+   * Follow-ups to hold for now (a fan-out's next slice when the invocation has no time left for it):
+   * they stay in the store and here, do not keep `drain` waiting, and run after `resume`.
+   */
+  holdFollowUp?: (entry: FollowUpEntry) => boolean;
   clock?: () => number;
   /** Each request's token (`x-switchyard-token`), minted as it is sent (request-tokens.ts). */
   tokens?: RequestTokens;
@@ -85,6 +100,7 @@ export class OutboxPump {
     this.backoff = new QueueBackoff(options.refusedBackoff);
   }
 
+  /** `receivedAt`: when the reply behind these entries arrived, on `stopwatch`'s clock. */
   enqueue(entries: readonly OutboxEntry[], receivedAt?: number): void {
     for (const entry of entries) {
       if (this.queued.has(entry.id)) continue;
@@ -128,6 +144,18 @@ export class OutboxPump {
     return this.requests.length + this.followUps.length;
   }
 
+  /** Requests and follow-ups not held: what the loop has to do now. */
+  private get runnable(): number {
+    const hold = this.options.holdFollowUp;
+    if (!hold || this.requests.length) return this.requests.length + this.followUps.length;
+    return this.followUps.filter((entry) => !hold(entry)).length;
+  }
+
+  /** Runs what was held (holdFollowUp) if it may run now. */
+  resume(): void {
+    if (this.runnable) this.kick();
+  }
+
   /** Resolves when everything queued so far (and what it led to) is done, or the pump is stopped. */
   async drain(): Promise<void> {
     while (this.running) await this.running;
@@ -144,12 +172,12 @@ export class OutboxPump {
     if (this.running || this.stopped) return;
     this.running = this.loop().finally(() => {
       this.running = undefined;
-      if (this.pending && !this.stopped) this.kick();
+      if (this.runnable && !this.stopped) this.kick();
     });
   }
 
   private async loop(): Promise<void> {
-    while (this.pending && !this.stopped) {
+    while (this.runnable && !this.stopped) {
       try {
         if (this.superseded.size) await this.removeSuperseded();
         const { batch, open } = this.nextBatch();
@@ -158,8 +186,9 @@ export class OutboxPump {
         // slice of children in one, so its requests are sent before more are made. Requests for a
         // queue that refuses them do not count: they would hold follow-ups back for as long.
         const stillOpen = open - batch.length;
-        if (this.followUps.length && stillOpen < this.sendBatch) await this.runSomeFollowUps();
-        else if (!batch.length) await this.waitForAQueue();
+        const ranFollowUps =
+          this.followUps.length > 0 && stillOpen < this.sendBatch && (await this.runSomeFollowUps());
+        if (!ranFollowUps && !batch.length) await this.waitForAQueue();
         this.failures = 0;
       } catch (error) {
         this.failures++;
@@ -215,6 +244,7 @@ export class OutboxPump {
   }
 
   private async sendSome(batch: RequestEntry[]): Promise<void> {
+    const started = this.now();
     for (const entry of batch) this.sending.add(entry.id);
     const confirms = new ConfirmRecorder(batch, this.options.store, this.options.logger);
     let refused: Map<string, string>;
@@ -251,6 +281,7 @@ export class OutboxPump {
       }
     }
     this.backoff.afterSend(outcomes, now);
+    this.options.onSendTimed?.(batch.length, now - started);
     if (done.size && this.options.onRequestsSent) {
       this.options.onRequestsSent(batch.filter((entry) => done.has(entry.id)).map((entry) => entry.request));
     }
@@ -300,7 +331,7 @@ export class OutboxPump {
     acked: ReadonlySet<string> = new Set(),
   ): Promise<void> {
     if (!done.size) return;
-    const now = this.now();
+    const now = this.options.stopwatch ? this.options.stopwatch() : performance.now();
     const origins: number[] = [];
     this.keepRequests((entry, origin) => {
       if (!done.has(entry.id)) return true;
@@ -358,12 +389,20 @@ export class OutboxPump {
     return { refused, undeliverable };
   }
 
-  private async runSomeFollowUps(): Promise<void> {
-    const batch = this.followUps.slice(0, this.options.followUpBatch ?? 200);
+  /** Runs the first follow-ups not held; false when every one is held. */
+  private async runSomeFollowUps(): Promise<boolean> {
+    const hold = this.options.holdFollowUp;
+    const size = this.options.followUpBatch ?? 200;
+    const batch = hold
+      ? this.followUps.filter((entry) => !hold(entry)).slice(0, size)
+      : this.followUps.slice(0, size);
+    if (!batch.length) return false;
     await this.options.runFollowUps(batch);
-    this.followUps.splice(0, batch.length);
+    const ran = new Set(batch);
+    this.followUps = this.followUps.filter((entry) => !ran.has(entry));
     await this.options.store.ackOutbox(batch.map((entry) => entry.id));
     for (const entry of batch) this.queued.delete(entry.id);
+    return true;
   }
 }
 

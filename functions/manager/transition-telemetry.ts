@@ -126,6 +126,18 @@ export function recordNotes(
       case 'stepSuspended':
         logger.info('step suspended: waits for a signal', fields);
         break;
+      case 'signalBuffered':
+        logger.info('signal kept until its step waits for it', { ...fields, detail: note.message });
+        break;
+      case 'signalDelivered':
+        logger.info('kept signal handed to its step', fields);
+        break;
+      case 'signalDropped':
+        logger.warn('kept signal dropped', { ...fields, detail: note.message });
+        break;
+      case 'awaitingSignal':
+        logger.debug('signal step waits for its signal', fields);
+        break;
       default:
         unhandled(note.kind, 'transition note');
     }

@@ -19,9 +19,10 @@ import {
 import { rabbitMqBusFactory } from '../../functions/aws/rabbitmq-bus-factory.js';
 import { createApiHandler } from '../../functions/handlers/api.js';
 import { createRegisterWorkflowsHandler } from '../../functions/handlers/register-workflows.js';
-import { createRepliesMqHandler, type RepliesMqHandler } from '../../functions/handlers/replies-mq.js';
+import { createRepliesMqHandler } from '../../functions/handlers/replies-mq.js';
 import { MAX_CRASHES_IN_HAND, poisonedReason } from '../../functions/manager/reply-policy.js';
 import { createWorker, type Worker } from '../../functions/worker/index.js';
+import { type AmazonMqEventSource, amazonMqEventSource } from '../support/amazon-mq-event-source.js';
 import {
   aCustomResourceEvent,
   aLambdaContext,
@@ -122,7 +123,7 @@ describe('A job through replies-mq, dispatched by the RabbitMQ bus (the local Ra
   let replyQueue: string;
   let model: ChannelModel;
   const workers: Worker[] = [];
-  let eventSource: Awaited<ReturnType<typeof mqEventSource>> | undefined;
+  let eventSource: AmazonMqEventSource | undefined;
 
   beforeAll(async () => {
     [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startSqsEmulator()]);
@@ -221,7 +222,7 @@ describe('A job through replies-mq, dispatched by the RabbitMQ bus (the local Ra
     );
     await Promise.all(workers.map((worker) => worker.start()));
     // Every third batch is delivered twice.
-    eventSource = await mqEventSource(replyQueue, createRepliesMqHandler(container), {
+    eventSource = await amazonMqEventSource(replyQueue, createRepliesMqHandler(container), {
       deliverTwiceEvery: 3,
     });
     const api = createApiHandler({ ...container, maxBodyBytes: 256 * 1024 });
@@ -247,98 +248,6 @@ describe('A job through replies-mq, dispatched by the RabbitMQ bus (the local Ra
     expect(eventSource?.redelivered).toBeGreaterThan(0);
   }, 90_000);
 });
-
-/**
- * The Amazon MQ event source mapping on one queue, one instance at a time (as Lambda runs it for
- * RabbitMQ): batches of up to ten within 50 ms, acknowledged when the handler returns, requeued
- * (nack) when it throws; with `deliverTwiceEvery: n`, every n-th batch is handed over twice (an
- * at-least-once delivery). With `newHandler`, an invocation that has not returned within
- * `functionTimeoutMs` dies (out of time, or of memory): its batch is requeued and the mapping goes on
- * with a new container from `newHandler`. Counts the batches, the failed ones, the ones delivered
- * twice and the deaths.
- */
-async function mqEventSource(
-  queue: string,
-  handler: RepliesMqHandler,
-  options: {
-    deliverTwiceEvery?: number;
-    newHandler?: () => RepliesMqHandler;
-    functionTimeoutMs?: number;
-  } = {},
-): Promise<{ stop(): Promise<void>; batches: number; failed: number; redelivered: number; deaths: number }> {
-  const { model, channel } = await openTestChannel();
-  await channel.prefetch(10);
-  const state = { batches: 0, failed: 0, redelivered: 0, deaths: 0, stop: async () => {} };
-  let current = handler;
-  let batch: Message[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  let running = Promise.resolve();
-  const flush = (): void => {
-    clearTimeout(timer);
-    timer = undefined;
-    const taken = batch;
-    batch = [];
-    if (taken.length === 0) return;
-    running = running.then(async () => {
-      state.batches++;
-      const event = {
-        eventSource: 'aws:rmq' as const,
-        eventSourceArn: 'arn:aws:mq:us-east-1:123456789012:broker:switchyard:b-1',
-        rmqMessagesByQueue: { [`${queue}::/`]: taken.map(amazonMqMessageFromAmqp) },
-      };
-      try {
-        const invocation = current(event, aLambdaContext(options.functionTimeoutMs));
-        if (options.newHandler && (await outOfTime(invocation, options.functionTimeoutMs ?? 60_000))) {
-          state.deaths++;
-          current = options.newHandler();
-          for (const message of taken) channel.nack(message, false, true);
-          return;
-        }
-        await invocation;
-        if (options.deliverTwiceEvery && state.batches % options.deliverTwiceEvery === 0) {
-          state.redelivered++;
-          await current(event, aLambdaContext());
-        }
-        for (const message of taken) channel.ack(message);
-      } catch {
-        state.failed++;
-        for (const message of taken) channel.nack(message, false, true);
-      }
-    });
-  };
-  const { consumerTag } = await channel.consume(queue, (message) => {
-    if (!message) return;
-    batch.push(message);
-    if (batch.length >= 10) flush();
-    else timer ??= setTimeout(flush, 50);
-  });
-  state.stop = async () => {
-    await channel.cancel(consumerTag).catch(() => {});
-    flush();
-    await running;
-    await model.close().catch(() => {});
-  };
-  return state;
-}
-
-/** Whether `invocation` has not settled within `ms` (its rejection, if any, is left to the caller). */
-async function outOfTime(invocation: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(true), ms);
-  });
-  try {
-    return await Promise.race([
-      invocation.then(
-        () => false,
-        () => false,
-      ),
-      deadline,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 describe('replies-mq on a quorum reply queue (real RabbitMQ): a reply that always fails never stalls the others', () => {
   const workflow = {
@@ -399,7 +308,7 @@ describe('replies-mq on a quorum reply queue (real RabbitMQ): a reply that alway
     for (const job of jobs) publish(job);
 
     // Act
-    const source = await mqEventSource(replyQueue, handler);
+    const source = await amazonMqEventSource(replyQueue, handler);
     await eventually('the good replies applied', async () => byes().length === 3);
     const [parked] = await take(channel, parkedQueueOf(replyQueue), 1);
     await eventually(
@@ -423,7 +332,7 @@ describe('replies-mq on a quorum reply queue (real RabbitMQ): a reply that alway
     publish(poisoned);
 
     // Act: the handler hands the poisoned reply back until the broker parks it.
-    const source = await mqEventSource(replyQueue, handler);
+    const source = await amazonMqEventSource(replyQueue, handler);
     const [parked] = await take(channel, parkedQueueOf(replyQueue), 1);
     for (const job of jobs.slice(1)) publish(job);
     await eventually('the replies behind it applied', async () => byes().length === 3);
@@ -502,7 +411,7 @@ describe('replies-mq when invocations die with a reply in hand (real RabbitMQ, q
     // Act
     publish(victim, '{"unfinishable": true}');
     publish(bystander, '{"fine": true}');
-    const source = await mqEventSource(replyQueue, aContainer(), {
+    const source = await amazonMqEventSource(replyQueue, aContainer(), {
       newHandler: aContainer,
       functionTimeoutMs: 2_000,
     });

@@ -27,6 +27,7 @@ import {
   updating,
   uuid,
 } from '../support/factories.js';
+import { describeAuditLogContract } from './store-contract-audit-log.js';
 import { describeMaxRunningContract } from './store-contract-max-running.js';
 import { describeNamespaceSettingsContract } from './store-contract-namespaces.js';
 import { describeRepliesInHandContract } from './store-contract-replies-in-hand.js';
@@ -1013,6 +1014,7 @@ export function describeStoreContract(
 
     describeRepliesInHandContract(() => store);
     describeSearchContract(() => store);
+    describeAuditLogContract(() => store);
 
     it('answers ping while open', async () => {
       await expect(store.ping()).resolves.toBeUndefined();

@@ -80,33 +80,76 @@ describe('-c profile=production with the RabbitMQ bus', CDK, () => {
     expect(brokers[0]?.Properties?.SubnetIds).toHaveLength(2);
   });
 
+  test('four reply queues, each with an event source mapping of its own, and the parked queue with one', () => {
+    // For RabbitMQ, Lambda limits each Amazon MQ event source mapping to one concurrent execution
+    // environment (https://docs.aws.amazon.com/lambda/latest/dg/with-mq.html, "Concurrency"), so each
+    // reply queue is one lane; the functions shard jobs over the queues REPLY_QUEUES names.
+    const { template } = synthesized;
+    const queues = Object.values(resourcesOfType(template, 'AWS::Lambda::EventSourceMapping'))
+      .map((mapping) => mapping.Properties as { Queues?: string[]; BatchSize?: number })
+      .filter((properties) => properties.Queues)
+      .map((properties) => ({ queues: properties.Queues, batch: properties.BatchSize }));
+    expect(queues).toEqual(
+      [
+        'workflow-manager',
+        'workflow-manager-1',
+        'workflow-manager-2',
+        'workflow-manager-3',
+        'workflow-manager.parked',
+      ].map((queue) => ({ queues: [queue], batch: 10 })),
+    );
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ REPLY_QUEUES: '4' }) },
+    });
+  });
+
   test('an existing single-broker stack moving to the profile gets a broker of another name, which CloudFormation can replace', () => {
     // CloudFormation refuses to replace a resource with a fixed custom name: the name changes with
     // the settings that replace the broker, and not with the others.
     const name = brokerNameOf(
       'Switchyard',
-      { deploymentMode: 'CLUSTER_MULTI_AZ', engineVersion: '3.13', instanceType: 'mq.m7g.large' },
+      {
+        deploymentMode: 'CLUSTER_MULTI_AZ',
+        engineVersion: '3.13',
+        instanceType: 'mq.m7g.large',
+        replyQueues: 1,
+      },
       2,
     );
     const [broker] = Object.values(resourcesOfType(synthesized.template, 'AWS::AmazonMQ::Broker'));
     expect(broker?.Properties?.BrokerName).toBe(name);
     const single = brokerNameOf(
       'Switchyard',
-      { deploymentMode: 'SINGLE_INSTANCE', engineVersion: '3.13', instanceType: 'mq.t3.micro' },
+      {
+        deploymentMode: 'SINGLE_INSTANCE',
+        engineVersion: '3.13',
+        instanceType: 'mq.t3.micro',
+        replyQueues: 1,
+      },
       2,
     );
     expect(single).not.toBe(name);
     expect(
       brokerNameOf(
         'Switchyard',
-        { deploymentMode: 'SINGLE_INSTANCE', engineVersion: '3.13', instanceType: 'mq.m7g.large' },
+        {
+          deploymentMode: 'SINGLE_INSTANCE',
+          engineVersion: '3.13',
+          instanceType: 'mq.m7g.large',
+          replyQueues: 1,
+        },
         2,
       ),
     ).toBe(single);
     expect(
       brokerNameOf(
         'S'.repeat(128),
-        { deploymentMode: 'CLUSTER_MULTI_AZ', engineVersion: '4.2', instanceType: 'mq.m7g.large' },
+        {
+          deploymentMode: 'CLUSTER_MULTI_AZ',
+          engineVersion: '4.2',
+          instanceType: 'mq.m7g.large',
+          replyQueues: 1,
+        },
         2,
       ),
     ).toMatch(/^[A-Za-z0-9_-]{1,50}$/);

@@ -778,6 +778,8 @@ describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
       expect(environment).toMatchObject({
         BUS: 'rabbitmq',
         REPLY_QUEUE: 'workflow-manager',
+        // One reply queue (one Amazon MQ mapping) unless -c mqReplyQueues (the production profile: 4).
+        REPLY_QUEUES: '1',
         MQ_SECRET_ARN: { Ref: expect.stringMatching(/^RabbitMqBusCredentials/) },
         TIMER_QUEUE_URL: { Ref: expect.stringMatching(/^TimerQueue[A-F0-9]{8}$/) },
       });

@@ -38,13 +38,17 @@ export interface SqsEventSourceOptions {
    * back once more, in another batch (SQS's at-least-once delivery).
    */
   duplicate?: (record: SQSRecord) => boolean;
-  /** Invocation time limit given to the handler's context. @default 60000 */
+  /**
+   * The function's timeout, given to the handler's context and enforced: an invocation whose handler
+   * has not answered within it fails, as Lambda ends a function that runs out of time ("the
+   * invocation times out... Lambda retries the batch", https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html):
+   * its messages come back after `retryAfterSeconds`, counted in `timeouts` and reported in `errors`.
+   * @default 60000 (the stack's replies function)
+   */
   functionTimeoutMs?: number;
   /**
-   * With it, an invocation whose handler has not answered within `functionTimeoutMs` dies, as Lambda
-   * ends a function that runs out of time (or of memory): its messages come back after
-   * `retryAfterSeconds`, and the lane goes on in a new container, from this factory. Without it, a
-   * lane waits for its handler however long it takes.
+   * A new container for the lane after one ran out of time (as Lambda starts a new one); without it
+   * the lane goes on with the same handler, and a timeout is an error the test sees.
    */
   newHandler?: () => Promise<SqsBatchHandler>;
 }
@@ -58,9 +62,11 @@ export interface SqsEventSourceStats {
   failed: number;
   /** Invocations that threw. */
   errors: number;
-  /** Invocations that died out of time (`newHandler`). */
+  /** Invocations that ran out of time. */
   timeouts: number;
   largestBatch: number;
+  /** The longest an invocation took, ms (those that ran out of time included). */
+  longestInvocationMs: number;
 }
 
 export interface SqsEventSource {
@@ -85,6 +91,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     errors: 0,
     timeouts: 0,
     largestBatch: 0,
+    longestInvocationMs: 0,
   };
   const errors: unknown[] = [];
   const abort = new AbortController();
@@ -189,14 +196,20 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
       stats.largestBatch = Math.max(stats.largestBatch, records.length);
       let failedIds: Set<string>;
       const timeoutMs = options.functionTimeoutMs ?? 60_000;
+      const started = Date.now();
       try {
         const invocation = handler({ Records: records }, aLambdaContext(timeoutMs));
-        const response = options.newHandler ? await outOfTime(invocation, timeoutMs) : await invocation;
+        const response = await outOfTime(invocation, timeoutMs);
+        stats.longestInvocationMs = Math.max(stats.longestInvocationMs, Date.now() - started);
         if (response === OUT_OF_TIME) {
           stats.timeouts++;
           stats.failed += ids.size;
           // The dead container's invocation is let go of; its messages come back, to a new container.
-          handler = await (options.newHandler as () => Promise<SqsBatchHandler>)();
+          if (options.newHandler) handler = await options.newHandler();
+          else
+            errors.push(
+              new Error(`an invocation of ${records.length} messages ran out of its ${timeoutMs} ms`),
+            );
           await settle(messages, ids).catch((error: unknown) => errors.push(error));
           continue;
         }

@@ -1,4 +1,7 @@
 import {
+  AUDIT_RETENTION_MS,
+  type AuditEntry,
+  type AuditPage,
   type ChildrenPage,
   type Commit,
   type CommitResult,
@@ -56,6 +59,8 @@ export class MemoryStore implements Store {
   private outboxSeq = 0;
   private readonly timers = new Map<string, Timer>();
   private readonly tokens = new Map<string, StoredToken>();
+  /** Oldest first. */
+  private audit: AuditEntry[] = [];
   private readonly namespaceSettings = new Map<string, NamespaceSettings>();
   private readonly keys = new Map<string, string>();
   /** By workflow: its `maxRunning` counters, and its queue (job ids by place). */
@@ -331,6 +336,23 @@ export class MemoryStore implements Store {
 
   async listTokens(): Promise<StoredToken[]> {
     return [...this.tokens.values()].sort((a, b) => a.createdAt - b.createdAt).map((token) => ({ ...token }));
+  }
+
+  async recordAudit(entry: AuditEntry): Promise<void> {
+    const since = entry.at - AUDIT_RETENTION_MS;
+    this.audit = this.audit.filter((kept) => kept.at >= since && kept.id !== entry.id);
+    this.audit.push(structuredClone(entry));
+    this.audit.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  async listAudit(query: { namespace: string; limit: number; cursor?: string }): Promise<AuditPage> {
+    const { cursor } = query;
+    const found = this.audit
+      .filter((entry) => entry.namespace === query.namespace && (cursor === undefined || entry.id < cursor))
+      .reverse();
+    const entries = found.slice(0, query.limit).map((entry) => structuredClone(entry));
+    const last = entries.at(-1);
+    return found.length > query.limit && last ? { entries, cursor: last.id } : { entries };
   }
 
   async deleteToken(id: string): Promise<boolean> {

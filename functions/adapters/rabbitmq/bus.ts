@@ -23,6 +23,7 @@ import {
   type PublishFailure,
 } from '../../transport/amqp/publisher.js';
 import { checkQueues, QueueDeclarer } from '../../transport/amqp/queues.js';
+import { replyQueueFor, replyQueuesOf } from '../../transport/amqp/reply-shards.js';
 import { urlForVhost } from '../../transport/amqp/url.js';
 import { VhostRefusedError } from '../../transport/amqp/vhost-refusal.js';
 import {
@@ -46,6 +47,12 @@ export interface RabbitMqBusOptions {
   url: string;
   /** The `reply_to` of every request. @default 'workflow-manager' */
   replyQueue?: string;
+  /**
+   * Reply queues, each job's requests naming one of them by its id (transport/amqp/reply-shards.ts):
+   * deployed on Amazon MQ, one event source mapping each. Only the first is consumed by
+   * `consumeReplies` (serve keeps one). @default 1
+   */
+  replyShards?: number;
   /** Prefix of the `connection_name` client property of this bus's connections. @default 'switchyard' */
   connectionName?: string;
   logger?: RabbitMqLogger;
@@ -92,6 +99,9 @@ export type ReplyConsumerTuning = Pick<ReplyConsumerOptions, 'prefetch' | 'maxBa
  */
 export class RabbitMqBus implements Bus, ReplyIntake, DeadLetterIntake {
   private readonly replyQueue: string;
+  private readonly replyShards: number;
+  /** The reply queue and its shards. */
+  private readonly replyQueues: readonly string[];
   private readonly logger: RabbitMqLogger;
   private readonly vhosts = new Map<string | null, VhostPublisher>();
   private readonly consumers = new Set<ReplyConsumer>();
@@ -99,6 +109,8 @@ export class RabbitMqBus implements Bus, ReplyIntake, DeadLetterIntake {
 
   constructor(private readonly options: RabbitMqBusOptions) {
     this.replyQueue = options.replyQueue ?? DEFAULT_REPLY_QUEUE;
+    this.replyShards = Math.max(1, Math.floor(options.replyShards ?? 1));
+    this.replyQueues = replyQueuesOf(this.replyQueue, this.replyShards);
     this.logger = options.logger ?? consoleWarnings;
     // Fails now, with the password redacted, on a URL that is not amqp(s)://.
     urlForVhost(options.url, null);
@@ -132,10 +144,20 @@ export class RabbitMqBus implements Bus, ReplyIntake, DeadLetterIntake {
     };
     const failures: Error[] = [];
     const byVhost = new Map<string | null, OutgoingMessage[]>();
+    const optionsByShard = new Map<string, RequestMessageOptions>();
+    const optionsFor = (request: StepRequest): RequestMessageOptions => {
+      if (this.replyShards === 1) return messageOptions;
+      const replyQueue = replyQueueFor(this.replyQueue, this.replyShards, request.jobId);
+      const known = optionsByShard.get(replyQueue);
+      if (known) return known;
+      const shardOptions = { ...messageOptions, replyQueue };
+      optionsByShard.set(replyQueue, shardOptions);
+      return shardOptions;
+    };
     for (const request of requests) {
       let message: OutgoingMessage;
       try {
-        message = requestMessage(request, messageOptions);
+        message = requestMessage(request, optionsFor(request));
       } catch (error) {
         if (!(error instanceof UndeliverableError)) throw error;
         failures.push(error);
@@ -270,7 +292,7 @@ export class RabbitMqBus implements Bus, ReplyIntake, DeadLetterIntake {
     const onLetters = async (letters: DeadLetter[]): Promise<void> => {
       for (const letter of letters) {
         const { correlationId, attempt, replyTo, token } = letter;
-        if (!correlationId || (replyTo !== undefined && replyTo !== this.replyQueue)) continue;
+        if (!correlationId || (replyTo !== undefined && !this.replyQueues.includes(replyTo))) continue;
         if (letter.reason === 'expired') await handlers.expired(correlationId, attempt, token);
         else
           await handlers.rejected(
@@ -353,15 +375,15 @@ export class RabbitMqBus implements Bus, ReplyIntake, DeadLetterIntake {
             'x-dead-letter-exchange': DEAD_LETTER_EXCHANGE,
           }
         : undefined;
-      const replyQueue = this.replyQueue;
+      const replyQueues = this.replyQueues;
       publisher = new VhostPublisher(
         connection,
         new QueueDeclarer(this.logger, undefined, (queue) =>
-          queue === replyQueue ? undefined : stepQueueArguments,
+          replyQueues.includes(queue) ? undefined : stepQueueArguments,
         ),
         new ConfirmPublisher(this.logger, this.options.confirmTimeoutMs),
         this.options.connectTimeoutMs ?? 10_000,
-        this.replyQueue,
+        replyQueues,
         this.logger,
       );
       this.vhosts.set(vhost, publisher);
@@ -385,9 +407,14 @@ class VhostPublisher {
     private readonly declarer: QueueDeclarer,
     private readonly publisher: ConfirmPublisher,
     private readonly connectTimeoutMs: number,
-    private readonly replyQueue: string,
+    /** The reply queue first, then its shards. */
+    private readonly replyQueues: readonly string[],
     private readonly logger: RabbitMqLogger,
   ) {}
+
+  private get replyQueue(): string {
+    return this.replyQueues[0] as string;
+  }
 
   /** The connection the dead-letter exchange and queue were last declared on. */
   private deadLettersOn: ChannelModel | undefined;
@@ -409,7 +436,7 @@ class VhostPublisher {
   async ensure(queues: readonly string[]): Promise<void> {
     const model = await this.connection.whenReady(this.connectTimeoutMs, { failFast: true });
     await this.declareDeadLetters(model);
-    const refused = await this.declarer.ensure(model, [this.replyQueue, ...queues]);
+    const refused = await this.declarer.ensure(model, [...this.replyQueues, ...queues]);
     if (refused.size) {
       throw new Error(
         [...refused].map(([queue, reason]) => `queue ${queue} cannot be declared: ${reason}`).join('; '),
@@ -441,12 +468,13 @@ class VhostPublisher {
     });
     await this.declareDeadLetters(model);
     const declined = await this.declarer.ensure(model, [
-      this.replyQueue,
+      ...this.replyQueues,
       ...messages.map((message) => message.queue),
     ]);
-    const replyRefusal = declined.get(this.replyQueue);
-    if (replyRefusal)
-      throw new Error(`the reply queue ${this.replyQueue} cannot be declared: ${replyRefusal}`);
+    for (const replyQueue of this.replyQueues) {
+      const replyRefusal = declined.get(replyQueue);
+      if (replyRefusal) throw new Error(`the reply queue ${replyQueue} cannot be declared: ${replyRefusal}`);
+    }
     const sendable = declined.size ? messages.filter((message) => !declined.has(message.queue)) : messages;
     const refused = await this.publisher.publishEach(model, sendable, onConfirmed);
     for (const { reason, message } of refused) if (reason === 'returned') this.declarer.forget(message.queue);

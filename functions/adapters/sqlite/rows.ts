@@ -1,4 +1,7 @@
 import {
+  type Actor,
+  type AuditAction,
+  type AuditEntry,
   type EveryField,
   type FanCounts,
   type FanInit,
@@ -18,6 +21,8 @@ import {
   type WorkflowDefinition,
 } from '../../../engine/index.js';
 import type {
+  AuditRow,
+  AuditRowValues,
   FanCountsRow,
   JobRow,
   OutboxRow,
@@ -148,4 +153,28 @@ export function storedToken(row: TokenRow): StoredToken {
     description: row.description,
     createdAt: row.created_at,
   } satisfies EveryField<StoredToken>;
+}
+
+export function auditRowValues(entry: AuditEntry): AuditRowValues {
+  return [
+    entry.namespace,
+    entry.id,
+    entry.at,
+    JSON.stringify(entry.actor),
+    entry.action,
+    entry.target,
+    entry.detail ?? null,
+  ];
+}
+
+export function auditEntry(row: AuditRow): AuditEntry {
+  return {
+    id: row.id,
+    at: row.at,
+    actor: JSON.parse(row.actor) as Actor,
+    action: row.action as AuditAction,
+    namespace: row.namespace,
+    target: row.target,
+    detail: row.detail ?? undefined,
+  } satisfies EveryField<AuditEntry>;
 }

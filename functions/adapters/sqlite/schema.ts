@@ -199,6 +199,21 @@ export const MIGRATIONS: readonly string[] = [
     since INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // Who changed definitions, tokens and namespace settings (engine/ports/audit-log.ts), by namespace
+  // and newest first; entries older than the retention are pruned at each write, through \`at\`.
+  `
+  CREATE TABLE audit_log (
+    namespace TEXT NOT NULL,
+    id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    detail TEXT,
+    PRIMARY KEY (namespace, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX audit_log_at ON audit_log (at);
+  `,
   // Search (engine/job/listed-status.ts, search-attributes.ts). The status column holds the listed
   // status from now on: a job not started is 'pending' (the counts' triggers follow the update), and
   // a job waiting for someone becomes 'waiting' at its next change. Each top-level job's search

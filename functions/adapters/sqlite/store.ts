@@ -1,5 +1,8 @@
 import type Database from 'better-sqlite3';
 import {
+  AUDIT_RETENTION_MS,
+  type AuditEntry,
+  type AuditPage,
   type ChildOutcome,
   type ChildrenPage,
   type Commit,
@@ -43,6 +46,8 @@ import { DEFAULT_JOB_CACHE_SIZE, JobCache } from './job-cache.js';
 import { encodeJobCursor, jobQuerySql } from './job-query.js';
 import { NamespaceSettingsTable } from './namespace-settings.js';
 import {
+  auditEntry,
+  auditRowValues,
   fanCountsOf,
   jobRow,
   outboxEntry,
@@ -305,6 +310,24 @@ export class SqliteStore implements Store {
   async listTokens(): Promise<StoredToken[]> {
     this.ready();
     return this.statements.tokens.all().map(storedToken);
+  }
+
+  async recordAudit(entry: AuditEntry): Promise<void> {
+    this.ready();
+    this.outcome.run(() =>
+      this.db.transaction(() => {
+        this.statements.pruneAudit.run(entry.at - AUDIT_RETENTION_MS);
+        this.statements.insertAudit.run(...auditRowValues(entry));
+      })(),
+    );
+  }
+
+  async listAudit(query: { namespace: string; limit: number; cursor?: string }): Promise<AuditPage> {
+    this.ready();
+    const rows = this.statements.auditPage.all(query.namespace, query.cursor ?? '~', query.limit + 1);
+    const entries = rows.slice(0, query.limit).map(auditEntry);
+    const last = entries.at(-1);
+    return rows.length > query.limit && last ? { entries, cursor: last.id } : { entries };
   }
 
   async deleteToken(id: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { isFinished, type JobQuery, type JobRecord } from '../../../engine/index.js';
+import { actorOf, isFinished, type JobQuery, type JobRecord } from '../../../engine/index.js';
 import { ManagerError } from '../../manager/errors.js';
 import { json } from '../http.js';
 import { jobFilterQuery, jobQueryOf } from '../job-search.js';
@@ -81,7 +81,8 @@ async function batch(command: Command, request: BatchRequest, deps: ApiDeps) {
       continue;
     }
     try {
-      await (command === 'cancel' ? deps.service.cancel(job.id) : deps.service.retry(job.id));
+      const actor = actorOf(request.principal);
+      await (command === 'cancel' ? deps.service.cancel(job.id, actor) : deps.service.retry(job.id, actor));
       changed.push(job.id);
     } catch (error) {
       if (!(error instanceof ManagerError) || error.code === 'unavailable') throw error;

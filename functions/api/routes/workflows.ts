@@ -1,4 +1,5 @@
 import {
+  actorOf,
   definitionInNamespace,
   definitionShown,
   formatDefinitionError,
@@ -185,13 +186,14 @@ async function register(request: NamedRequest, deps: ApiDeps) {
   const { version, created } = await deps.service.registerWorkflow(
     definitionInNamespace(workflow, request.namespace),
     queuePrefix,
+    actorOf(request.principal),
   );
   return json(created ? 201 : 200, { name, version, created });
 }
 
 async function disable(request: NamedRequest, deps: ApiDeps) {
   const name = request.params.name;
-  if (!(await deps.service.disableWorkflow(storedName(request))))
+  if (!(await deps.service.disableWorkflow(storedName(request), actorOf(request.principal))))
     throw new ApiError('not_found', `no workflow named "${name}"`);
   return json(200, { name, enabled: false });
 }
@@ -235,6 +237,7 @@ async function start(
     version,
     vhost,
     startAt,
+    actor: actorOf(request.principal),
   });
   return json(created ? 201 : 200, { id: job.id });
 }

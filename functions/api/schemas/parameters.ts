@@ -24,6 +24,17 @@ export const WorkflowName = z.string().check(z.regex(NAME_PATTERN), rule(`a work
 
 export const StepName = z.string().check(z.regex(NAME_PATTERN), rule(`a step name: ${NAME_RULE}`));
 
+/** A step, or a path to a step of a job beneath (engine/job/step-path.ts): `publish/approve`, `review[2]/approve`. */
+export const StepPath = z
+  .string()
+  .check(
+    z.maxLength(2000),
+    z.regex(/^([A-Za-z][A-Za-z0-9_-]*(\[\d{1,9}\])?\/)*[A-Za-z][A-Za-z0-9_-]*$/),
+    rule(
+      `a step name (${NAME_RULE}), or a path to one through workflow: steps and fan-out children (call/step, fanout[2]/step)`,
+    ),
+  );
+
 export const NamespaceName = z
   .string()
   .check(
@@ -57,6 +68,11 @@ export const Vhost = z.string().check(
 
 /** A page cursor as the previous page gave it (the store reads it back, and refuses a foreign one). */
 export const PageCursor = z.string().check(z.maxLength(1024), rule('the cursor of the previous page'));
+
+/** An audit page from this entry on (an entry's id). */
+export const AuditCursor = z
+  .string()
+  .check(z.regex(/^\d{13}-[0-9a-f]{8}$/), rule('the cursor of the previous page'));
 
 /** A fan-out's children page from this index on. */
 export const ChildCursor = z
@@ -156,3 +172,22 @@ export const EntityTags = z.string().check(rule('entity tags, or *'));
 
 /** A file of the dashboard, beneath `/assets/` (looked up among the bundled files, never on disk). */
 export const AssetPath = z.string().check(z.maxLength(200), rule('a path of at most 200 characters'));
+
+/** An attempt's callback token, as its request carried it (`x-switchyard-token`; protocol.md). */
+export const CallbackToken = z
+  .string()
+  .check(
+    z.maxLength(4096),
+    z.regex(/^swt1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/),
+    rule("an attempt's callback token (swt1.….…), as its request carried it"),
+  );
+
+export const CallbackType = z
+  .enum(['success', 'failure', 'heartbeat', 'suspend'])
+  .check(rule('one of success, failure, heartbeat, suspend'));
+
+export const AnyJsonObject = z.record(z.string(), z.unknown()).check(rule('a JSON object'));
+
+export const Text = z.string().check(z.maxLength(4000), rule('text of at most 4,000 characters'));
+
+export const Bool = z.boolean().check(rule('true or false'));

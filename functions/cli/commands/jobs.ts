@@ -222,6 +222,13 @@ export async function watch(
   }
 }
 
+/** The 202 answer to a signal its step does not wait for yet (docs/api.md). */
+interface SignalKept {
+  buffered: true;
+  message: string;
+  job: JobDocument;
+}
+
 export async function command(
   verb: 'cancel' | 'retry' | 'pause' | 'resume' | 'signal',
   id: string,
@@ -229,15 +236,38 @@ export async function command(
   out: (line: string) => void,
 ): Promise<void> {
   const api = new ApiClient(options);
+  if (verb === 'signal') {
+    const { status, body } = await api.request<JobDocument | SignalKept>(
+      'POST',
+      `${jobPath(id)}/signal/${encodeURIComponent(options.step ?? '')}`,
+      await readInput(options.input),
+    );
+    // 202: the step does not wait yet; the job keeps the signal and hands it over when it does.
+    if (status === 202 && 'buffered' in body) {
+      out(`signal kept: ${body.message}`);
+      return out(formatJob(body.job, { namespace: api.namespace }));
+    }
+    return out(formatJob(body as JobDocument, { namespace: api.namespace }));
+  }
   const { body } =
     verb === 'cancel'
       ? await api.request<JobDocument>('DELETE', jobPath(id))
-      : verb === 'retry' || verb === 'pause' || verb === 'resume'
-        ? await api.request<JobDocument>('POST', `${jobPath(id)}/${verb}`, '')
-        : await api.request<JobDocument>(
-            'POST',
-            `${jobPath(id)}/signal/${encodeURIComponent(options.step ?? '')}`,
-            await readInput(options.input),
-          );
+      : await api.request<JobDocument>('POST', `${jobPath(id)}/${verb}`, '');
   out(formatJob(body, { namespace: api.namespace }));
+}
+
+/** `switchyard rerun ID --from STEP [--input FILE]`: `POST /api/job/{id}/rerun`. */
+export async function rerun(
+  id: string,
+  options: ClientOptions & { from: string; input?: string },
+  out: (line: string) => void,
+): Promise<void> {
+  const api = new ApiClient(options);
+  const body: Record<string, unknown> = { from: options.from };
+  if (options.input !== undefined) {
+    const file = options.input.startsWith('@') ? options.input : `@${options.input}`;
+    body.input = JSON.parse(await readInput(file));
+  }
+  const { body: job } = await api.request<JobDocument>('POST', `${jobPath(id)}/rerun`, JSON.stringify(body));
+  out(formatJob(job, { namespace: api.namespace }));
 }

@@ -1,3 +1,4 @@
+import { type StepKind, stepKindOf } from '../../../engine/index.js';
 import type {
   JobDocument,
   StepDefinition,
@@ -66,10 +67,16 @@ const stepId = (name: string) => `step:${name}`;
 const taskStepId = (task: string, name: string) => `task:${task}:${name}`;
 const clusterId = (task: string) => `cluster:${task}`;
 
+/** The drawing's names for the engine's step kinds (engine/definition/step-kind.ts decides the kind). */
+const NODE_KINDS: Record<StepKind, NodeKind> = {
+  worker: 'step',
+  fanout: 'fan-out',
+  call: 'call',
+  signal: 'signal',
+};
+
 function kindOf(step: StepDefinition): NodeKind {
-  if (step.task) return 'fan-out';
-  if (step.workflow) return 'call';
-  return step.type === 'signal' ? 'signal' : 'step';
+  return NODE_KINDS[stepKindOf(step)];
 }
 
 /** "calls payment v3", or "calls payment (latest)" for a `workflow:` step that names no version. */

@@ -115,8 +115,17 @@ describe('Function: readHandlerEnvironment', () => {
       kind: 'rabbitmq',
       secretArn: MQ_ENV.MQ_SECRET_ARN,
       amqpsEndpoint: MQ_ENV.MQ_AMQPS_ENDPOINT,
+      replyShards: 1,
     });
     expect([env.logLevel, env.maxBodyBytes, env.maxFanOut]).toEqual(['info', 256 * 1024, 100_000]);
+  });
+
+  it('reads the reply queues of Amazon MQ (REPLY_QUEUES, -c mqReplyQueues), from 1 to 16', () => {
+    const env = readHandlerEnvironment({ ...MQ_ENV, REPLY_QUEUES: '4' });
+    expect(env.bus.kind === 'rabbitmq' && env.bus.replyShards).toBe(4);
+    expect(problemsOf({ ...MQ_ENV, REPLY_QUEUES: '17' })).toEqual([
+      'REPLY_QUEUES is "17"; expected a whole number from 1 to 16',
+    ]);
   });
 
   it('reads the tree quota (MAX_TREE_JOBS, -c maxTreeJobs), and refuses one that is not a whole number from 1', () => {

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -193,6 +193,27 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
     }[];
     expect(json.find((job) => job.workflow === 'broken')?.error?.message).toBe('the fuse was lit');
     expect((await cli(['jobs', '-o', 'yaml'])).code).not.toBe(0);
+  });
+
+  it('history: what happened, each attempt with its worker and each command with its actor; -o json', async () => {
+    const failed = await cli(['submit', 'broken', '--wait']);
+    const id = /started job ([0-9a-f-]{36})/.exec(failed.stderr)?.[1] as string;
+    const table = await cli(['history', id]);
+    expect(table.code, describeRun(table)).toBe(0);
+    const [header, ...rows] = table.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^TIME\s+WHAT\s+STEP\s+WHO\s+DETAIL$/);
+    expect(rows[0]).toMatch(/job\.created\s+root$/);
+    const worker = `${hostname()}:${process.pid}`;
+    expect(rows.find((row) => row.includes('step.failed'))).toMatch(
+      new RegExp(`step\\.failed\\s+explode #1\\s+worker ${worker}\\s+the fuse was lit`),
+    );
+    expect(rows.at(-1)).toMatch(/job\.failed/);
+    const json = JSON.parse((await cli(['history', id, '-o', 'json'])).stdout) as {
+      events: { kind: string; worker?: string }[];
+      dropped: number;
+    };
+    expect(json.dropped).toBe(0);
+    expect(json.events.find((entry) => entry.kind === 'step.attempt_failed')?.worker).toBe(worker);
   });
 
   it('workflows: name, latest version, enabled, and job counts; -o json', async () => {

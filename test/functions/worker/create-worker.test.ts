@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -186,8 +187,11 @@ describe('Function: createWorker', () => {
     await eventually('the error reply', () => fixture.replies.length === 1);
     expect(fixture.replies[0]?.properties.type).toBe('error');
     expect(bodyOf(fixture.replies[0])).toEqual({ error: 'the input names no file' });
-    // The manager may retry it: nothing says otherwise.
-    expect(fixture.replies[0]?.properties.headers).toEqual({ 'x-attempt': 1 });
+    // The manager may retry it: nothing says otherwise. The worker names itself (`<host>:<pid>`).
+    expect(fixture.replies[0]?.properties.headers).toEqual({
+      'x-attempt': 1,
+      'x-worker': `${hostname()}:${process.pid}`,
+    });
     await expectQueueSettled(fixture.queue);
     expect(calls).toBe(1);
   });

@@ -13,7 +13,9 @@ import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
 import { StatusBadge } from '../status-badge.js';
 import { defaultStep, stepNote } from '../step-note.js';
+import { HistoryView } from './history-view.js';
 import { JobLinks } from './job-links.js';
+import { KeptSignals } from './kept-signals.js';
 import { type LiveState, useLiveJob } from './live-job.js';
 import { ErrorNote, Loading } from './notes.js';
 import { QueueNote } from './queue-note.js';
@@ -263,6 +265,7 @@ function JobHeader({
       </dl>
       {action.error && <ErrorNote error={action.error} onRetry={action.clear} />}
       <WaitingNote job={job} now={now} />
+      <KeptSignals job={job} now={now} />
       {job.error && (
         <div class="note note-error job-error" role="alert">
           <div>
@@ -367,6 +370,7 @@ function JobBody({
           )}
         </section>
       </div>
+      <HistoryView job={job} />
     </>
   );
 }

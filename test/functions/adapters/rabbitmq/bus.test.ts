@@ -11,6 +11,7 @@ import {
 import { REQUEST_IN_AMQP } from '../../../../functions/adapters/rabbitmq/request-message.js';
 import type { RabbitMqLogger } from '../../../../functions/transport/amqp/connection.js';
 import { attemptOf } from '../../../../functions/transport/amqp/message.js';
+import { replyQueueFor, replyQueuesOf } from '../../../../functions/transport/amqp/reply-shards.js';
 import { aRequestTo } from '../../../support/factories.js';
 import {
   AMQP_URL,
@@ -53,7 +54,13 @@ function aQueue(prefix = 'rmq-bus-test'): string {
 }
 
 function aBus(
-  options: { replyQueue?: string; url?: string; logger?: RabbitMqLogger; clock?: () => number } = {},
+  options: {
+    replyQueue?: string;
+    replyShards?: number;
+    url?: string;
+    logger?: RabbitMqLogger;
+    clock?: () => number;
+  } = {},
 ): {
   bus: RabbitMqBus;
   connectionName: string;
@@ -175,6 +182,35 @@ describe('Class: RabbitMqBus', () => {
 
       const [message] = await drainQueue(inspector.channel, queue, 1);
       expect(message?.properties.replyTo).toBe('workflow-manager');
+    });
+
+    it('with reply shards, names one reply queue per job (by its id), declares them all, and every job uses each of them', async () => {
+      // Prepare: Amazon MQ's mapping is one invocation at a time per queue; shards make lanes.
+      const queue = aQueue();
+      const replyQueue = aQueue('rmq-bus-replies');
+      const shards = replyQueuesOf(replyQueue, 4);
+      for (const shard of shards) queuesToDelete.add(shard);
+      const { bus } = aBus({ replyQueue, replyShards: 4 });
+      const requests = Array.from({ length: 40 }, () => aRequestTo(queue));
+      // A job's second step replies to the same queue as its first.
+      const first = requests[0] as StepRequest;
+      requests.push(
+        aRequestTo(queue, { jobId: first.jobId, step: 'second', correlationId: `${first.jobId}:second` }),
+      );
+
+      // Act
+      await bus.send(requests);
+
+      // Assess
+      const messages = await drainQueue(inspector.channel, queue, requests.length);
+      const replyTo = new Map(
+        messages.map((message) => [message.properties.correlationId, message.properties.replyTo]),
+      );
+      for (const request of requests)
+        expect(replyTo.get(request.correlationId)).toBe(replyQueueFor(replyQueue, 4, request.jobId));
+      expect(new Set(replyTo.values())).toEqual(new Set(shards));
+      expect(replyTo.get(`${first.jobId}:second`)).toBe(replyTo.get(first.correlationId));
+      for (const shard of shards) await inspector.channel.checkQueue(shard);
     });
 
     it('declares a queue nobody declared, durable and without arguments, and resolves once the broker holds the request', async () => {
