@@ -57,6 +57,18 @@ export {
   stepQueueProblem,
 } from './definition/queue-name.js';
 export { definitionText, versionToSave } from './definition/same-definition.js';
+export {
+  ATTRIBUTE_NAME,
+  MAX_ATTRIBUTE_VALUE_LENGTH,
+  MAX_SEARCH_ATTRIBUTES,
+} from './definition/search-attributes.js';
+export {
+  SECRET_NAME,
+  type SecretRef,
+  secretProblems,
+  secretRefsOf,
+  withSecretValues,
+} from './definition/secrets.js';
 export { type StepKind, sentQueueOf, stepKindOf } from './definition/step-kind.js';
 export {
   type DefinitionError,
@@ -120,6 +132,16 @@ export {
   isSameStart,
   mayStartJob,
 } from './job/job-commands.js';
+export { matchesJobQuery } from './job/job-query-match.js';
+export {
+  ACTIVE_LISTED_STATUSES,
+  isListedStatus,
+  LISTED_STATUSES,
+  type ListedStatus,
+  listedStatusOf,
+  storedStatusesOf,
+  zeroListedCounts,
+} from './job/listed-status.js';
 export { requestStillOpen } from './job/open-request.js';
 export { PersistentList } from './job/persistent-list.js';
 export { DEFAULT_MAX_REPLY_BYTES, MAX_SUSPEND_NOTE, type ReplyEvent, replyEvent } from './job/reply-body.js';
@@ -139,6 +161,7 @@ export {
   type RunningLimit,
   zeroRunningCount,
 } from './job/running-limit.js';
+export { searchAttributesOf } from './job/search-attributes.js';
 export {
   type HopTarget,
   hopTarget,
@@ -240,6 +263,7 @@ export {
   type ReplyIntakeOptions,
   type ReplyOutcome,
 } from './ports/reply-intake.js';
+export type { SecretResolver } from './ports/secrets.js';
 export {
   type ChildrenPage,
   type Commit,

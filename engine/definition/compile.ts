@@ -5,6 +5,8 @@ import type { RetryPolicy } from '../job/retry-policy.js';
 import type { JsonObject } from '../json.js';
 import { parseDuration } from './duration.js';
 import { defaultItemKey } from './item-key.js';
+import { type CompiledSearchAttribute, compileSearchAttributes } from './search-attributes.js';
+import { type SecretRef, secretRefsOf } from './secrets.js';
 import { siblingsOf } from './siblings.js';
 import { type StepKind, stepKindOf } from './step-kind.js';
 import type { StepDefinition, WorkflowDefinition } from './types.js';
@@ -47,6 +49,8 @@ export interface StepNode {
   otherwise?: true;
   /** The step's `params` over the workflow's: defaults under the input. */
   params?: JsonObject;
+  /** The `{ secret: NAME }` values of `params`: resolved only as a request is sent. */
+  secrets?: readonly SecretRef[];
   /** `continueOnError: true`: failing for good hands `{"error": …}` on instead of failing the job. */
   continueOnError: boolean;
 }
@@ -80,6 +84,8 @@ export interface CompiledWorkflow {
   onFailure?: string;
   main: Graph;
   tasks: ReadonlyMap<string, Graph>;
+  /** `searchAttributes:`, evaluated at the start of each top-level job (engine/job/search-attributes.ts). */
+  searchAttributes?: readonly CompiledSearchAttribute[];
 }
 
 /** Turns a validated definition into the graphs the engine runs. */
@@ -129,6 +135,8 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
       }
       if (step.input) node.inputMap = expression(step.input, 'map');
       if (definition.params || step.params) node.params = { ...definition.params, ...step.params };
+      const secrets = node.params && secretRefsOf(node.params);
+      if (secrets?.length) node.secrets = secrets;
       if (step.task) node.task = fanOutTask(step.task);
       if (step.workflow)
         node.call = step.version
@@ -164,6 +172,8 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
   };
   if (definition.timeout) compiled.timeoutMs = parseDuration(definition.timeout);
   if (definition.onFailure) compiled.onFailure = definition.onFailure;
+  if (definition.searchAttributes)
+    compiled.searchAttributes = compileSearchAttributes(definition.searchAttributes);
   return compiled;
 }
 

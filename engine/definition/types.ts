@@ -26,6 +26,11 @@ export interface WorkflowDefinition {
   tasks?: TaskDefinition[];
   /** Start a job at each tick of these cron schedules (engine/schedule/). */
   schedules?: ScheduleDefinition[];
+  /**
+   * Names of CEL expressions over the job's input (`{ customer: input.customer }`), evaluated and
+   * stored when a top-level job starts, for `GET /api/jobs?attr.customer=c-42`.
+   */
+  searchAttributes?: Record<string, string>;
 }
 
 /** `schedules:` entry: a job at each tick, with this input. */

@@ -12,6 +12,8 @@ import { namespaceProblem, queuePrefixProblem } from './namespace.js';
 import type { Path } from './parse-source.js';
 import { amqpNameProblem, MAX_VHOSTS, stepQueueProblem } from './queue-name.js';
 import { readSchedules } from './schedules.js';
+import { searchAttributeProblems } from './search-attributes.js';
+import { secretProblems } from './secrets.js';
 import { siblingsOf } from './siblings.js';
 import { stepKindOf } from './step-kind.js';
 import type { DefinitionError, StepDefinition, TaskDefinition, WorkflowDefinition } from './types.js';
@@ -34,6 +36,7 @@ export const WORKFLOW_KEYS = [
   'steps',
   'tasks',
   'schedules',
+  'searchAttributes',
 ];
 export const STEP_KEYS = [
   'name',
@@ -227,6 +230,14 @@ function readWorkflow(
     } else {
       workflow.maxRunning = maxRunning;
     }
+  }
+  if (raw.searchAttributes !== undefined && raw.searchAttributes !== null) {
+    const problems = searchAttributeProblems(raw.searchAttributes);
+    for (const problem of problems) {
+      const at = problem.key === undefined ? [] : [problem.key];
+      report([...path, 'searchAttributes', ...at], scope, problem.message);
+    }
+    if (!problems.length) workflow.searchAttributes = raw.searchAttributes as Record<string, string>;
   }
 
   const tasksRaw = raw.tasks;
@@ -986,6 +997,9 @@ function readParams(raw: JsonObject, path: Path, scope: Scope, report: Report): 
     );
     return undefined;
   }
+  const problems = secretProblems(value);
+  for (const problem of problems) report([...path, 'params'], scope, problem);
+  if (problems.length) return undefined;
   return Object.keys(value).length ? value : undefined;
 }
 

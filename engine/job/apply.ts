@@ -9,8 +9,10 @@ import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
 import { followRoot } from './follow-root.js';
 import { type Actor, appendHistory, type HistoryCause, historyEntriesOf, notesByJob } from './history.js';
+import { settleWaits } from './listed-status.js';
 import { pauseJob, resumeJob } from './pause.js';
 import { rerunFrom } from './rerun.js';
+import { searchAttributesOf } from './search-attributes.js';
 import { deliverKeptSignals, signal } from './signals.js';
 import { startedInput } from './step-input.js';
 import {
@@ -75,6 +77,8 @@ export function createJob(
   if (params.causedBy) record.causedBy = params.causedBy;
   if (params.calledBy) record.calledBy = params.calledBy;
   if (params.treeRoot !== undefined && params.treeRoot !== params.id) record.treeRoot = params.treeRoot;
+  const attributes = searchAttributesOf(workflow, record);
+  if (attributes) record.attributes = attributes;
   const startAt = params.startAt;
   const cause: HistoryCause = { creating: true, ...(params.actor ? { actor: params.actor } : {}) };
   if (startAt !== undefined && startAt > context.now) {
@@ -311,6 +315,7 @@ function run(
   if (d.rejected) return unchanged(job, effects, d);
   if (creating || d.changed) recordHistory(d, effects, cause);
   const limit = settleSlot(d, creating ? undefined : job);
+  settleWaits(d);
   const transition = finish(d, creating ? undefined : job, effects, childOutcome);
   if (limit && transition.changed) transition.limit = limit;
   // Most transitions neither make jobs nor follow their root: they carry no tree change.

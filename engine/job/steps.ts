@@ -353,6 +353,7 @@ export function sendAttempt(d: Draft, node: StepNode): void {
     attempt,
     body,
     ...(node.timeoutMs ? { deadline: d.now + node.timeoutMs } : {}),
+    ...(node.secrets ? { secrets: node.secrets } : {}),
   });
   if (node.timeoutMs) armAttemptTimer(d, node);
   else if (state.retryAt !== undefined) clearStepTimer(d, node.name);

@@ -1,3 +1,4 @@
+import type { SecretRef } from '../definition/secrets.js';
 import type { JsonObject } from '../json.js';
 import type { HistoryEntry } from './history-entry.js';
 import type { DependencyStatus } from './join.js';
@@ -249,6 +250,17 @@ export interface JobRecord {
   calledBy?: CallLink;
   /** The job holds one of its workflow's `maxRunning` slots (given back when it ends). */
   holdsSlot?: true;
+  /**
+   * A step waits for someone (a signal step for its signal, or a suspended step): kept by the
+   * engine after each transition (listed-status.ts), so that stores can list the job as `waiting`
+   * without its definition.
+   */
+  waitsForSomeone?: true;
+  /**
+   * The workflow's `searchAttributes:` evaluated over the input at the start of a top-level job
+   * (those that gave no value are left out): stores index them for `GET /api/jobs?attr.NAME=`.
+   */
+  attributes?: Record<string, string>;
   /** While `queued`: its place in its workflow's queue (places only grow; lower goes first). */
   queueSeq?: number;
   /**
@@ -362,6 +374,11 @@ export interface StepRequest {
    * step has failed or moved on to a new attempt), so a bus may let it expire then.
    */
   deadline?: number;
+  /**
+   * The secrets its step's `params` name: `body` holds each as `{ secret: NAME }`, replaced by its
+   * value only as the request is sent (functions/manager/secret-bus.ts), so no store keeps it.
+   */
+  secrets?: readonly SecretRef[];
 }
 
 /** `start`: a scheduled job's start time (its step is null, as for the job's own deadline). */

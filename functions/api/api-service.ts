@@ -15,8 +15,8 @@ import {
   type JobQueries,
   type JobQuery,
   type JobRecord,
-  type JobStatus,
   type JsonObject,
+  type ListedStatus,
   type LoadOptions,
   type LoadResult,
   type NamespaceSettings,
@@ -195,15 +195,15 @@ export class ApiService {
     return true;
   }
 
-  /** Top-level jobs of a workflow by status. */
-  countJobs(workflow: string): Promise<Record<JobStatus, number>> {
+  /** Top-level jobs of a workflow by listed status (`waiting`: waiting for someone). */
+  countJobs(workflow: string): Promise<Record<ListedStatus, number>> {
     return this.store.countJobs(workflow);
   }
 
-  /** Running and paused top-level jobs (a paused job has not ended) of a workflow on one vhost. */
+  /** Running (waiting for someone among them) and paused top-level jobs (a paused job has not ended) of a workflow on one vhost. */
   async countRunningOnVhost(workflow: string, vhost: string): Promise<number> {
     let count = 0;
-    for (const status of ['running', 'paused'] as const) {
+    for (const status of ['running', 'waiting', 'paused'] as const) {
       let cursor: string | undefined;
       do {
         const page = await this.store.queryJobs({ workflow, vhost, status, limit: PAGE, cursor });

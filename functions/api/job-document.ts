@@ -4,9 +4,10 @@ import {
   isSettled,
   type JobReader,
   type JobRecord,
-  type JobStatus,
   type Json,
   type JsonObject,
+  type ListedStatus,
+  listedStatusOf,
   type StepState,
   signalWaits,
   splitQualifiedName,
@@ -60,7 +61,7 @@ export interface StepView {
   /** A `workflow:` step: the job its latest attempt runs. */
   job?: string;
   /** A running `workflow:` step: the status of the job it waits for (`paused`: someone must resume it). */
-  calledStatus?: JobStatus;
+  calledStatus?: ListedStatus;
   children?: number;
   childrenDone?: number;
   childrenFailed?: number;
@@ -113,7 +114,8 @@ export interface JobDocument extends DerivedFacts {
   index: number | null;
   /** The task a fan-out child runs (null for a top-level job). */
   task: string | null;
-  status: JobStatus;
+  /** The listed status (engine/job/listed-status.ts): `waiting` for someone, `pending` not started. */
+  status: ListedStatus;
   input: JsonObject;
   result?: JsonObject;
   error?: { step: string | null; attempt: number; message: string; at: string };
@@ -170,7 +172,7 @@ export async function jobDocument(
       sleepingUntil: state.status === 'running' ? iso(state.sleepUntil) : undefined,
       iterations: state.iterations,
       job: state.job,
-      calledStatus: state.job === undefined ? undefined : called.get(state.job)?.status,
+      calledStatus: calledStatusOf(state.job === undefined ? undefined : called.get(state.job)),
     });
     if (state.children) {
       const counts = await fanCounts(store, job, state);
@@ -224,7 +226,7 @@ export async function jobDocument(
     parent: job.parent?.id ?? null,
     index: job.parent?.index ?? null,
     task: job.task,
-    status: job.status,
+    status: listedStatusOf(job),
     input: job.input,
     createdAt: iso(job.createdAt) as string,
     updatedAt: iso(job.updatedAt) as string,
@@ -401,7 +403,7 @@ export interface JobSummary extends DerivedFacts {
   /** Its namespace (a server before namespaces sent none: `default`). */
   namespace?: string;
   version: number;
-  status: JobStatus;
+  status: ListedStatus;
   createdAt: string;
   updatedAt: string;
   /** When it ended (completed, failed, cancelled or aborted). */
@@ -425,7 +427,7 @@ export async function jobSummary(
     uuid: job.id,
     ...workflowShown(job.workflow),
     version: job.version,
-    status: job.status,
+    status: listedStatusOf(job),
     createdAt: iso(job.createdAt) as string,
     updatedAt: iso(job.updatedAt) as string,
     progress: await jobProgress(store, job),
@@ -453,4 +455,8 @@ function assignDefined<T extends object>(target: T, values: Partial<T>): void {
 function workflowShown(qualified: string): { workflow: string; namespace: string } {
   const { namespace, name } = splitQualifiedName(qualified);
   return { workflow: name, namespace };
+}
+
+function calledStatusOf(callee: JobRecord | undefined): ListedStatus | undefined {
+  return callee === undefined ? undefined : listedStatusOf(callee);
 }

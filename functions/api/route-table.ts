@@ -3,6 +3,7 @@ import { openApiDocument } from './openapi.js';
 import { type Route, route } from './router.js';
 import { auditRoutes } from './routes/audit.js';
 import { callbackRoutes } from './routes/callbacks.js';
+import { jobBatchRoutes } from './routes/job-batches.js';
 import { jobRoutes } from './routes/jobs.js';
 import { namespaceRoutes } from './routes/namespaces.js';
 import { scheduleRoutes } from './routes/schedules.js';
@@ -30,6 +31,7 @@ export const routes: readonly Route[] = [
   ...workflowRoutes,
   ...scheduleRoutes,
   ...jobRoutes,
+  ...jobBatchRoutes,
   ...callbackRoutes,
   ...tokenRoutes,
   ...auditRoutes,

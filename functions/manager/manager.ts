@@ -915,6 +915,15 @@ export class Manager {
     };
   }
 
+  /** The job's compiled workflow (cached: the transition just used it), for its metrics' queue labels. */
+  private async workflowForLabels(job: JobRecord): Promise<CompiledWorkflow | undefined> {
+    try {
+      return await this.workflows.get(job.workflow, job.version);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** `receivedAt`: when the replies that caused it arrived, to measure the manager's overhead per step. */
   private async afterCommit(
     transition: Transition,
@@ -922,7 +931,12 @@ export class Manager {
     leftOut: readonly string[] | undefined,
     receivedAt?: number,
   ): Promise<void> {
-    recordNotes(this.telemetry, transition.notes, transition.job);
+    recordNotes(
+      this.telemetry,
+      transition.notes,
+      transition.job,
+      await this.workflowForLabels(transition.job),
+    );
     if (transition.dropUnsent) this.pump.drop(transition.job.id);
     const sets: Timer[] = [];
     const clears: { jobId: string; step: string | null }[] = [];

@@ -58,7 +58,9 @@ describe('The HTTP API, route by route (serve on RabbitMQ and SQLite)', () => {
   const finished = (id: string) =>
     eventually(async () => {
       const { body } = await serve.api<JobDocument>('GET', `/api/job/${id}`);
-      return body.status === 'running' || body.status === 'waiting' ? false : body;
+      return body.status === 'running' || body.status === 'waiting' || body.status === 'pending'
+        ? false
+        : body;
     });
 
   beforeAll(async () => {

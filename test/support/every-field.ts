@@ -37,6 +37,7 @@ export function aRequestWithEveryField(
     attempt: 3,
     body: { orderId: 'o-1001', amount: 12.5, lines: [{ sku: 'pen', qty: 2 }], note: 'é', none: null },
     deadline: 1_900_000_030_000,
+    secrets: [{ path: ['auth', 'apiKey'], name: 'payments/api-key' }],
   };
 }
 
@@ -106,6 +107,8 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     causedBy: uuid(),
     calledBy,
     holdsSlot: true,
+    waitsForSomeone: true,
+    attributes: { customer: 'c-42', region: 'eu' },
     queueSeq: 12,
     pendingSignals: [{ step: 'approve', body: { decision: 'yes', note: 'é' }, at: 1_750, bytes: 34 }],
     history: [

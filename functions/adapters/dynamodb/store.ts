@@ -10,7 +10,7 @@ import type {
   JobPage,
   JobQuery,
   JobRecord,
-  JobStatus,
+  ListedStatus,
   NamespaceSettings,
   OutboxPage,
   QueuedJob,
@@ -265,7 +265,7 @@ export class DynamoDbStore implements Store {
     return queryJobs(this.table, this.reader, query);
   }
 
-  countJobs(workflow: string): Promise<Record<JobStatus, number>> {
+  countJobs(workflow: string): Promise<Record<ListedStatus, number>> {
     return readCounts(this.table, workflow);
   }
 

@@ -120,6 +120,8 @@ export const REQUEST_IN_MEMORY = {
   body: 'body, as JSON',
   // Nothing expires in this broker: a request for an attempt that ended is answered, and the reply ignored.
   deadline: null,
+  // Resolved into the body before the bus is given the request (functions/manager/secret-bus.ts).
+  secrets: null,
 } as const satisfies Record<keyof StepRequest, string | null>;
 
 /** Replies handed to the manager at once, at most. */

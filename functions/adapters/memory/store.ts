@@ -14,13 +14,14 @@ import {
   heldByOtherJobs,
   heldReplyNote,
   InvalidCursorError,
-  inNamespace,
   isFinished,
   type JobPage,
   type JobQuery,
   type JobRecord,
-  type JobStatus,
   jobFromJson,
+  type ListedStatus,
+  listedStatusOf,
+  matchesJobQuery,
   type NamespaceSettings,
   type OutboxEntry,
   type OutboxPage,
@@ -37,7 +38,7 @@ import {
   versionToSave,
   type WorkflowDefinition,
   type WorkflowSummary,
-  zeroJobCounts,
+  zeroListedCounts,
   zeroRunningCount,
 } from '../../../engine/index.js';
 
@@ -249,28 +250,33 @@ export class MemoryStore implements Store {
   }
 
   async queryJobs(query: JobQuery): Promise<JobPage> {
-    const limit = query.limit ?? 100;
+    const limit = Math.max(1, Math.trunc(query.limit ?? 100));
+    // Keyset paging, as the other stores: a page continues after the last (createdAt, id) handed out,
+    // so jobs that change status between pages (a batch cancel) move no other job across pages.
+    const after = query.cursor === undefined ? undefined : memoryCursor(query.cursor);
     const matching = [...this.jobs.values()]
       .filter(
         (job) =>
-          (query.includeChildren || job.parent === null) &&
-          (!query.workflow || job.workflow === query.workflow) &&
-          (query.namespace === undefined || inNamespace(job.workflow, query.namespace)) &&
-          (!query.status || job.status === query.status) &&
-          (!query.vhost || job.vhost === query.vhost) &&
-          (query.endedSince === undefined || (job.endedAt ?? -1) >= query.endedSince),
+          matchesJobQuery(job, query) &&
+          (after === undefined ||
+            job.createdAt < after[0] ||
+            (job.createdAt === after[0] && job.id < after[1])),
       )
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
-    const start = query.cursor ? Number(query.cursor) : 0;
-    if (!Number.isInteger(start) || start < 0) throw new InvalidCursorError(query.cursor ?? '');
-    const page = matching.slice(start, start + limit).map(copyJob);
-    return start + limit < matching.length ? { jobs: page, cursor: String(start + limit) } : { jobs: page };
+    const page = matching.slice(0, limit);
+    const last = page.at(-1);
+    return matching.length > limit && last
+      ? {
+          jobs: page.map(copyJob),
+          cursor: Buffer.from(JSON.stringify([last.createdAt, last.id])).toString('base64url'),
+        }
+      : { jobs: page.map(copyJob) };
   }
 
-  async countJobs(workflow: string): Promise<Record<JobStatus, number>> {
-    const counts = zeroJobCounts();
+  async countJobs(workflow: string): Promise<Record<ListedStatus, number>> {
+    const counts = zeroListedCounts();
     for (const job of this.jobs.values()) {
-      if (job.workflow === workflow && job.parent === null) counts[job.status]++;
+      if (job.workflow === workflow && job.parent === null) counts[listedStatusOf(job)]++;
     }
     return counts;
   }
@@ -399,4 +405,17 @@ export class MemoryStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw new Error('the store is closed');
   }
+}
+
+function memoryCursor(text: string): [number, string] {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    decoded = undefined;
+  }
+  if (!Array.isArray(decoded) || typeof decoded[0] !== 'number' || typeof decoded[1] !== 'string') {
+    throw new InvalidCursorError(text);
+  }
+  return [decoded[0], decoded[1]];
 }

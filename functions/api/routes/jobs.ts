@@ -4,11 +4,12 @@ import {
   inNamespace,
   isFinished,
   type JobRecord,
-  type JobStatus,
   type JsonObject,
-  qualifiedName,
+  type ListedStatus,
+  listedStatusOf,
 } from '../../../engine/index.js';
 import { ApiError, type ApiResponse, ifNoneMatchFails, json, notModified } from '../http.js';
+import { jobFilterQuery, jobQueryOf } from '../job-search.js';
 import {
   type ApiDeps,
   type CheckedRequest,
@@ -29,11 +30,9 @@ import {
   EntityTags,
   Flag,
   flagSet,
-  JobStatusFilter,
   PageCursor,
   StepName,
   StepPath,
-  WorkflowName,
   wholeNumber,
 } from '../schemas/parameters.js';
 import { refusal } from '../schemas/refusal.js';
@@ -54,13 +53,8 @@ export async function requireJob(deps: ApiDeps, namespace: string, id: string): 
 }
 
 const listQuery = {
-  workflow: { schema: WorkflowName, description: 'Only this workflow.', emptyIsAbsent: true },
-  status: {
-    schema: JobStatusFilter,
-    description: 'Only this status, or `all` (default: running).',
-    emptyIsAbsent: true,
-  },
-  children: { schema: Flag, description: 'Yes: include fan-out children.', emptyIsAbsent: true },
+  ...jobFilterQuery,
+  status: { ...jobFilterQuery.status, description: `${jobFilterQuery.status.description} Default: running.` },
   detail: { schema: Flag, description: 'Yes: summaries instead of ids.', emptyIsAbsent: true },
   limit: {
     schema: wholeNumber({ min: 1, max: 1000 }),
@@ -70,17 +64,17 @@ const listQuery = {
   cursor: { schema: PageCursor, description: 'From the previous page.', emptyIsAbsent: true },
 } as const satisfies ParameterSpecs;
 
-/** Top-level running jobs by default, as the original; filters, pages, and summaries with `detail=1`. */
+/**
+ * Top-level running jobs by default, as the original; searched on the server by status (`waiting`
+ * among them), time ranges, error text and search attributes, in pages; summaries with `detail=1`.
+ */
 async function listJobs(
   request: CheckedRequest<NoParameters, typeof listQuery, NoParameters>,
   deps: ApiDeps,
 ) {
-  const { workflow, status = 'running', children, detail, limit = 100, cursor } = request.query;
+  const { detail, limit = 100, cursor } = request.query;
   const page = await deps.service.queryJobs({
-    namespace: request.namespace,
-    workflow: workflow === undefined ? undefined : qualifiedName(request.namespace, workflow),
-    status: status === 'all' ? undefined : (status as JobStatus),
-    includeChildren: flagSet(children),
+    ...jobQueryOf(request.query, request.namespace, 'running'),
     limit,
     cursor,
   });
@@ -146,11 +140,11 @@ async function children(request: JobRequest<typeof childrenQuery>, deps: ApiDeps
   if (!job.steps.find((candidate) => candidate.name === step))
     throw new ApiError('bad_request', `job ${id} has no step "${step}"`);
   const page = await deps.service.listChildren(id, step, { fromIndex: cursor ? Number(cursor) : 0, limit });
-  const body: { children: { uuid: string; index: number; status: JobStatus }[]; cursor?: string } = {
+  const body: { children: { uuid: string; index: number; status: ListedStatus }[]; cursor?: string } = {
     children: page.children.map((child) => ({
       uuid: child.id,
       index: child.parent?.index ?? -1,
-      status: child.status,
+      status: listedStatusOf(child),
     })),
   };
   if (page.nextIndex !== undefined) body.cursor = String(page.nextIndex);

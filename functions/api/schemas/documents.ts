@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { AUDIT_ACTIONS, HISTORY_KINDS, JOB_STATUSES, STEP_STATUSES } from '../../../engine/index.js';
+import { AUDIT_ACTIONS, HISTORY_KINDS, LISTED_STATUSES, STEP_STATUSES } from '../../../engine/index.js';
 
 /*
  * The schemas of what the API answers. Each one given an `id` is a component of the API description
@@ -16,10 +16,10 @@ export const ErrorDocument = z
   .object({ error: z.object({ code: z.string(), message: z.string() }) })
   .register(z.globalRegistry, { id: 'Error' });
 
-export const JobStatusName = z.enum(JOB_STATUSES).register(z.globalRegistry, {
+export const JobStatusName = z.enum(LISTED_STATUSES).register(z.globalRegistry, {
   id: 'JobStatus',
   description:
-    '`queued`: a job of a workflow with `maxRunning`, waiting for one of its running jobs to end. `scheduled`: a delayed start (`?at=`) waiting for its time.',
+    '`waiting`: running, with a step waiting for someone (a signal step for its signal, or a step its worker suspended; `waitingFor` names them). `pending`: created, not started yet (a fan-out child waiting for its turn). `queued`: a job of a workflow with `maxRunning`, waiting for one of its running jobs to end. `scheduled`: a delayed start (`?at=`) waiting for its time.',
 });
 
 const Attempt = z.object({

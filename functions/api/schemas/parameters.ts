@@ -1,7 +1,9 @@
 import * as z from 'zod/mini';
 import {
-  JOB_STATUSES,
+  LISTED_STATUSES,
+  MAX_ATTRIBUTE_VALUE_LENGTH,
   MAX_NAMESPACE_LENGTH,
+  MAX_SEARCH_ATTRIBUTES,
   NAME_PATTERN,
   NAME_RULE,
   QUEUE_PREFIX_PATTERN,
@@ -78,8 +80,57 @@ export const ChildCursor = z
   .check(z.regex(/^\d{1,9}$/), rule('the cursor of the previous page (a whole number)'));
 
 export const JobStatusFilter = z
-  .enum([...JOB_STATUSES, 'all'])
-  .check(rule(`one of ${[...JOB_STATUSES, 'all'].join(', ')}`));
+  .enum([...LISTED_STATUSES, 'all'])
+  .check(rule(`one of ${[...LISTED_STATUSES, 'all'].join(', ')}`));
+
+/** A time in a query: an RFC 3339 time (`2026-11-27T10:00:00Z`) or milliseconds since the epoch. */
+const QUERY_TIME =
+  /^(?:(\d{1,15})|(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(\.\d{1,9})?([Zz]|([+-])([01]\d|2[0-3]):([0-5]\d)))$/;
+
+export const QueryTime = z
+  .string()
+  .check(
+    z.regex(QUERY_TIME),
+    rule('an RFC 3339 time such as 2026-11-27T10:00:00Z, or milliseconds since the epoch'),
+  );
+
+/** The time a `QueryTime` names, in ms since the epoch (a day past its month's end runs on into the next). */
+export function queryTimeMs(text: string): number | undefined {
+  const match = QUERY_TIME.exec(text);
+  if (!match) return undefined;
+  if (match[1] !== undefined) return Number(match[1]);
+  const [year, month, day, hour, minute, second] = match.slice(2, 8).map(Number) as number[];
+  const fraction = match[8] ? Math.trunc(Number(match[8]) * 1000) : 0;
+  const sign = match[10] === '-' ? -1 : 1;
+  const offset = match[10] ? sign * (Number(match[11]) * 60 + Number(match[12])) * 60_000 : 0;
+  return Date.UTC(year as number, (month as number) - 1, day, hour, minute, second, fraction) - offset;
+}
+
+/** `name=value`, several separated by commas: search attributes (a workflow's `searchAttributes:`). */
+const ATTRIBUTE_PAIR = `[A-Za-z][A-Za-z0-9_-]{0,63}=[^,]{0,${MAX_ATTRIBUTE_VALUE_LENGTH}}`;
+const ATTRIBUTE_FILTER = new RegExp(
+  `^${ATTRIBUTE_PAIR}(?:,${ATTRIBUTE_PAIR}){0,${MAX_SEARCH_ATTRIBUTES - 1}}$`,
+);
+
+export const AttributeFilter = z
+  .string()
+  .check(
+    z.regex(ATTRIBUTE_FILTER),
+    rule(
+      `NAME=VALUE pairs separated by commas, e.g. customer=c-42,region=eu (at most ${MAX_SEARCH_ATTRIBUTES}; names as searchAttributes: declares them)`,
+    ),
+  );
+
+/** The attributes an `AttributeFilter` names (a name given twice: its last value). */
+export function attributeFilterOf(text: string): Record<string, string> | undefined {
+  if (!ATTRIBUTE_FILTER.test(text)) return undefined;
+  const attributes: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    const at = pair.indexOf('=');
+    attributes[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return attributes;
+}
 
 const FLAG_VALUES = ['1', 'true', 'yes', '0', 'false', 'no'] as const;
 

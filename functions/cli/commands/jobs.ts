@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { isFinished, parseJsonObjectBody } from '../../../engine/index.js';
+import { FINISHED_JOB_STATUSES, parseJsonObjectBody } from '../../../engine/index.js';
 import type { JobDocument } from '../../api/job-document.js';
 import { ApiClient, CliError, type ClientOptions } from '../client.js';
 import { formatJob, progressLine } from '../format-job.js';
@@ -86,6 +86,8 @@ export function exitStatusOf(job: Pick<JobDocument, 'status'>): number {
   return job.status === 'failed' || job.status === 'aborted' || job.status === 'cancelled' ? 1 : 0;
 }
 
+const FINISHED: ReadonlySet<string> = new Set(FINISHED_JOB_STATUSES);
+
 async function waitForEnd(
   api: ApiClient,
   id: string,
@@ -94,7 +96,7 @@ async function waitForEnd(
   let { body: job, etag } = await api.request<JobDocument>('GET', jobPath(id));
   onChange(job);
   // A queued or paused job has not ended: it is watched until it does.
-  while (!isFinished(job.status)) {
+  while (!FINISHED.has(job.status)) {
     // The version held is the poll's baseline: a change made since the last answer is answered at once.
     const changed = await api.getIfChanged<JobDocument>(`${jobPath(id)}?wait=20`, etag);
     if (changed) ({ body: job, etag } = changed);

@@ -92,7 +92,11 @@ const parse = (iso: string | undefined): number | undefined => {
 };
 
 const isActive = (job: Pick<JobDocument, 'status'>) =>
-  job.status === 'running' || job.status === 'waiting' || job.status === 'queued' || job.status === 'paused';
+  job.status === 'running' ||
+  job.status === 'waiting' ||
+  job.status === 'pending' ||
+  job.status === 'queued' ||
+  job.status === 'paused';
 
 /**
  * Lays out the job's steps in `order` (the definition's order; steps of the job it does not name come

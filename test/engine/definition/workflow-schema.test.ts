@@ -231,6 +231,16 @@ describe(`${SCHEMA_FILE}: the workflow format for editors, checked against the v
     ['vhosts', 'workflow', { vhosts: 'billing' }],
     ['an onFailure workflow', 'workflow', { onFailure: 'alert' }],
     ['an onFailure workflow', 'workflow', { onFailure: 'not a name' }],
+    ['search attributes', 'workflow', { searchAttributes: { customer: 'input.customer' } }],
+    ['search attributes', 'workflow', { searchAttributes: ['customer'] }],
+    ['search attributes', 'workflow', { searchAttributes: { '1st': 'input.a' } }],
+    ['search attributes', 'workflow', { searchAttributes: { customer: 3 } }],
+    ['search attributes', 'workflow', { searchAttributes: { customer: '' } }],
+    [
+      'search attributes',
+      'workflow',
+      { searchAttributes: Object.fromEntries(Array.from({ length: 11 }, (_, n) => [`a${n}`, 'input.a'])) },
+    ],
   ];
   it.each(samples)('accepts and refuses as the validator does: %s (in a %s) %j', (_what, where, changes) => {
     const verdict = verdicts(documentWith(where, changes));

@@ -122,6 +122,17 @@ const CASES: ActorCase[] = [
     path: '/api/job/{cancelled}/retry',
     recorded: (w) => inHistory(w, w.cancelled, 'job.retried'),
   },
+  // By filter (no filter: every job, each command applied where it may be).
+  {
+    method: 'POST',
+    path: '/api/jobs/cancel',
+    recorded: (w) => inHistory(w, w.running, 'job.cancelled'),
+  },
+  {
+    method: 'POST',
+    path: '/api/jobs/retry',
+    recorded: (w) => inHistory(w, w.cancelled, 'job.retried'),
+  },
   {
     method: 'POST',
     path: '/api/job/{running}/pause',

@@ -80,6 +80,8 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/api/workflow/billing/schedules', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/schedules', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/jobs', needs: 'read', namespaced: true },
+  { method: 'POST', path: '/api/jobs/cancel?dryRun=1', needs: 'run', namespaced: true },
+  { method: 'POST', path: '/api/jobs/retry?dryRun=1', needs: 'run', namespaced: true },
   { method: 'GET', path: '/api/job/{job}', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/job/{job}/children?step=charge', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/job/{job}/events', needs: 'read', namespaced: true },
@@ -452,7 +454,9 @@ describe('Namespaces through the API', () => {
       (await callApi(w.deps, { method: 'GET', path: '/api/ns/team-a/workflows', headers: asRoot })).body,
     );
     expect(listA.map((workflow: { name: string }) => workflow.name)).toEqual(['billing']);
-    expect(listA[0].jobs.running).toBe(1);
+    // Its job waits for its approval: listed as waiting, counted with the running ones.
+    expect(listA[0].jobs.waiting).toBe(1);
+    expect(listA[0].job_count).toBe(1);
     const listDefault = JSON.parse(
       (await callApi(w.deps, { method: 'GET', path: '/api/workflows', headers: asRoot })).body,
     );
@@ -462,7 +466,7 @@ describe('Namespaces through the API', () => {
         await callApi(w.deps, {
           method: 'GET',
           path: '/api/ns/team-b/jobs',
-          query: { detail: '1' },
+          query: { detail: '1', status: 'waiting' },
           headers: asRoot,
         })
       ).body,

@@ -40,6 +40,7 @@ const WORKFLOWS = `workflows:
         steps:
           - { name: price-line, queue: cli-pricing }
   - name: approval
+    searchAttributes: { customer: input.customer }
     steps:
       - { name: review }
       - { name: approve, type: signal, depends: [review] }
@@ -314,11 +315,11 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
     expect(status).toContain(`review (suspended `);
     expect(status).toContain(`→  ${command}`);
 
-    // jobs: a column for what the job waits for, and where to find the command.
-    const jobs = (await cli(['jobs'])).stdout.trimEnd().split('\n');
+    // jobs: listed as waiting, a column for what the job waits for, and where to find the command.
+    const jobs = (await cli(['jobs', '--status', 'waiting'])).stdout.trimEnd().split('\n');
     expect(jobs[0]).toMatch(/^ID\s+STATUS\s+WORKFLOW\s+PROGRESS\s+CREATED\s+TIME\s+WAITING FOR\s+ERROR$/);
     expect(jobs.find((row) => row.startsWith(id))).toMatch(
-      /running\s+approval v1\s+0\/2 steps\s+\S+ \S+\s+running [\d.]+m?s\s+suspended review: waiting for finance$/,
+      /waiting\s+approval v1\s+0\/2 steps\s+\S+ \S+\s+running [\d.]+m?s\s+suspended review: waiting for finance$/,
     );
     expect(jobs.at(-1)).toMatch(/wait(s)? for someone: "switchyard status ID" prints the command/);
 
@@ -340,6 +341,43 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
     expect(output).toContain(`waiting: approve (waiting for its signal`);
     expect(output).toContain(`switchyard signal ${id} approve --input '{}'`);
     expect(output).not.toMatch(/running: approve/);
+  });
+
+  it('finds the jobs waiting for approval of customer c-42 with one command, and cancels them by the same search', async () => {
+    // Prepare: three jobs of c-42 and one of c-7, each suspended by its review worker.
+    const submit = async (customer: string) =>
+      (await cli(['submit', 'approval', '--input', JSON.stringify({ customer })])).stdout.trim();
+    const mine = [await submit('c-42'), await submit('c-42'), await submit('c-42')];
+    const other = await submit('c-7');
+    const search = ['--status', 'waiting', '--attr', 'customer=c-42'];
+    await expect
+      .poll(async () => (await cli(['jobs', ...search, '--all', '-o', 'json'])).stdout, { timeout: 15_000 })
+      .toSatisfy((text: string) => mine.every((id) => text.includes(id)));
+
+    // Act and assess: one command finds them, every page of one each.
+    const found = await cli(['jobs', ...search, '--limit', '1', '--all', '-o', 'json']);
+    expect(found.code, describeRun(found)).toBe(0);
+    const ids = (JSON.parse(found.stdout) as { uuid: string; status: string }[]).map((job) => job.uuid);
+    expect(ids).toEqual([...mine].reverse());
+    const page = await cli(['jobs', ...search, '--limit', '1']);
+    expect(page.stdout).toMatch(/more: --all for every page, or --cursor \S+ for the next/);
+
+    // A dry run counts, and changes nothing; then they are cancelled, and the other job waits on.
+    const filter = 'status=waiting attr=customer=c-42';
+    const dry = await cli(['cancel', '--filter', filter, '--dry-run']);
+    expect(dry.stdout.trim()).toBe('3 jobs match; dry run: nothing cancelled');
+    const cancelled = await cli(['cancel', '--filter', filter]);
+    expect(cancelled.stdout.trim()).toBe('3 jobs cancelled');
+    for (const id of mine) expect((await cli(['status', id])).stdout).toMatch(/cancelled/);
+    expect(
+      (await cli(['jobs', '--status', 'waiting', '--attr', 'customer=c-7', '-o', 'json'])).stdout,
+    ).toContain(other);
+
+    // A wrong filter is refused, naming what is wrong.
+    const wrong = await cli(['cancel', '--filter', 'attr=customer']);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/"attr" must be NAME=VALUE pairs/);
+    await cli(['cancel', other]);
   });
 
   it('push says the namespace each workflow was registered in', async () => {

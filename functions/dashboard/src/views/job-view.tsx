@@ -115,6 +115,7 @@ function JobHeader({
   const [confirming, setConfirming] = useState(false);
   const active =
     job.status === 'scheduled' ||
+    job.status === 'pending' ||
     job.status === 'running' ||
     job.status === 'waiting' ||
     job.status === 'queued' ||
@@ -159,7 +160,7 @@ function JobHeader({
           </span>
         )}
         <div class="job-actions">
-          {job.status === 'running' && !confirming && (
+          {(job.status === 'running' || job.status === 'waiting') && !confirming && (
             <button
               type="button"
               class="button-ghost"
@@ -361,7 +362,11 @@ function JobBody({
           {job.result !== undefined ? (
             <JsonView value={job.result} label="Job result" />
           ) : (
-            <p class="muted">{job.status === 'running' ? 'Known once the job completes.' : 'No result.'}</p>
+            <p class="muted">
+              {job.status === 'running' || job.status === 'waiting'
+                ? 'Known once the job completes.'
+                : 'No result.'}
+            </p>
           )}
         </section>
       </div>

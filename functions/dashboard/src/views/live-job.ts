@@ -24,7 +24,11 @@ export interface LiveJob {
 
 /** A paused job has not ended: it is followed until it does. */
 const isActive = (job: JobDocument) =>
-  job.status === 'running' || job.status === 'waiting' || job.status === 'queued' || job.status === 'paused';
+  job.status === 'running' ||
+  job.status === 'waiting' ||
+  job.status === 'pending' ||
+  job.status === 'queued' ||
+  job.status === 'paused';
 
 /**
  * Follows a job: reads it, then long-polls `GET api/job/{id}?wait=20` while it runs, so each change

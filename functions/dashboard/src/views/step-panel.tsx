@@ -190,7 +190,7 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
           refreshKey={`${job.updatedAt}|${view.childrenDone}|${view.status}`}
         />
       )}
-      {(job.status === 'running' || job.status === 'paused') &&
+      {(job.status === 'running' || job.status === 'waiting' || job.status === 'paused') &&
         ((definition?.type === 'signal' && view.status === 'running') || view.status === 'suspended') && (
           <SignalForm
             jobId={job.uuid}
