@@ -34,6 +34,7 @@ import {
   emptyEffects,
   type JobPatch,
   type Transition,
+  type TransitionNote,
   treeCountOf,
 } from './transition.js';
 import { contextOf } from './tree-growth.js';
@@ -340,13 +341,20 @@ function run(
 function recordHistory(d: Draft, effects: Effects, cause: HistoryCause): void {
   // A fan-out's slice creates thousands of children, each with notes of its own: grouped once, so
   // that each job reads only its own.
-  const notesOf = notesByJob(effects.notes);
-  const entries = historyEntriesOf(d.job, notesOf.get(d.job.id) ?? [], cause, d.now);
+  const entries = historyEntriesOf(d.job, ownNotes(d.job.id, effects), cause, d.now);
   if (entries.length) d.updateJob({ history: appendHistory(d.job.history, entries) });
+  if (effects.creates.length === 0) return;
+  const notesOf = notesByJob(effects.notes);
   for (const child of effects.creates) {
     const childEntries = historyEntriesOf(child, notesOf.get(child.id) ?? [], { creating: true }, d.now);
     child.history = appendHistory(child.history, childEntries);
   }
+}
+
+/** The job's own notes: all of them, unless the transition made jobs of its own (which note too). */
+function ownNotes(jobId: string, effects: Effects): readonly TransitionNote[] {
+  if (effects.creates.length === 0) return effects.notes;
+  return effects.notes.filter((note) => note.jobId === jobId);
 }
 
 function unchanged(job: JobRecord, effects: Effects, d: Draft): Transition {

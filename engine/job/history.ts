@@ -116,15 +116,16 @@ export function appendHistory(
   history: readonly HistoryEntry[] | undefined,
   entries: readonly Omit<HistoryEntry, 'seq'>[],
 ): HistoryEntry[] {
-  const kept = history ? [...history] : [];
-  let seq = kept.at(-1)?.seq ?? 0;
-  for (const entry of entries) {
-    (entry as HistoryEntry).seq = ++seq;
-    kept.push(entry as HistoryEntry);
-  }
+  let seq = history?.at(-1)?.seq ?? 0;
+  for (const entry of entries) (entry as HistoryEntry).seq = ++seq;
+  const added = entries as HistoryEntry[];
+  // One native copy per transition (the history is at most MAX_HISTORY_ENTRIES long).
+  const kept = history ? history.concat(added) : added.slice();
   if (kept.length <= MAX_HISTORY_ENTRIES) return kept;
   const first = kept[0] as HistoryEntry;
-  return [first, ...kept.slice(kept.length - (MAX_HISTORY_ENTRIES - 1))];
+  const latest = kept.slice(kept.length - (MAX_HISTORY_ENTRIES - 1));
+  latest.unshift(first);
+  return latest;
 }
 
 /** A worker's name as the history keeps it: trimmed and cut, or undefined when empty. */
