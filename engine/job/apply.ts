@@ -14,6 +14,7 @@ import { pauseJob, resumeJob } from './pause.js';
 import { rerunFrom } from './rerun.js';
 import { searchAttributesOf } from './search-attributes.js';
 import { deliverKeptSignals, signal } from './signals.js';
+import { startedInput } from './step-input.js';
 import {
   abortJob,
   cancelJob,
@@ -286,6 +287,7 @@ function onTimer(d: Draft, timer: Timer): void {
   if (state.retryAt !== undefined || state.deadline === undefined || state.deadline > d.now) {
     return d.ignore('stale attempt timer');
   }
+  if (node.kind === 'sleep') return completeStep(d, node, startedInput(d, node));
   const waited = formatDuration(node.timeoutMs ?? 0);
   const message =
     node.kind === 'signal'

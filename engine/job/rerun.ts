@@ -51,6 +51,8 @@ export function rerunFrom(d: Draft, from: string, input: JsonObject | undefined)
         children: undefined,
         job: undefined,
         input: undefined,
+        iterations: undefined,
+        sleepUntil: undefined,
       });
       continue;
     }
@@ -62,6 +64,7 @@ export function rerunFrom(d: Draft, from: string, input: JsonObject | undefined)
         endedAt: undefined,
         deadline: undefined,
         retryAt: undefined,
+        iterations: undefined,
       });
     }
   }

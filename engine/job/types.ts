@@ -1,6 +1,7 @@
 import type { SecretRef } from '../definition/secrets.js';
 import type { JsonObject } from '../json.js';
 import type { HistoryEntry } from './history-entry.js';
+import type { DependencyStatus } from './join.js';
 import { PersistentList } from './persistent-list.js';
 
 /**
@@ -95,6 +96,10 @@ export interface StepState {
    * `MAX_SUSPEND_NOTE` characters. Cleared when a signal sends the step again.
    */
   suspendNote?: string;
+  /** A `repeat:` step: the iterations that ended so far. */
+  iterations?: number;
+  /** A running `sleep:` step: when it wakes (ms since the epoch). */
+  sleepUntil?: number;
   /** A `workflow:` step: the job its current attempt runs. */
   job?: string;
   /** Attempts that ended without completing the step, oldest first (at most 100 are kept). */
@@ -156,7 +161,15 @@ export function heldByOtherJobs(
 }
 
 /** How an attempt ended. `completed` is never recorded: the step's own fields say it. */
-export type AttemptOutcome = 'completed' | 'error' | 'timeout' | 'rejected' | 'cancelled' | 'suspended';
+export type AttemptOutcome =
+  | 'completed'
+  | 'error'
+  | 'timeout'
+  | 'rejected'
+  | 'cancelled'
+  | 'suspended'
+  /** An iteration of a `repeat:` step whose `until` did not hold: the step ran again. */
+  | 'repeated';
 
 /** One ended attempt of a step (times in ms since the epoch). */
 export interface AttemptRecord {
@@ -165,6 +178,8 @@ export interface AttemptRecord {
   endedAt: number;
   outcome: AttemptOutcome;
   error?: string;
+  /** A `repeated` iteration's output, when small (engine/job/repeat.ts). */
+  output?: JsonObject;
 }
 
 /** The `workflow:` step that started a job, and the workflows of the calls that led to it. */
@@ -330,6 +345,13 @@ export function jobFromJson(stored: JobJson): JobRecord {
 export function isSettled(state: StepState | undefined): boolean {
   if (state === undefined) return false;
   return state.status === 'completed' || state.status === 'skipped' || state.handled === true;
+}
+
+/** A dependency's status as a join sees it (join.ts): a handled failure is `failed`, settled. */
+export function dependencyStatus(state: StepState | undefined): DependencyStatus {
+  if (state === undefined) return 'pending';
+  if (state.status === 'completed' || state.status === 'skipped') return state.status;
+  return state.handled === true ? 'failed' : 'pending';
 }
 
 /** A step's state by name (a linear search: for code outside the engine's hot path). */

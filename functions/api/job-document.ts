@@ -31,6 +31,8 @@ export interface AttemptView {
   endedAt?: string;
   outcome?: AttemptOutcome;
   error?: string;
+  /** A `repeat:` iteration's output, when small. */
+  output?: JsonObject;
 }
 
 export interface StepView {
@@ -52,6 +54,10 @@ export interface StepView {
   skipReason?: string;
   /** A suspended step: what it waits for, in its worker's words. */
   suspendNote?: string;
+  /** A `sleep:` step asleep: when it wakes. */
+  sleepingUntil?: string;
+  /** A `repeat:` step: the iterations that ended so far. */
+  iterations?: number;
   /** A `workflow:` step: the job its latest attempt runs. */
   job?: string;
   /** A running `workflow:` step: the status of the job it waits for (`paused`: someone must resume it). */
@@ -163,6 +169,8 @@ export async function jobDocument(
       handled: state.handled,
       skipReason: state.skipReason,
       suspendNote: state.status === 'suspended' ? state.suspendNote : undefined,
+      sleepingUntil: state.status === 'running' ? iso(state.sleepUntil) : undefined,
+      iterations: state.iterations,
       job: state.job,
       calledStatus: calledStatusOf(state.job === undefined ? undefined : called.get(state.job)),
     });
@@ -316,6 +324,7 @@ function attemptsOf(state: StepState): AttemptView[] {
       outcome: record.outcome,
     };
     if (record.error !== undefined) view.error = record.error;
+    if (record.output !== undefined) view.output = record.output;
     return view;
   });
   const recorded = views.at(-1)?.attempt ?? 0;

@@ -23,12 +23,14 @@ function seconds(from?: string, to?: string, now = Date.now()): string {
 }
 
 /**
- * A step's status as people read it: a failure its workflow handled (`continueOnError`) says so, and
- * a running signal step says it waits for its signal.
+ * A step's status as people read it: a failure its workflow handled (`continueOnError`) says so, a
+ * running signal step says it waits for its signal, a `sleep:` step until when, a loop its iteration.
  */
 function stepStatus(step: StepView, wait: WaitView | undefined): string {
   if (step.handled) return 'failed · handled';
   if (wait?.kind === 'signal') return 'waiting for signal';
+  if (step.status === 'running' && step.sleepingUntil) return `sleeping until ${step.sleepingUntil}`;
+  if (step.status === 'running' && step.iterations) return `running (iteration ${step.iterations + 1})`;
   return step.status;
 }
 

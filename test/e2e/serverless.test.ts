@@ -87,6 +87,13 @@ workflows:
       - name: patient-step
         timeout: 2s
         retries: 1
+  - name: nap
+    steps:
+      - name: shape
+        output: '{"napper": input.who}'
+      - name: doze
+        depends: [shape]
+        sleep: 2s
   - name: dead-end
     steps:
       - name: dead-end-step
@@ -274,7 +281,7 @@ beforeAll(async () => {
   );
   expect(registered.Data?.Versions).toBe(
     [
-      'book-word-counts@1,fan-out-squares@1,patience@1,dead-end@1,pausable@1,limited-pair@1,webhook-then-wait@1,suspend-then-wait@1',
+      'book-word-counts@1,fan-out-squares@1,patience@1,nap@1,dead-end@1,pausable@1,limited-pair@1,webhook-then-wait@1,suspend-then-wait@1',
       'order-pipeline@1,shipping@1,order-failed@1',
     ].join(','),
   );
@@ -536,6 +543,21 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     expect(elapsed).toBeGreaterThanOrEqual(2_000);
     // The sweep finds nothing left to do.
     await createTimersHandler(timersContainer)(aScheduledEvent(), aLambdaContext());
+  }, 60_000);
+
+  it('sleeps a sleep: step on a delayed timer message, shown as sleeping until its wake time, then completes', async () => {
+    const { body } = await call('POST', '/api/workflow/nap', { body: { who: 'ann' } });
+    const id = body.id as string;
+    const asleep = (await call('GET', `/api/job/${id}`)).body as unknown as JobDocument;
+    expect(asleep.steps.doze?.status).toBe('running');
+    const wakes = Date.parse(asleep.steps.doze?.sleepingUntil as string);
+    expect(wakes).toBeGreaterThan(Date.parse(asleep.createdAt));
+
+    const job = await finished(id, 30_000);
+
+    expect(job.status).toBe('completed');
+    expect(job.result).toEqual({ napper: 'ann' });
+    expect(Date.parse(job.steps.doze?.endedAt as string)).toBeGreaterThanOrEqual(wakes);
   }, 60_000);
 
   it('fails the attempt of a request that ends in the step dead-letter queue', async () => {

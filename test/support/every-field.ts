@@ -50,6 +50,7 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     endedAt: 1_600,
     outcome: 'timeout',
     error: 'no reply within 100ms',
+    output: { status: 'pending' },
   };
   const children: Required<NonNullable<StepState['children']>> = { total: 3, concurrency: 2, created: 2 };
   const step: Required<StepState> = {
@@ -69,6 +70,8 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     handled: true,
     skipReason: 'when was false',
     suspendNote: 'waiting for approval by finance',
+    sleepUntil: 61_700,
+    iterations: 3,
     job: uuid(),
     pastAttempts: [pastAttempt],
     children,

@@ -26,7 +26,12 @@ const Attempt = z.object({
   attempt: z.int(),
   sentAt: time,
   endedAt: z.optional(time),
-  outcome: z.optional(z.enum(['completed', 'error', 'timeout', 'rejected', 'cancelled', 'suspended'])),
+  outcome: z.optional(
+    z.enum(['completed', 'error', 'timeout', 'rejected', 'cancelled', 'suspended', 'repeated']),
+  ),
+  output: z.optional(
+    anyObject.check(about("A `repeat:` iteration's output, when at most 512 bytes of JSON.")),
+  ),
   error: z.optional(z.string()),
 });
 
@@ -50,6 +55,8 @@ export const StepDocument = z
         .string()
         .check(about("A suspended step: what it waits for, in its worker's words (at most 500 characters).")),
     ),
+    sleepingUntil: z.optional(time.check(about('A `sleep:` step asleep: when it wakes.'))),
+    iterations: z.optional(z.int().check(about('A `repeat:` step: the iterations that ended so far.'))),
     job: z.optional(uuid.check(about('A `workflow:` step: the job its latest attempt runs.'))),
     calledStatus: z.optional(JobStatusName),
     children: z.optional(z.int()),

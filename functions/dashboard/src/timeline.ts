@@ -8,6 +8,7 @@ import type { JobDocument, StepStatus, StepView } from './api-types.js';
 /** How an attempt ended, or `running` while it is in flight. */
 export type SegmentOutcome =
   | 'completed'
+  | 'repeated'
   | 'error'
   | 'timeout'
   | 'rejected'
@@ -231,6 +232,7 @@ export function segmentState(
 ): 'completed' | 'failed' | 'cancelled' | 'running' | 'suspended' {
   switch (outcome) {
     case 'completed':
+    case 'repeated':
       return 'completed';
     case 'error':
     case 'timeout':

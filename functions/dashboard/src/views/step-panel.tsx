@@ -132,7 +132,17 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
           duration && <Fact name={ongoing ? 'Running for' : 'Took'} value={duration} />
         )}
         {view.retryAt && <Fact name="Next attempt" value={<RelativeTime iso={view.retryAt} now={now} />} />}
-        {view.deadline && view.status === 'running' && (
+        {view.sleepingUntil && view.status === 'running' && (
+          <Fact
+            name="Sleeping until"
+            value={
+              <span title={absoluteTime(view.sleepingUntil)}>
+                {absoluteTime(view.sleepingUntil)} (<RelativeTime iso={view.sleepingUntil} now={now} />)
+              </span>
+            }
+          />
+        )}
+        {view.deadline && view.status === 'running' && !view.sleepingUntil && (
           <Fact
             name="Reply due"
             value={
@@ -251,6 +261,7 @@ const OUTCOMES: Record<string, string> = {
   rejected: 'rejected by the worker',
   cancelled: 'cancelled',
   suspended: 'suspended',
+  repeated: 'repeated: "until" did not hold',
 };
 
 /** Every attempt of the step, oldest first: when it was sent and ended, how it ended, its error. */
