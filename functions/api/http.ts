@@ -143,3 +143,12 @@ export function toApiError(error: unknown): ApiError {
   }
   return new ApiError('internal', 'internal error; see the manager log');
 }
+
+/**
+ * Why the manager refused a command (a job that ended, one not failed), or undefined for any other
+ * error, which the caller lets through (the store down, a bug): a batch command names the refused
+ * jobs and goes on with the others.
+ */
+export function commandRefusalOf(error: unknown): string | undefined {
+  return error instanceof ManagerError && error.code !== 'unavailable' ? error.message : undefined;
+}

@@ -1,7 +1,6 @@
 import * as z from 'zod/mini';
 import { actorOf, isFinished, type JobQuery, type JobRecord } from '../../../engine/index.js';
-import { ManagerError } from '../../manager/errors.js';
-import { json } from '../http.js';
+import { commandRefusalOf, json } from '../http.js';
 import { jobFilterQuery, jobQueryOf } from '../job-search.js';
 import {
   type ApiDeps,
@@ -85,8 +84,9 @@ async function batch(command: Command, request: BatchRequest, deps: ApiDeps) {
       await (command === 'cancel' ? deps.service.cancel(job.id, actor) : deps.service.retry(job.id, actor));
       changed.push(job.id);
     } catch (error) {
-      if (!(error instanceof ManagerError) || error.code === 'unavailable') throw error;
-      refused.push({ uuid: job.id, message: error.message });
+      const refusal = commandRefusalOf(error);
+      if (refusal === undefined) throw error;
+      refused.push({ uuid: job.id, message: refusal });
     }
   }
   const body: z.infer<typeof BatchDocument> = { matched: page.jobs.length, changed, refused };
