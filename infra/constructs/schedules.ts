@@ -75,7 +75,7 @@ export class WorkflowSchedules extends Construct {
       new iam.PolicyStatement({
         sid: 'InvokeTimers',
         actions: ['lambda:InvokeFunction'],
-        resources: [target.function.functionArn],
+        resources: [target.alias.functionArn],
       }),
     );
   }
@@ -87,7 +87,7 @@ export class WorkflowSchedules extends Construct {
 
   /** A function that registers workflows: creates, updates and deletes their schedules. */
   allowSync(fn: HandlerFunction, target: HandlerFunction): void {
-    fn.function.addEnvironment('SCHEDULE_TARGET_ARN', target.function.functionArn);
+    fn.function.addEnvironment('SCHEDULE_TARGET_ARN', target.alias.functionArn);
     this.allow(fn, 'SyncSchedules', SYNC_ACTIONS);
   }
 
