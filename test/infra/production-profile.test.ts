@@ -89,7 +89,9 @@ describe('-c profile=production with the SQS bus', CDK, () => {
           Events: expect.arrayContaining(['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_ALARM']),
         },
       });
-      expect((group.Properties?.AlarmConfiguration as { Alarms: unknown[] }).Alarms).toHaveLength(2);
+      expect(
+        (group.Properties?.AlarmConfiguration as { Alarms?: unknown[] } | undefined)?.Alarms,
+      ).toHaveLength(2);
     }
     const shifted = Object.entries(aliases)
       .filter(([, alias]) => alias.UpdatePolicy?.CodeDeployLambdaAliasUpdate)
