@@ -75,7 +75,9 @@ export class WorkflowSchedules extends Construct {
       new iam.PolicyStatement({
         sid: 'InvokeTimers',
         actions: ['lambda:InvokeFunction'],
-        resources: [target.alias.functionArn],
+        // The live alias, which new schedules target; and the function itself, which schedules armed
+        // before the alias existed still name (a re-arm keeps a schedule's target).
+        resources: [target.alias.functionArn, target.function.functionArn],
       }),
     );
   }

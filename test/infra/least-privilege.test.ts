@@ -124,8 +124,8 @@ const INFRASTRUCTURE_ROLES: { holder: RegExp; actions: string[]; resource: RegEx
   {
     holder: /^SchedulesInvokeRoleDefaultPolicy/,
     actions: ['lambda:InvokeFunction'],
-    // Its live alias, which the schedules target.
-    resource: /^<TimersFunctionLive[A-Z0-9]+>$/,
+    // Its live alias, which the schedules target (and the function, which older schedules name).
+    resource: /^<TimersFunction(Live[A-Z0-9]+|[A-Z0-9]+\.Arn)>$/,
   },
   // VPC flow logs write to their own log group.
   {

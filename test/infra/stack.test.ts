@@ -474,8 +474,12 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       statement.holder.startsWith(`${roleId.replace(/[A-F0-9]{8}$/, '')}DefaultPolicy`),
     );
     expect(byRole.map((statement) => asList(statement.Resource).map(renderValue))).toEqual([
-      // The timers function's live alias (what the schedules target), not the bare function.
-      [expect.stringMatching(/^<TimersFunctionLive[A-Z0-9]+>$/)],
+      // The timers function's live alias (what new schedules target), and the function, which
+      // schedules armed before the alias existed still name.
+      [
+        expect.stringMatching(/^<TimersFunction[A-Z0-9]+\.Arn>$/),
+        expect.stringMatching(/^<TimersFunctionLive[A-Z0-9]+>$/),
+      ],
     ]);
     // Who may write schedules, and pass the role: the registering functions; the timers function
     // re-arms, and creates a missing one (its repair sweep), but deletes none.
