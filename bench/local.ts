@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { type FloorRun, runFloorOnce } from './broker-floor.js';
 import { type BenchChild, waitFor } from './child.js';
 import { getJob, listJobs, readMetrics, submitJobs, waitUntilIdle } from './http-driver.js';
+import { type LowLoadOptions, type LowLoadRun, lowLoadLine, runLowLoadOnce } from './low-load.js';
 import { type CoreRun, runCoreOnce } from './manager-core-run.js';
 import { windowFigures } from './metrics-window.js';
 import { CpuWindow, cpuLine, loadAverage, peakRssMb, pidsNamed } from './proc.js';
@@ -66,6 +67,12 @@ export interface LocalOptions {
   cpuProfileDir?: string;
   /** Also run the largest fan-out once sampling serve's allocations (not counted), profiles here. */
   heapProfileDir?: string;
+  /** Runs of the low-load chain (bench/low-load.ts). @default runs */
+  lowLoadRuns?: number;
+  /** Its sizes (the harness's smoke test runs a toy chain). */
+  lowLoad?: LowLoadOptions;
+  /** Fan-outs this large run once each after the other cases, SQLite FULL (`npm run bench -- --million`). */
+  hugeFanOuts?: number[];
   log?: (line: string) => void;
 }
 
@@ -80,13 +87,17 @@ export interface LocalFigures {
   profiles?: ProfileSummary[];
   /** serve's heap in the largest fan-out (live at the fullest, and all allocations), when asked for. */
   heapProfiles?: HeapSummary[];
+  /** One 100-step chain at a time, one worker: the manager's overhead a step against the disk's sync. */
+  lowLoadRuns?: LowLoadRun[];
+  /** The huge fan-outs (a million children), one run each. */
+  hugeFanOutRuns?: LocalRun[];
 }
 
 /** Generous: a run that takes longer than this is reported as failed, not waited for. */
 const timeoutMs = (workload: Workload, size: number): number =>
   workload === 'diamond' ? Math.max(120_000, size * 30) : Math.max(120_000, size * 6);
 
-interface RunResult {
+export interface RunResult {
   run: LocalRun;
   serveCommand: string;
   servePid: number;
@@ -104,18 +115,28 @@ interface RunResult {
  * Both workloads, then the measured one's shape once more (`last`): V8 re-optimises what the other
  * shape deoptimised ("wrong map") before the measurement, not during it.
  */
-export const WARM_UP = { diamonds: 3000, fanOutItems: 1000, last: { diamonds: 1000, fanOutItems: 1000 } };
+export const WARM_UP: WarmUp = {
+  diamonds: 3000,
+  fanOutItems: 1000,
+  last: { diamonds: 1000, fanOutItems: 1000 },
+};
 
-async function warmUp(url: string, workload: Workload): Promise<void> {
-  await submitJobs(url, DIAMOND, WARM_UP.diamonds, SUBMIT_CONCURRENCY);
-  await submitJobs(url, FAN_OUT, 1, 1, () => ({ count: WARM_UP.fanOutItems }));
+export interface WarmUp {
+  diamonds: number;
+  fanOutItems: number;
+  last: { diamonds: number; fanOutItems: number };
+}
+
+async function warmUp(url: string, workload: Workload, sizes: WarmUp): Promise<void> {
+  await submitJobs(url, DIAMOND, sizes.diamonds, SUBMIT_CONCURRENCY);
+  if (sizes.fanOutItems) await submitJobs(url, FAN_OUT, 1, 1, () => ({ count: sizes.fanOutItems }));
   await waitUntilIdle(url, DIAMOND, 60_000);
   await waitUntilIdle(url, FAN_OUT, 60_000);
   if (workload === 'diamond') {
-    await submitJobs(url, DIAMOND, WARM_UP.last.diamonds, SUBMIT_CONCURRENCY);
+    await submitJobs(url, DIAMOND, sizes.last.diamonds, SUBMIT_CONCURRENCY);
     await waitUntilIdle(url, DIAMOND, 60_000);
   } else {
-    await submitJobs(url, FAN_OUT, 1, 1, () => ({ count: WARM_UP.last.fanOutItems }));
+    await submitJobs(url, FAN_OUT, 1, 1, () => ({ count: sizes.last.fanOutItems }));
     await waitUntilIdle(url, FAN_OUT, 60_000);
   }
 }
@@ -156,9 +177,11 @@ interface Instruments {
   /** Sample serve's heap into here (serve runs as bench/serve-entry.ts). */
   heapProfileDir?: string;
   heapMode?: 'live' | 'allocations';
+  /** Another warm-up than WARM_UP (`npm run bench -- --quick` warms up less). */
+  warmUp?: WarmUp;
 }
 
-async function runOnce(
+export async function runOnce(
   workload: Workload,
   size: number,
   synchronous: Synchronous,
@@ -180,9 +203,11 @@ async function runOnce(
       replyQueue,
       synchronous,
       ...instruments,
+      maxFanOut: Math.max(100_000, workload === 'fan-out' ? size : 0),
+      maxReplyBytes: workload === 'fan-out' && size > 100_000 ? Math.max(1 << 20, size * 16) : undefined,
     });
     await replyQueueConsumed(replyQueue);
-    await warmUp(serve.url, workload);
+    await warmUp(serve.url, workload, instruments.warmUp ?? WARM_UP);
     const metricsBefore = await readMetrics(serve.url);
     const before = loadAverage();
     const cpu = new CpuWindow({
@@ -291,6 +316,21 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
       }
     }
   }
+  const lowLoadRuns: LowLoadRun[] = [];
+  for (let r = 0; r < (options.lowLoadRuns ?? options.runs); r++) {
+    const run = await runLowLoadOnce(options.lowLoad);
+    lowLoadRuns.push(run);
+    log(`${lowLoadLine(run)}, load ${run.loadAverage}`);
+  }
+  const hugeFanOutRuns: LocalRun[] = [];
+  for (const size of options.hugeFanOuts ?? []) {
+    const { run } = await runOnce('fan-out', size, 'FULL');
+    hugeFanOutRuns.push(run);
+    log(
+      `local fan-out ${size} FULL: ${run.wallSeconds.toFixed(1)} s, ${Math.round(run.itemsPerSecond ?? 0)} children/s, ` +
+        `serve peak RSS ${Math.round(run.servePeakRssMb)} MB, cpu ${cpuLine(run.cpuSeconds)}, load ${run.loadAverage.before}`,
+    );
+  }
   const largest = Math.max(...options.fanOutItems);
   const heapProfiles =
     options.heapProfileDir && Number.isFinite(largest)
@@ -303,6 +343,8 @@ export async function benchLocal(options: LocalOptions): Promise<LocalFigures> {
     coreRuns: coreRuns.length ? coreRuns : undefined,
     profiles: profiles.length ? profiles : undefined,
     heapProfiles,
+    lowLoadRuns: lowLoadRuns.length ? lowLoadRuns : undefined,
+    hugeFanOutRuns: hugeFanOutRuns.length ? hugeFanOutRuns : undefined,
   };
 }
 

@@ -1,4 +1,5 @@
 import { connect } from 'amqplib';
+import { deadLetterQueueOf } from '../functions/adapters/rabbitmq/dead-letters.js';
 import { type BenchChild, spawnBenchScript, waitFor } from './child.js';
 import { benchQueues, noOpQueues } from './workloads.js';
 
@@ -50,13 +51,18 @@ export async function replyQueueConsumed(queue: string): Promise<void> {
   }
 }
 
+/**
+ * Deletes the queues, and the dead-letter queue serve declares beside each reply queue
+ * (`<reply queue>.dead-letters`), which every run used to leave behind.
+ */
 export async function deleteQueues(names: string[]): Promise<void> {
+  const all = [...names, ...names.filter((name) => name.endsWith('replies')).map(deadLetterQueueOf)];
   const model = await connect(AMQP_URL, {
     clientProperties: { connection_name: 'switchyard-bench-cleanup' },
   });
   model.on('error', () => {});
   try {
-    for (const name of names) {
+    for (const name of all) {
       const channel = await model.createChannel();
       channel.on('error', () => {});
       await channel.deleteQueue(name).catch(() => {});

@@ -6,6 +6,7 @@ import { benchEngine } from './engine.js';
 import { benchLocal } from './local.js';
 import { describeMachine } from './machine.js';
 import { loadAverage } from './proc.js';
+import { benchQuick, renderQuick } from './quick.js';
 import type { RedisPersistence } from './redis.js';
 import { renderFigures } from './render.js';
 import { updateReport } from './report.js';
@@ -18,6 +19,12 @@ import { filesChangedSince } from './source-tree.js';
  * markdown, writes the raw figures to bench/results/latest.json, and rewrites the figures section
  * of BENCHMARKS.md. Never part of `npm test`.
  *
+ * `npm run bench -- --quick`: serve's durable steps/s against the broker's floor on this machine, in
+ * under a minute (bench/quick.ts); nothing else runs and no file is written.
+ *
+ * `npm run bench -- --million` (or BENCH_MILLION=1): the local section also runs one fan-out of
+ * 1,000,000 children (SQLite FULL) after its other cases: 3 to 10 minutes more on 2 cores.
+ *
  * Environment (flags `--runs=N` and `--only=a,b` do the same as BENCH_RUNS and BENCH_ONLY):
  *   BENCH_RUNS=3                     runs of every case
  *   BENCH_ONLY=engine,local,bullmq,aws
@@ -29,6 +36,7 @@ import { filesChangedSince } from './source-tree.js';
  *   BENCH_AWS_FANOUTS=100,1000       fan-out children through the AWS simulation
  *   BENCH_PROFILE=0                  skip the extra, uncounted runs under the profilers (each local
  *                                    case under the CPU profiler; the largest fan-out sampling the heap)
+ *   BENCH_LOW_LOAD_RUNS=3            runs of the low-load chain (one 100-step chain at a time); 0: none
  *   BENCH_REPORT=0                   a trial: leave BENCHMARKS.md and latest.json alone (the figures
  *                                    go to a dated `-trial.json` file only)
  */
@@ -84,6 +92,12 @@ async function section<T>(
 }
 
 log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGb} GB, Node ${machine.node}`);
+if (process.argv.includes('--quick')) {
+  const figures = await benchQuick(log);
+  process.stdout.write(`${renderQuick(figures, machine.cores)}\n`);
+  log(`done in ${Math.round((Date.now() - startedAt) / 1000)} s`);
+  process.exit(0);
+}
 results.engine = await section('engine', () => benchEngine(runs));
 const profileDir = env.BENCH_PROFILE === '0' ? undefined : join(RESULTS_DIR, 'profiles');
 if (profileDir) await mkdir(profileDir, { recursive: true });
@@ -95,6 +109,8 @@ results.local = await section('local', () =>
     synchronous,
     cpuProfileDir: profileDir,
     heapProfileDir: profileDir,
+    hugeFanOuts: process.argv.includes('--million') || env.BENCH_MILLION === '1' ? [1_000_000] : [],
+    lowLoadRuns: env.BENCH_LOW_LOAD_RUNS === undefined ? undefined : Number(env.BENCH_LOW_LOAD_RUNS),
     log,
   }),
 );

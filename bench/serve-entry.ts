@@ -7,7 +7,7 @@ import { startHeapSampler } from './heap-sampler.js';
  * comparison while the command line has no flag for it (startServe's `synchronous` option). Same
  * wiring as the CLI (functions/cli/commands/serve.ts) minus the dashboard.
  *
- * Environment: BENCH_CONFIG, BENCH_DB, BENCH_REPLY_QUEUE, BENCH_PORT, BENCH_MAX_FAN_OUT,
+ * Environment: BENCH_CONFIG, BENCH_DB, BENCH_REPLY_QUEUE, BENCH_PORT, BENCH_MAX_FAN_OUT, BENCH_MAX_REPLY_BYTES,
  * BENCH_SYNCHRONOUS (FULL or NORMAL), BENCH_HEAP_PROFILE_DIR and BENCH_HEAP_MODE (sample the heap: heap-sampler.ts).
  */
 
@@ -25,6 +25,7 @@ const handle = await startServe({
   replyQueue: env.BENCH_REPLY_QUEUE,
   port: Number(env.BENCH_PORT ?? 0),
   maxFanOut: Number(env.BENCH_MAX_FAN_OUT ?? 100_000),
+  ...(env.BENCH_MAX_REPLY_BYTES ? { maxReplyBytes: Number(env.BENCH_MAX_REPLY_BYTES) } : {}),
   synchronous,
   logger,
 });

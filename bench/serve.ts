@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { type BenchChild, freePort, spawnChild, waitFor } from './child.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const BIN = join(ROOT, 'bin/switchyard.js');
+/**
+ * `BENCH_SERVE_ROOT`: another checkout whose built serve to run (its `bin/switchyard.js` and bundle),
+ * for before/after runs alternating in one benchmark process. Its own `npm run build:cli` first.
+ */
+const serveBin = (): string => join(process.env.BENCH_SERVE_ROOT ?? ROOT, 'bin/switchyard.js');
 const ENTRY = join(ROOT, 'bench/serve-entry.ts');
 
 export type Synchronous = 'FULL' | 'NORMAL';
@@ -22,6 +26,13 @@ export interface BenchServeOptions {
   /** Sample serve's heap (bench/heap-sampler.ts) into this folder; runs serve-entry.ts. */
   heapProfileDir?: string;
   heapMode?: 'live' | 'allocations';
+  /** serve's `--max-fan-out`. @default 100000 */
+  maxFanOut?: number;
+  /**
+   * serve's `--max-reply` when above its default (1 MiB): the listing reply of a million items is
+   * 6.9 MB, and the step after the fan-in gets a result from each child.
+   */
+  maxReplyBytes?: number;
 }
 
 export interface BenchServe extends BenchChild {
@@ -34,7 +45,7 @@ let cliHasSynchronousFlag: boolean | undefined;
 
 /** Whether `switchyard serve` takes `--synchronous` (asked once). */
 function cliTakesSynchronous(): boolean {
-  cliHasSynchronousFlag ??= execFileSync(process.execPath, [BIN, 'serve', '--help'], {
+  cliHasSynchronousFlag ??= execFileSync(process.execPath, [serveBin(), 'serve', '--help'], {
     encoding: 'utf8',
   }).includes('--synchronous');
   return cliHasSynchronousFlag;
@@ -47,12 +58,13 @@ function cliTakesSynchronous(): boolean {
  */
 export async function startBenchServe(options: BenchServeOptions): Promise<BenchServe> {
   const port = await freePort();
+  const maxFanOut = options.maxFanOut ?? 100_000;
   const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const viaCli = !options.heapProfileDir && (options.synchronous === 'FULL' || cliTakesSynchronous());
   const args = viaCli
     ? [
         ...profile,
-        BIN,
+        serveBin(),
         'serve',
         '--config',
         options.config,
@@ -61,10 +73,11 @@ export async function startBenchServe(options: BenchServeOptions): Promise<Bench
         '--reply-queue',
         options.replyQueue,
         '--max-fan-out',
-        '100000',
+        String(maxFanOut),
         '--port',
         String(port),
         ...(options.synchronous === 'NORMAL' ? ['--synchronous', 'NORMAL'] : []),
+        ...(options.maxReplyBytes ? ['--max-reply', String(options.maxReplyBytes)] : []),
       ]
     : [...profile, '--import', 'tsx', ENTRY];
   const child = await spawnChild({
@@ -80,7 +93,8 @@ export async function startBenchServe(options: BenchServeOptions): Promise<Bench
       BENCH_DB: options.db,
       BENCH_REPLY_QUEUE: options.replyQueue,
       BENCH_PORT: String(port),
-      BENCH_MAX_FAN_OUT: '100000',
+      BENCH_MAX_FAN_OUT: String(maxFanOut),
+      ...(options.maxReplyBytes ? { BENCH_MAX_REPLY_BYTES: String(options.maxReplyBytes) } : {}),
       BENCH_SYNCHRONOUS: options.synchronous,
       ...(options.heapProfileDir
         ? { BENCH_HEAP_PROFILE_DIR: options.heapProfileDir, BENCH_HEAP_MODE: options.heapMode ?? 'live' }
@@ -105,7 +119,7 @@ export async function startBenchServe(options: BenchServeOptions): Promise<Bench
     throw new Error(`${(error as Error).message}\n${child.output()}`);
   }
   const command = viaCli
-    ? `node bin/switchyard.js serve --db <fresh file> --reply-queue <unique> --max-fan-out 100000${options.synchronous === 'NORMAL' ? ' --synchronous NORMAL' : ''}`
+    ? `node bin/switchyard.js serve --db <fresh file> --reply-queue <unique> --max-fan-out ${maxFanOut}${options.synchronous === 'NORMAL' ? ' --synchronous NORMAL' : ''}`
     : `node --import tsx bench/serve-entry.ts (startServe with synchronous ${options.synchronous})`;
   return { ...child, url, command };
 }

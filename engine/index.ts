@@ -3,6 +3,7 @@
 // A name not listed is the engine's own business.
 
 // Scoped tokens: roles, what each may do, and a principal as an API authorizer passes it on.
+export { actorOf } from './access/actor.js';
 export { contextOfPrincipal, principalOfContext } from './access/principal-context.js';
 export {
   mayGrant,
@@ -56,6 +57,18 @@ export {
   stepQueueProblem,
 } from './definition/queue-name.js';
 export { definitionText, versionToSave } from './definition/same-definition.js';
+export {
+  ATTRIBUTE_NAME,
+  MAX_ATTRIBUTE_VALUE_LENGTH,
+  MAX_SEARCH_ATTRIBUTES,
+} from './definition/search-attributes.js';
+export {
+  SECRET_NAME,
+  type SecretRef,
+  secretProblems,
+  secretRefsOf,
+  withSecretValues,
+} from './definition/secrets.js';
 export { type StepKind, sentQueueOf, stepKindOf } from './definition/step-kind.js';
 export {
   type DefinitionError,
@@ -76,6 +89,14 @@ export { applyEvent, createJob } from './job/apply.js';
 export { awaitedRequest } from './job/awaited-request.js';
 export { type SlotLimits, slotIndexesFrom, slotStarts, slotTurn } from './job/concurrency-slots.js';
 export {
+  bufferRefusal,
+  MAX_BUFFERED_SIGNAL_BYTES,
+  MAX_BUFFERED_SIGNALS,
+  type SignalFate,
+  type SignalTarget,
+  signalFate,
+} from './job/early-signals.js';
+export {
   DEFAULT_FAN_OUT_SLICE,
   DEFAULT_MAX_FAN_OUT,
   type EngineContext,
@@ -91,6 +112,17 @@ export {
 } from './job/fan-in.js';
 export { ChildGatherer, type GatheredChild, gatherChildren } from './job/gather.js';
 export {
+  type Actor,
+  appendHistory,
+  HISTORY_KINDS,
+  type HistoryEntry,
+  type HistoryKind,
+  historyPage,
+  MAX_HISTORY_ENTRIES,
+  MAX_WORKER_NAME,
+  workerName,
+} from './job/history.js';
+export {
   actsOnRoot,
   callFinishedEvent,
   childCommand,
@@ -100,6 +132,16 @@ export {
   isSameStart,
   mayStartJob,
 } from './job/job-commands.js';
+export { matchesJobQuery } from './job/job-query-match.js';
+export {
+  ACTIVE_LISTED_STATUSES,
+  isListedStatus,
+  LISTED_STATUSES,
+  type ListedStatus,
+  listedStatusOf,
+  storedStatusesOf,
+  zeroListedCounts,
+} from './job/listed-status.js';
 export { requestStillOpen } from './job/open-request.js';
 export { PersistentList } from './job/persistent-list.js';
 export { DEFAULT_MAX_REPLY_BYTES, MAX_SUSPEND_NOTE, type ReplyEvent, replyEvent } from './job/reply-body.js';
@@ -119,6 +161,15 @@ export {
   type RunningLimit,
   zeroRunningCount,
 } from './job/running-limit.js';
+export { searchAttributesOf } from './job/search-attributes.js';
+export {
+  type HopTarget,
+  hopTarget,
+  MAX_STEP_PATH_HOPS,
+  parseStepPath,
+  type StepPath,
+  type StepPathHop,
+} from './job/step-path.js';
 export type { ChildOutcome, FanInit, Rejection, Transition, TransitionNote } from './job/transition.js';
 export {
   DEFAULT_MAX_TREE_JOBS,
@@ -151,6 +202,7 @@ export {
   type JobRecord,
   type JobStatus,
   jobFromJson,
+  type PendingSignal,
   parseCorrelationId,
   STEP_STATUSES,
   type StepRequest,
@@ -177,6 +229,15 @@ export {
   parseJsonObjectBody,
 } from './json.js';
 export { MAX_JSON_DEPTH } from './json-depth.js';
+export {
+  AUDIT_ACTIONS,
+  AUDIT_RETENTION_MS,
+  type AuditAction,
+  type AuditEntry,
+  type AuditLog,
+  type AuditPage,
+  auditIdOf,
+} from './ports/audit-log.js';
 // Ports: what the engine needs of a bus, a store and timers.
 export {
   type Bus,
@@ -202,6 +263,7 @@ export {
   type ReplyIntakeOptions,
   type ReplyOutcome,
 } from './ports/reply-intake.js';
+export type { SecretResolver } from './ports/secrets.js';
 export {
   type ChildrenPage,
   type Commit,

@@ -10,12 +10,14 @@ export interface PrincipalContext {
   namespace: string;
   role: string;
   tokenId?: string;
+  tokenDescription?: string;
   [key: string]: string | undefined;
 }
 
 export function contextOfPrincipal(principal: Principal): PrincipalContext {
   const context: PrincipalContext = { namespace: principal.namespace, role: principal.role };
   if (principal.tokenId !== undefined) context.tokenId = principal.tokenId;
+  if (principal.tokenDescription !== undefined) context.tokenDescription = principal.tokenDescription;
   return context;
 }
 
@@ -25,10 +27,12 @@ export function contextOfPrincipal(principal: Principal): PrincipalContext {
  */
 export function principalOfContext(context: unknown): Principal | undefined {
   if (!context || typeof context !== 'object') return undefined;
-  const { namespace, role, tokenId } = context as Record<string, unknown>;
+  const { namespace, role, tokenId, tokenDescription } = context as Record<string, unknown>;
   if (!isRole(role)) return undefined;
   if (namespace !== ANY_NAMESPACE && namespaceProblem(namespace) !== undefined) return undefined;
   const principal: Principal = { namespace: namespace as string, role };
   if (typeof tokenId === 'string' && tokenId !== '') principal.tokenId = tokenId;
+  if (principal.tokenId && typeof tokenDescription === 'string' && tokenDescription !== '')
+    principal.tokenDescription = tokenDescription;
   return principal;
 }

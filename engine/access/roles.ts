@@ -16,6 +16,8 @@ export interface Principal {
   role: Role;
   /** The scoped token's id; absent for the root. */
   tokenId?: string;
+  /** The scoped token's description, which the history of what it did shows beside its id. */
+  tokenDescription?: string;
 }
 
 export const ROOT: Principal = { namespace: ANY_NAMESPACE, role: 'admin' };

@@ -5,12 +5,19 @@ import type { StepDefinition } from './types.js';
  * a `workflow:` calls a registered workflow, `type: signal` waits for the API; any other step sends a
  * request to a worker's queue.
  */
-export type StepKind = 'worker' | 'signal' | 'fanout' | 'call';
+export type StepKind = 'worker' | 'signal' | 'fanout' | 'call' | 'sleep' | 'fail' | 'pass';
 
+/**
+ * Steps that need no worker: `sleep:` waits, `fail:` fails, and a step with `output:` but no queue,
+ * task, workflow or type passes its input on, reshaped.
+ */
 export function stepKindOf(step: StepDefinition): StepKind {
   if (step.task !== undefined) return 'fanout';
   if (step.workflow !== undefined) return 'call';
   if (step.type === 'signal') return 'signal';
+  if (step.sleep !== undefined) return 'sleep';
+  if (step.fail !== undefined) return 'fail';
+  if (step.output !== undefined && step.queue === undefined && step.type === undefined) return 'pass';
   return 'worker';
 }
 

@@ -18,7 +18,7 @@ export { COST_LIMIT };
 
 // docs/expressions.md explains each choice below; bench/cel-libraries.ts measures them.
 
-const VARIABLES: readonly VariableName[] = ['input', 'job', 'steps', 'parent'];
+const VARIABLES: readonly VariableName[] = ['input', 'job', 'steps', 'parent', 'output'];
 
 /** Structural limits checked at parse (the cel-js parser enforces all but the last two). */
 export const EXPRESSION_LIMITS = {
@@ -161,11 +161,32 @@ export function compileExpression<K extends ExpressionKind>(source: string, kind
         : { ok: false, error: message };
     }
   };
+  const evaluateString = (variables: ExpressionVariables): EvaluationResult<'string'> => {
+    const value = run(program, source, variables);
+    if (value instanceof Failure) return { ok: false, error: value.message };
+    if (typeof value !== 'string')
+      return { ok: false, error: `\`${source}\`: gave ${describe(value)}; it must give text` };
+    return { ok: true, value };
+  };
+  const evaluateTime = (variables: ExpressionVariables): EvaluationResult<'time'> => {
+    const value = run(program, source, variables);
+    if (value instanceof Failure) return { ok: false, error: value.message };
+    const ms =
+      value instanceof Date ? value.getTime() : typeof value === 'string' ? parseTime(value) : Number.NaN;
+    if (Number.isNaN(ms)) {
+      return {
+        ok: false,
+        error: `\`${source}\`: gave ${typeof value === 'string' ? JSON.stringify(value) : describe(value)}; it must give a timestamp or a time in RFC 3339 (e.g. "2026-03-01T09:00:00Z")`,
+      };
+    }
+    return { ok: true, value: ms };
+  };
+  const evaluators = { bool: evaluateBool, map: evaluateMap, string: evaluateString, time: evaluateTime };
   const expression: CompiledExpression<K> = {
     source,
     kind,
     uses: found.uses,
-    evaluate: (kind === 'bool' ? evaluateBool : evaluateMap) as CompiledExpression<K>['evaluate'],
+    evaluate: evaluators[kind] as CompiledExpression<K>['evaluate'],
   };
   return { ok: true, expression };
 }
@@ -218,8 +239,20 @@ function literalPatternError(
   return undefined;
 }
 
+/** RFC 3339 text (a date and a time with its offset) as milliseconds; NaN otherwise. */
+function parseTime(text: string): number {
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.test(text)) return Number.NaN;
+  return Date.parse(text);
+}
+
 function kindError(kind: ExpressionKind, type: string): string | undefined {
   if (type === 'dyn') return undefined;
+  if (kind === 'string') return type === 'string' ? undefined : `it must give text; this one gives ${type}`;
+  if (kind === 'time') {
+    return type === 'google.protobuf.Timestamp' || type === 'string'
+      ? undefined
+      : `it must give a timestamp (or RFC 3339 text); this one gives ${type}`;
+  }
   if (kind === 'bool') {
     return type === 'bool' ? undefined : `\`when:\` must be a boolean expression; this one gives ${type}`;
   }
@@ -240,7 +273,9 @@ function compileError(
   let message = summary(error);
   if (e.code === 'unknown_variable') {
     const name = message.replace(/^Unknown variable: /, '');
-    message = `unknown variable \`${name}\` (expressions see ${VARIABLES.join(', ')})`;
+    // `output` is seen by `output:` and `repeat.until` only (the validator says so where it is read).
+    const seen = VARIABLES.filter((variable) => variable !== 'output');
+    message = `unknown variable \`${name}\` (expressions see ${seen.join(', ')})`;
   }
   return position ? { ok: false, error: message, position } : { ok: false, error: message };
 }

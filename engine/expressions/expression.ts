@@ -9,15 +9,29 @@ export interface ExpressionVariables {
   steps: Record<string, JsonObject>;
   /** For a fan-out child only. */
   parent?: { id: string; step: string; index: number; input: JsonObject };
+  /** In `output:` and `repeat.until` only: what the step completed with (a worker's reply). */
+  output?: JsonObject;
 }
 
 export type VariableName = keyof ExpressionVariables;
 
-/** What an expression must give: a boolean (`when:`) or a map with string keys (`input:`). */
-export type ExpressionKind = 'bool' | 'map';
+/**
+ * What an expression must give: a boolean (`when:`), a map with string keys (`input:`, `output:`),
+ * text (`fail.message`) or a point in time (`sleep.until`: a timestamp, or text in RFC 3339), given
+ * as milliseconds since the epoch.
+ */
+export type ExpressionKind = 'bool' | 'map' | 'string' | 'time';
+
+type ValueOf<K extends ExpressionKind> = K extends 'bool'
+  ? boolean
+  : K extends 'string'
+    ? string
+    : K extends 'time'
+      ? number
+      : JsonObject;
 
 export type EvaluationResult<K extends ExpressionKind> =
-  | { ok: true; value: K extends 'bool' ? boolean : JsonObject }
+  | { ok: true; value: ValueOf<K> }
   /** `tooLarge`: an `input:` value larger, as JSON, than the request limit. */
   | { ok: false; error: string; tooLarge?: true };
 

@@ -4,11 +4,16 @@ import { formatDuration } from '../definition/duration.js';
 import { unhandled } from '../exhaustive.js';
 import type { JsonObject } from '../json.js';
 import { admitJob, promoteJob, settleSlot } from './admission.js';
-import { abortFromWorker, resumeSuspended, suspendStep } from './control-replies.js';
+import { abortFromWorker, suspendStep } from './control-replies.js';
 import { Draft } from './draft.js';
 import type { EngineContext, JobEvent } from './events.js';
 import { followRoot } from './follow-root.js';
+import { type Actor, appendHistory, type HistoryCause, historyEntriesOf, notesByJob } from './history.js';
+import { settleWaits } from './listed-status.js';
 import { pauseJob, resumeJob } from './pause.js';
+import { rerunFrom } from './rerun.js';
+import { searchAttributesOf } from './search-attributes.js';
+import { deliverKeptSignals, signal } from './signals.js';
 import { startedInput } from './step-input.js';
 import {
   abortJob,
@@ -33,7 +38,7 @@ import {
 } from './transition.js';
 import { contextOf } from './tree-growth.js';
 import { DEFAULT_MAX_TREE_JOBS, rootStateOf, treeChangeOf } from './tree-quota.js';
-import { type CallLink, isFinished, isSettled, type JobRecord, type Timer } from './types.js';
+import { type CallLink, isFinished, type JobRecord, type Timer } from './types.js';
 
 export interface CreateJobParams {
   id: string;
@@ -47,6 +52,8 @@ export interface CreateJobParams {
   treeRoot?: string;
   /** A delayed start: later than now, the job is `scheduled` until then (a `start` timer). */
   startAt?: number;
+  /** Who started it (its history's first entry names them). */
+  actor?: Actor;
 }
 
 /** Starts a new top-level job: its record, and the requests for the steps that start with it. */
@@ -70,11 +77,14 @@ export function createJob(
   if (params.causedBy) record.causedBy = params.causedBy;
   if (params.calledBy) record.calledBy = params.calledBy;
   if (params.treeRoot !== undefined && params.treeRoot !== params.id) record.treeRoot = params.treeRoot;
+  const attributes = searchAttributesOf(workflow, record);
+  if (attributes) record.attributes = attributes;
   const startAt = params.startAt;
+  const cause: HistoryCause = { creating: true, ...(params.actor ? { actor: params.actor } : {}) };
   if (startAt !== undefined && startAt > context.now) {
-    return run(workflow, record, context, true, (d) => scheduleStart(d, startAt));
+    return run(workflow, record, context, cause, (d) => scheduleStart(d, startAt));
   }
-  return run(workflow, record, context, true, (d) => admitJob(d));
+  return run(workflow, record, context, cause, (d) => admitJob(d));
 }
 
 /** Applies one event to a job: the pure heart of the manager. */
@@ -84,7 +94,8 @@ export function applyEvent(
   event: JobEvent,
   context: EngineContext,
 ): Transition {
-  return run(workflow, job, context, false, (d) => {
+  const actor = 'actor' in event ? event.actor : undefined;
+  return run(workflow, job, context, { creating: false, event, ...(actor ? { actor } : {}) }, (d) => {
     switch (event.type) {
       case 'start':
         if (d.job.status !== 'waiting') return d.ignore(`job is ${d.job.status}`);
@@ -92,7 +103,9 @@ export function applyEvent(
       case 'promote':
         return promoteJob(d);
       case 'reply': {
-        const node = awaitingStep(d, event.step, 'worker');
+        const node = event.exactAttempt
+          ? currentAttemptOf(d, event.step, event.attempt)
+          : awaitingStep(d, event.step, 'worker');
         if (node) completeStep(d, node, event.output);
         return;
       }
@@ -125,36 +138,8 @@ export function applyEvent(
       }
       case 'timer':
         return onTimer(d, event.timer);
-      case 'signal': {
-        const node = d.graph.byName.get(event.step);
-        if (!node) return d.reject('invalid', `job ${d.job.id} has no step "${event.step}"`);
-        if (node.kind === 'worker' && d.step(node.name).status === 'suspended') {
-          if (!isActive(d.job.status)) return d.reject('conflict', `the job is ${d.job.status}`);
-          return resumeSuspended(d, node, event.output);
-        }
-        if (node.kind !== 'signal') {
-          return d.reject(
-            'invalid',
-            node.kind === 'worker'
-              ? `step "${event.step}" is ${d.step(node.name).status}: only a suspended step takes a signal`
-              : `step "${event.step}" is not a signal step`,
-          );
-        }
-        // A paused job stores a signal like a reply; the steps it makes ready wait for resume.
-        if (!isActive(d.job.status)) return d.reject('conflict', `the job is ${d.job.status}`);
-        const state = d.step(node.name);
-        if (state.status === 'waiting') {
-          const pending = node.depends.filter((name) => !isSettled(d.step(name)));
-          return d.reject(
-            'conflict',
-            `step "${event.step}" is not ready yet: it waits for ${pending.join(', ')}`,
-          );
-        }
-        if (state.status !== 'running')
-          return d.reject('conflict', `step "${event.step}" is already ${state.status}`);
-        // The job's data upstream of the step flows on through it, with the signal's keys over it.
-        return completeStep(d, node, { ...startedInput(d, node), ...event.output });
-      }
+      case 'signal':
+        return signal(d, event.step, event.output);
       case 'cancel':
         if (isFinished(d.job.status)) return d.reject('conflict', `the job is already ${d.job.status}`);
         return cancelJob(d);
@@ -187,6 +172,11 @@ export function applyEvent(
         if (event.hold) return;
         // A top-level job starts again as a new one would: under its workflow's `maxRunning`.
         return d.job.parent === null ? admitJob(d) : startJob(d);
+      case 'rerun':
+        rerunFrom(d, event.from, event.input);
+        if (d.rejected) return;
+        // As a retry: a top-level job starts again under its workflow's `maxRunning`.
+        return admitJob(d);
       case 'childFailed': {
         const node = awaitingStep(d, event.step, 'fanout');
         if (node) failStep(d, node, `child ${event.index} (${event.childId}) failed: ${event.message}`);
@@ -297,6 +287,7 @@ function onTimer(d: Draft, timer: Timer): void {
   if (state.retryAt !== undefined || state.deadline === undefined || state.deadline > d.now) {
     return d.ignore('stale attempt timer');
   }
+  if (node.kind === 'sleep') return completeStep(d, node, startedInput(d, node));
   const waited = formatDuration(node.timeoutMs ?? 0);
   const message =
     node.kind === 'signal'
@@ -309,9 +300,10 @@ function run(
   workflow: CompiledWorkflow,
   job: JobRecord,
   context: EngineContext,
-  creating: boolean,
+  cause: HistoryCause,
   body: (d: Draft) => void,
 ): Transition {
+  const creating = cause.creating;
   const effects = emptyEffects();
   let childOutcome: ChildOutcome | undefined;
   const d = new Draft(job, workflow, contextOf(context, job), effects, (outcome) => {
@@ -319,8 +311,11 @@ function run(
   });
   followRoot(d, creating);
   if (!d.rejected) body(d);
+  if (!d.rejected && d.job.pendingSignals?.length) deliverKeptSignals(d);
   if (d.rejected) return unchanged(job, effects, d);
+  if (creating || d.changed) recordHistory(d, effects, cause);
   const limit = settleSlot(d, creating ? undefined : job);
+  settleWaits(d);
   const transition = finish(d, creating ? undefined : job, effects, childOutcome);
   if (limit && transition.changed) transition.limit = limit;
   // Most transitions neither make jobs nor follow their root: they carry no tree change.
@@ -339,6 +334,19 @@ function run(
       : undefined;
   if (tree) transition.tree = tree;
   return transition;
+}
+
+/** The job's history, and that of the children it created, take what the transition did. */
+function recordHistory(d: Draft, effects: Effects, cause: HistoryCause): void {
+  // A fan-out's slice creates thousands of children, each with notes of its own: grouped once, so
+  // that each job reads only its own.
+  const notesOf = notesByJob(effects.notes);
+  const entries = historyEntriesOf(d.job, notesOf.get(d.job.id) ?? [], cause, d.now);
+  if (entries.length) d.updateJob({ history: appendHistory(d.job.history, entries) });
+  for (const child of effects.creates) {
+    const childEntries = historyEntriesOf(child, notesOf.get(child.id) ?? [], { creating: true }, d.now);
+    child.history = appendHistory(child.history, childEntries);
+  }
 }
 
 function unchanged(job: JobRecord, effects: Effects, d: Draft): Transition {

@@ -31,5 +31,6 @@ export function awaitedRequest(
     attempt,
     body: state.input ?? stepInput(job, node, graph),
     ...(state.deadline !== undefined ? { deadline: state.deadline } : {}),
+    ...(node.secrets ? { secrets: node.secrets } : {}),
   };
 }

@@ -1,16 +1,34 @@
 import type { JsonObject } from '../json.js';
+import type { Actor } from './history-entry.js';
 import type { RunningLimit } from './running-limit.js';
 import type { TreeState } from './tree-quota.js';
 import type { Timer } from './types.js';
 
-/** What can happen to a job. Each is applied by `applyEvent` to the job's current state. */
+/**
+ * What can happen to a job. A command carries its `actor`, a worker's reply its `worker`: the job's
+ * history names them (engine/job/history.ts). Each is applied by `applyEvent` to the job's current state. */
 export type JobEvent =
   /** A waiting job (a new job, or a fan-out child whose turn came) starts its ready steps. */
   | { type: 'start' }
   /** A queued top-level job whose turn came takes a slot of its workflow's `maxRunning`, and starts. */
   | { type: 'promote' }
   /** A worker's reply; a success from any attempt completes the step. */
-  | { type: 'reply'; step: string; output: JsonObject; attempt?: number }
+  | {
+      type: 'reply';
+      step: string;
+      output: JsonObject;
+      attempt?: number;
+      /**
+       * Only `attempt` may complete the step (a callback on that attempt's token): a reply of an
+       * attempt that ended, or of one that failed and waits for its retry, is ignored. A worker's
+       * reply without it completes the step whichever attempt sent it (the first result wins).
+       */
+      exactAttempt?: true;
+      /** Who answered (`x-worker`, AMQP `app_id`), for the job's history. */
+      worker?: string;
+      /** Who sent it through `POST /api/callback/{token}`, for the job's history. */
+      actor?: Actor;
+    }
   /**
    * The attempt failed: an error reply, a malformed reply, or a request that was dead-lettered.
    * `retryable: false` (an error reply with `x-retryable: false`) fails the step at once, whatever its `retries`.
@@ -23,33 +41,39 @@ export type JobEvent =
       retryable?: false;
       /** The request was dead-lettered: the worker kept rejecting it. */
       rejected?: true;
+      /** The worker that replied (`x-worker`, AMQP `app_id`), when it named itself. */
+      worker?: string;
+      /** Who sent it through `POST /api/callback/{token}`. */
+      actor?: Actor;
     }
   /** The worker is still busy: the attempt's deadline moves to now + timeout. */
-  | { type: 'heartbeat'; step: string; attempt?: number }
+  | { type: 'heartbeat'; step: string; attempt?: number; actor?: Actor }
   /** A deadline came: an attempt's reply deadline, a retry delay, or the job's own timeout. */
   | { type: 'timer'; timer: Timer }
   /** `POST /api/job/{id}/signal/{step}`: `output` is the signal's body, laid over the step's input. */
-  | { type: 'signal'; step: string; output: JsonObject }
-  | { type: 'cancel' }
+  | { type: 'signal'; step: string; output: JsonObject; actor?: Actor }
+  /** `POST /api/job/{id}/rerun`: an ended job runs again from `from` (engine/job/rerun.ts). */
+  | { type: 'rerun'; from: string; input?: JsonObject; actor?: Actor }
+  | { type: 'cancel'; actor?: Actor }
   /** `POST /api/job/{id}/pause`: nothing new is dispatched until `resume` (engine/job/pause.ts). */
-  | { type: 'pause' }
+  | { type: 'pause'; actor?: Actor }
   /** `POST /api/job/{id}/resume`: what became ready while paused is dispatched. */
-  | { type: 'resume' }
+  | { type: 'resume'; actor?: Actor }
   /**
    * A worker's `abort` reply (with the step and attempt it answers), or a fan-out child's abort
    * reaching its top-level job (without): the whole job ends as `aborted`.
    */
-  | { type: 'abort'; reason: string; step?: string; attempt?: number }
+  | { type: 'abort'; reason: string; step?: string; attempt?: number; worker?: string }
   /**
    * A worker's `suspend` reply: the step waits, with no timeout, for a signal that sends it again.
    * `note`: what it waits for, in the worker's words (the reply's `reason`).
    */
-  | { type: 'suspend'; step: string; attempt?: number; note?: string }
+  | { type: 'suspend'; step: string; attempt?: number; note?: string; worker?: string; actor?: Actor }
   /**
    * Run a failed or cancelled job again. `hold` leaves it waiting for a `start` (a fan-out child
    * whose turn has not come yet).
    */
-  | { type: 'retry'; hold?: boolean }
+  | { type: 'retry'; hold?: boolean; actor?: Actor }
   /** A child of a fan-out step failed (after its own retries). */
   | { type: 'childFailed'; step: string; index: number; childId: string; message: string }
   /** Every child of a fan-out step completed; `output` is what `gatherChildren` made of their results. */

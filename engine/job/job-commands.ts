@@ -109,6 +109,7 @@ export function mayStartJob(event: JobEvent): boolean {
   return (
     event.type === 'promote' ||
     event.type === 'retry' ||
+    event.type === 'rerun' ||
     (event.type === 'timer' && event.timer.kind === 'start')
   );
 }

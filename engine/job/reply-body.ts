@@ -1,6 +1,7 @@
 import { parseJsonObjectBody } from '../json.js';
 import type { InboundReply } from '../ports/bus.js';
 import type { JobEvent } from './events.js';
+import { workerName } from './history.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './message-size.js';
 import { parseCorrelationId } from './types.js';
 
@@ -28,6 +29,13 @@ export type ReplyEvent =
  * worker's "Error" or "failed" must never complete its step with the error as the output.
  */
 export function replyEvent(reply: InboundReply, maxBytes = DEFAULT_MAX_REPLY_BYTES): ReplyEvent {
+  const read = readReplyEvent(reply, maxBytes);
+  const worker = workerName(reply.worker);
+  if (!read.ok || worker === undefined || read.event.type === 'heartbeat') return read;
+  return { ...read, event: { ...read.event, worker } as JobEvent };
+}
+
+function readReplyEvent(reply: InboundReply, maxBytes: number): ReplyEvent {
   const correlationId = reply.correlationId?.trim();
   if (!correlationId) return { ok: false, reason: 'the reply has no correlation id' };
   const target = parseCorrelationId(correlationId);

@@ -1,5 +1,10 @@
 import type { StepNode } from '../definition/compile.js';
-import type { CompiledExpression, ExpressionVariables } from '../expressions/expression.js';
+import type {
+  CompiledExpression,
+  EvaluationResult,
+  ExpressionKind,
+  ExpressionVariables,
+} from '../expressions/expression.js';
 import { isJsonObject, type JsonObject, setOwn } from '../json.js';
 import type { Draft } from './draft.js';
 import { stepInput } from './inputs.js';
@@ -58,6 +63,28 @@ function withDefaults(defaults: JsonObject, input: JsonObject): JsonObject {
   for (const key of Object.keys(input)) setOwn(body, key, input[key] as JsonObject[string]);
   return body;
 }
+
+/**
+ * Evaluates one of a step's expressions other than `when:` and `input:` (`output:`, `fail.message`,
+ * `sleep.until`, `repeat.until`) over the step's input and, where it has one, its output. The error
+ * names the key.
+ */
+export function evaluateStepExpression<K extends ExpressionKind>(
+  d: Draft,
+  key: string,
+  expression: CompiledExpression<K>,
+  input: JsonObject,
+  output?: JsonObject,
+): { ok: true; value: EvaluationValue<K> } | { ok: false; error: string } {
+  const variables = variablesFor(d, expression, input);
+  if (output !== undefined) variables.output = output;
+  const maxBytes = d.context.maxRequestBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const result = expression.evaluate(variables, maxBytes);
+  if (!result.ok) return { ok: false, error: expressionError(key, expression, result.error) };
+  return { ok: true, value: result.value as EvaluationValue<K> };
+}
+
+type EvaluationValue<K extends ExpressionKind> = Extract<EvaluationResult<K>, { ok: true }>['value'];
 
 /** Builds only the variables the expression reads: `steps` costs a pass over the job's steps. */
 function variablesFor(d: Draft, expression: CompiledExpression, input: JsonObject): ExpressionVariables {

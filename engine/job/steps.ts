@@ -1,5 +1,6 @@
 import type { StepNode } from '../definition/compile.js';
 import { formatDuration } from '../definition/duration.js';
+import type { CompiledExpression } from '../expressions/expression.js';
 import type { Json, JsonObject } from '../json.js';
 import { recordAttemptEnd } from './attempt-log.js';
 import { armAttemptTimer, beginAttempt, clearStepTimer } from './attempt-start.js';
@@ -21,14 +22,18 @@ import {
 } from './fan-out.js';
 import { holdAttempt } from './hold.js';
 import { jobResult, stepInput } from './inputs.js';
+import { type JoinVerdict, joinVerdictOf } from './join.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, oversizedRequest } from './message-size.js';
 import { startOnFailure } from './on-failure.js';
 import { PersistentList } from './persistent-list.js';
-import { effectiveInput, evaluateWhen, startedInput } from './step-input.js';
+import { recordIteration, repeatDecision } from './repeat.js';
+import { retriesFailure, retryDelayMs } from './retry-policy.js';
+import { effectiveInput, evaluateStepExpression, evaluateWhen, startedInput } from './step-input.js';
 import type { ChildOutcome, Effects, FanInit } from './transition.js';
 import { countTreeJobs, heldByRoot } from './tree-growth.js';
 import {
   correlationIdOf,
+  dependencyStatus,
   isSettled,
   JOB_FORMAT_VERSION,
   type JobError,
@@ -38,16 +43,23 @@ import {
 } from './types.js';
 
 /**
- * Dispatches, in declaration order, the candidates that are waiting and whose ancestors all
- * settled (completed, skipped, or failed with `continueOnError`).
+ * Dispatches, in declaration order, the candidates that are waiting and whose join is decided
+ * (join.ts: for most, every dependency settled: completed, skipped, or failed with `continueOnError`).
  */
 export function dispatchReady(d: Draft, candidates: Iterable<string>): void {
   for (const name of candidates) {
     if (d.job.status !== 'running') return;
     if (d.step(name).status !== 'waiting') continue;
     const node = d.graph.byName.get(name) as StepNode;
-    if (node.dependsIndex.every((index) => isSettled(d.job.steps.get(index)))) dispatchStep(d, node);
+    if (joinOf(d, node).kind !== 'wait') dispatchStep(d, node);
   }
+}
+
+/** The step's join rule over its dependencies as they stand (without a list per check: it runs at each dispatch). */
+function joinOf(d: Draft, node: StepNode): JoinVerdict {
+  const seen = { pending: false, completed: false, failed: false, skipped: false };
+  for (const index of node.dependsIndex) seen[dependencyStatus(d.job.steps.get(index))] = true;
+  return joinVerdictOf(node.join, seen);
 }
 
 /**
@@ -58,9 +70,10 @@ export function dispatchReady(d: Draft, candidates: Iterable<string>): void {
  */
 function dispatchDependents(d: Draft, settled: StepNode): void {
   const ready: StepNode[] = [];
+  const completed = d.step(settled.name).status === 'completed';
   for (const name of settled.dependents) {
     const node = d.graph.byName.get(name) as StepNode;
-    if (node.dependsIndex.length === 1) {
+    if (node.dependsIndex.length === 1 || (node.join === 'any_completed' && completed)) {
       ready.push(node);
       continue;
     }
@@ -83,23 +96,37 @@ function unfinishedDepends(d: Draft, node: StepNode): number {
 }
 
 /**
- * A ready step is skipped when every step it depends on was skipped, or its `when:` is false;
- * else it starts with its input fixed and is dispatched: a request to a worker, a wait for a
- * signal, or a fan-out.
+ * A ready step is skipped when its join says so (join.ts), or its `when:` is false; else it starts
+ * with its input fixed and is dispatched: a request to a worker, a wait for a signal, or a fan-out.
  */
 export function dispatchStep(d: Draft, node: StepNode): void {
-  if (node.dependsIndex.length && node.dependsIndex.every((i) => d.job.steps.get(i)?.status === 'skipped')) {
-    return skipStep(d, node, 'every step it depends on was skipped');
+  if (node.dependsIndex.length) {
+    const join = joinOf(d, node);
+    if (join.kind === 'wait') return;
+    if (join.kind === 'skip') return skipStep(d, node, join.reason);
   }
+  // A skipped dependency passes its own input on (join: none_failed): recorded, as the dashboard
+  // cannot tell it from the outputs alone.
+  const passesThrough =
+    node.join === 'none_failed' && node.dependsIndex.some((i) => d.job.steps.get(i)?.status === 'skipped');
   // The merged input, computed once for the condition and the mapping.
-  const merged = node.when || node.inputMap || node.params ? stepInput(d.job, node, d.graph) : undefined;
+  const merged =
+    node.when || node.inputMap || node.params || passesThrough ? stepInput(d.job, node, d.graph) : undefined;
   if (node.when) {
     const when = evaluateWhen(d, node.when, merged as JsonObject);
     if (!when.ok) return failStep(d, node, when.error);
-    if (!when.value) return skipStep(d, node, `"when" is false: ${node.when.source}`);
+    if (!when.value)
+      return skipStep(
+        d,
+        node,
+        node.otherwise ? '"otherwise": a sibling\'s "when" held' : `"when" is false: ${node.when.source}`,
+      );
   }
   const state = d.step(node.name);
-  if (state.status === 'waiting' && !(node.kind === 'fanout' && state.children)) {
+  if (state.rerunInput !== undefined) {
+    // A rerun's new input is what the step is given, whatever its mapping would make.
+    d.updateStep(node.name, { input: state.rerunInput, rerunInput: undefined });
+  } else if (state.status === 'waiting' && !(node.kind === 'fanout' && state.children)) {
     if (merged === undefined) {
       // Sent its merged input; an input recorded by an earlier run (a signal's) no longer holds.
       if (state.input !== undefined) d.updateStep(node.name, { input: undefined });
@@ -111,8 +138,9 @@ export function dispatchStep(d: Draft, node: StepNode): void {
           ? oversized(d, error, () => failStep(d, node, error))
           : failStep(d, node, error);
       }
-      if (input.recorded || state.input !== undefined)
-        d.updateStep(node.name, { input: input.recorded ? input.value : undefined });
+      const recorded = input.recorded || passesThrough;
+      if (recorded || state.input !== undefined)
+        d.updateStep(node.name, { input: recorded ? input.value : undefined });
     }
   }
   if (node.kind === 'worker' || node.kind === 'call') return sendAttempt(d, node);
@@ -126,7 +154,17 @@ export function dispatchStep(d: Draft, node: StepNode): void {
   if (node.kind === 'signal') {
     d.updateStep(node.name, { ...started, deadline: node.timeoutMs ? d.now + node.timeoutMs : undefined });
     armAttemptTimer(d, node);
+    d.effects.notes.push({
+      kind: 'awaitingSignal',
+      jobId: d.job.id,
+      step: node.name,
+      attempt: started.attempts,
+    });
     return;
+  }
+  if (node.kind === 'pass' || node.kind === 'fail' || node.kind === 'sleep') {
+    d.updateStep(node.name, started);
+    return runWithoutWorker(d, node);
   }
   if (state.children) {
     // A retried fan-out keeps its children: the completed ones keep their results.
@@ -315,6 +353,7 @@ export function sendAttempt(d: Draft, node: StepNode): void {
     attempt,
     body,
     ...(node.timeoutMs ? { deadline: d.now + node.timeoutMs } : {}),
+    ...(node.secrets ? { secrets: node.secrets } : {}),
   });
   if (node.timeoutMs) armAttemptTimer(d, node);
   else if (state.retryAt !== undefined) clearStepTimer(d, node.name);
@@ -330,8 +369,59 @@ function oversized(d: Draft, message: string, fail: () => void): void {
   fail();
 }
 
-/** A step completes with its output; its dependents become ready; the job completes with its last step. */
-export function completeStep(d: Draft, node: StepNode, output: JsonObject): void {
+/**
+ * A step that needs no worker, started: a pass step completes with its input (reshaped by its
+ * `output:`), a `fail:` step fails with its message, a `sleep:` step waits for its timer (at once
+ * when its time is past).
+ */
+function runWithoutWorker(d: Draft, node: StepNode): void {
+  const input = startedInput(d, node);
+  if (node.kind === 'pass') return completeStep(d, node, input);
+  if (node.kind === 'fail') {
+    const message = evaluateStepExpression(
+      d,
+      'fail.message',
+      node.failMessage as CompiledExpression<'string'>,
+      input,
+    );
+    return failStep(d, node, message.ok ? message.value : message.error);
+  }
+  const wake = wakeTime(d, node, input);
+  if (!wake.ok) return failStep(d, node, wake.error);
+  if (wake.at <= d.now) return completeStep(d, node, input);
+  d.updateStep(node.name, { sleepUntil: wake.at, deadline: wake.at });
+  armAttemptTimer(d, node);
+}
+
+/** When a `sleep:` step wakes: its duration from now, or its `until` time. */
+function wakeTime(
+  d: Draft,
+  node: StepNode,
+  input: JsonObject,
+): { ok: true; at: number } | { ok: false; error: string } {
+  const sleep = node.sleep as NonNullable<StepNode['sleep']>;
+  if ('ms' in sleep) return { ok: true, at: d.now + sleep.ms };
+  const until = evaluateStepExpression(d, 'sleep.until', sleep.until, input);
+  return until.ok ? { ok: true, at: until.value } : until;
+}
+
+/**
+ * A step completes with its output (reshaped by its `output:`, which a mistake in makes the step
+ * fail, without retries); its dependents become ready; the job completes with its last step.
+ */
+export function completeStep(d: Draft, node: StepNode, produced: JsonObject): void {
+  if (node.repeat) {
+    const loop = repeatDecision(d, node, produced);
+    if (loop.kind === 'fail') return failStep(d, node, loop.message);
+    if (loop.kind === 'again') return repeatStep(d, node, produced, loop.iterations, loop.delayMs);
+    d.updateStep(node.name, { iterations: loop.iterations });
+  }
+  let output = produced;
+  if (node.outputMap) {
+    const mapped = evaluateStepExpression(d, 'output', node.outputMap, startedInput(d, node), produced);
+    if (!mapped.ok) return failStep(d, node, mapped.error);
+    output = mapped.value;
+  }
   const state = d.step(node.name);
   const seq = d.job.seq + 1;
   d.updateJob({ seq });
@@ -342,6 +432,7 @@ export function completeStep(d: Draft, node: StepNode, output: JsonObject): void
     seq,
     deadline: undefined,
     retryAt: undefined,
+    sleepUntil: undefined,
   });
   if (state.deadline !== undefined || state.retryAt !== undefined) clearStepTimer(d, node.name);
   d.effects.notes.push({
@@ -354,10 +445,34 @@ export function completeStep(d: Draft, node: StepNode, output: JsonObject): void
   settle(d, node);
 }
 
-/** Its dependents become ready, or the job completes with its last step to settle. */
+/** A `repeat:` step runs again: at once, or after its delay on a retry timer. */
+function repeatStep(d: Draft, node: StepNode, output: JsonObject, iterations: number, delayMs: number): void {
+  recordIteration(d, node, output, iterations);
+  const state = d.step(node.name);
+  d.effects.notes.push({
+    kind: 'retryScheduled',
+    jobId: d.job.id,
+    step: node.name,
+    attempt: state.attempts,
+    message: `repeat: iteration ${iterations + 1}${delayMs ? ` in ${formatDuration(delayMs)}` : ''}`,
+  });
+  if (delayMs === 0) return sendAttempt(d, node);
+  const retryAt = d.now + delayMs;
+  if (state.deadline !== undefined) clearStepTimer(d, node.name);
+  d.updateStep(node.name, { retryAt, deadline: undefined });
+  d.effects.timers.push({
+    op: 'set',
+    timer: { jobId: d.job.id, step: node.name, kind: 'retry', attempt: state.attempts, at: retryAt },
+  });
+}
+
+/**
+ * Its dependents become ready, and the job completes with its last step to settle (not always a
+ * terminal step: a `join: any_completed` step may finish before one of its dependencies).
+ */
 function settle(d: Draft, node: StepNode): void {
   if (node.dependents.length) dispatchDependents(d, node);
-  else if ((d.job.status === 'running' || d.job.status === 'paused') && d.job.seq === d.graph.steps.length)
+  if ((d.job.status === 'running' || d.job.status === 'paused') && d.job.seq === d.graph.steps.length)
     completeJob(d);
 }
 
@@ -371,8 +486,9 @@ function skipStep(d: Draft, node: StepNode, reason: string): void {
 }
 
 /**
- * A failed attempt is retried while `retries` allow, after `retryDelay` doubling each time; then the
- * step fails, and with it the job. A failure that is not `retryable` fails the step at once.
+ * A failed attempt is retried while `retries` allow and its `retryOn` matches the failure, after the
+ * delay its retry policy gives (retry-policy.ts); then the step fails, and with it the job. A failure
+ * that is not `retryable` fails the step at once.
  */
 export function failAttempt(
   d: Draft,
@@ -397,7 +513,9 @@ export function failAttempt(
   const retriesUsed = state.attempts - state.firstAttempt;
   const retries = node.kind === 'worker' || node.kind === 'call' ? node.retries : 0;
   if (!retryable || retriesUsed >= retries) return failStep(d, node, message);
-  const delay = node.retryDelayMs ? node.retryDelayMs * 2 ** retriesUsed : 0;
+  if (!retriesFailure(node.retryPolicy, { timedOut, message }))
+    return failStep(d, node, `${message} (not retried: "retryOn" does not match it)`);
+  const delay = retryDelayMs(node.retryPolicy, retriesUsed, `${d.job.id}:${node.name}:${state.attempts}`);
   if (delay === 0) {
     d.updateStep(node.name, { error: message });
     d.effects.notes.push({
@@ -435,6 +553,7 @@ export function failStep(d: Draft, node: StepNode, message: string): void {
     error: message,
     deadline: undefined,
     retryAt: undefined,
+    sleepUntil: undefined,
     ...(handled
       ? {
           handled: true as const,
@@ -509,7 +628,13 @@ function stopRunningSteps(d: Draft): void {
     // A running attempt ends cancelled; one that failed and waits for its retry was recorded then.
     if (state.status === 'running' && state.retryAt === undefined)
       recordAttemptEnd(d, node.name, 'cancelled');
-    d.updateStep(node.name, { status: 'cancelled', endedAt: d.now, deadline: undefined, retryAt: undefined });
+    d.updateStep(node.name, {
+      status: 'cancelled',
+      endedAt: d.now,
+      deadline: undefined,
+      retryAt: undefined,
+      sleepUntil: undefined,
+    });
     if (state.deadline !== undefined || state.retryAt !== undefined) clearStepTimer(d, node.name);
     if (node.kind === 'fanout' && state.children) {
       d.effects.followUps.push({ kind: 'cancelChildren', jobId: d.job.id, step: node.name });
@@ -590,6 +715,8 @@ export function resetForRetry(d: Draft): void {
       endedAt: undefined,
       deadline: undefined,
       retryAt: undefined,
+      // A loop runs anew: its `max` counts again.
+      iterations: undefined,
     });
   }
   d.updateJob({ status: 'waiting', error: undefined, endedAt: undefined, result: undefined });

@@ -24,6 +24,14 @@ export interface TransitionNote {
     | 'jobCancelled'
     | 'jobAborted'
     | 'stepSuspended'
+    /** A signal came before its step waited: the job keeps it (engine/job/early-signals.ts). */
+    | 'signalBuffered'
+    /** A kept signal was handed to its step. */
+    | 'signalDelivered'
+    /** A kept signal was dropped: its step ended without waiting for it, or the job ended (`message`). */
+    | 'signalDropped'
+    /** A signal step became ready: it waits for its signal. */
+    | 'awaitingSignal'
     | 'jobPaused'
     | 'jobResumed'
     | 'jobQueued';

@@ -1,4 +1,7 @@
+import type { SecretRef } from '../definition/secrets.js';
 import type { JsonObject } from '../json.js';
+import type { HistoryEntry } from './history-entry.js';
+import type { DependencyStatus } from './join.js';
 import { PersistentList } from './persistent-list.js';
 
 /**
@@ -77,6 +80,11 @@ export interface StepState {
    * request body a worker was sent. Fixed when the step starts, so that its retries send the same.
    */
   input?: JsonObject;
+  /**
+   * Set by a rerun with a new input (engine/job/rerun.ts): what the step is sent (or, a signal step,
+   * starts from) when it is dispatched, in place of its merged input; then it becomes `input`.
+   */
+  rerunInput?: JsonObject;
   /** The last error of this step. */
   error?: string;
   /** A `continueOnError` step that failed: its `output` is `{"error": …}` and the job went on. */
@@ -88,6 +96,10 @@ export interface StepState {
    * `MAX_SUSPEND_NOTE` characters. Cleared when a signal sends the step again.
    */
   suspendNote?: string;
+  /** A `repeat:` step: the iterations that ended so far. */
+  iterations?: number;
+  /** A running `sleep:` step: when it wakes (ms since the epoch). */
+  sleepUntil?: number;
   /** A `workflow:` step: the job its current attempt runs. */
   job?: string;
   /** Attempts that ended without completing the step, oldest first (at most 100 are kept). */
@@ -149,7 +161,15 @@ export function heldByOtherJobs(
 }
 
 /** How an attempt ended. `completed` is never recorded: the step's own fields say it. */
-export type AttemptOutcome = 'completed' | 'error' | 'timeout' | 'rejected' | 'cancelled' | 'suspended';
+export type AttemptOutcome =
+  | 'completed'
+  | 'error'
+  | 'timeout'
+  | 'rejected'
+  | 'cancelled'
+  | 'suspended'
+  /** An iteration of a `repeat:` step whose `until` did not hold: the step ran again. */
+  | 'repeated';
 
 /** One ended attempt of a step (times in ms since the epoch). */
 export interface AttemptRecord {
@@ -158,6 +178,8 @@ export interface AttemptRecord {
   endedAt: number;
   outcome: AttemptOutcome;
   error?: string;
+  /** A `repeated` iteration's output, when small (engine/job/repeat.ts). */
+  output?: JsonObject;
 }
 
 /** The `workflow:` step that started a job, and the workflows of the calls that led to it. */
@@ -175,6 +197,16 @@ export interface JobError {
   attempt: number;
   message: string;
   at: number;
+}
+
+/** A signal kept for a step that did not wait for it yet. */
+export interface PendingSignal {
+  step: string;
+  body: JsonObject;
+  /** When it came (ms since the epoch). */
+  at: number;
+  /** Its body's size as JSON: what counts against the job's limit. */
+  bytes: number;
 }
 
 /** One job: a top-level job, or a fan-out child (a job of its own running a task's steps). */
@@ -218,13 +250,35 @@ export interface JobRecord {
   calledBy?: CallLink;
   /** The job holds one of its workflow's `maxRunning` slots (given back when it ends). */
   holdsSlot?: true;
+  /**
+   * A step waits for someone (a signal step for its signal, or a suspended step): kept by the
+   * engine after each transition (listed-status.ts), so that stores can list the job as `waiting`
+   * without its definition.
+   */
+  waitsForSomeone?: true;
+  /**
+   * The workflow's `searchAttributes:` evaluated over the input at the start of a top-level job
+   * (those that gave no value are left out): stores index them for `GET /api/jobs?attr.NAME=`.
+   */
+  attributes?: Record<string, string>;
   /** While `queued`: its place in its workflow's queue (places only grow; lower goes first). */
   queueSeq?: number;
+  /**
+   * Signals that came before their step waited for them, oldest first, at most one per step
+   * (engine/job/early-signals.ts): each is handed to its step when the step waits, or dropped when
+   * the step ends without waiting or the job ends. Absent when there are none.
+   */
+  pendingSignals?: PendingSignal[];
   /**
    * The format the record is stored in (`JOB_FORMAT_VERSION` when written by this code); absent in
    * records written before formats were numbered, which are format 1. `jobFromJson` migrates.
    */
   formatVersion?: number;
+  /**
+   * What happened to the job, oldest first, and who did it (engine/job/history.ts): its first entry
+   * and its latest, at most `MAX_HISTORY_ENTRIES` in all. Absent in jobs stored before it existed.
+   */
+  history?: HistoryEntry[];
   /** Incremented by every change: stores write conditionally on it. */
   rev: number;
   /** Completion counter that numbers steps as they complete. */
@@ -293,6 +347,13 @@ export function isSettled(state: StepState | undefined): boolean {
   return state.status === 'completed' || state.status === 'skipped' || state.handled === true;
 }
 
+/** A dependency's status as a join sees it (join.ts): a handled failure is `failed`, settled. */
+export function dependencyStatus(state: StepState | undefined): DependencyStatus {
+  if (state === undefined) return 'pending';
+  if (state.status === 'completed' || state.status === 'skipped') return state.status;
+  return state.handled === true ? 'failed' : 'pending';
+}
+
 /** A step's state by name (a linear search: for code outside the engine's hot path). */
 export function findStep(job: JobRecord, name: string): StepState | undefined {
   return job.steps.find((step) => step.name === name);
@@ -313,6 +374,11 @@ export interface StepRequest {
    * step has failed or moved on to a new attempt), so a bus may let it expire then.
    */
   deadline?: number;
+  /**
+   * The secrets its step's `params` name: `body` holds each as `{ secret: NAME }`, replaced by its
+   * value only as the request is sent (functions/manager/secret-bus.ts), so no store keeps it.
+   */
+  secrets?: readonly SecretRef[];
 }
 
 /** `start`: a scheduled job's start time (its step is null, as for the job's own deadline). */

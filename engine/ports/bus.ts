@@ -23,6 +23,11 @@ export interface InboundReply {
    * authentication on, a reply without the right one is ignored (protocol.md).
    */
   token?: string;
+  /**
+   * Who replied: the `x-worker` header or attribute, else the AMQP `app_id` (the SDK sends its host
+   * and pid unless told otherwise). The job's history names it beside the attempt it answered.
+   */
+  worker?: string;
 }
 
 /**

@@ -1,18 +1,12 @@
 import type { Role } from '../access/roles.js';
 import type { NamespaceSettings } from '../definition/namespace-settings.js';
 import type { WorkflowDefinition } from '../definition/types.js';
+import type { ListedStatus } from '../job/listed-status.js';
 import type { LimitChange, RunningCount } from '../job/running-limit.js';
 import type { ChildOutcome, FanInit, JobPatch } from '../job/transition.js';
 import type { TreeChange, TreeState } from '../job/tree-quota.js';
-import type {
-  FanCounts,
-  FollowUp,
-  JobRecord,
-  JobStatus,
-  StepRequest,
-  Timer,
-  TimerChange,
-} from '../job/types.js';
+import type { FanCounts, FollowUp, JobRecord, StepRequest, Timer, TimerChange } from '../job/types.js';
+import type { AuditLog } from './audit-log.js';
 import type { RepliesInHand } from './reply-intake.js';
 
 /** A registered version of a workflow definition. Versions are immutable; jobs keep theirs. */
@@ -123,11 +117,22 @@ export interface JobQuery {
   workflow?: string;
   /** Only jobs of this namespace's workflows (engine/definition/namespace.ts). @default all */
   namespace?: string;
-  status?: JobStatus;
+  /** The listed status (engine/job/listed-status.ts): `waiting` is a job waiting for someone. */
+  status?: ListedStatus;
   /** Top-level jobs only (the default), or children too. */
   includeChildren?: boolean;
+  /** Jobs created at or after this time (ms). */
+  createdAfter?: number;
+  /** Jobs created before this time (ms). */
+  createdBefore?: number;
   /** Jobs that ended at or after this time (ms). */
   endedSince?: number;
+  /** Jobs that ended before this time (ms). */
+  endedBefore?: number;
+  /** Jobs whose error message holds this text (case-insensitive). */
+  errorContains?: string;
+  /** Jobs whose search attributes have each of these values (engine/job/search-attributes.ts). */
+  attributes?: Readonly<Record<string, string>>;
   vhost?: string;
   /** @default 100 */
   limit?: number;
@@ -199,8 +204,8 @@ export interface JobStore extends JobReader {
 /** Listings and counts of jobs, for the API, the dashboard and metrics. */
 export interface JobQueries extends JobReader {
   queryJobs(query: JobQuery): Promise<JobPage>;
-  /** Top-level jobs of a workflow by status. */
-  countJobs(workflow: string): Promise<Record<JobStatus, number>>;
+  /** Top-level jobs of a workflow by listed status (`waiting`: waiting for someone). */
+  countJobs(workflow: string): Promise<Record<ListedStatus, number>>;
 }
 
 /** What the hosts do beside running jobs: sweep timers, delete old jobs, check and close the store. */
@@ -271,6 +276,7 @@ export interface ManagerKeys {
  * uses a store takes only the roles it uses.
  */
 export type Store = WorkflowRegistry &
+  AuditLog &
   JobStore &
   JobQueries &
   Housekeeping &

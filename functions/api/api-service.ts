@@ -1,4 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import {
+  type Actor,
+  type AuditAction,
+  type AuditEntry,
+  type AuditLog,
+  type AuditPage,
+  auditIdOf,
   type Bus,
   type ChildrenPage,
   DEFAULT_NAMESPACE,
@@ -8,8 +15,8 @@ import {
   type JobQueries,
   type JobQuery,
   type JobRecord,
-  type JobStatus,
   type JsonObject,
+  type ListedStatus,
   type LoadOptions,
   type LoadResult,
   type NamespaceSettings,
@@ -23,7 +30,11 @@ import {
   type WorkflowRegistry,
   type WorkflowSummary,
 } from '../../engine/index.js';
-import type { Manager } from '../manager/manager.js';
+import type { Callback } from '../manager/callbacks.js';
+
+export type { Callback };
+
+import type { Manager, SignalOutcome } from '../manager/manager.js';
 import type { NamespaceSettingsChange } from '../manager/namespace-authority.js';
 
 export type { NamespaceSettingsChange };
@@ -37,11 +48,22 @@ import { SignalSteps } from './signal-steps.js';
 /** The manager's commands the API gives its callers. */
 export type ApiCommands = Pick<
   Manager,
-  'now' | 'namespaces' | 'registerWorkflow' | 'startJob' | 'cancel' | 'retry' | 'signal' | 'pause' | 'resume'
+  | 'now'
+  | 'namespaces'
+  | 'registerWorkflow'
+  | 'startJob'
+  | 'cancel'
+  | 'retry'
+  | 'signal'
+  | 'pause'
+  | 'resume'
+  | 'callback'
+  | 'callbackJobId'
+  | 'rerun'
 >;
 
 /** The store's roles the API reads (and writes a workflow's switch through), and its health check. */
-export type ApiStore = WorkflowRegistry & JobQueries & TokenStore & Pick<Housekeeping, 'ping'>;
+export type ApiStore = WorkflowRegistry & JobQueries & TokenStore & AuditLog & Pick<Housekeeping, 'ping'>;
 
 export interface ApiServiceOptions {
   manager: ApiCommands;
@@ -83,6 +105,9 @@ export class ApiService {
   readonly tokens: ScopedTokens;
   /** Which steps of a job wait for a signal when running: what documents and summaries say it waits for. */
   private readonly signalSteps: SignalSteps;
+  /** The time of the latest audit entry made here, and how many were made in that millisecond. */
+  private auditAt = 0;
+  private auditCount = 0;
 
   constructor(options: ApiServiceOptions) {
     this.manager = options.manager;
@@ -107,11 +132,51 @@ export class ApiService {
     return loadForDeployment(text, options, this.queueRules);
   }
 
-  registerWorkflow(
+  async registerWorkflow(
     definition: WorkflowDefinition,
-    queuePrefix?: string,
+    queuePrefix: string | undefined,
+    actor: Actor,
   ): Promise<{ version: number; created: boolean }> {
-    return this.manager.registerWorkflow(definition, queuePrefix === undefined ? {} : { queuePrefix });
+    const registered = await this.manager.registerWorkflow(
+      definition,
+      queuePrefix === undefined ? {} : { queuePrefix },
+    );
+    // A definition registered again unchanged changes nothing: only a new version is a change.
+    if (registered.created) {
+      const { namespace, name } = splitQualifiedName(definition.name);
+      await this.audit(actor, 'workflow.registered', namespace, name, `version ${registered.version}`);
+    }
+    return registered;
+  }
+
+  /** Records who did what (engine/ports/audit-log.ts), now. */
+  async audit(
+    actor: Actor,
+    action: AuditAction,
+    namespace: string,
+    target: string,
+    detail?: string,
+  ): Promise<void> {
+    const at = this.manager.now();
+    // Entries of one millisecond from this process keep their order; other processes' interleave.
+    this.auditCount = at === this.auditAt ? this.auditCount + 1 : 0;
+    this.auditAt = at;
+    const order = (this.auditCount % 0x10000).toString(16).padStart(4, '0');
+    const entry: AuditEntry = {
+      id: auditIdOf(at, `${order}${randomBytes(2).toString('hex')}`),
+      at,
+      actor,
+      action,
+      namespace,
+      target,
+    };
+    if (detail !== undefined) entry.detail = detail;
+    await this.store.recordAudit(entry);
+  }
+
+  /** A namespace's audit entries, newest first. */
+  listAudit(query: { namespace: string; limit: number; cursor?: string }): Promise<AuditPage> {
+    return this.store.listAudit(query);
   }
 
   getWorkflow(name: string, version?: number): Promise<StoredWorkflow | undefined> {
@@ -123,19 +188,22 @@ export class ApiService {
   }
 
   /** A disabled workflow refuses new jobs. @returns false when there is no such workflow */
-  disableWorkflow(name: string): Promise<boolean> {
-    return this.store.setWorkflowEnabled(name, false);
+  async disableWorkflow(name: string, actor: Actor): Promise<boolean> {
+    if (!(await this.store.setWorkflowEnabled(name, false))) return false;
+    const split = splitQualifiedName(name);
+    await this.audit(actor, 'workflow.disabled', split.namespace, split.name);
+    return true;
   }
 
-  /** Top-level jobs of a workflow by status. */
-  countJobs(workflow: string): Promise<Record<JobStatus, number>> {
+  /** Top-level jobs of a workflow by listed status (`waiting`: waiting for someone). */
+  countJobs(workflow: string): Promise<Record<ListedStatus, number>> {
     return this.store.countJobs(workflow);
   }
 
-  /** Running and paused top-level jobs (a paused job has not ended) of a workflow on one vhost. */
+  /** Running (waiting for someone among them) and paused top-level jobs (a paused job has not ended) of a workflow on one vhost. */
   async countRunningOnVhost(workflow: string, vhost: string): Promise<number> {
     let count = 0;
-    for (const status of ['running', 'paused'] as const) {
+    for (const status of ['running', 'waiting', 'paused'] as const) {
       let cursor: string | undefined;
       do {
         const page = await this.store.queryJobs({ workflow, vhost, status, limit: PAGE, cursor });
@@ -174,24 +242,37 @@ export class ApiService {
     return this.manager.startJob(params);
   }
 
-  cancel(id: string): Promise<JobRecord> {
-    return this.manager.cancel(id);
+  cancel(id: string, actor: Actor): Promise<JobRecord> {
+    return this.manager.cancel(id, actor);
   }
 
-  retry(id: string): Promise<JobRecord> {
-    return this.manager.retry(id);
+  retry(id: string, actor: Actor): Promise<JobRecord> {
+    return this.manager.retry(id, actor);
   }
 
-  pause(id: string): Promise<JobRecord> {
-    return this.manager.pause(id);
+  pause(id: string, actor: Actor): Promise<JobRecord> {
+    return this.manager.pause(id, actor);
   }
 
-  resume(id: string): Promise<JobRecord> {
-    return this.manager.resume(id);
+  resume(id: string, actor: Actor): Promise<JobRecord> {
+    return this.manager.resume(id, actor);
   }
 
-  signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
-    return this.manager.signal(id, step, output);
+  rerun(id: string, from: string, input: JsonObject | undefined, actor: Actor): Promise<JobRecord> {
+    return this.manager.rerun(id, from, input, actor);
+  }
+
+  /** The job an attempt's callback token names (`not_found` for a token no manager of the store made). */
+  callbackJobId(token: string): Promise<string> {
+    return this.manager.callbackJobId(token);
+  }
+
+  callback(token: string, callback: Callback, actor: Actor): Promise<JobRecord> {
+    return this.manager.callback(token, callback, actor);
+  }
+
+  signal(id: string, step: string, output: JsonObject, actor: Actor): Promise<SignalOutcome> {
+    return this.manager.signal(id, step, output, actor);
   }
 
   getJob(id: string): Promise<JobRecord | undefined> {
@@ -293,8 +374,14 @@ export class ApiService {
   }
 
   /** The operator's change of a namespace's queue prefix or vhosts (refused whole when it cannot hold). */
-  changeNamespace(change: NamespaceSettingsChange): Promise<NamespaceSettings> {
-    return this.manager.namespaces.change(change);
+  async changeNamespace(change: NamespaceSettingsChange, actor: Actor): Promise<NamespaceSettings> {
+    const settings = await this.manager.namespaces.change(change);
+    const changed = [
+      change.queuePrefix !== undefined ? `queuePrefix ${change.queuePrefix ?? 'removed'}` : undefined,
+      change.vhosts !== undefined ? `vhosts ${change.vhosts?.join(',') ?? 'removed'}` : undefined,
+    ].filter((part) => part !== undefined);
+    await this.audit(actor, 'namespace.changed', change.namespace, change.namespace, changed.join('; '));
+    return settings;
   }
 
   async health(): Promise<Health> {

@@ -2,14 +2,14 @@ import type { JobSummary } from './job-document.js';
 
 /**
  * What a job's clock measures, by its status, for the CLI and the dashboard alike: a scheduled job
- * has not started (it starts at its time), a queued or waiting one waits (since it was created), a
- * running one runs (since its first step was sent: not since a delayed start was asked for, nor
+ * has not started (it starts at its time), a queued or pending one waits (since it was created), a
+ * running one (or one waiting for someone: it runs) runs (since its first step was sent: not since a delayed start was asked for, nor
  * through its wait in the queue), a paused one is paused (since it was paused, after running for a
  * while), and an ended one took the time from its run's start to its end (none if it never ran).
  */
 export type JobClock =
   | { phase: 'scheduled'; startsAt: number }
-  | { phase: 'queued' | 'waiting'; since: number }
+  | { phase: 'queued' | 'pending'; since: number }
   | { phase: 'running'; since: number }
   | { phase: 'paused'; since: number; ranMs?: number }
   | { phase: 'ended'; tookMs?: number };
@@ -36,9 +36,10 @@ export function jobClock(job: Timed): JobClock {
     case 'scheduled':
       return { phase: 'scheduled', startsAt: ms(job.startAt) ?? created };
     case 'queued':
-    case 'waiting':
+    case 'pending':
       return { phase: status, since: created };
     case 'running':
+    case 'waiting':
       return { phase: 'running', since: started ?? created };
     case 'paused': {
       const since = ms(job.pausedAt) ?? ms(job.updatedAt) ?? created;

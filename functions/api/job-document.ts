@@ -4,9 +4,10 @@ import {
   isSettled,
   type JobReader,
   type JobRecord,
-  type JobStatus,
   type Json,
   type JsonObject,
+  type ListedStatus,
+  listedStatusOf,
   type StepState,
   signalWaits,
   splitQualifiedName,
@@ -30,6 +31,8 @@ export interface AttemptView {
   endedAt?: string;
   outcome?: AttemptOutcome;
   error?: string;
+  /** A `repeat:` iteration's output, when small. */
+  output?: JsonObject;
 }
 
 export interface StepView {
@@ -51,10 +54,14 @@ export interface StepView {
   skipReason?: string;
   /** A suspended step: what it waits for, in its worker's words. */
   suspendNote?: string;
+  /** A `sleep:` step asleep: when it wakes. */
+  sleepingUntil?: string;
+  /** A `repeat:` step: the iterations that ended so far. */
+  iterations?: number;
   /** A `workflow:` step: the job its latest attempt runs. */
   job?: string;
   /** A running `workflow:` step: the status of the job it waits for (`paused`: someone must resume it). */
-  calledStatus?: JobStatus;
+  calledStatus?: ListedStatus;
   children?: number;
   childrenDone?: number;
   childrenFailed?: number;
@@ -73,6 +80,14 @@ export interface WaitView {
   note?: string;
   /** `paused-call`: the paused job. */
   job?: string;
+}
+
+/** A signal the job keeps until its step waits for it (engine/job/early-signals.ts). */
+export interface PendingSignalView {
+  step: string;
+  /** When it came. */
+  at: string;
+  body: JsonObject;
 }
 
 /** What a job is, over its steps, beside its status: what people look for in lists. */
@@ -99,7 +114,8 @@ export interface JobDocument extends DerivedFacts {
   index: number | null;
   /** The task a fan-out child runs (null for a top-level job). */
   task: string | null;
-  status: JobStatus;
+  /** The listed status (engine/job/listed-status.ts): `waiting` for someone, `pending` not started. */
+  status: ListedStatus;
   input: JsonObject;
   result?: JsonObject;
   error?: { step: string | null; attempt: number; message: string; at: string };
@@ -116,6 +132,8 @@ export interface JobDocument extends DerivedFacts {
   causedBy?: string;
   /** For a job a `workflow:` step started: that job, step and attempt. */
   calledBy?: { id: string; step: string; attempt: number };
+  /** Signals kept for steps that do not wait for them yet, oldest first (absent when none). */
+  pendingSignals?: PendingSignalView[];
   steps: Record<string, StepView>;
   running: { name: string; startTime: string; attempt: number; tasks?: string[] }[];
   completed: { name: string; startTime: string; elapsed?: number; message: Json }[];
@@ -151,8 +169,10 @@ export async function jobDocument(
       handled: state.handled,
       skipReason: state.skipReason,
       suspendNote: state.status === 'suspended' ? state.suspendNote : undefined,
+      sleepingUntil: state.status === 'running' ? iso(state.sleepUntil) : undefined,
+      iterations: state.iterations,
       job: state.job,
-      calledStatus: state.job === undefined ? undefined : called.get(state.job)?.status,
+      calledStatus: calledStatusOf(state.job === undefined ? undefined : called.get(state.job)),
     });
     if (state.children) {
       const counts = await fanCounts(store, job, state);
@@ -206,7 +226,7 @@ export async function jobDocument(
     parent: job.parent?.id ?? null,
     index: job.parent?.index ?? null,
     task: job.task,
-    status: job.status,
+    status: listedStatusOf(job),
     input: job.input,
     createdAt: iso(job.createdAt) as string,
     updatedAt: iso(job.updatedAt) as string,
@@ -222,6 +242,9 @@ export async function jobDocument(
     followUp: job.followUp,
     causedBy: job.causedBy,
     calledBy: job.calledBy && { id: job.calledBy.id, step: job.calledBy.step, attempt: job.calledBy.attempt },
+    pendingSignals: job.pendingSignals?.length
+      ? job.pendingSignals.map(({ step, at, body }) => ({ step, at: iso(at) as string, body }))
+      : undefined,
   });
   if (job.error) document.error = { ...job.error, at: iso(job.error.at) as string };
   if (job.status === 'queued') {
@@ -301,6 +324,7 @@ function attemptsOf(state: StepState): AttemptView[] {
       outcome: record.outcome,
     };
     if (record.error !== undefined) view.error = record.error;
+    if (record.output !== undefined) view.output = record.output;
     return view;
   });
   const recorded = views.at(-1)?.attempt ?? 0;
@@ -379,7 +403,7 @@ export interface JobSummary extends DerivedFacts {
   /** Its namespace (a server before namespaces sent none: `default`). */
   namespace?: string;
   version: number;
-  status: JobStatus;
+  status: ListedStatus;
   createdAt: string;
   updatedAt: string;
   /** When it ended (completed, failed, cancelled or aborted). */
@@ -403,7 +427,7 @@ export async function jobSummary(
     uuid: job.id,
     ...workflowShown(job.workflow),
     version: job.version,
-    status: job.status,
+    status: listedStatusOf(job),
     createdAt: iso(job.createdAt) as string,
     updatedAt: iso(job.updatedAt) as string,
     progress: await jobProgress(store, job),
@@ -431,4 +455,8 @@ function assignDefined<T extends object>(target: T, values: Partial<T>): void {
 function workflowShown(qualified: string): { workflow: string; namespace: string } {
   const { namespace, name } = splitQualifiedName(qualified);
   return { workflow: name, namespace };
+}
+
+function calledStatusOf(callee: JobRecord | undefined): ListedStatus | undefined {
+  return callee === undefined ? undefined : listedStatusOf(callee);
 }

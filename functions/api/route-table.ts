@@ -1,6 +1,9 @@
 import { json } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { type Route, route } from './router.js';
+import { auditRoutes } from './routes/audit.js';
+import { callbackRoutes } from './routes/callbacks.js';
+import { jobBatchRoutes } from './routes/job-batches.js';
 import { jobRoutes } from './routes/jobs.js';
 import { namespaceRoutes } from './routes/namespaces.js';
 import { scheduleRoutes } from './routes/schedules.js';
@@ -28,7 +31,10 @@ export const routes: readonly Route[] = [
   ...workflowRoutes,
   ...scheduleRoutes,
   ...jobRoutes,
+  ...jobBatchRoutes,
+  ...callbackRoutes,
   ...tokenRoutes,
+  ...auditRoutes,
   ...namespaceRoutes,
   ...systemRoutes,
   openApiRoute,

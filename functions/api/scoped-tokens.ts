@@ -100,6 +100,7 @@ export class ScopedTokens {
     // The id is a prefix of the hash: the whole hash must match too.
     if (!stored || stored.hash !== hash) return undefined;
     const principal: Principal = { namespace: stored.namespace, role: stored.role, tokenId: stored.id };
+    if (stored.description !== '') principal.tokenDescription = stored.description;
     if (this.cacheMs > 0) {
       if (this.found.size >= CACHE_LIMIT) this.found.clear();
       this.found.set(hash, { principal, until: now + this.cacheMs });

@@ -2,6 +2,7 @@ import type { InboundReply } from '../../engine/index.js';
 import { attemptOf, stringProperty } from '../transport/amqp/message.js';
 import { readToken, TOKEN_HEADER } from '../transport/request-token.js';
 import { RETRYABLE_HEADER, readRetryable } from '../transport/retryable.js';
+import { WORKER_HEADER } from '../transport/worker-name.js';
 
 /**
  * A header value as the Amazon MQ event source mapping writes it: numbers and booleans as they are,
@@ -77,6 +78,9 @@ export function amazonMqReply(message: AmazonMqRabbitMessage): InboundReply {
   if (retryable !== undefined) reply.retryable = retryable;
   const token = readToken(headerScalar(properties.headers?.[TOKEN_HEADER]));
   if (token !== undefined) reply.token = token;
+  const named = headerScalar(properties.headers?.[WORKER_HEADER]);
+  const worker = typeof named === 'string' ? named : stringProperty(properties.appId);
+  if (worker !== undefined) reply.worker = worker;
   return reply;
 }
 

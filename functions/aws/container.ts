@@ -6,6 +6,7 @@ import type { Bus, Store } from '../../engine/index.js';
 import { DynamoDbStore } from '../adapters/dynamodb/store.js';
 import { SqsTimers } from '../adapters/sqs/timers.js';
 import { Manager } from '../manager/manager.js';
+import { secretResolvingBus } from '../manager/secret-bus.js';
 import type { BusKind, HandlerEnvironment } from './environment.js';
 import type { EventBridgeSchedules, EventBridgeSchedulesOptions } from './eventbridge-schedules.js';
 import { createLambdaTelemetry, type LambdaTelemetry } from './lambda-telemetry.js';
@@ -114,7 +115,8 @@ export async function createContainer(
     : undefined;
   const manager = new Manager({
     store,
-    bus,
+    // No secrets service is wired in deployed yet: a request naming a secret fails its attempt, saying so.
+    bus: secretResolvingBus(bus, undefined),
     timers,
     telemetry,
     clock,

@@ -1,5 +1,20 @@
 import { MetricUnit, type Metrics as PowertoolsMetricsClient } from '@aws-lambda-powertools/metrics';
+import { LabelCap } from '../telemetry/label-cap.js';
 import type { CounterName, HistogramName, Metrics } from '../telemetry/telemetry.js';
+
+/**
+ * The counters also written per step, with dimensions `Namespace`, `Workflow`, `Step` and `Queue`:
+ * the incident metrics (which step fails, retries, times out). CloudWatch bills each combination of
+ * dimension values as a metric of its own, so only these three are, and each dimension keeps its
+ * first `STEP_DIMENSION_VALUES` values per container (the rest count as `other`); the aggregate
+ * without dimensions is written as before, for the stack's alarms (docs/deploying.md, "Metrics").
+ */
+const STEP_DIMENSIONED: ReadonlySet<CounterName> = new Set([
+  'step_attempts_failed_total',
+  'retries_total',
+  'timeouts_total',
+]);
+export const STEP_DIMENSION_VALUES = 20;
 
 /**
  * CloudWatch names of the manager's counters. A label becomes part of the name (never a dimension):
@@ -37,12 +52,25 @@ const HISTOGRAMS: Record<HistogramName, { name: string; unit: Unit }> = {
  */
 export class PowertoolsMetrics implements Metrics {
   private readonly counts = new Map<string, number>();
+  /** Per step: `<metric>\u0000<dimensions as JSON>` to its count. */
+  private readonly stepCounts = new Map<string, number>();
+  private readonly cap = new LabelCap(STEP_DIMENSION_VALUES);
 
   constructor(private readonly client: PowertoolsMetricsClient) {}
 
   count(name: CounterName, labels: Record<string, string> = {}, value = 1): void {
     const metric = COUNTER_NAMES[name](labels);
     this.counts.set(metric, (this.counts.get(metric) ?? 0) + value);
+    if (STEP_DIMENSIONED.has(name) && labels.step) {
+      const dimensions = this.cap.apply({
+        Namespace: labels.namespace ?? '',
+        Workflow: labels.workflow ?? '',
+        Step: labels.step,
+        Queue: labels.queue || '-',
+      });
+      const key = `${metric}\u0000${JSON.stringify(dimensions)}`;
+      this.stepCounts.set(key, (this.stepCounts.get(key) ?? 0) + value);
+    }
   }
 
   observe(name: HistogramName, value: number): void {
@@ -54,6 +82,14 @@ export class PowertoolsMetrics implements Metrics {
   flush(): void {
     for (const [metric, value] of this.counts) this.client.addMetric(metric, MetricUnit.Count, value);
     this.counts.clear();
+    // Each step's counts: an EMF line of its own, with its dimensions beside the service's.
+    for (const [key, value] of this.stepCounts) {
+      const [metric, dimensions] = key.split('\u0000') as [string, string];
+      const single = this.client.singleMetric();
+      single.addDimensions(JSON.parse(dimensions) as Record<string, string>);
+      single.addMetric(metric, MetricUnit.Count, value);
+    }
+    this.stepCounts.clear();
     if (this.client.hasStoredMetrics()) this.client.publishStoredMetrics();
   }
 }

@@ -23,12 +23,14 @@ function seconds(from?: string, to?: string, now = Date.now()): string {
 }
 
 /**
- * A step's status as people read it: a failure its workflow handled (`continueOnError`) says so, and
- * a running signal step says it waits for its signal.
+ * A step's status as people read it: a failure its workflow handled (`continueOnError`) says so, a
+ * running signal step says it waits for its signal, a `sleep:` step until when, a loop its iteration.
  */
 function stepStatus(step: StepView, wait: WaitView | undefined): string {
   if (step.handled) return 'failed · handled';
   if (wait?.kind === 'signal') return 'waiting for signal';
+  if (step.status === 'running' && step.sleepingUntil) return `sleeping until ${step.sleepingUntil}`;
+  if (step.status === 'running' && step.iterations) return `running (iteration ${step.iterations + 1})`;
   return step.status;
 }
 
@@ -115,6 +117,11 @@ export function formatJob(job: JobDocument, options: FormatOptions = {}): string
       lines.push(
         `  ${wait.step} (${describeWait(wait, now)})  →  ${p.bold(unblockCommand(job.uuid, wait, options.namespace))}`,
       );
+  }
+  if (job.pendingSignals?.length) {
+    lines.push('signals kept until their step waits:');
+    for (const signal of job.pendingSignals)
+      lines.push(`  ${signal.step} (since ${signal.at}): ${JSON.stringify(signal.body)}`);
   }
   if (job.error)
     lines.push(

@@ -1,4 +1,4 @@
-import { type StepDefinition, sentQueueOf, stepKindOf } from '../../engine/index.js';
+import { type StepDefinition, type StepKind, sentQueueOf, stepKindOf } from '../../engine/index.js';
 import type { QueueReport } from '../api/api-service.js';
 import type { JobDocument, StepView } from '../api/job-document.js';
 import type { WorkflowDefinitionDocument } from '../api/workflow-documents.js';
@@ -8,7 +8,7 @@ import { humanDuration } from './terminal.js';
 
 /** What a step is, from its definition: what `status` and `watch` need to say more than its state. */
 export interface StepInfo {
-  kind: 'worker' | 'signal' | 'fanout' | 'call';
+  kind: StepKind;
   /** A worker step's queue. */
   queue?: string;
   /** A fan-out's task. */

@@ -50,8 +50,8 @@ export function clockText(clock: JobClock, now: number): string {
       return `starts in ${humanDuration(Math.max(0, clock.startsAt - now))}`;
     case 'queued':
       return `queued ${since(clock.since)}`;
-    case 'waiting':
-      return `waiting ${since(clock.since)}`;
+    case 'pending':
+      return `pending ${since(clock.since)}`;
     case 'running':
       return `running ${since(clock.since)}`;
     case 'paused':

@@ -2,11 +2,14 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
 import { CliError, DEFAULT_URL } from './client.js';
+import { DEFAULT_ARCHIVE_DIR, listArchiveFiles, showArchivedJob } from './commands/archive.js';
 import { graph, push, validate } from './commands/definitions.js';
-import { command, status, submit, watch } from './commands/jobs.js';
+import { history } from './commands/history.js';
+import { command, rerun, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
 import { listNamespaces, setNamespace, showNamespace } from './commands/namespaces.js';
 import { listSchedules } from './commands/schedules.js';
+import { batchCommand } from './commands/search.js';
 import { serve } from './commands/serve.js';
 import { createToken, listTokens, revokeToken } from './commands/tokens.js';
 
@@ -24,6 +27,21 @@ const outputOption = () =>
   new Option('-o, --output <format>', 'json, or table for people')
     .choices(['json', 'table'])
     .default('table');
+
+/** `cancel`/`retry` ID, or `--filter SEARCH` (not both: one job, or the jobs a search finds). */
+async function byIdOrFilter(
+  verb: 'cancel' | 'retry',
+  id: string | undefined,
+  options: { filter?: string; dryRun?: boolean; namespace?: string; url?: string },
+): Promise<void> {
+  if (options.filter !== undefined) {
+    if (id !== undefined) throw new CliError(`${verb}: give a job id or --filter, not both`);
+    return batchCommand(verb, options.filter, options, out);
+  }
+  if (id === undefined) throw new CliError(`${verb}: give a job id, or --filter with a search`);
+  if (options.dryRun) throw new CliError(`${verb}: --dry-run goes with --filter`);
+  return command(verb, id, options, out);
+}
 
 /** The package's version: package.json is two folders up from functions/cli/ and from dist/cli/ alike. */
 function packageVersion(): string {
@@ -82,7 +100,20 @@ program
     '--keep-alive-timeout <duration>',
     'a kept-alive connection is closed after this long without a next request (default 5s)',
   )
-  .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d')
+  .option('--retain <duration>', 'delete finished jobs older than this, e.g. 7d, archiving them first')
+  .option(
+    '--archive-dir <dir>',
+    'where --retain archives finished jobs before deleting them: JSON Lines, one file a day (default switchyard-archive)',
+  )
+  .option('--no-archive', 'with --retain: delete finished jobs without archiving them')
+  .option(
+    '--secrets-file <file>',
+    'a JSON file of secret names to values: params { key: { secret: NAME } } get the value as each request is sent, and no job, store or log keeps it',
+  )
+  .option(
+    '--secrets-env-prefix <prefix>',
+    'secrets from the environment: PREFIX + the name in capitals, other characters as _ (payments/api-key: PREFIXPAYMENTS_API_KEY)',
+  )
   .option(
     '--token <token>',
     'the root token, admin of every namespace: require "Authorization: Bearer <token>" or a scoped token (default: $SWITCHYARD_TOKEN)',
@@ -233,18 +264,59 @@ program
   });
 
 program
+  .command('history')
+  .description(
+    'what happened to a job, oldest first: each step requested, answered (by which worker), retried or timed out, and who started, signalled, paused, resumed, cancelled or retried it',
+  )
+  .argument('<id>', 'the job id')
+  .addOption(outputOption())
+  .addOption(namespaceOption())
+  .addOption(urlOption())
+  .action(async (id: string, options) => history(id, options, out));
+
+program
   .command('jobs')
-  .description('list jobs, newest first')
+  .description('list jobs, newest first, searched on the server')
   .option('--workflow <name>', 'only this workflow')
   .option(
     '--status <status>',
-    'running (default), scheduled, queued, paused, completed, failed, cancelled, aborted, waiting or all',
+    'running (default), waiting (a step waits for a signal, or its worker suspended it), pending (not started), scheduled, queued, paused, completed, failed, cancelled, aborted or all',
   )
-  .option('--limit <n>', 'at most this many', '50')
+  .option(
+    '--attr <name=value>',
+    "a search attribute (the workflow's searchAttributes:); give it again for more",
+    (value: string, previous: string[] = []) => [...previous, value],
+  )
+  .option('--created-after <time>', 'created at or after this time (RFC 3339, e.g. 2026-11-27T10:00:00Z)')
+  .option('--created-before <time>', 'created before this time')
+  .option('--ended-after <time>', 'ended at or after this time')
+  .option('--ended-before <time>', 'ended before this time')
+  .option('--error <text>', 'whose error holds this text (any case)')
+  .option('--limit <n>', 'at most this many (a page)', '50')
+  .option('--all', 'every page, not only the first')
+  .option('--cursor <cursor>', 'go on from where a previous listing stopped')
   .addOption(outputOption())
   .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (options) => listJobs(options, out));
+
+const archive = program
+  .command('archive')
+  .description("read the jobs serve's --retain archived before deleting them (files of its machine)");
+archive
+  .command('list')
+  .description('the archive files, oldest first: their day and how many jobs each holds')
+  .option('--dir <dir>', 'the archive directory (serve --archive-dir)', DEFAULT_ARCHIVE_DIR)
+  .addOption(outputOption())
+  .action(async (options) => listArchiveFiles(options, out));
+archive
+  .command('show')
+  .description('an archived job as it was when archived (its latest copy), with its fan-out children')
+  .argument('<id>', 'the job id')
+  .option('--dir <dir>', 'the archive directory (serve --archive-dir)', DEFAULT_ARCHIVE_DIR)
+  .action(async (id: string, options) => {
+    process.exitCode = await showArchivedJob(id, options, out);
+  });
 
 program
   .command('workflows')
@@ -279,11 +351,18 @@ program
 
 program
   .command('cancel')
-  .description('cancel a job (a child id cancels its top-level job)')
-  .argument('<id>', 'the job id')
+  .description(
+    'cancel a job (a child id cancels its top-level job), or with --filter every job a search finds',
+  )
+  .argument('[id]', 'the job id')
+  .option(
+    '--filter <search>',
+    'the jobs to cancel: NAME=VALUE pairs of GET /api/jobs, e.g. "status=waiting attr=customer=c-42"',
+  )
+  .option('--dry-run', 'with --filter: print how many jobs it finds, and change nothing')
   .addOption(namespaceOption())
   .addOption(urlOption())
-  .action(async (id: string, options) => command('cancel', id, options, out));
+  .action(async (id: string | undefined, options) => byIdOrFilter('cancel', id, options));
 
 program
   .command('pause')
@@ -305,11 +384,33 @@ program
 
 program
   .command('retry')
-  .description('run a failed or cancelled job again: completed steps keep their outputs')
-  .argument('<id>', 'the job id')
+  .description(
+    'run a failed or cancelled job again: completed steps keep their outputs; with --filter every such job a search finds',
+  )
+  .argument('[id]', 'the job id')
+  .option(
+    '--filter <search>',
+    'the jobs to retry: NAME=VALUE pairs of GET /api/jobs, e.g. "status=failed error=timeout"',
+  )
+  .option('--dry-run', 'with --filter: print how many jobs it finds, and change nothing')
   .addOption(namespaceOption())
   .addOption(urlOption())
-  .action(async (id: string, options) => command('retry', id, options, out));
+  .action(async (id: string | undefined, options) => byIdOrFilter('retry', id, options));
+
+program
+  .command('rerun')
+  .description(
+    'run an ended job again from a step: it and the steps after it start anew, earlier outputs are kept, the old attempts stay in the history',
+  )
+  .argument('<id>', 'the top-level job id')
+  .requiredOption('--from <step>', 'the step to run again from')
+  .option(
+    '--input <file>',
+    "the step's new input: a JSON file (a worker step is sent it; a signal step takes it as its signal)",
+  )
+  .addOption(namespaceOption())
+  .addOption(urlOption())
+  .action(async (id: string, options) => rerun(id, options, out));
 
 program
   .command('signal')

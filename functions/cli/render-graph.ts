@@ -35,6 +35,9 @@ const MERMAID_SHAPES: Record<StepKind, (text: string) => string> = {
   signal: (text) => `{{"${text}"}}`,
   call: (text) => `(["${text}"])`,
   worker: (text) => `["${text}"]`,
+  sleep: (text) => `[/"${text}"/]`,
+  fail: (text) => `[\\"${text}"\\]`,
+  pass: (text) => `>"${text}"]`,
 };
 
 const DOT_SHAPES: Record<StepKind, string | undefined> = {
@@ -42,6 +45,9 @@ const DOT_SHAPES: Record<StepKind, string | undefined> = {
   signal: 'hexagon',
   call: 'component',
   worker: undefined,
+  sleep: 'parallelogram',
+  fail: 'octagon',
+  pass: 'cds',
 };
 
 /** A node's text, line by line: name, short facts, then what the control-flow keys add. */
@@ -49,6 +55,10 @@ function labelLines(step: StepDefinition): string[] {
   const notes: string[] = [];
   if (step.queue) notes.push(`queue ${step.queue}`);
   if (step.type === 'signal') notes.push('signal');
+  if (typeof step.sleep === 'string') notes.push(`sleeps ${step.sleep}`);
+  else if (step.sleep) notes.push(`sleeps until ${step.sleep.until}`);
+  if (step.fail) notes.push('fails the job');
+  if (step.otherwise) notes.push('otherwise');
   if (step.task) notes.push(`for each: ${step.task}`);
   if (step.retries) notes.push(`retries ${step.retries}`);
   if (step.timeout) notes.push(`timeout ${step.timeout}`);
@@ -57,6 +67,7 @@ function labelLines(step: StepDefinition): string[] {
   const call = callLabel(step);
   if (call) lines.push(call);
   if (step.when) lines.push(`when: ${step.when}`);
+  if (step.join) lines.push(`join: ${step.join}`);
   if (step.continueOnError) lines.push('on error: continues');
   return lines;
 }

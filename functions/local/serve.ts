@@ -6,6 +6,7 @@ import {
   definitionInNamespace,
   formatDefinitionError,
   type Housekeeping,
+  type JobQueries,
   type ReplyConsumption,
   type Store,
   type WorkflowDefinition,
@@ -18,16 +19,19 @@ import type { ApiDeps } from '../api/router.js';
 import { Manager } from '../manager/manager.js';
 import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 import { ReplyPolicy } from '../manager/reply-policy.js';
+import { secretResolvingBus } from '../manager/secret-bus.js';
 import { createJsonLogger } from '../telemetry/json-logger.js';
-import { PrometheusMetrics } from '../telemetry/prometheus-metrics.js';
+import { PrometheusMetrics, type QueueGaugeEntry } from '../telemetry/prometheus-metrics.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import { refuseOpenBind } from './bind-guard.js';
 import { registerConfigWorkflows } from './config-workflows.js';
 import { readDescriptors, reportDescriptors } from './descriptor-budget.js';
 import { type HttpBounds, httpBounds } from './http-bounds.js';
 import { HEALTH_MAX_CONNECTIONS, listenHttp } from './http-listeners.js';
+import { archiveFinishedJobs } from './job-archive.js';
 import { LOCAL_BUSES, type LocalBus, type LocalBusKind } from './local-buses.js';
 import { LocalSchedules } from './local-schedules.js';
+import { localSecrets } from './local-secrets.js';
 import { LocalTimers } from './local-timers.js';
 import { sourcePolicy } from './request-source.js';
 
@@ -56,8 +60,14 @@ export interface ServeOptions {
   http?: Partial<HttpBounds>;
   /** A second listener, on this port of `host`, that answers `/healthz` only (`--health-port`; 0 picks a free port). */
   healthPort?: number;
-  /** Finished jobs older than this (ms) are deleted. */
+  /** Finished jobs older than this (ms) are deleted (archived first, with `archiveDir`). */
   retainMs?: number;
+  /** Where retention archives finished jobs, as JSON Lines, before deleting them (`--archive-dir`). */
+  archiveDir?: string;
+  /** A JSON file of secret names to values, for `params` that name `{ secret: NAME }` (`--secrets-file`). */
+  secretsFile?: string;
+  /** Secrets from the environment: this prefix + the name in capitals (`--secrets-env-prefix`; local-secrets.ts). */
+  secretsEnvPrefix?: string;
   token?: string;
   /** Host names answered besides loopback ones and the bound address (`--allow-host`). */
   allowHosts?: string[];
@@ -267,7 +277,11 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   );
   const manager: Manager = new Manager({
     store,
-    bus,
+    // Secrets go into requests only as they are sent: never into the store, the outbox or a log.
+    bus: secretResolvingBus(
+      bus,
+      localSecrets({ file: options.secretsFile, envPrefix: options.secretsEnvPrefix }),
+    ),
     timers,
     telemetry: { logger, metrics },
     maxFanOut: options.maxFanOut,
@@ -315,10 +329,19 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   }
 
   const shutdown = new AbortController();
+  const service = new ApiService({ manager, store, bus, queueRules });
+  // Each scrape of /metrics looks at every namespace's step queues (ready messages and consumers).
+  metrics.watchQueues(async () => {
+    const queues: QueueGaugeEntry[] = [];
+    for (const namespace of await service.namespaces()) {
+      for (const report of await service.queues(namespace)) queues.push({ ...report, namespace });
+    }
+    return queues;
+  });
   const listeners = await listenHttp(
     {
       shutdown: shutdown.signal,
-      service: new ApiService({ manager, store, bus, queueRules }),
+      service,
       logger,
       token: options.token,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
@@ -341,7 +364,9 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   for (const workflow of await store.listWorkflows())
     for (const vhost of workflow.vhosts) consumeVhost(vhost);
 
-  const retention = options.retainMs ? startRetention(store, options.retainMs, logger) : undefined;
+  const retention = options.retainMs
+    ? startRetention(store, options.retainMs, options.archiveDir, logger)
+    : undefined;
   // After recovery: ticks missed while serve was down start now (catch-up), then on their times.
   schedulesStarted = true;
   void schedules.poke();
@@ -397,12 +422,15 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
 async function adoptAwaitedRequests(store: Store, manager: Manager): Promise<void> {
   const refresher = manager.refresher;
   if (!refresher) return;
-  let cursor: string | undefined;
-  do {
-    const page = await store.queryJobs({ status: 'running', includeChildren: true, limit: 1000, cursor });
-    refresher.adopt(page.jobs);
-    cursor = page.cursor;
-  } while (cursor);
+  // A job waiting for someone is running too (listed as `waiting`): its other steps may await requests.
+  for (const status of ['running', 'waiting'] as const) {
+    let cursor: string | undefined;
+    do {
+      const page = await store.queryJobs({ status, includeChildren: true, limit: 1000, cursor });
+      refresher.adopt(page.jobs);
+      cursor = page.cursor;
+    } while (cursor);
+  }
 }
 
 /** How long overdue timers wait after a restart, so replies that arrived meanwhile are read first. */
@@ -431,13 +459,20 @@ const sleep = (ms: number): Promise<undefined> =>
   new Promise((resolve) => setTimeout(() => resolve(undefined), ms).unref());
 
 function startRetention(
-  store: Pick<Housekeeping, 'deleteFinishedJobs'>,
+  store: Pick<Housekeeping, 'deleteFinishedJobs'> & Pick<JobQueries, 'queryJobs' | 'listChildren'>,
   retainMs: number,
+  archiveDir: string | undefined,
   logger: Logger,
 ): NodeJS.Timeout {
   const sweep = async () => {
     try {
-      const deleted = await store.deleteFinishedJobs(Date.now() - retainMs);
+      const cutoff = Date.now() - retainMs;
+      // Archived first, and durably: a sweep whose archive fails deletes nothing.
+      if (archiveDir !== undefined) {
+        const archived = await archiveFinishedJobs(store, archiveDir, cutoff);
+        if (archived) logger.info('archived finished jobs past retention', { archived, dir: archiveDir });
+      }
+      const deleted = await store.deleteFinishedJobs(cutoff);
       if (deleted) logger.info('deleted finished jobs past retention', { deleted });
     } catch (error) {
       logger.warn('retention sweep failed', { error });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type Actor,
   actsOnRoot,
   applyEvent,
   type Bus,
@@ -10,6 +11,8 @@ import {
   DEFAULT_MAX_FAN_OUT,
   DEFAULT_MAX_REPLY_BYTES,
   type EngineContext,
+  graphOf,
+  hopTarget,
   type InboundReply,
   isSameStart,
   isUuid,
@@ -21,6 +24,8 @@ import {
   mayStartJob,
   type NamespaceSettingsStore,
   type OutboxEntry,
+  parseCorrelationId,
+  parseStepPath,
   type Rejection,
   type ReplyEvent,
   type RunningLimit,
@@ -35,6 +40,7 @@ import {
   type WorkflowRegistry,
 } from '../../engine/index.js';
 import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
+import { type Callback, callbackReply } from './callbacks.js';
 import { combineTransitions } from './combine.js';
 import { ManagerError } from './errors.js';
 import { FanOutPace } from './fan-out-pace.js';
@@ -46,6 +52,7 @@ import { OutboxPump } from './outbox-pump.js';
 import type { QueueRules } from './queue-rules.js';
 import { RequestRefresher } from './request-refresher.js';
 import { RequestTokens } from './request-tokens.js';
+import { SignalSchemas, signalSchemasOf } from './signal-schemas.js';
 import type { StartJobParams } from './start-job-params.js';
 import { recordNotes } from './transition-telemetry.js';
 import { WorkflowCache } from './workflow-cache.js';
@@ -98,6 +105,14 @@ export interface EventOutcome {
   ignored?: string;
   rejected?: Rejection;
   job?: JobRecord;
+  /** A signal the job keeps until its step waits for it: why the step does not take it now. */
+  kept?: string;
+}
+
+/** What a signal did: taken by its step now, or kept by the job (`kept`: why) until the step waits. */
+export interface SignalOutcome {
+  job: JobRecord;
+  kept?: string;
 }
 
 const MAX_ROUNDS = 50;
@@ -112,6 +127,7 @@ export class Manager {
   readonly bus: Bus;
   /** Each request's token: minted as it is sent, checked on replies when `replyAuth` is on. */
   readonly tokens: RequestTokens;
+  private readonly signalSchemas = new SignalSchemas();
   private readonly replyAuth: boolean;
   /** What the operator set for each namespace, applied to registrations and starts. */
   readonly namespaces: NamespaceAuthority;
@@ -230,6 +246,11 @@ export class Manager {
     written: WorkflowDefinition,
     options: { queuePrefix?: string } = {},
   ): Promise<{ version: number; created: boolean }> {
+    for (const { step, schema } of signalSchemasOf(written)) {
+      const problem = this.signalSchemas.schemaProblem(schema);
+      if (problem)
+        throw new ManagerError('invalid', `step "${step}": "signal.schema" is not a JSON Schema: ${problem}`);
+    }
     const definition = await this.namespaces.prepare(written, options.queuePrefix);
     const saved = await this.store.saveWorkflow(definition, this.now());
     const queues = new Map<string, { queue: string; vhost: string | null }>();
@@ -390,6 +411,7 @@ export class Manager {
           calledBy: params.calledBy,
           treeRoot: params.treeRoot,
           startAt: params.startAt,
+          actor: params.actor,
         },
         { ...context, runningLimit, ...(params.refuseOversized ? { oversizedRequests: 'refuse' } : {}) },
       ),
@@ -423,7 +445,8 @@ export class Manager {
       }
     }
     this.telemetry.metrics.observe('reply_batch_size', replies.length);
-    const receivedAt = this.now();
+    // On the pump's stopwatch (performance.now): a step's overhead at low load is about a millisecond.
+    const receivedAt = performance.now();
     const outcomes = await this.isolation.apply(events, (inputs) => this.apply(inputs, { receivedAt }));
     outcomes.forEach((outcome, index) => {
       // Undefined: dropped, and already logged and counted as such.
@@ -556,29 +579,137 @@ export class Manager {
     await this.apply([{ jobId: parsed.jobId, event: parsed.event }]);
   }
 
+  /**
+   * `POST /api/callback/{token}`: acts on the attempt the token vouches for exactly as its worker's
+   * reply would (the same reading and the same engine event), from the moment the request was sent
+   * until the attempt ends. A forged token names no attempt (`not_found`); a callback the attempt no
+   * longer waits for (it ended, or another answer came first) is refused with the engine's reason.
+   */
+  /** The job of the attempt a callback token vouches for. */
+  async callbackJobId(token: string): Promise<string> {
+    await this.tokens.ready();
+    const claim = this.tokens.verify(token);
+    const target = claim && parseCorrelationId(claim.correlationId);
+    if (!target) throw new ManagerError('not_found', 'no attempt has this callback token');
+    return target.jobId;
+  }
+
+  async callback(token: string, callback: Callback, actor?: Actor): Promise<JobRecord> {
+    await this.tokens.ready();
+    const claim = this.tokens.verify(token);
+    if (!claim) throw new ManagerError('not_found', 'no attempt has this callback token');
+    const parsed = this.readReply(callbackReply(claim, token, callback));
+    if (!parsed.ok) throw new ManagerError('invalid', parsed.reason);
+    // A callback answers its own attempt only: a result for an attempt that ended completes nothing.
+    const answered = actor && 'step' in parsed.event ? { ...parsed.event, actor } : parsed.event;
+    const event: JobEvent = answered.type === 'reply' ? { ...answered, exactAttempt: true } : answered;
+    const [outcome] = await this.apply([{ jobId: parsed.jobId, event }], { receivedAt: this.now() });
+    if (!outcome || outcome.missing) throw new ManagerError('not_found', `no job ${parsed.jobId}`);
+    if (outcome.rejected) throw new ManagerError(outcome.rejected.code, outcome.rejected.message);
+    if (this.refresher && 'step' in event && event.step !== undefined) {
+      if (event.type === 'heartbeat') this.refresher.touch(parsed.correlationId, claim.attempt);
+      else if (outcome.applied) this.refresher.forget(parsed.correlationId);
+    }
+    if (!outcome.applied) {
+      throw new ManagerError(
+        'conflict',
+        `attempt ${claim.attempt} of ${parsed.correlationId} does not take this callback: ${outcome.ignored ?? 'not awaited'}`,
+      );
+    }
+    return outcome.job as JobRecord;
+  }
+
   /** Cancelling a child cancels the whole top-level job it belongs to. */
-  async cancel(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'cancel'), { type: 'cancel' });
+  async cancel(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(await this.targetOf(id, 'cancel'), { type: 'cancel', actor });
   }
 
   /**
    * Pausing (or resuming) a child pauses (or resumes) the whole top-level job it belongs to, as
    * cancel and retry do: its children follow (follow-ups.ts), so no child runs under a paused job.
    */
-  async pause(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'pause'), { type: 'pause' });
+  async pause(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(await this.targetOf(id, 'pause'), { type: 'pause', actor });
   }
 
-  async resume(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'resume'), { type: 'resume' }, { refuseOversized: true });
+  async resume(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(
+      await this.targetOf(id, 'resume'),
+      { type: 'resume', actor },
+      { refuseOversized: true },
+    );
   }
 
-  async retry(id: string): Promise<JobRecord> {
-    return this.command(await this.targetOf(id, 'retry'), { type: 'retry' }, { refuseOversized: true });
+  /** An ended top-level job runs again from a step, with a new input for it if given (engine/job/rerun.ts). */
+  async rerun(id: string, from: string, input?: JsonObject, actor?: Actor): Promise<JobRecord> {
+    // A signal step's new input is its new signal: its schema applies.
+    if (input !== undefined) await this.checkSignal(id, from, input);
+    const event: JobEvent =
+      input === undefined ? { type: 'rerun', from, actor } : { type: 'rerun', from, input, actor };
+    return this.command(id, event, { refuseOversized: true });
   }
 
-  async signal(id: string, step: string, output: JsonObject): Promise<JobRecord> {
-    return this.command(id, { type: 'signal', step, output }, { refuseOversized: true });
+  async retry(id: string, actor?: Actor): Promise<JobRecord> {
+    return this.command(
+      await this.targetOf(id, 'retry'),
+      { type: 'retry', actor },
+      { refuseOversized: true },
+    );
+  }
+
+  /**
+   * A signal for `path`: a step of the job, or, through `workflow:` steps and fan-out children
+   * (`publish/approve`, `review[2]/approve`), a step of a job beneath it (engine/job/step-path.ts).
+   */
+  async signal(id: string, path: string, output: JsonObject, actor?: Actor): Promise<SignalOutcome> {
+    const { jobId, step } = await this.signalTarget(id, path);
+    await this.checkSignal(jobId, step, output);
+    const outcome = await this.commandOutcome(
+      jobId,
+      { type: 'signal', step, output, actor },
+      { refuseOversized: true },
+    );
+    const job = outcome.job as JobRecord;
+    return outcome.kept === undefined ? { job } : { job, kept: outcome.kept };
+  }
+
+  /** A signal step's `signal.schema`: a body that does not meet it is refused, naming each problem. */
+  private async checkSignal(jobId: string, step: string, body: JsonObject): Promise<void> {
+    const job = await this.store.getJob(jobId);
+    const workflow = job && (await this.workflows.get(job.workflow, job.version));
+    if (!job || !workflow) return; // the command says there is no such job
+    const schema = this.signalSchemas.schemaOf(workflow, job.task, step);
+    const problem = schema && this.signalSchemas.problem(schema, body);
+    if (problem)
+      throw new ManagerError('invalid', `the signal for step "${step}" does not meet its schema: ${problem}`);
+  }
+
+  /** The job and step a signal's path names: each hop read from the store, the engine saying where it leads. */
+  private async signalTarget(id: string, path: string): Promise<{ jobId: string; step: string }> {
+    const parsed = parseStepPath(path);
+    if ('error' in parsed) throw new ManagerError('invalid', parsed.error);
+    let jobId = id;
+    for (const hop of parsed.hops) {
+      const job = await this.store.getJob(jobId);
+      const workflow = job && (await this.workflows.get(job.workflow, job.version));
+      if (!job || !workflow) throw new ManagerError('not_found', `no job ${jobId}`);
+      const node = graphOf(workflow, job.task).byName.get(hop.step);
+      const target = hopTarget(job, hop, node, node && job.steps.get(node.index));
+      if (target.kind === 'refuse') throw new ManagerError(target.code, target.reason);
+      if (target.kind === 'job') {
+        jobId = target.id;
+        continue;
+      }
+      const page = await this.store.listChildren(job.id, target.step, { fromIndex: target.index, limit: 1 });
+      const child = page.children[0];
+      if (!child || child.parent?.index !== target.index)
+        throw new ManagerError(
+          'conflict',
+          `child ${target.index} of step "${target.step}" of job ${job.id} does not exist yet`,
+        );
+      jobId = child.id;
+    }
+    return { jobId, step: parsed.step };
   }
 
   /** The job a command acts on: the job's root for those that act on the whole tree (engine). */
@@ -594,10 +725,18 @@ export class Manager {
     event: JobEvent,
     options: { refuseOversized?: boolean } = {},
   ): Promise<JobRecord> {
+    return (await this.commandOutcome(jobId, event, options)).job as JobRecord;
+  }
+
+  private async commandOutcome(
+    jobId: string,
+    event: JobEvent,
+    options: { refuseOversized?: boolean } = {},
+  ): Promise<EventOutcome> {
     const [outcome] = await this.apply([{ jobId, event, ...options }]);
     if (!outcome || outcome.missing) throw new ManagerError('not_found', `no job ${jobId}`);
     if (outcome.rejected) throw new ManagerError(outcome.rejected.code, outcome.rejected.message);
-    return outcome.job as JobRecord;
+    return outcome;
   }
 
   /**
@@ -660,6 +799,12 @@ export class Manager {
             rejected: transition.rejected,
             job: transition.job,
           };
+          if (item.event.type === 'signal') {
+            const kept = transition.notes.find(
+              (note) => note.kind === 'signalBuffered' && note.jobId === jobId,
+            );
+            if (kept) (outcomes[item.index] as EventOutcome).kept = kept.message ?? 'kept';
+          }
           if (!transition.changed) continue;
           combined = combined ? combineTransitions(combined, transition) : transition;
           state = transition.job;
@@ -770,6 +915,15 @@ export class Manager {
     };
   }
 
+  /** The job's compiled workflow (cached: the transition just used it), for its metrics' queue labels. */
+  private async workflowForLabels(job: JobRecord): Promise<CompiledWorkflow | undefined> {
+    try {
+      return await this.workflows.get(job.workflow, job.version);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** `receivedAt`: when the replies that caused it arrived, to measure the manager's overhead per step. */
   private async afterCommit(
     transition: Transition,
@@ -777,7 +931,12 @@ export class Manager {
     leftOut: readonly string[] | undefined,
     receivedAt?: number,
   ): Promise<void> {
-    recordNotes(this.telemetry, transition.notes, transition.job);
+    recordNotes(
+      this.telemetry,
+      transition.notes,
+      transition.job,
+      await this.workflowForLabels(transition.job),
+    );
     if (transition.dropUnsent) this.pump.drop(transition.job.id);
     const sets: Timer[] = [];
     const clears: { jobId: string; step: string | null }[] = [];

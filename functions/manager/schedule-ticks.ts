@@ -24,7 +24,12 @@ export async function startTicks(
   for (const tick of ticks) {
     const id = tickJobId(workflow, key, tick);
     try {
-      const started = await startJob({ workflow, id, input: schedule.input ?? {} });
+      const started = await startJob({
+        workflow,
+        id,
+        input: schedule.input ?? {},
+        actor: { kind: 'schedule', name: schedule.cron },
+      });
       if (started.created) created++;
     } catch (error) {
       if (!(error instanceof ManagerError) || error.code === 'unavailable') throw error;

@@ -1,4 +1,4 @@
-import type { CallLink, JsonObject } from '../../engine/index.js';
+import type { Actor, CallLink, JsonObject } from '../../engine/index.js';
 
 /** What starting a job takes: the workflow (and version, vhost), its input, and an id if chosen. */
 export interface StartJobParams {
@@ -20,4 +20,6 @@ export interface StartJobParams {
    * (`too_large`, 413) and nothing is stored, instead of a job whose first step fails.
    */
   refuseOversized?: boolean;
+  /** Who starts it (a request's token or the root, a schedule): the job's history names them. */
+  actor?: Actor;
 }

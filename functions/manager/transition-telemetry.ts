@@ -1,5 +1,40 @@
-import { findStep, type JobRecord, type TransitionNote, unhandled } from '../../engine/index.js';
-import type { LogFields, Telemetry } from '../telemetry/telemetry.js';
+import {
+  type CompiledWorkflow,
+  findStep,
+  type JobRecord,
+  splitQualifiedName,
+  type TransitionNote,
+  unhandled,
+} from '../../engine/index.js';
+import type { LogFields, StepLabels, Telemetry } from '../telemetry/telemetry.js';
+
+/**
+ * The labels of a note's step: the job's namespace and workflow, the step, and its queue when the
+ * compiled workflow is at hand (a fan-out child's note names a step of its task). A step not found
+ * has no queue label value (empty).
+ */
+export function stepLabelsOf(
+  job: JobRecord,
+  step: string | undefined,
+  workflow?: CompiledWorkflow,
+): StepLabels {
+  const { namespace, name } = splitQualifiedName(job.workflow);
+  return {
+    namespace,
+    workflow: name,
+    step: step ?? '',
+    queue: step && workflow ? queueOf(workflow, job, step) : '',
+  };
+}
+
+function queueOf(workflow: CompiledWorkflow, job: JobRecord, step: string): string {
+  const graphs = [
+    job.task === null ? workflow.main : workflow.tasks.get(job.task),
+    ...workflow.tasks.values(),
+  ];
+  const node = graphs.map((graph) => graph?.byName.get(step)).find((found) => found !== undefined);
+  return node?.kind === 'worker' ? node.queue : '';
+}
 
 /**
  * Logs and counts what a stored transition of `job` did. A fan-out child's own course (completed,
@@ -11,8 +46,10 @@ export function recordNotes(
   { logger, metrics }: Telemetry,
   notes: readonly TransitionNote[],
   job: JobRecord,
+  workflow?: CompiledWorkflow,
 ): void {
   for (const note of notes) {
+    const labels = stepLabelsOf(job, note.step, workflow);
     const fields: LogFields = { jobId: note.jobId, step: note.step, attempt: note.attempt };
     // Notes of other jobs are of the children this transition created (and ended at once).
     const child = note.jobId !== job.id || job.parent !== null;
@@ -27,26 +64,27 @@ export function recordNotes(
     if (fanOut) fields.children = fanOut.total;
     switch (note.kind) {
       case 'dispatched':
-        metrics.count('steps_dispatched_total');
+        metrics.count('steps_dispatched_total', labels);
         logger.debug('step dispatched', fields);
         break;
       case 'stepCompleted':
-        metrics.count('steps_completed_total');
-        if (note.durationMs !== undefined) metrics.observe('step_duration_seconds', note.durationMs / 1000);
+        metrics.count('steps_completed_total', labels);
+        if (note.durationMs !== undefined)
+          metrics.observe('step_duration_seconds', note.durationMs / 1000, labels);
         logger.debug('step completed', { ...fields, durationMs: note.durationMs });
         if (fanOut) logger.info('fan-out completed', { ...fields, durationMs: note.durationMs });
         break;
       case 'attemptFailed':
-        metrics.count('step_attempts_failed_total');
+        metrics.count('step_attempts_failed_total', labels);
         logger.warn('attempt failed', { ...fields, error: note.message });
         break;
       case 'timedOut':
-        metrics.count('timeouts_total');
-        metrics.count('step_attempts_failed_total');
+        metrics.count('timeouts_total', labels);
+        metrics.count('step_attempts_failed_total', labels);
         logger.warn('attempt timed out', { ...fields, error: note.message });
         break;
       case 'retryScheduled':
-        metrics.count('retries_total');
+        metrics.count('retries_total', labels);
         lifecycle('retry scheduled', { ...fields, detail: note.message });
         break;
       case 'stepFailed':
@@ -82,11 +120,23 @@ export function recordNotes(
         else logger.warn('job aborted', { ...fields, error: note.message });
         break;
       case 'stepSkipped':
-        metrics.count('steps_skipped_total');
+        metrics.count('steps_skipped_total', labels);
         logger.debug('step skipped', { ...fields, detail: note.message });
         break;
       case 'stepSuspended':
         logger.info('step suspended: waits for a signal', fields);
+        break;
+      case 'signalBuffered':
+        logger.info('signal kept until its step waits for it', { ...fields, detail: note.message });
+        break;
+      case 'signalDelivered':
+        logger.info('kept signal handed to its step', fields);
+        break;
+      case 'signalDropped':
+        logger.warn('kept signal dropped', { ...fields, detail: note.message });
+        break;
+      case 'awaitingSignal':
+        logger.debug('signal step waits for its signal', fields);
         break;
       default:
         unhandled(note.kind, 'transition note');

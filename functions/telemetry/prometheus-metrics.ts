@@ -1,7 +1,8 @@
 import { Counter, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 import type { JobQueries, WorkflowRegistry } from '../../engine/index.js';
 import { BucketHistogram, geometricBounds } from './bucket-histogram.js';
-import type { CounterName, HistogramName, Metrics } from './telemetry.js';
+import { LabelCap } from './label-cap.js';
+import { type CounterName, type HistogramName, type Metrics, STEP_LABELS } from './telemetry.js';
 
 const HELP: Record<CounterName | HistogramName, string> = {
   jobs_started_total: 'Jobs started.',
@@ -26,12 +27,33 @@ const HELP: Record<CounterName | HistogramName, string> = {
     "The manager's overhead per step: from a reply's arrival to the confirmed send of the request it caused.",
 };
 
+const STEP = [...STEP_LABELS];
+
 const LABELS: Partial<Record<CounterName, string[]>> = {
   jobs_started_total: ['workflow'],
   jobs_finished_total: ['status'],
   replies_ignored_total: ['reason'],
   dead_letters_ignored_total: ['reason'],
+  steps_dispatched_total: STEP,
+  steps_completed_total: STEP,
+  steps_skipped_total: STEP,
+  step_attempts_failed_total: STEP,
+  retries_total: STEP,
+  timeouts_total: STEP,
 };
+
+/** Distinct values each label keeps before the rest count as `other` (docs/api.md, "Metrics"). */
+export const DEFAULT_LABEL_VALUES = 100;
+
+/** One step queue as the queue gauges read it (the API's queue report, with its namespace). */
+export interface QueueGaugeEntry {
+  queue: string;
+  vhost: string | null;
+  namespace: string;
+  exists: boolean;
+  ready?: number;
+  consumers?: number | 'unknown';
+}
 
 /** Where the job-count gauge reads: the workflows, and each one's jobs by status. */
 export type JobCountSource = Pick<WorkflowRegistry, 'listWorkflows'> & Pick<JobQueries, 'countJobs'>;
@@ -42,8 +64,10 @@ export class PrometheusMetrics implements Metrics {
   private readonly counters = new Map<string, Counter>();
   private readonly histograms = new Map<string, Histogram>();
   private readonly overhead: BucketHistogram;
+  private readonly cap: LabelCap;
 
-  constructor(store?: JobCountSource) {
+  constructor(store?: JobCountSource, options: { maxLabelValues?: number } = {}) {
+    this.cap = new LabelCap(options.maxLabelValues ?? DEFAULT_LABEL_VALUES);
     const prefix = 'switchyard_';
     for (const name of Object.keys(HELP) as (CounterName | HistogramName)[]) {
       if (name.endsWith('_total')) {
@@ -63,6 +87,7 @@ export class PrometheusMetrics implements Metrics {
       new Histogram({
         name: `${prefix}step_duration_seconds`,
         help: HELP.step_duration_seconds,
+        labelNames: STEP,
         buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60, 300],
         registers: [this.registry],
       }),
@@ -87,7 +112,7 @@ export class PrometheusMetrics implements Metrics {
     if (store) {
       new Gauge({
         name: `${prefix}jobs`,
-        help: 'Top-level jobs by workflow and status, as stored.',
+        help: 'Top-level jobs by workflow and listed status (waiting: a step waits for someone; pending: not started).',
         labelNames: ['workflow', 'status'],
         registers: [this.registry],
         async collect() {
@@ -103,12 +128,54 @@ export class PrometheusMetrics implements Metrics {
   }
 
   count(name: CounterName, labels: Record<string, string> = {}, value = 1): void {
-    this.counters.get(name)?.inc(labels, value);
+    this.counters.get(name)?.inc(this.cap.apply(labels), value);
   }
 
   observe(name: HistogramName, value: number, labels: Record<string, string> = {}): void {
     if (name === 'step_overhead_seconds') this.overhead.observe(value);
-    else this.histograms.get(name)?.observe(labels, value);
+    else this.histograms.get(name)?.observe(this.cap.apply(labels), value);
+  }
+
+  /**
+   * Gauges of the step queues, read from `source` at each scrape: `switchyard_queue_ready_messages`
+   * and `switchyard_queue_consumers` by namespace, queue and vhost (a queue the broker does not have
+   * yet, or a bus that cannot count consumers, sets none). A scrape whose look fails sets none either:
+   * it must not fail the rest of /metrics.
+   */
+  watchQueues(source: () => Promise<QueueGaugeEntry[]>): void {
+    const cap = this.cap;
+    let reading: Promise<QueueGaugeEntry[]> | undefined;
+    // The two gauges are collected in one scrape: the queues are looked at once for both.
+    const look = (): Promise<QueueGaugeEntry[]> => {
+      reading ??= source()
+        .catch(() => [])
+        .finally(() => setTimeout(() => (reading = undefined), 0));
+      return reading;
+    };
+    const labelsOf = (entry: QueueGaugeEntry) =>
+      cap.apply({ namespace: entry.namespace, queue: entry.queue, vhost: entry.vhost ?? '' });
+    new Gauge({
+      name: 'switchyard_queue_ready_messages',
+      help: 'Requests waiting in each step queue for a worker, as the broker says at the scrape.',
+      labelNames: ['namespace', 'queue', 'vhost'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const entry of await look())
+          if (entry.exists && typeof entry.ready === 'number') this.set(labelsOf(entry), entry.ready);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_queue_consumers',
+      help: 'Workers consuming each step queue, as the broker says at the scrape (RabbitMQ; SQS cannot say).',
+      labelNames: ['namespace', 'queue', 'vhost'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const entry of await look())
+          if (entry.exists && typeof entry.consumers === 'number') this.set(labelsOf(entry), entry.consumers);
+      },
+    });
   }
 
   text(): Promise<string> {

@@ -35,6 +35,14 @@ export type CounterName =
 
 export type HistogramName = 'step_duration_seconds' | 'reply_batch_size' | 'step_overhead_seconds';
 
+/**
+ * The labels of a step's metrics (attempts, failures, retries, timeouts, durations): its workflow's
+ * namespace and plain name, the step, and the queue its requests go to (empty for a step that sends
+ * none: signal, fan-out, sub-workflow). Values past a cap count as `other` (label-cap.ts).
+ */
+export const STEP_LABELS = ['namespace', 'workflow', 'step', 'queue'] as const;
+export type StepLabels = Record<(typeof STEP_LABELS)[number], string>;
+
 export interface Metrics {
   count(name: CounterName, labels?: Record<string, string>, value?: number): void;
   observe(name: HistogramName, value: number, labels?: Record<string, string>): void;

@@ -35,6 +35,8 @@ export interface ReplyOptions {
   retryable?: false;
   /** The request's token, echoed: a manager with reply authentication on needs it. */
   token?: string;
+  /** Who replies (`x-worker`): the job's history names it beside the attempt. */
+  worker?: string;
 }
 
 export interface WorkerTransport {

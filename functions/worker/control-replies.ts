@@ -1,12 +1,15 @@
-/** What a handler returns to answer with a control reply instead of a result: `abort()`, `suspend()`. */
+/**
+ * What a handler returns to answer with a control reply instead of a result: `abort()`, `suspend()`;
+ * or `awaitCallback()`, to send no reply at all.
+ */
 export class ControlReply {
   private constructor(
-    readonly type: 'abort' | 'suspend',
+    readonly type: 'abort' | 'suspend' | 'callback',
     readonly reason: string,
   ) {}
 
   /** @internal */
-  static of(type: 'abort' | 'suspend', reason: string): ControlReply {
+  static of(type: 'abort' | 'suspend' | 'callback', reason: string): ControlReply {
     return new ControlReply(type, reason);
   }
 }
@@ -32,6 +35,23 @@ export function abort(reason: string): ControlReply {
  */
 export function suspend(note = 'waiting for a signal'): ControlReply {
   return ControlReply.of('suspend', note);
+}
+
+/**
+ * Returned by a handler that handed its attempt's callback token (`context.callbackToken`) to
+ * another system, which answers the attempt with `POST /api/callback/{token}`: the SDK acknowledges
+ * the request and sends no reply. The attempt goes on (its `timeout`, if any, runs) until that
+ * callback comes:
+ *
+ * ```ts
+ * handler: async (input, context) => {
+ *   await partner.start({ order: input.orderId, callbackToken: context.callbackToken });
+ *   return awaitCallback('waiting for the partner');
+ * },
+ * ```
+ */
+export function awaitCallback(note = 'waiting for a callback'): ControlReply {
+  return ControlReply.of('callback', note);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../../engine/index.js';
+import { defaultWorkerName } from '../transport/worker-name.js';
 import type { WorkerDelivery, WorkerTransport } from '../transport/worker-transport.js';
 import { HeldRequest, settlesWithin } from './in-hand.js';
 import { requestHandling } from './request-handling.js';
@@ -25,6 +26,11 @@ export interface WorkerOptions<In extends JsonObject = JsonObject, Out extends W
   /** Deliveries of a request whose handler fails before the SDK answers with an error reply. @default 5 */
   maxDeliveries?: number;
   logger?: WorkerLogger;
+  /**
+   * How the worker names itself on its replies (`x-worker`): the job's history shows it beside each
+   * attempt it answered; `''` sends no name. @default `<host>:<pid>`
+   */
+  workerName?: string;
   /**
    * How long `stop()` (and SIGTERM or SIGINT under `runWorker`) takes at most. Requests in hand get
    * all but the last fifth of it (at most 2 s) to finish; those still running are then handed back
@@ -105,6 +111,7 @@ export function createWorker<In extends JsonObject, Out extends WorkerResult>(
     handler: options.handler,
     maxDeliveries,
     logger,
+    worker: options.workerName ?? defaultWorkerName(),
     send: async (replyTo, correlationId, body, says) => {
       if (!transport) throw new Error('the worker has not started');
       await transport.reply(replyTo, correlationId, body, says);

@@ -5,7 +5,7 @@ export type {
   WorkerDelivery,
   WorkerTransport,
 } from '../transport/worker-transport.js';
-export { AbortJob, abort, ControlReply, SuspendStep, suspend } from './control-replies.js';
+export { AbortJob, abort, awaitCallback, ControlReply, SuspendStep, suspend } from './control-replies.js';
 export {
   amqpUrlFrom,
   createWorker,

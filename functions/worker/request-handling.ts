@@ -19,6 +19,8 @@ export interface RequestHandlingOptions<In extends JsonObject, Out extends Worke
   /** Deliveries of a request whose handler fails before it is answered with an error reply. */
   maxDeliveries: number;
   logger: WorkerLogger;
+  /** Who replies (`x-worker` on every reply; the job's history names it). Empty: no name is sent. */
+  worker: string;
   /** Publishes a reply; resolves once the broker has it. */
   send(replyTo: string, correlationId: string, body: string, options: ReplyOptions): Promise<void>;
   /** What `context.heartbeat()` does besides sending the heartbeat reply (Lambda: keep the message hidden). */
@@ -43,6 +45,7 @@ export function requestHandling<In extends JsonObject, Out extends WorkerResult>
   function reply(delivery: WorkerDelivery, body: string, says: ReplyOptions = {}): Promise<void> {
     return options.send(delivery.replyTo, delivery.correlationId, body, {
       ...says,
+      ...(options.worker !== '' ? { worker: options.worker } : {}),
       ...(delivery.attempt !== undefined ? { attempt: delivery.attempt } : {}),
       ...(delivery.token !== undefined ? { token: delivery.token } : {}),
     });
@@ -91,6 +94,7 @@ export function requestHandling<In extends JsonObject, Out extends WorkerResult>
         await reply(delivery, '', { type: 'heartbeat' });
         await options.onHeartbeat?.(delivery);
       },
+      ...(delivery.token !== undefined ? { callbackToken: delivery.token } : {}),
     };
   }
 
@@ -141,10 +145,17 @@ export function requestHandling<In extends JsonObject, Out extends WorkerResult>
     }
     failures.forget(delivery.correlationId, delivery.attempt);
     if (result instanceof ControlReply) {
+      const { type, reason } = result;
+      if (type === 'callback') {
+        // Someone else answers the attempt with its token: no reply, the request is done here.
+        logger.info(`${queue}: ${delivery.correlationId} awaits a callback: ${reason}`);
+        if (!delivery.handedBack) await delivery.ack();
+        return;
+      }
       logger.warn(
-        `${queue}: ${delivery.correlationId} ${result.type === 'abort' ? 'aborts its job' : 'suspends'}: ${result.reason}`,
+        `${queue}: ${delivery.correlationId} ${type === 'abort' ? 'aborts its job' : 'suspends'}: ${reason}`,
       );
-      return answer(delivery, JSON.stringify({ reason: result.reason }), { type: result.type });
+      return answer(delivery, JSON.stringify({ reason }), { type });
     }
     const output = result ?? {};
     if (!isJsonObject(output)) {

@@ -11,6 +11,12 @@ export interface WorkerContext {
   attempt: number;
   /** Tells the manager the step is still being worked on: its reply deadline moves on by its `timeout`. */
   heartbeat(): Promise<void>;
+  /**
+   * This attempt's callback token (the request's `x-switchyard-token`; absent from a manager that
+   * sends none). Whoever holds it may answer the attempt with `POST /api/callback/{token}`, as this
+   * handler's reply would: hand it to another system and return `awaitCallback()` (protocol.md).
+   */
+  callbackToken?: string;
 }
 
 /** A handler's answer: the step's output (`null`/nothing: `{}`), or a control reply (`abort()`, `suspend()`). */

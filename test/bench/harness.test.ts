@@ -52,6 +52,7 @@ describe('Benchmark harness (toy sizes)', () => {
       diamondJobs: [10],
       fanOutItems: [10],
       synchronous: ['FULL'],
+      lowLoad: { chains: 1, warmChains: 1, steps: 5 },
     });
 
     // Assess
@@ -90,6 +91,12 @@ describe('Benchmark harness (toy sizes)', () => {
     expect(core?.stepsPerSecond).toBeGreaterThan(0);
     expect(core?.cpuUsPerStep).toBeGreaterThan(0);
     expect(core?.peakRssMb).toBeGreaterThan(10);
+    // And the low-load chain, with the disk's sync measured beside it.
+    expect(figures.lowLoadRuns).toEqual([expect.objectContaining({ chains: 1, steps: 5 })]);
+    const [lowLoad] = figures.lowLoadRuns ?? [];
+    expect(lowLoad?.overheadMs['0.5']).toBeGreaterThan(0);
+    expect(lowLoad?.disk.sqliteCommitMs.median).toBeGreaterThan(0);
+    expect(lowLoad?.disk.samples).toBeGreaterThan(0);
     results.local = { ...section(), figures };
   }, 120_000);
 

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JOB_STATUSES, type JobStatus, STEP_STATUSES } from '../../engine/index.js';
+import { LISTED_STATUSES, type ListedStatus, STEP_STATUSES } from '../../engine/index.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { type ServeHandle, startServe } from '../../functions/local/serve.js';
 import { createJsonLogger } from '../../functions/telemetry/json-logger.js';
@@ -294,7 +294,7 @@ describe("Dashboard: every status of the engine's lists has its colours", () => 
     // Prepare: the dashboard's own stylesheet, and one of each drawing per status.
     const css = assets.get('/assets/app.css')?.body.toString() ?? '';
     expect(css).toContain('.badge');
-    const statuses = [...new Set<string>([...JOB_STATUSES, ...STEP_STATUSES])];
+    const statuses = [...new Set<string>([...LISTED_STATUSES, ...STEP_STATUSES])];
     const drawings = statuses
       .map(
         (status) => `
@@ -345,14 +345,15 @@ describe("Dashboard: every status of the engine's lists has its colours", () => 
 });
 
 describe('Dashboard: every job and step status, at 1440 px and 390 px', { timeout: 240_000 }, () => {
-  const ids = {} as Record<JobStatus, string>;
+  const ids = {} as Record<ListedStatus, string>;
   let fan: string;
 
   beforeAll(async () => {
     // Another namespace, so the header has its picker to show.
     await api('PUT', '/api/ns/team-a/workflow/ledger', 'name: ledger\nsteps:\n  - name: post\n');
 
-    ids.running = await start('states');
+    // A job whose steps wait for someone (a suspended step, a signal step) is listed as waiting.
+    ids.waiting = await start('states');
     ids.paused = await start('states');
     ids.cancelled = await start('states');
     ids.failed = await start('states-fail');
@@ -365,31 +366,32 @@ describe('Dashboard: every job and step status, at 1440 px and 390 px', { timeou
 
     const waiting = (document: JobDocument) =>
       document.waitingFor?.length === 2 && document.steps.crunch?.status === 'running';
-    for (const id of [ids.running, ids.paused, ids.cancelled]) await until(id, `job ${id} to wait`, waiting);
+    for (const id of [ids.waiting, ids.paused, ids.cancelled]) await until(id, `job ${id} to wait`, waiting);
     await api('POST', `/api/job/${ids.paused}/pause`);
     await api('DELETE', `/api/job/${ids.cancelled}`);
     await until(ids.failed, 'the failing job to fail', (document) => document.status === 'failed');
     await until(ids.aborted, 'the aborting job to abort', (document) => document.status === 'aborted');
     await until(ids.completed, 'the flaky job to complete', (document) => document.status === 'completed');
     await until(first, 'the first limited job to run', (document) => document.status === 'running');
-    const children = await api<{ children: { uuid: string; index: number; status: JobStatus }[] }>(
+    ids.running = first;
+    const children = await api<{ children: { uuid: string; index: number; status: ListedStatus }[] }>(
       'GET',
       `/api/job/${fan}/children?step=each`,
     );
-    ids.waiting = children.children.find((child) => child.status === 'waiting')?.uuid as string;
-    expect(ids.waiting, 'a child waits for its turn').toBeDefined();
+    ids.pending = children.children.find((child) => child.status === 'pending')?.uuid as string;
+    expect(ids.pending, 'a child waits for its turn').toBeDefined();
   }, 120_000);
 
   it('has a job of every status of the engine, and among them every step status', async () => {
-    const documents = await Promise.all(JOB_STATUSES.map((status) => job(ids[status])));
-    expect(documents.map((document) => document.status)).toEqual(JOB_STATUSES);
+    const documents = await Promise.all(LISTED_STATUSES.map((status) => job(ids[status])));
+    expect(documents.map((document) => document.status)).toEqual(LISTED_STATUSES);
     const stepStatuses = new Set(
       documents.flatMap((document) => Object.values(document.steps).map((s) => s.status)),
     );
     expect([...stepStatuses].sort()).toEqual([...STEP_STATUSES].sort());
   });
 
-  it.each(JOB_STATUSES)('a %s job: photographed and readable at both widths', async (status) => {
+  it.each(LISTED_STATUSES)('a %s job: photographed and readable at both widths', async (status) => {
     const { page, errors } = await openPage();
     await page.goto(`${serve.url}/#/job/${ids[status]}`);
     await page
@@ -405,9 +407,9 @@ describe('Dashboard: every job and step status, at 1440 px and 390 px', { timeou
     await page.close();
   });
 
-  it('shows the waits of a running job: the suspended step with its note, the signal step, on the graph and the page', async () => {
+  it('shows the waits of a job waiting for someone: the suspended step with its note, the signal step, on the graph and the page', async () => {
     const { page, errors } = await openPage();
-    await page.goto(`${serve.url}/#/job/${ids.running}?step=review`);
+    await page.goto(`${serve.url}/#/job/${ids.waiting}?step=review`);
     const node = (step: string) => page.locator(`.graph-card [data-step="${step}"]`);
     await node('review').waitFor({ timeout: STATE_TIMEOUT });
     expect(await node('review').getAttribute('data-state')).toBe('suspended');
@@ -431,7 +433,7 @@ describe('Dashboard: every job and step status, at 1440 px and 390 px', { timeou
     );
     expect(await panel.getByRole('button', { name: 'Send signal' }).isVisible()).toBe(true);
     // The step that completed on a retry: its first error, not as a failure.
-    await page.goto(`${serve.url}/#/job/${ids.running}?step=fetch`);
+    await page.goto(`${serve.url}/#/job/${ids.waiting}?step=fetch`);
     const fetchPanel = page.locator('[data-step-panel="fetch"]');
     await fetchPanel.locator('.step-error').waitFor({ timeout: STATE_TIMEOUT });
     expect(await fetchPanel.locator('.note-error').count()).toBe(0);
@@ -445,8 +447,8 @@ describe('Dashboard: every job and step status, at 1440 px and 390 px', { timeou
     const { page, errors } = await openPage();
     await page.goto(`${serve.url}/#/jobs`);
     const row = (id: string) => page.locator(`.jobs-table tr[data-job="${id}"]`);
-    await row(ids.running).waitFor({ timeout: STATE_TIMEOUT });
-    expect(await row(ids.running).locator('.wait-note').allTextContents()).toEqual([
+    await row(ids.waiting).waitFor({ timeout: STATE_TIMEOUT });
+    expect(await row(ids.waiting).locator('.wait-note').allTextContents()).toEqual([
       'suspended: waiting for approval by finance',
       'waiting for signal: approve',
     ]);
@@ -455,6 +457,8 @@ describe('Dashboard: every job and step status, at 1440 px and 390 px', { timeou
     expect(await row(ids.scheduled).locator('.col-duration').textContent()).toMatch(/^starts in /);
     expect(await row(ids.queued).locator('.col-duration').textContent()).toMatch(/^queued /);
     expect(await row(ids.paused).locator('.col-duration').textContent()).toMatch(/^paused /);
+    // A job waiting for someone runs: its clock runs from its first step.
+    expect(await row(ids.waiting).locator('.col-duration').textContent()).toMatch(/^running /);
     expect(await row(ids.running).locator('.col-duration').textContent()).toMatch(/^running /);
     await photograph(page, 'jobs');
 
@@ -463,7 +467,7 @@ describe('Dashboard: every job and step status, at 1440 px and 390 px', { timeou
     await page.locator('.workflow-card[data-workflow="states"] .graph').waitFor({ timeout: STATE_TIMEOUT });
     await photograph(page, 'workflows');
     await page.goto(`${serve.url}/#/workflow/states`);
-    await page.locator(`.workflow-view tr[data-job="${ids.running}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    await page.locator(`.workflow-view tr[data-job="${ids.waiting}"]`).waitFor({ timeout: STATE_TIMEOUT });
     await photograph(page, 'workflow');
     expect(errors).toEqual([]);
     await page.close();
@@ -478,8 +482,8 @@ describe('Dashboard: every job and step status, at 1440 px and 390 px', { timeou
       await panel
         .locator('.child')
         .evaluateAll((chips) => chips.map((chip) => chip.getAttribute('data-state'))),
-    ).toEqual(['running', 'waiting', 'waiting']);
-    await panel.locator('select[name="child-status"]').selectOption('waiting');
+    ).toEqual(['running', 'pending', 'pending']);
+    await panel.locator('select[name="child-status"]').selectOption('pending');
     await expect
       .poll(() => panel.locator('.children-summary').getAttribute('data-children-matching'), {
         timeout: STATE_TIMEOUT,

@@ -422,6 +422,15 @@ describe('Dashboard: in chromium against serve', () => {
     const held = await prepare.take('the request', (request) => request.jobId === id);
     await fetch(`${serve.url}/api/job/${id}`, { method: 'DELETE' });
     await expectJobStatus(page, 'cancelled');
+    // The job's history lists what happened and who did it (root: serve runs without a token here).
+    const history = page.getByRole('region', { name: 'History' });
+    await history.locator('tr[data-kind="job.cancelled"]').waitFor();
+    for (const kind of ['job.created', 'job.paused', 'job.resumed', 'job.cancelled']) {
+      expect(await history.locator(`tr[data-kind="${kind}"] .history-who`).textContent()).toBe('root');
+    }
+    expect(await history.locator('tr[data-kind="step.requested"]').first().textContent()).toContain(
+      'prepare #1',
+    );
     held.release({ items: [] });
     expect(errors).toEqual([]);
     await page.close();

@@ -51,6 +51,25 @@ describe('The demos beside another serve on the same broker', { timeout: 180_000
     );
   });
 
+  it('npm run demo:documents reviews, approves, pays and rejects its three documents', async () => {
+    const run = await runCommand('npm', ['run', '--silent', 'demo:documents'], {
+      cwd: ROOT,
+      env,
+      timeoutMs: 150_000,
+    });
+
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout.match(/job [0-9a-f-]{36}: (completed|failed)/g), describeRun(run)).toEqual([
+      expect.stringMatching(/completed$/),
+      expect.stringMatching(/completed$/),
+      expect.stringMatching(/failed$/),
+    ]);
+    expect(run.stdout).toContain('"approvedBy":"no approval needed"');
+    expect(run.stdout).toContain('"approvedBy":"ann"');
+    expect(run.stdout).toContain('error: the customer server decided to reject file-986.pdf');
+    expect(run.stderr, describeRun(run)).toBe('');
+  });
+
   it('a demo whose reply queue another manager holds ends in one line and exit 1', async () => {
     // Another manager (another demo) consumes the demo's reply queue, exclusively as serve does.
     const { model, channel } = await openTestChannel(vhost);

@@ -58,7 +58,9 @@ describe('The HTTP API, route by route (serve on RabbitMQ and SQLite)', () => {
   const finished = (id: string) =>
     eventually(async () => {
       const { body } = await serve.api<JobDocument>('GET', `/api/job/${id}`);
-      return body.status === 'running' || body.status === 'waiting' ? false : body;
+      return body.status === 'running' || body.status === 'waiting' || body.status === 'pending'
+        ? false
+        : body;
     });
 
   beforeAll(async () => {
@@ -362,7 +364,7 @@ describe('The HTTP API, route by route (serve on RabbitMQ and SQLite)', () => {
         async () =>
           (await serve.api<JobDocument>('GET', `/api/job/${id}`)).body.steps.approve?.status === 'running',
       );
-      expect((await serve.api('POST', `/api/job/${id}/signal/prepare`, '{}')).status).toBe(400);
+      expect((await serve.api('POST', `/api/job/${id}/signal/prepare`, '{}')).status).toBe(409);
       expect((await serve.api('POST', `/api/job/${id}/signal/approve`, '[1]')).status).toBe(400);
       const signalled = await serve.api<JobDocument>('POST', `/api/job/${id}/signal/approve`, '{"ok":true}');
       expect(signalled.status).toBe(200);

@@ -50,7 +50,7 @@ const WORKFLOWS = `workflows:
 async function waitForJob(serve: TestServe, id: string, ms = 20_000): Promise<JobDocument> {
   return eventually(async () => {
     const { body } = await serve.api<JobDocument>('GET', `/api/job/${id}?wait=5`);
-    if (body.status === 'running' || body.status === 'waiting') return false;
+    if (body.status === 'running' || body.status === 'waiting' || body.status === 'pending') return false;
     return body;
   }, ms);
 }

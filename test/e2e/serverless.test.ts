@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   ChangeMessageVisibilityCommand,
@@ -25,7 +25,7 @@ import { createRegisterWorkflowsHandler } from '../../functions/handlers/registe
 import { createRepliesSqsHandler } from '../../functions/handlers/replies-sqs.js';
 import { createTimersHandler } from '../../functions/handlers/timers.js';
 import { MAX_CRASHES_IN_HAND, poisonedReason } from '../../functions/manager/reply-policy.js';
-import { createWorker, type Worker, type WorkerTransport } from '../../functions/worker/index.js';
+import { createWorker, suspend, type Worker, type WorkerTransport } from '../../functions/worker/index.js';
 import { lambdaWorker } from '../../functions/worker/lambda/index.js';
 import { SqsWorkerTransport } from '../../functions/worker/transports/sqs.js';
 import { DEPLOYED_FAN_OUT_SLICE, FUNCTION_SIZES } from '../../infra/function-sizes.js';
@@ -53,6 +53,7 @@ import {
 } from '../support/order-pipeline.js';
 import { eventually } from '../support/rabbitmq.js';
 import { type RecordingTelemetry, recordingTelemetry } from '../support/recording-telemetry.js';
+import { runawayWorkflows } from '../support/runaway-tree.js';
 import { type SqsEventSource, startSqsEventSource } from '../support/sqs-event-source.js';
 
 /*
@@ -86,6 +87,13 @@ workflows:
       - name: patient-step
         timeout: 2s
         retries: 1
+  - name: nap
+    steps:
+      - name: shape
+        output: '{"napper": input.who}'
+      - name: doze
+        depends: [shape]
+        sleep: 2s
   - name: dead-end
     steps:
       - name: dead-end-step
@@ -103,6 +111,16 @@ workflows:
     maxRunning: 2
     steps:
       - name: limited-work
+  - name: webhook-then-wait
+    steps:
+      - name: send-webhook
+      - name: webhook-answer
+        type: signal
+        timeout: 5m
+        depends: [send-webhook]
+  - name: suspend-then-wait
+    steps:
+      - name: call-partner
 `;
 
 let dynamo: DynamoDbLocal;
@@ -171,22 +189,7 @@ async function allEnded(workflows: readonly string[]): Promise<boolean> {
  * a tree that grows without end from one start, as fast as the manager makes jobs (issue 28).
  */
 async function registerRunaway(a: string, b: string): Promise<void> {
-  for (const [name, other] of [
-    [a, b],
-    [b, a],
-  ] as const) {
-    const definition = `name: ${name}
-steps:
-  - name: spread
-    task: each
-    input: '{"items": [1, 2, 3]}'
-tasks:
-  - name: each
-    itemListKey: items
-    steps:
-      - name: call
-        workflow: ${other}
-`;
+  for (const { name, definition } of runawayWorkflows([a, b])) {
     const registered = await call('PUT', `/api/workflow/${name}`, {
       body: definition,
       headers: { 'content-type': 'application/yaml' },
@@ -278,7 +281,7 @@ beforeAll(async () => {
   );
   expect(registered.Data?.Versions).toBe(
     [
-      'book-word-counts@1,fan-out-squares@1,patience@1,dead-end@1,pausable@1,limited-pair@1',
+      'book-word-counts@1,fan-out-squares@1,patience@1,nap@1,dead-end@1,pausable@1,limited-pair@1,webhook-then-wait@1,suspend-then-wait@1',
       'order-pipeline@1,shipping@1,order-failed@1',
     ].join(','),
   );
@@ -434,6 +437,17 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     expect(counting?.stats.messages).toBeGreaterThanOrEqual(12);
     expect(lambdaSources.map((source) => source.stats.failed)).toEqual([0, 0, 0, 0]);
     expect(lambdaSources.flatMap((source) => source.errors)).toEqual([]);
+    // Its history, kept through DynamoDB, names who started it (the root: the stack's API key) and
+    // the Lambda worker of each attempt (its x-worker SQS attribute).
+    const history = await call('GET', `/api/job/${body.id as string}/events`, { query: { limit: '500' } });
+    const events = (
+      history.body as { events: { kind: string; step?: string; actor?: unknown; worker?: string }[] }
+    ).events;
+    expect(events[0]).toMatchObject({ kind: 'job.created', actor: { kind: 'root' } });
+    expect(
+      events.find((entry) => entry.kind === 'step.completed' && entry.step === 'book-split')?.worker,
+    ).toBe(`${hostname()}:${process.pid}`);
+    expect(events.at(-1)?.kind).toBe('job.completed');
   }, 180_000);
 
   it("fails the attempt of a Lambda worker's step that cannot finish before the function times out", async () => {
@@ -529,6 +543,21 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     expect(elapsed).toBeGreaterThanOrEqual(2_000);
     // The sweep finds nothing left to do.
     await createTimersHandler(timersContainer)(aScheduledEvent(), aLambdaContext());
+  }, 60_000);
+
+  it('sleeps a sleep: step on a delayed timer message, shown as sleeping until its wake time, then completes', async () => {
+    const { body } = await call('POST', '/api/workflow/nap', { body: { who: 'ann' } });
+    const id = body.id as string;
+    const asleep = (await call('GET', `/api/job/${id}`)).body as unknown as JobDocument;
+    expect(asleep.steps.doze?.status).toBe('running');
+    const wakes = Date.parse(asleep.steps.doze?.sleepingUntil as string);
+    expect(wakes).toBeGreaterThan(Date.parse(asleep.createdAt));
+
+    const job = await finished(id, 30_000);
+
+    expect(job.status).toBe('completed');
+    expect(job.result).toEqual({ napper: 'ann' });
+    expect(Date.parse(job.steps.doze?.endedAt as string)).toBeGreaterThanOrEqual(wakes);
   }, 60_000);
 
   it('fails the attempt of a request that ends in the step dead-letter queue', async () => {
@@ -688,6 +717,73 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
       running: 0,
     });
   }, 120_000);
+
+  it('completes 100 of 100 webhook-then-wait jobs and 100 of 100 suspend-after-answer jobs whose answer comes 1 ms after the request', async () => {
+    // Prepare: the partner answers through the API (another API instance) 1 ms after it is called.
+    const JOBS = 100;
+    const client = sqs.newClient();
+    const partnerApi = createApiHandler({
+      ...(await newContainer()),
+      maxBodyBytes: environment.maxBodyBytes,
+    });
+    const answers: number[] = [];
+    const answerSoon = async (jobId: string, step: string, body: Record<string, unknown>) => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const answer = await callOn(partnerApi, 'POST', `/api/job/${jobId}/signal/${step}`, { body });
+      answers.push(answer.status);
+    };
+    // Quiet about each suspend (a warning in the SDK's log); errors still show.
+    const logger = { info() {}, warn() {}, error: console.error };
+    for (const worker of [
+      createWorker({
+        queue: 'send-webhook',
+        transport: new SqsWorkerTransport({ client, queuePrefix: prefix, waitTimeSeconds: 1 }),
+        logger,
+        concurrency: 20,
+        handler: (input, context) => {
+          void answerSoon(context.jobId, 'webhook-answer', { decision: `yes-${input.n}` });
+          return { sent: true };
+        },
+      }),
+      createWorker({
+        queue: 'call-partner',
+        transport: new SqsWorkerTransport({ client, queuePrefix: prefix, waitTimeSeconds: 1 }),
+        logger,
+        concurrency: 20,
+        handler: async (input, context) => {
+          if (input.signal !== undefined) return { done: input.signal };
+          await answerSoon(context.jobId, 'call-partner', { decision: `ok-${input.n}` });
+          return suspend('waiting for the partner');
+        },
+      }),
+    ]) {
+      await worker.start();
+      workers.push(worker);
+    }
+
+    // Act
+    const run = async (workflow: string) => {
+      const ids: string[] = [];
+      for (let n = 0; n < JOBS; n++) {
+        const started = await call('POST', `/api/workflow/${workflow}`, { body: { n } });
+        expect(started.status).toBe(201);
+        ids.push(started.body.id as string);
+      }
+      return Promise.all(ids.map((id) => finished(id, 120_000)));
+    };
+    const webhookJobs = await run('webhook-then-wait');
+    const webhookAnswers = [...answers];
+    answers.length = 0;
+    const suspendJobs = await run('suspend-then-wait');
+
+    // Assess: every job completed with its own answer; every answer was taken (200) or kept (202).
+    expect(webhookJobs.filter((job) => job.status === 'completed').length).toBe(JOBS);
+    for (const job of webhookJobs) expect(job.result).toEqual({ sent: true, decision: `yes-${job.input.n}` });
+    expect(webhookAnswers.filter((status) => status !== 200 && status !== 202)).toEqual([]);
+    expect(suspendJobs.filter((job) => job.status === 'completed').length).toBe(JOBS);
+    for (const job of suspendJobs) expect(job.result).toEqual({ done: { decision: `ok-${job.input.n}` } });
+    expect(answers).toEqual(Array.from({ length: JOBS }, () => 202));
+  }, 300_000);
 
   it("stops a tree of fan-outs that call each other at the tree's quota (MAX_TREE_JOBS), the creating step failed", async () => {
     // Prepare: an API function instance of a stack deployed with -c maxTreeJobs=40.

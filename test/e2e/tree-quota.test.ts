@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { startTestServe, type TestServe } from '../support/local-serve.js';
 import { eventually, uniqueName } from '../support/rabbitmq.js';
+import { runawayDocument } from '../support/runaway-tree.js';
 
 /*
  * A tree that grows without end from one start (issue 28, finding 7): two workflows that fan out
@@ -9,25 +10,6 @@ import { eventually, uniqueName } from '../support/rabbitmq.js';
  * 16-deep call limit bounds each chain; the tree's quota bounds the tree, and cancelling its root
  * stops it at once.
  */
-
-/** Workflows `<a>` and `<b>`: each fans out to 3 children that each call the other. */
-const runaway = (a: string, b: string) =>
-  [a, b]
-    .map(
-      (name, n) => `  - name: ${name}
-    steps:
-      - name: spread
-        task: each
-        input: '{"items": [1, 2, 3]}'
-    tasks:
-      - name: each
-        itemListKey: items
-        steps:
-          - name: call
-            workflow: ${n === 0 ? b : a}
-`,
-    )
-    .join('');
 
 /** Every job of these workflows (top-level and children, any status), counted through the API. */
 async function countJobs(serve: TestServe, workflows: readonly string[], status = 'all'): Promise<number> {
@@ -61,7 +43,7 @@ describe('bounded job trees on serve (RabbitMQ and SQLite)', () => {
     const workflows = [uniqueName('ping'), uniqueName('pong')] as const;
     let serve: TestServe;
     beforeAll(async () => {
-      serve = await startTestServe(`workflows:\n${runaway(...workflows)}`, { maxTreeJobs: QUOTA });
+      serve = await startTestServe(runawayDocument(workflows), { maxTreeJobs: QUOTA });
     });
     afterAll(async () => {
       await serve?.stop();
@@ -95,7 +77,7 @@ describe('bounded job trees on serve (RabbitMQ and SQLite)', () => {
     const workflows = [uniqueName('zig'), uniqueName('zag')] as const;
     let serve: TestServe;
     beforeAll(async () => {
-      serve = await startTestServe(`workflows:\n${runaway(...workflows)}`, { maxTreeJobs: QUOTA });
+      serve = await startTestServe(runawayDocument(workflows), { maxTreeJobs: QUOTA });
     });
     afterAll(async () => {
       await serve?.stop();

@@ -27,9 +27,11 @@ import {
   updating,
   uuid,
 } from '../support/factories.js';
+import { describeAuditLogContract } from './store-contract-audit-log.js';
 import { describeMaxRunningContract } from './store-contract-max-running.js';
 import { describeNamespaceSettingsContract } from './store-contract-namespaces.js';
 import { describeRepliesInHandContract } from './store-contract-replies-in-hand.js';
+import { describeSearchContract } from './store-contract-search.js';
 import { describeTreeQuotaContract } from './store-contract-tree-quota.js';
 
 export interface StoreUnderTest {
@@ -532,6 +534,7 @@ export function describeStoreContract(
         const withChildren = await store.queryJobs({ workflow, includeChildren: true });
         expect(withChildren.jobs[0]?.id).toBe(child.id);
         expect(await store.countJobs(workflow)).toEqual({
+          pending: 0,
           waiting: 0,
           running: 4,
           paused: 0,
@@ -803,6 +806,7 @@ export function describeStoreContract(
           ]),
         ).toEqual([{ ok: true }, { ok: true }]);
         expect(await store.countJobs(workflow)).toEqual({
+          pending: 0,
           waiting: 0,
           running: 1,
           paused: 0,
@@ -831,6 +835,7 @@ export function describeStoreContract(
         expect(await store.getJob(child.id)).toBeUndefined();
         expect(await store.getJob(other.id)).toBeDefined();
         expect(await store.countJobs(workflow)).toEqual({
+          pending: 0,
           waiting: 0,
           running: 1,
           paused: 0,
@@ -1008,6 +1013,8 @@ export function describeStoreContract(
     );
 
     describeRepliesInHandContract(() => store);
+    describeSearchContract(() => store);
+    describeAuditLogContract(() => store);
 
     it('answers ping while open', async () => {
       await expect(store.ping()).resolves.toBeUndefined();

@@ -149,7 +149,8 @@ export async function runContractWorkload(options: ContractWorkloadOptions): Pro
           const response = await fetch(`${serve?.url}/api/job/${job.id}`).catch(() => undefined);
           if (!response?.ok) return false;
           const document = (await response.json()) as JobDocument;
-          if (document.status === 'running' || document.status === 'waiting') return false;
+          if (document.status === 'running' || document.status === 'waiting' || document.status === 'pending')
+            return false;
           documents.set(job.id, document);
           endedAt.set(job.id, Date.parse(document.endedAt ?? document.updatedAt));
         }

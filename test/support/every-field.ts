@@ -4,6 +4,7 @@ import {
   type CallLink,
   type FanInit,
   type FollowUp,
+  type HistoryEntry,
   type JobRecord,
   type NamespaceSettings,
   type OutboxEntry,
@@ -36,6 +37,7 @@ export function aRequestWithEveryField(
     attempt: 3,
     body: { orderId: 'o-1001', amount: 12.5, lines: [{ sku: 'pen', qty: 2 }], note: 'é', none: null },
     deadline: 1_900_000_030_000,
+    secrets: [{ path: ['auth', 'apiKey'], name: 'payments/api-key' }],
   };
 }
 
@@ -48,6 +50,7 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     endedAt: 1_600,
     outcome: 'timeout',
     error: 'no reply within 100ms',
+    output: { status: 'pending' },
   };
   const children: Required<NonNullable<StepState['children']>> = { total: 3, concurrency: 2, created: 2 };
   const step: Required<StepState> = {
@@ -62,10 +65,13 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     retryAt: 1_690,
     output: { error: { message: 'card declined' } },
     input: { amount: 12.5 },
+    rerunInput: { amount: 13 },
     error: 'card declined',
     handled: true,
     skipReason: 'when was false',
     suspendNote: 'waiting for approval by finance',
+    sleepUntil: 61_700,
+    iterations: 3,
     job: uuid(),
     pastAttempts: [pastAttempt],
     children,
@@ -101,7 +107,28 @@ export function aJobWithEveryField(parentId: string): Required<JobRecord> {
     causedBy: uuid(),
     calledBy,
     holdsSlot: true,
+    waitsForSomeone: true,
+    attributes: { customer: 'c-42', region: 'eu' },
     queueSeq: 12,
+    pendingSignals: [{ step: 'approve', body: { decision: 'yes', note: 'é' }, at: 1_750, bytes: 34 }],
+    history: [
+      {
+        seq: 1,
+        at: 1_000,
+        kind: 'job.created',
+        actor: { kind: 'token', id: 'a1b2c3d4e5f60718', description: 'ci é' },
+      },
+      {
+        seq: 7,
+        at: 1_650,
+        kind: 'step.attempt_failed',
+        step: 'charge',
+        attempt: 1,
+        message: 'card declined',
+        worker: 'billing-7f9c:4242',
+      } satisfies Required<Omit<HistoryEntry, 'actor'>>,
+      { seq: 8, at: 1_800, kind: 'job.paused', actor: { kind: 'schedule', name: 'nightly' } },
+    ],
     rev: 1,
     seq: 4,
     steps: PersistentList.of([step]),

@@ -55,7 +55,7 @@ async function waitFinished(
     async () => {
       const { status, body } = await api<JobDocument>('GET', `/api/job/${id}`);
       if (status !== 200) throw new Error(`GET /api/job/${id}: ${status} ${JSON.stringify(body)}`);
-      if (body.status === 'running' || body.status === 'waiting') {
+      if (body.status === 'running' || body.status === 'waiting' || body.status === 'pending') {
         await onRunning?.(body);
         return false;
       }

@@ -57,6 +57,8 @@ interface CompactRequest {
   /** The correlation id, when it is not `<job id>:<step>`. */
   c: string | undefined;
   d: number | undefined;
+  /** The secret references (never values) of its params. */
+  k: StepRequest['secrets'];
 }
 
 /** What an entry holds that its head does not already say: its time, then a request's fields or the follow-up (`f`). */
@@ -71,6 +73,7 @@ function compactRequest(jobId: string, request: StepRequest): CompactRequest {
     b: request.body,
     c: request.correlationId === correlationIdOf(jobId, request.step) ? undefined : request.correlationId,
     d: request.deadline,
+    k: request.secrets,
   };
 }
 
@@ -105,6 +108,7 @@ function expand(jobId: string, short: string, value: Compact): OutboxEntry {
     attempt: value.a as number,
     body: value.b as JsonObject,
     deadline: value.d,
+    secrets: value.k,
   } satisfies EveryField<StepRequest>;
   return {
     id,

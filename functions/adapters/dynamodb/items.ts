@@ -70,6 +70,8 @@ export const keys = {
   namespaceSettingsPk: () => 'NAMESPACES',
   namespaceSettings: (namespace: string): Key => keyOf('NAMESPACES', namespace),
   managerKey: (name: string): Key => keyOf('KEYS', name),
+  auditPk: (namespace: string) => `AUDIT#${namespace}`,
+  audit: (namespace: string, id: string): Key => keyOf(`AUDIT#${namespace}`, id),
 };
 
 export const gsi = {

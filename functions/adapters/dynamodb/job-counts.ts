@@ -1,10 +1,11 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import {
-  ACTIVE_JOB_STATUSES,
+  ACTIVE_LISTED_STATUSES,
   FINISHED_JOB_STATUSES,
   isFinished,
   type JobStatus,
-  zeroJobCounts,
+  type ListedStatus,
+  zeroListedCounts,
 } from '../../../engine/index.js';
 import { gsi, keys, N, num, S, SHARDS, shardOf } from './items.js';
 import type { DynamoDbTable } from './table.js';
@@ -12,8 +13,9 @@ import { registeredWorkflows } from './workflows.js';
 
 // Top-level jobs per workflow and status, counted two ways: see README.md, "The indexes".
 
-// Paused jobs have not ended: counted from their listing partitions like running ones.
-const ACTIVE_STATUSES = ACTIVE_JOB_STATUSES;
+// Paused jobs have not ended: counted from their listing partitions like running ones. The
+// partitions are by listed status (`waiting`: waiting for someone; `pending`: not started).
+const ACTIVE_STATUSES = ACTIVE_LISTED_STATUSES;
 
 /** What a status change adds to the finished counts (nothing when neither status is finished). */
 export function finishedCountsChange(
@@ -57,8 +59,11 @@ export function countsChange(
 export const countsKey = (workflow: string, jobId: string) =>
   keys.counts(shardOf(jobId, SHARDS.counts), workflow);
 
-export async function readCounts(table: DynamoDbTable, workflow: string): Promise<Record<JobStatus, number>> {
-  const counts = zeroJobCounts();
+export async function readCounts(
+  table: DynamoDbTable,
+  workflow: string,
+): Promise<Record<ListedStatus, number>> {
+  const counts = zeroListedCounts();
   const shards = Array.from({ length: SHARDS.counts }, (_, shard) => keys.counts(shard, workflow));
   const [items, active] = await Promise.all([
     table.batchGet(shards),
@@ -87,9 +92,10 @@ export async function readCounts(table: DynamoDbTable, workflow: string): Promis
  * the counters; for jobs that have not ended, which count in no counter, every registered workflow
  * (a top-level job starts from one).
  */
-export async function workflowsWithJobs(table: DynamoDbTable, status?: JobStatus): Promise<string[]> {
+export async function workflowsWithJobs(table: DynamoDbTable, status?: ListedStatus): Promise<string[]> {
   const names = new Set<string>();
-  if (status === undefined || isFinished(status)) {
+  const finished = status !== undefined && (FINISHED_JOB_STATUSES as readonly string[]).includes(status);
+  if (status === undefined || finished) {
     for (let shard = 0; shard < SHARDS.counts; shard++) {
       const items = await table.queryAll({
         KeyConditionExpression: 'pk = :pk',
@@ -104,7 +110,7 @@ export async function workflowsWithJobs(table: DynamoDbTable, status?: JobStatus
       }
     }
   }
-  if (status === undefined || !isFinished(status)) {
+  if (status === undefined || !finished) {
     for (const name of await registeredWorkflows(table)) names.add(name);
   }
   return [...names];

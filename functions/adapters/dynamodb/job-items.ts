@@ -1,4 +1,4 @@
-import { isFinished, type JobRecord, type JobStatus } from '../../../engine/index.js';
+import { isFinished, type JobRecord, type JobStatus, listedStatusOf } from '../../../engine/index.js';
 import { type HeldEntry, heldEntries, INLINE_INDEX, inlineAttribute } from './inline-outbox.js';
 import {
   type ChunkRef,
@@ -56,7 +56,8 @@ export function headAttributes(job: JobRecord, retentionSeconds: number | undefi
   if (job.vhost !== null) attrs.vh = S(job.vhost);
   if (job.parent) attrs.par = S(job.parent.id);
   if (job.parent === null) {
-    attrs.gsi1pk = S(gsi.listing(job.workflow, job.status, shardOf(job.id, SHARDS.listing)));
+    // Listed by the listed status (`waiting`: waiting for someone; `pending`: not started).
+    attrs.gsi1pk = S(gsi.listing(job.workflow, listedStatusOf(job), shardOf(job.id, SHARDS.listing)));
     attrs.gsi1sk = S(gsi.created(job.createdAt, job.id));
   }
   const expiresAt = expiryOf(job, retentionSeconds);

@@ -1,11 +1,13 @@
 import {
   InvalidCursorError,
   inNamespace,
-  JOB_STATUSES,
   type JobPage,
   type JobQuery,
   type JobRecord,
-  type JobStatus,
+  LISTED_STATUSES,
+  type ListedStatus,
+  listedStatusOf,
+  matchesJobQuery,
 } from '../../../engine/index.js';
 import { gsi, keys, num, pad, S, SHARDS, str } from './items.js';
 import { workflowsWithJobs } from './job-counts.js';
@@ -13,13 +15,15 @@ import type { JobReader } from './job-reader.js';
 import { type Candidate, MergeSource, mergePage, pageSizeFor } from './merge.js';
 import type { DynamoDbTable, Item } from './table.js';
 
-const STATUSES: readonly JobStatus[] = JOB_STATUSES;
+const STATUSES: readonly ListedStatus[] = LISTED_STATUSES;
 const CURSOR = /^\d{15}#.+$/;
 
 /**
- * Jobs newest first. Top-level jobs are listed by gsi1 partitions `L#<workflow>#<status>#<shard>`
- * (sort key `<createdAt>#<id>`), so a status filter reads only that status; the index holds keys
- * only, so the jobs are read from the table and vhost and endedSince filtered there. Children are
+ * Jobs newest first. Top-level jobs are listed by gsi1 partitions `L#<workflow>#<listed status>#<shard>`
+ * (sort key `<createdAt>#<id>`), so a status filter reads only that status, and a creation range
+ * only that range of each partition; the index holds keys only, so the jobs are read from the
+ * table and the other filters (vhost, end time, error text, search attributes) checked there
+ * (README.md, "Search": no index of its own for them). Children are
  * listed by their buckets' listing entries in `CL#<workflow>#<shard>` (childSource), read from the
  * table, then filtered. Every partition is read newest first and the results merged;
  * the cursor is the sort key of the last job returned. Without a workflow, the workflows come from
@@ -59,23 +63,41 @@ export async function queryJobs(table: DynamoDbTable, reader: JobReader, query: 
   return more && last ? { jobs, cursor: last.sort } : { jobs };
 }
 
-function keyCondition(partition: string, cursor: string | undefined): { expression: string; values: Item } {
+/**
+ * The range of a gsi1 partition a query reads: before the cursor and `createdBefore`, from
+ * `createdAfter` on (sort keys are `<createdAt padded>#…`, so a padded time bounds them).
+ * DynamoDB has one sort-key condition, so both bounds are a BETWEEN, which includes its upper end:
+ * the item at the cursor itself is dropped after the read (`newestFirst`).
+ */
+function keyCondition(partition: string, query: JobQuery): { expression: string; values: Item } {
   const values: Item = { ':p': S(partition) };
-  if (cursor === undefined) return { expression: 'gsi1pk = :p', values };
-  values[':c'] = S(cursor);
-  return { expression: 'gsi1pk = :p AND gsi1sk < :c', values };
+  const before = query.createdBefore === undefined ? undefined : pad(Math.max(0, query.createdBefore), 15);
+  const upper =
+    query.cursor === undefined
+      ? before
+      : before === undefined || query.cursor < before
+        ? query.cursor
+        : before;
+  const lower = query.createdAfter === undefined ? undefined : pad(Math.max(0, query.createdAfter), 15);
+  if (upper !== undefined) values[':c'] = S(upper);
+  if (lower !== undefined) values[':a'] = S(lower);
+  if (upper !== undefined && lower !== undefined)
+    return { expression: 'gsi1pk = :p AND gsi1sk BETWEEN :a AND :c', values };
+  if (upper !== undefined) return { expression: 'gsi1pk = :p AND gsi1sk < :c', values };
+  if (lower !== undefined) return { expression: 'gsi1pk = :p AND gsi1sk >= :a', values };
+  return { expression: 'gsi1pk = :p', values };
 }
 
-/** One page of a gsi1 partition, newest first, from before `cursor`. */
-function newestFirst(
+/** One page of a gsi1 partition, newest first, in the query's range. */
+async function newestFirst(
   table: DynamoDbTable,
   partition: string,
-  cursor: string | undefined,
+  query: JobQuery,
   pageSize: number,
   start: Item | undefined,
 ): Promise<{ items: Item[]; next?: Item }> {
-  const { expression, values } = keyCondition(partition, cursor);
-  return table.queryPage({
+  const { expression, values } = keyCondition(partition, query);
+  const page = await table.queryPage({
     IndexName: 'gsi1',
     KeyConditionExpression: expression,
     ExpressionAttributeValues: values,
@@ -83,18 +105,21 @@ function newestFirst(
     Limit: pageSize,
     ExclusiveStartKey: start,
   });
+  if (query.cursor === undefined) return page;
+  const items = page.items.filter((item) => str(item, 'gsi1sk') !== query.cursor);
+  return page.next ? { items, next: page.next } : { items };
 }
 
 async function topLevelPage(
   table: DynamoDbTable,
   reader: JobReader,
   partition: string,
-  status: JobStatus,
+  status: ListedStatus,
   query: JobQuery,
   pageSize: number,
   start: Item | undefined,
 ): Promise<{ candidates: Candidate<JobRecord>[]; next?: Item }> {
-  const { items, next } = await newestFirst(table, partition, query.cursor, pageSize, start);
+  const { items, next } = await newestFirst(table, partition, query, pageSize, start);
   // The index holds keys only: the jobs come from the table, as they are now. One whose status
   // moved on since the index was written is listed under its new status, not this one.
   const ids = items.map((item) => (str(item, 'pk') ?? '').slice('JOB#'.length));
@@ -103,8 +128,8 @@ async function topLevelPage(
   items.forEach((item, n) => {
     const job = jobs.get(ids[n] as string);
     const sort = str(item, 'gsi1sk');
-    if (!job || sort === undefined || job.parent !== null || job.status !== status) return;
-    if (!matchesFilters(job, query)) return;
+    if (!job || sort === undefined || job.parent !== null || listedStatusOf(job) !== status) return;
+    if (!matchesJobQuery(job, query)) return;
     candidates.push({ sort, value: job });
   });
   return { candidates, next };
@@ -132,7 +157,7 @@ function childSource(
   return new MergeSource<JobRecord>(async () => {
     const candidates: Candidate<JobRecord>[] = [];
     if (!bucket && !listings.length && !listingsRead) {
-      const { items, next } = await newestFirst(table, partition, query.cursor, pageSize, listingStart);
+      const { items, next } = await newestFirst(table, partition, query, pageSize, listingStart);
       listings.push(...items);
       listingStart = next;
       listingsRead = next === undefined;
@@ -190,17 +215,5 @@ function childSource(
 }
 
 function matches(job: JobRecord, query: JobQuery): boolean {
-  return (
-    job.parent !== null &&
-    (!query.workflow || job.workflow === query.workflow) &&
-    (!query.status || job.status === query.status) &&
-    matchesFilters(job, query)
-  );
-}
-
-function matchesFilters(job: JobRecord, query: JobQuery): boolean {
-  return (
-    (query.vhost === undefined || job.vhost === query.vhost) &&
-    (query.endedSince === undefined || (job.endedAt ?? -1) >= query.endedSince)
-  );
+  return job.parent !== null && matchesJobQuery(job, { ...query, includeChildren: true });
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type {
+  AuditEntry,
+  AuditPage,
   ChildrenPage,
   Commit,
   CommitResult,
@@ -8,7 +10,7 @@ import type {
   JobPage,
   JobQuery,
   JobRecord,
-  JobStatus,
+  ListedStatus,
   NamespaceSettings,
   OutboxPage,
   QueuedJob,
@@ -22,6 +24,7 @@ import type {
   WorkflowDefinition,
   WorkflowSummary,
 } from '../../../engine/index.js';
+import { DynamoDbAuditLog } from './audit-log.js';
 import { applyBatch, applyCommit, type CommitDeps } from './commit.js';
 import { defaultCounterShards, FanCounters } from './fan-counters.js';
 import { isFanInId, watchPartition, watchSource } from './fan-watch.js';
@@ -73,6 +76,7 @@ export class DynamoDbStore implements Store {
   private readonly fans: FanCounters;
   private readonly workflows: DynamoDbWorkflows;
   private readonly tokens: DynamoDbTokens;
+  private readonly audit: DynamoDbAuditLog;
   private readonly namespaces: DynamoDbNamespaceSettings;
   private readonly repliesInHand: DynamoDbRepliesInHand;
   private readonly commitDeps: CommitDeps;
@@ -89,6 +93,7 @@ export class DynamoDbStore implements Store {
     this.fans = new FanCounters(this.table, this.pending, options.counterShards ?? defaultCounterShards);
     this.workflows = new DynamoDbWorkflows(this.table);
     this.tokens = new DynamoDbTokens(this.table);
+    this.audit = new DynamoDbAuditLog(this.table);
     this.namespaces = new DynamoDbNamespaceSettings(this.table);
     this.repliesInHand = new DynamoDbRepliesInHand(this.table);
     this.commitDeps = {
@@ -143,6 +148,14 @@ export class DynamoDbStore implements Store {
 
   deleteToken(id: string): Promise<boolean> {
     return this.tokens.deleteToken(id);
+  }
+
+  recordAudit(entry: AuditEntry): Promise<void> {
+    return this.audit.recordAudit(entry);
+  }
+
+  listAudit(query: { namespace: string; limit: number; cursor?: string }): Promise<AuditPage> {
+    return this.audit.listAudit(query);
   }
 
   getNamespaceSettings(namespace: string): Promise<NamespaceSettings | undefined> {
@@ -252,7 +265,7 @@ export class DynamoDbStore implements Store {
     return queryJobs(this.table, this.reader, query);
   }
 
-  countJobs(workflow: string): Promise<Record<JobStatus, number>> {
+  countJobs(workflow: string): Promise<Record<ListedStatus, number>> {
     return readCounts(this.table, workflow);
   }
 

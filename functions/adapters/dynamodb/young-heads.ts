@@ -1,5 +1,5 @@
 import {
-  ACTIVE_JOB_STATUSES,
+  ACTIVE_LISTED_STATUSES,
   isFinished,
   type JobRecord,
   type JobStatus,
@@ -19,8 +19,11 @@ export const YOUNG_FOR_MS = 60_000;
 /** Longer than any commit takes to land after it was computed (function timeouts are at most 2 minutes). */
 export const LATE_COMMIT_MS = 300_000;
 
-/** Listings recovery reads for young heads: every status that has not ended (paused included). */
-const ACTIVE = ACTIVE_JOB_STATUSES;
+/**
+ * Listings recovery reads for young heads: every listed status that has not ended (paused included;
+ * `waiting` also holds the heads of jobs not started written before listings used listed statuses).
+ */
+const ACTIVE = ACTIVE_LISTED_STATUSES;
 
 /** Whether a commit of a top-level job may leave the inline entries its head holds out of gsi3. */
 export function youngRuleCovers(

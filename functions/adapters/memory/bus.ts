@@ -26,6 +26,8 @@ interface MemoryMessage {
   attempt?: number;
   retryable?: false;
   token?: string;
+  /** The worker that replied (`x-worker`). */
+  worker?: string;
   /** It was handed out before and handed back. */
   redelivered?: true;
   /** Why the manager gave up on it (in the poison queue). */
@@ -118,6 +120,8 @@ export const REQUEST_IN_MEMORY = {
   body: 'body, as JSON',
   // Nothing expires in this broker: a request for an attempt that ended is answered, and the reply ignored.
   deadline: null,
+  // Resolved into the body before the bus is given the request (functions/manager/secret-bus.ts).
+  secrets: null,
 } as const satisfies Record<keyof StepRequest, string | null>;
 
 /** Replies handed to the manager at once, at most. */
@@ -218,6 +222,7 @@ function inboundReply(message: MemoryMessage): InboundReply {
   if (message.attempt !== undefined) reply.attempt = message.attempt;
   if (message.retryable === false) reply.retryable = false;
   if (message.token !== undefined) reply.token = message.token;
+  if (message.worker !== undefined) reply.worker = message.worker;
   return reply;
 }
 
@@ -260,6 +265,7 @@ export class MemoryWorkerTransport implements WorkerTransport {
       attempt: options.attempt,
       ...(options.retryable === false ? { retryable: false } : {}),
       ...(options.token !== undefined ? { token: options.token } : {}),
+      ...(options.worker !== undefined ? { worker: options.worker } : {}),
     });
   }
 

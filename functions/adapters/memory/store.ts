@@ -1,4 +1,7 @@
 import {
+  AUDIT_RETENTION_MS,
+  type AuditEntry,
+  type AuditPage,
   type ChildrenPage,
   type Commit,
   type CommitResult,
@@ -11,13 +14,14 @@ import {
   heldByOtherJobs,
   heldReplyNote,
   InvalidCursorError,
-  inNamespace,
   isFinished,
   type JobPage,
   type JobQuery,
   type JobRecord,
-  type JobStatus,
   jobFromJson,
+  type ListedStatus,
+  listedStatusOf,
+  matchesJobQuery,
   type NamespaceSettings,
   type OutboxEntry,
   type OutboxPage,
@@ -34,7 +38,7 @@ import {
   versionToSave,
   type WorkflowDefinition,
   type WorkflowSummary,
-  zeroJobCounts,
+  zeroListedCounts,
   zeroRunningCount,
 } from '../../../engine/index.js';
 
@@ -55,6 +59,8 @@ export class MemoryStore implements Store {
   private outboxSeq = 0;
   private readonly timers = new Map<string, Timer>();
   private readonly tokens = new Map<string, StoredToken>();
+  /** Oldest first. */
+  private audit: AuditEntry[] = [];
   private readonly namespaceSettings = new Map<string, NamespaceSettings>();
   private readonly keys = new Map<string, string>();
   /** By workflow: its `maxRunning` counters, and its queue (job ids by place). */
@@ -244,28 +250,33 @@ export class MemoryStore implements Store {
   }
 
   async queryJobs(query: JobQuery): Promise<JobPage> {
-    const limit = query.limit ?? 100;
+    const limit = Math.max(1, Math.trunc(query.limit ?? 100));
+    // Keyset paging, as the other stores: a page continues after the last (createdAt, id) handed out,
+    // so jobs that change status between pages (a batch cancel) move no other job across pages.
+    const after = query.cursor === undefined ? undefined : memoryCursor(query.cursor);
     const matching = [...this.jobs.values()]
       .filter(
         (job) =>
-          (query.includeChildren || job.parent === null) &&
-          (!query.workflow || job.workflow === query.workflow) &&
-          (query.namespace === undefined || inNamespace(job.workflow, query.namespace)) &&
-          (!query.status || job.status === query.status) &&
-          (!query.vhost || job.vhost === query.vhost) &&
-          (query.endedSince === undefined || (job.endedAt ?? -1) >= query.endedSince),
+          matchesJobQuery(job, query) &&
+          (after === undefined ||
+            job.createdAt < after[0] ||
+            (job.createdAt === after[0] && job.id < after[1])),
       )
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
-    const start = query.cursor ? Number(query.cursor) : 0;
-    if (!Number.isInteger(start) || start < 0) throw new InvalidCursorError(query.cursor ?? '');
-    const page = matching.slice(start, start + limit).map(copyJob);
-    return start + limit < matching.length ? { jobs: page, cursor: String(start + limit) } : { jobs: page };
+    const page = matching.slice(0, limit);
+    const last = page.at(-1);
+    return matching.length > limit && last
+      ? {
+          jobs: page.map(copyJob),
+          cursor: Buffer.from(JSON.stringify([last.createdAt, last.id])).toString('base64url'),
+        }
+      : { jobs: page.map(copyJob) };
   }
 
-  async countJobs(workflow: string): Promise<Record<JobStatus, number>> {
-    const counts = zeroJobCounts();
+  async countJobs(workflow: string): Promise<Record<ListedStatus, number>> {
+    const counts = zeroListedCounts();
     for (const job of this.jobs.values()) {
-      if (job.workflow === workflow && job.parent === null) counts[job.status]++;
+      if (job.workflow === workflow && job.parent === null) counts[listedStatusOf(job)]++;
     }
     return counts;
   }
@@ -327,6 +338,23 @@ export class MemoryStore implements Store {
     return [...this.tokens.values()].sort((a, b) => a.createdAt - b.createdAt).map((token) => ({ ...token }));
   }
 
+  async recordAudit(entry: AuditEntry): Promise<void> {
+    const since = entry.at - AUDIT_RETENTION_MS;
+    this.audit = this.audit.filter((kept) => kept.at >= since && kept.id !== entry.id);
+    this.audit.push(structuredClone(entry));
+    this.audit.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  async listAudit(query: { namespace: string; limit: number; cursor?: string }): Promise<AuditPage> {
+    const { cursor } = query;
+    const found = this.audit
+      .filter((entry) => entry.namespace === query.namespace && (cursor === undefined || entry.id < cursor))
+      .reverse();
+    const entries = found.slice(0, query.limit).map((entry) => structuredClone(entry));
+    const last = entries.at(-1);
+    return found.length > query.limit && last ? { entries, cursor: last.id } : { entries };
+  }
+
   async deleteToken(id: string): Promise<boolean> {
     return this.tokens.delete(id);
   }
@@ -377,4 +405,17 @@ export class MemoryStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw new Error('the store is closed');
   }
+}
+
+function memoryCursor(text: string): [number, string] {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    decoded = undefined;
+  }
+  if (!Array.isArray(decoded) || typeof decoded[0] !== 'number' || typeof decoded[1] !== 'string') {
+    throw new InvalidCursorError(text);
+  }
+  return [decoded[0], decoded[1]];
 }

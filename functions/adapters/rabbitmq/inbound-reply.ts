@@ -3,6 +3,7 @@ import type { InboundReply } from '../../../engine/index.js';
 import { attemptOf, stringProperty } from '../../transport/amqp/message.js';
 import { readToken, TOKEN_HEADER } from '../../transport/request-token.js';
 import { RETRYABLE_HEADER, readRetryable } from '../../transport/retryable.js';
+import { readWorkerHeader, WORKER_HEADER } from '../../transport/worker-name.js';
 
 /** A reply as the manager reads it, from any AMQP message on its reply queue. */
 export function toInboundReply(message: Message): InboundReply {
@@ -17,5 +18,8 @@ export function toInboundReply(message: Message): InboundReply {
   if (retryable !== undefined) reply.retryable = retryable;
   const token = readToken(message.properties.headers?.[TOKEN_HEADER]);
   if (token !== undefined) reply.token = token;
+  const worker =
+    readWorkerHeader(message.properties.headers?.[WORKER_HEADER]) ?? stringProperty(message.properties.appId);
+  if (worker !== undefined) reply.worker = worker;
   return reply;
 }

@@ -24,6 +24,8 @@ export const REQUEST_IN_AMQP = {
   attempt: 'header x-attempt',
   body: 'the body, as JSON',
   deadline: 'expiration: the time left until it, at most the request TTL',
+  // Resolved into the body before the bus is given the request (functions/manager/secret-bus.ts).
+  secrets: null,
 } as const satisfies Record<keyof StepRequest, string | null>;
 
 export interface RequestMessageOptions {

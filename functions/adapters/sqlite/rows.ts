@@ -1,22 +1,28 @@
-import type {
-  EveryField,
-  FanCounts,
-  FanInit,
-  FollowUp,
-  JobRecord,
-  OutboxEntry,
-  QueuedJob,
-  Role,
-  RunningCount,
-  StepRequest,
-  StoredToken,
-  StoredWorkflow,
-  Timer,
-  TimerKey,
-  TimerKind,
-  WorkflowDefinition,
+import {
+  type Actor,
+  type AuditAction,
+  type AuditEntry,
+  type EveryField,
+  type FanCounts,
+  type FanInit,
+  type FollowUp,
+  type JobRecord,
+  listedStatusOf,
+  type OutboxEntry,
+  type QueuedJob,
+  type Role,
+  type RunningCount,
+  type StepRequest,
+  type StoredToken,
+  type StoredWorkflow,
+  type Timer,
+  type TimerKey,
+  type TimerKind,
+  type WorkflowDefinition,
 } from '../../../engine/index.js';
 import type {
+  AuditRow,
+  AuditRowValues,
   FanCountsRow,
   JobRow,
   OutboxRow,
@@ -39,7 +45,9 @@ export function jobRow(job: JobRecord, record: string): JobRow {
     job.id,
     job.rev,
     job.workflow,
-    job.status,
+    // The listed status (`waiting`: waiting for someone; `pending`: not started): what lists filter
+    // and count on. The record keeps the engine's own status.
+    listedStatusOf(job),
     job.root,
     job.parent?.id ?? null,
     job.parent?.step ?? null,
@@ -145,4 +153,28 @@ export function storedToken(row: TokenRow): StoredToken {
     description: row.description,
     createdAt: row.created_at,
   } satisfies EveryField<StoredToken>;
+}
+
+export function auditRowValues(entry: AuditEntry): AuditRowValues {
+  return [
+    entry.namespace,
+    entry.id,
+    entry.at,
+    JSON.stringify(entry.actor),
+    entry.action,
+    entry.target,
+    entry.detail ?? null,
+  ];
+}
+
+export function auditEntry(row: AuditRow): AuditEntry {
+  return {
+    id: row.id,
+    at: row.at,
+    actor: JSON.parse(row.actor) as Actor,
+    action: row.action as AuditAction,
+    namespace: row.namespace,
+    target: row.target,
+    detail: row.detail ?? undefined,
+  } satisfies EveryField<AuditEntry>;
 }

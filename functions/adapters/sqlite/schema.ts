@@ -199,6 +199,54 @@ export const MIGRATIONS: readonly string[] = [
     since INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // Who changed definitions, tokens and namespace settings (engine/ports/audit-log.ts), by namespace
+  // and newest first; entries older than the retention are pruned at each write, through \`at\`.
+  `
+  CREATE TABLE audit_log (
+    namespace TEXT NOT NULL,
+    id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    detail TEXT,
+    PRIMARY KEY (namespace, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX audit_log_at ON audit_log (at);
+  `,
+  // Search (engine/job/listed-status.ts, search-attributes.ts). The status column holds the listed
+  // status from now on: a job not started is 'pending' (the counts' triggers follow the update), and
+  // a job waiting for someone becomes 'waiting' at its next change. Each top-level job's search
+  // attributes are index rows, kept by triggers from its record: written when it is created (they
+  // never change) and deleted with it; a listing by attribute walks this table newest first.
+  `
+  UPDATE jobs SET status = 'pending' WHERE status = 'waiting';
+
+  CREATE TABLE job_attributes (
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    job_id TEXT NOT NULL,
+    PRIMARY KEY (name, value, created_at, job_id)
+  ) WITHOUT ROWID;
+
+  INSERT INTO job_attributes (name, value, created_at, job_id)
+    SELECT attribute.key, attribute.value, jobs.created_at, jobs.id
+      FROM jobs, json_each(jobs.record, '$.attributes') AS attribute
+      WHERE jobs.parent_id IS NULL AND json_type(jobs.record, '$.attributes') = 'object';
+
+  CREATE TRIGGER job_attributes_insert AFTER INSERT ON jobs
+    WHEN NEW.parent_id IS NULL AND json_type(NEW.record, '$.attributes') = 'object' BEGIN
+    INSERT OR IGNORE INTO job_attributes (name, value, created_at, job_id)
+      SELECT key, value, NEW.created_at, NEW.id FROM json_each(NEW.record, '$.attributes');
+  END;
+
+  CREATE TRIGGER job_attributes_delete AFTER DELETE ON jobs
+    WHEN OLD.parent_id IS NULL AND json_type(OLD.record, '$.attributes') = 'object' BEGIN
+    DELETE FROM job_attributes WHERE (name, value, created_at, job_id) IN
+      (SELECT key, value, OLD.created_at, OLD.id FROM json_each(OLD.record, '$.attributes'));
+  END;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

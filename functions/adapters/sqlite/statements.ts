@@ -24,6 +24,19 @@ export interface WorkflowVersionRow {
   created_at: number;
 }
 
+/** An audit entry's row (engine/ports/audit-log.ts): its actor as JSON. */
+export interface AuditRow {
+  namespace: string;
+  id: string;
+  at: number;
+  actor: string;
+  action: string;
+  target: string;
+  detail: string | null;
+}
+
+export type AuditRowValues = [string, string, number, string, string, string, string | null];
+
 export interface TokenRow {
   id: string;
   hash: string;
@@ -99,6 +112,13 @@ export function prepareStatements(db: Database.Database) {
     token: db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE id = ?'),
     tokens: db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
     deleteToken: db.prepare<[string]>('DELETE FROM tokens WHERE id = ?'),
+    insertAudit: db.prepare<AuditRowValues>(
+      'INSERT OR REPLACE INTO audit_log (namespace, id, at, actor, action, target, detail) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    pruneAudit: db.prepare<[number]>('DELETE FROM audit_log WHERE at < ?'),
+    auditPage: db.prepare<[string, string, number], AuditRow>(
+      'SELECT * FROM audit_log WHERE namespace = ? AND id < ? ORDER BY id DESC LIMIT ?',
+    ),
     configDefinition: db
       .prepare<[string], string>('SELECT definition FROM config_definitions WHERE name = ?')
       .pluck(),

@@ -1,5 +1,8 @@
 import type Database from 'better-sqlite3';
 import {
+  AUDIT_RETENTION_MS,
+  type AuditEntry,
+  type AuditPage,
   type ChildOutcome,
   type ChildrenPage,
   type Commit,
@@ -10,6 +13,7 @@ import {
   type FanCounts,
   followUpNotNeeded,
   heldReplyNote,
+  isListedStatus,
   type JobJson,
   type JobPage,
   type JobQuery,
@@ -17,23 +21,24 @@ import {
   type JobStatus,
   jobFromJson,
   type LimitChange,
+  type ListedStatus,
+  listedStatusOf,
   type NamespaceSettings,
   type OutboxPage,
   type QueuedJob,
   type ReplyDeaths,
-  type Role,
   type RunningCount,
   type Store,
   type StoredToken,
   type StoredWorkflow,
+  storedStatusesOf,
   type Timer,
-  type TimerKind,
   type TreeState,
   treeChangeAllowed,
   versionToSave,
   type WorkflowDefinition,
   type WorkflowSummary,
-  zeroJobCounts,
+  zeroListedCounts,
   zeroRunningCount,
 } from '../../../engine/index.js';
 import { openSqliteDatabase, type SqliteOpenOptions, type SqliteSynchronous } from './connection.js';
@@ -41,6 +46,8 @@ import { DEFAULT_JOB_CACHE_SIZE, JobCache } from './job-cache.js';
 import { encodeJobCursor, jobQuerySql } from './job-query.js';
 import { NamespaceSettingsTable } from './namespace-settings.js';
 import {
+  auditEntry,
+  auditRowValues,
   fanCountsOf,
   jobRow,
   outboxEntry,
@@ -84,11 +91,16 @@ function readRunningCount(s: SqliteStatements, workflow: string): RunningCount {
   return row ? runningCountOf(row) : zeroRunningCount();
 }
 
+/** The engine's status of a job whose row holds `listed` (the jobs table's status column is the listed one). */
+function storedStatusOf(listed: string | undefined): JobStatus | undefined {
+  return listed !== undefined && isListedStatus(listed) ? storedStatusesOf(listed)[0] : undefined;
+}
+
 /** A tree's size and its root's status, as this transaction sees them (engine/job/tree-quota.ts). */
 function readTree(s: SqliteStatements, root: string): TreeState {
   return {
     size: s.getTreeSize.get(root) ?? 0,
-    rootStatus: s.jobStatus.get(root) as JobStatus | undefined,
+    rootStatus: storedStatusOf(s.jobStatus.get(root)),
   };
 }
 
@@ -300,6 +312,24 @@ export class SqliteStore implements Store {
     return this.statements.tokens.all().map(storedToken);
   }
 
+  async recordAudit(entry: AuditEntry): Promise<void> {
+    this.ready();
+    this.outcome.run(() =>
+      this.db.transaction(() => {
+        this.statements.pruneAudit.run(entry.at - AUDIT_RETENTION_MS);
+        this.statements.insertAudit.run(...auditRowValues(entry));
+      })(),
+    );
+  }
+
+  async listAudit(query: { namespace: string; limit: number; cursor?: string }): Promise<AuditPage> {
+    this.ready();
+    const rows = this.statements.auditPage.all(query.namespace, query.cursor ?? '~', query.limit + 1);
+    const entries = rows.slice(0, query.limit).map(auditEntry);
+    const last = entries.at(-1);
+    return rows.length > query.limit && last ? { entries, cursor: last.id } : { entries };
+  }
+
   async deleteToken(id: string): Promise<boolean> {
     this.ready();
     return this.outcome.run(() => this.statements.deleteToken.run(id).changes > 0);
@@ -429,10 +459,18 @@ export class SqliteStore implements Store {
     const written =
       commit.expectedRev === 0
         ? s.insertJob.run(...jobRow(job, record)).changes
-        : before?.rev === commit.expectedRev && before.status === job.status && before.endedAt === job.endedAt
+        : before?.rev === commit.expectedRev &&
+            listedStatusOf(before) === listedStatusOf(job) &&
+            before.endedAt === job.endedAt
           ? s.updateJobRecord.run(job.rev, record, job.id, commit.expectedRev).changes
-          : s.updateJob.run(job.rev, job.status, job.endedAt ?? null, record, job.id, commit.expectedRev)
-              .changes;
+          : s.updateJob.run(
+              job.rev,
+              listedStatusOf(job),
+              job.endedAt ?? null,
+              record,
+              job.id,
+              commit.expectedRev,
+            ).changes;
     if (written === 0) return { result: { ok: false, conflict: true } };
     // Children already stored (the same parent, step and index) are left as they are; an id that
     // another job holds takes the whole commit back.
@@ -534,11 +572,11 @@ export class SqliteStore implements Store {
       : { jobs };
   }
 
-  async countJobs(workflow: string): Promise<Record<JobStatus, number>> {
+  async countJobs(workflow: string): Promise<Record<ListedStatus, number>> {
     this.ready();
-    const counts = zeroJobCounts();
+    const counts = zeroListedCounts();
     for (const [status, count] of this.statements.countJobs.all(workflow)) {
-      if (Object.hasOwn(counts, status)) counts[status as JobStatus] = count;
+      if (isListedStatus(status)) counts[status] = count;
     }
     return counts;
   }

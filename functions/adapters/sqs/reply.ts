@@ -3,13 +3,14 @@ import type { SQSMessageAttribute, SQSRecord } from 'aws-lambda';
 import type { InboundReply } from '../../../engine/index.js';
 import { readToken, TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
 import { RETRYABLE_HEADER, readRetryable } from '../../transport/retryable.js';
+import { WORKER_HEADER } from '../../transport/worker-name.js';
 
 /** A reply as the Lambda event source delivers it, or as ReceiveMessage returns it. */
 export type SqsReplyMessage = Pick<SQSRecord, 'body' | 'messageAttributes'> | Message;
 
 /**
  * Reads a worker's reply from the reply queue (protocol.md, "SQS"): the `correlation_id`, `type`,
- * `attempt` and `x-retryable` message attributes, and the body as it came.
+ * `attempt`, `x-retryable` and `x-worker` message attributes, and the body as it came.
  */
 export function parseSqsReply(message: SqsReplyMessage): InboundReply {
   const attribute = 'messageAttributes' in message ? lambdaAttribute(message) : sdkAttribute(message);
@@ -24,6 +25,8 @@ export function parseSqsReply(message: SqsReplyMessage): InboundReply {
   if (retryable !== undefined) reply.retryable = retryable;
   const token = readToken(attribute(TOKEN_ATTRIBUTE));
   if (token !== undefined) reply.token = token;
+  const worker = attribute(WORKER_HEADER);
+  if (worker !== undefined) reply.worker = worker;
   return reply;
 }
 

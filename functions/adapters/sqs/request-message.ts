@@ -20,6 +20,8 @@ export const REQUEST_IN_SQS = {
   // A message cannot expire before its queue's retention period: a request past its deadline is
   // still delivered, and the worker's reply to an attempt that ended is ignored (protocol.md).
   deadline: null,
+  // Resolved into the body before the bus is given the request (functions/manager/secret-bus.ts).
+  secrets: null,
 } as const satisfies Record<keyof StepRequest, string | null>;
 
 /**

@@ -1,12 +1,16 @@
 import { createHash } from 'node:crypto';
 import {
+  actorOf,
+  historyPage,
   inNamespace,
   isFinished,
   type JobRecord,
-  type JobStatus,
-  qualifiedName,
+  type JsonObject,
+  type ListedStatus,
+  listedStatusOf,
 } from '../../../engine/index.js';
 import { ApiError, type ApiResponse, ifNoneMatchFails, json, notModified } from '../http.js';
+import { jobFilterQuery, jobQueryOf } from '../job-search.js';
 import {
   type ApiDeps,
   type CheckedRequest,
@@ -14,17 +18,23 @@ import {
   type ParameterSpecs,
   route,
 } from '../router.js';
-import { ChildrenPageDocument, JobDocument, JobPageDocument } from '../schemas/documents.js';
 import {
+  ChildrenPageDocument,
+  JobDocument,
+  JobEventsDocument,
+  JobPageDocument,
+  SignalKeptDocument,
+} from '../schemas/documents.js';
+import {
+  AnyJsonObject,
   ChildCursor,
   EntityTags,
   Flag,
   flagSet,
   JobIdList,
-  JobStatusFilter,
   PageCursor,
   StepName,
-  WorkflowName,
+  StepPath,
   wholeNumber,
 } from '../schemas/parameters.js';
 import { refusal } from '../schemas/refusal.js';
@@ -40,20 +50,15 @@ type JobRequest<
 > = CheckedRequest<P, Q, NoParameters>;
 
 /** The job, when it belongs to the request's namespace: another namespace's job is as if absent. */
-async function requireJob(deps: ApiDeps, namespace: string, id: string): Promise<JobRecord> {
+export async function requireJob(deps: ApiDeps, namespace: string, id: string): Promise<JobRecord> {
   const job = await deps.service.getJob(id);
   if (!job || !inNamespace(job.workflow, namespace)) throw new ApiError('not_found', `no job ${id}`);
   return job;
 }
 
 const listQuery = {
-  workflow: { schema: WorkflowName, description: 'Only this workflow.', emptyIsAbsent: true },
-  status: {
-    schema: JobStatusFilter,
-    description: 'Only this status, or `all` (default: running).',
-    emptyIsAbsent: true,
-  },
-  children: { schema: Flag, description: 'Yes: include fan-out children.', emptyIsAbsent: true },
+  ...jobFilterQuery,
+  status: { ...jobFilterQuery.status, description: `${jobFilterQuery.status.description} Default: running.` },
   detail: { schema: Flag, description: 'Yes: summaries instead of ids.', emptyIsAbsent: true },
   limit: {
     schema: wholeNumber({ min: 1, max: 1000 }),
@@ -68,18 +73,18 @@ const listQuery = {
   },
 } as const satisfies ParameterSpecs;
 
-/** Top-level running jobs by default, as the original; filters, pages, and summaries with `detail=1`. */
+/**
+ * Top-level running jobs by default, as the original; searched on the server by status (`waiting`
+ * among them), time ranges, error text and search attributes, in pages; summaries with `detail=1`.
+ */
 async function listJobs(
   request: CheckedRequest<NoParameters, typeof listQuery, NoParameters>,
   deps: ApiDeps,
 ) {
-  const { workflow, status = 'running', children, detail, limit = 100, cursor, ids } = request.query;
+  const { detail, limit = 100, cursor, ids } = request.query;
   if (ids !== undefined) return jobsByIds(request, deps, ids);
   const page = await deps.service.queryJobs({
-    namespace: request.namespace,
-    workflow: workflow === undefined ? undefined : qualifiedName(request.namespace, workflow),
-    status: status === 'all' ? undefined : (status as JobStatus),
-    includeChildren: flagSet(children),
+    ...jobQueryOf(request.query, request.namespace, 'running'),
     limit,
     cursor,
   });
@@ -173,11 +178,11 @@ async function children(request: JobRequest<typeof childrenQuery>, deps: ApiDeps
   if (!job.steps.find((candidate) => candidate.name === step))
     throw new ApiError('bad_request', `job ${id} has no step "${step}"`);
   const page = await deps.service.listChildren(id, step, { fromIndex: cursor ? Number(cursor) : 0, limit });
-  const body: { children: { uuid: string; index: number; status: JobStatus }[]; cursor?: string } = {
+  const body: { children: { uuid: string; index: number; status: ListedStatus }[]; cursor?: string } = {
     children: page.children.map((child) => ({
       uuid: child.id,
       index: child.parent?.index ?? -1,
-      status: child.status,
+      status: listedStatusOf(child),
     })),
   };
   if (page.nextIndex !== undefined) body.cursor = String(page.nextIndex);
@@ -195,13 +200,17 @@ async function commandedJob(
 }
 
 async function cancel(request: JobRequest, deps: ApiDeps) {
-  const job = await deps.service.cancel(await commandedJob(request, deps));
+  const job = await deps.service.cancel(await commandedJob(request, deps), actorOf(request.principal));
   return json(200, await deps.service.jobDocument(job));
 }
 
 const signalParams = {
-  id: jobIdParameter('The job (for a signal step inside a task, the child job).'),
-  step: { schema: StepName, description: 'The signal step.' },
+  id: jobIdParameter('The job (or a job above the step: see the step path).'),
+  step: {
+    schema: StepPath,
+    description:
+      'The step: a step of the job (`approve`), or a path to a step of a job beneath it: through a `workflow:` step (`publish/approve`: the step `approve` of the job `publish` runs) or a fan-out child by its index from 0 (`review[2]/approve`).',
+  },
 } as const satisfies ParameterSpecs;
 
 async function signal(
@@ -209,24 +218,83 @@ async function signal(
   deps: ApiDeps,
 ) {
   const id = await commandedJob(request, deps);
-  const job = await deps.service.signal(id, request.params.step, request.json);
-  return json(200, await deps.service.jobDocument(job));
+  const { job, kept } = await deps.service.signal(
+    id,
+    request.params.step,
+    request.json,
+    actorOf(request.principal),
+  );
+  const document = await deps.service.jobDocument(job);
+  if (kept === undefined) return json(200, document);
+  return json(202, {
+    buffered: true,
+    message: `${kept}: the job keeps the signal until the step waits for it`,
+    job: document,
+  });
 }
 
 /** A child id pauses (or resumes) its top-level job, as cancel and retry do. */
 async function pause(request: JobRequest, deps: ApiDeps) {
-  const job = await deps.service.pause(await commandedJob(request, deps));
+  const job = await deps.service.pause(await commandedJob(request, deps), actorOf(request.principal));
   return json(200, await deps.service.jobDocument(job));
 }
 
 async function resume(request: JobRequest, deps: ApiDeps) {
-  const job = await deps.service.resume(await commandedJob(request, deps));
+  const job = await deps.service.resume(await commandedJob(request, deps), actorOf(request.principal));
+  return json(200, await deps.service.jobDocument(job));
+}
+
+const rerunFields = {
+  from: {
+    schema: StepName,
+    description: 'The step to run again: it and every step after it start anew.',
+    required: true,
+  },
+  input: {
+    schema: AnyJsonObject,
+    description:
+      "A worker step's new input (sent in place of its merged input), or a signal step's new signal. Absent: as the step would compute it.",
+  },
+} as const;
+
+async function rerun(
+  request: CheckedRequest<{ id: ReturnType<typeof jobIdParameter> }, NoParameters, NoParameters>,
+  deps: ApiDeps,
+) {
+  const { from, input } = request.json as { from: string; input?: JsonObject };
+  const job = await deps.service.rerun(
+    await commandedJob(request, deps),
+    from,
+    input,
+    actorOf(request.principal),
+  );
   return json(200, await deps.service.jobDocument(job));
 }
 
 async function retry(request: JobRequest, deps: ApiDeps) {
-  const job = await deps.service.retry(await commandedJob(request, deps));
+  const job = await deps.service.retry(await commandedJob(request, deps), actorOf(request.principal));
   return json(200, await deps.service.jobDocument(job));
+}
+
+const eventsQuery = {
+  limit: {
+    schema: wholeNumber({ min: 1, max: 500 }),
+    description: 'Page size (default 100).',
+    emptyIsAbsent: true,
+  },
+  cursor: { schema: ChildCursor, description: 'From the previous page.', emptyIsAbsent: true },
+} as const satisfies ParameterSpecs;
+
+/** A job's history, oldest first, a page at a time (engine/job/history.ts). */
+async function events(request: JobRequest<typeof eventsQuery>, deps: ApiDeps) {
+  const job = await requireJob(deps, request.namespace, (request.params.id as string).toLowerCase());
+  const page = historyPage(job.history, Number(request.query.cursor ?? 0), request.query.limit ?? 100);
+  const body: Record<string, unknown> = {
+    events: page.entries.map(({ at, ...entry }) => ({ ...entry, at: new Date(at).toISOString() })),
+    dropped: page.dropped,
+  };
+  if (page.next !== undefined) body.cursor = String(page.next);
+  return json(200, body);
 }
 
 const noSuchJob = refusal('No such job.');
@@ -304,6 +372,23 @@ export const jobRoutes = [
     handle: children,
   }),
   route({
+    method: 'GET',
+    path: '/api/job/{id}/events',
+    auth: true,
+    role: 'read',
+    namespaced: true,
+    summary: "The job's history: what happened to it, oldest first, and who did it",
+    description:
+      'Each command names its actor (a token, the root or a schedule), each reply its worker (`x-worker`). A job keeps its first entry and its latest 199; `dropped` counts those left out between.',
+    params: jobParams('The job id (a child id shows the child).'),
+    query: eventsQuery,
+    responses: {
+      200: { description: 'A page of entries.', schema: JobEventsDocument },
+      404: noSuchJob,
+    },
+    handle: events,
+  }),
+  route({
     method: 'DELETE',
     path: '/api/job/{id}',
     auth: true,
@@ -316,11 +401,12 @@ export const jobRoutes = [
   }),
   route({
     method: 'POST',
-    path: '/api/job/{id}/signal/{step}',
+    path: '/api/job/{id}/signal/{step+}',
     auth: true,
     role: 'run',
     namespaced: true,
-    summary: "Complete a signal step: its output is the step's input with the body's keys over it",
+    summary:
+      "Signal a step: a waiting signal step completes (its output is its input with the body's keys over it), a suspended step is sent again; a step that does not wait yet keeps the signal until it does",
     params: signalParams,
     body: {
       kind: 'json',
@@ -330,13 +416,51 @@ export const jobRoutes = [
       otherFields: true,
     },
     responses: {
-      200: jobAnswer('Signalled.'),
-      400: refusal('Not a signal step of the job, or the body is not a JSON object.'),
+      200: jobAnswer('Taken: the step waited for it.'),
+      202: {
+        description:
+          'Kept: the step does not wait yet (a signal step not ready, a worker step not suspended); the job hands the signal over when it does.',
+        schema: SignalKeptDocument,
+      },
+      400: refusal(
+        'Not a step of the job that takes signals (a signal step or a worker step), or the body is not a JSON object.',
+      ),
       404: noSuchJob,
-      409: refusal('Not ready yet, or already done.'),
-      413: refusal('A request the signal would send is larger than the limit.'),
+      409: refusal(
+        'Never to be taken: the step already ended (completed, skipped, failed, cancelled), the job ended, or a signal for the step is already kept.',
+      ),
+      413: refusal(
+        'A request the signal would send is larger than the limit, or the job keeps as many early signals (count or bytes) as it may.',
+      ),
     },
     handle: signal,
+  }),
+  route({
+    method: 'POST',
+    path: '/api/job/{id}/rerun',
+    auth: true,
+    role: 'run',
+    namespaced: true,
+    summary:
+      'Run an ended top-level job again from a step (it and the steps after it; earlier outputs kept, old attempts in the history), with a new input for that step if given',
+    params: jobParams('The top-level job.'),
+    body: {
+      kind: 'json',
+      what: 'the rerun',
+      description: 'Where to run from, and with what.',
+      fields: rerunFields,
+      required: true,
+    },
+    responses: {
+      200: jobAnswer('Running again.'),
+      400: refusal(
+        "No such step; a child or called job (rerun its top-level job); an input that does not meet the signal step's schema.",
+      ),
+      404: noSuchJob,
+      409: refusal('The job has not ended.'),
+      413: refusal('A request the rerun would send is larger than the limit.'),
+    },
+    handle: rerun,
   }),
   route({
     method: 'POST',

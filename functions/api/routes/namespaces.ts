@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { ANY_NAMESPACE, type NamespaceSettings, seesNamespace } from '../../../engine/index.js';
+import { ANY_NAMESPACE, actorOf, type NamespaceSettings, seesNamespace } from '../../../engine/index.js';
 import type { NamespaceSettingsChange } from '../api-service.js';
 import { ApiError, json } from '../http.js';
 import {
@@ -83,7 +83,7 @@ async function change(
   const update: NamespaceSettingsChange = { namespace };
   if (request.json.queuePrefix !== undefined) update.queuePrefix = request.json.queuePrefix;
   if (request.json.vhosts !== undefined) update.vhosts = request.json.vhosts;
-  return json(200, document(namespace, await service.changeNamespace(update)));
+  return json(200, document(namespace, await service.changeNamespace(update, actorOf(request.principal))));
 }
 
 export const namespaceRoutes = [

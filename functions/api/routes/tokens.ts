@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { mayGrant, ROLES, seesNamespace } from '../../../engine/index.js';
+import { actorOf, mayGrant, ROLES, seesNamespace } from '../../../engine/index.js';
 import { ApiError, json } from '../http.js';
 import {
   type ApiDeps,
@@ -57,6 +57,13 @@ async function createToken(
     );
   }
   const { token, secret } = await deps.service.tokens.create(scope);
+  await deps.service.audit(
+    actorOf(request.principal),
+    'token.created',
+    token.namespace,
+    token.id,
+    token.role,
+  );
   return json(201, { ...token, secret }, { 'cache-control': 'no-store' });
 }
 
@@ -86,6 +93,7 @@ async function revokeToken(
   ) {
     throw new ApiError('not_found', `no token ${id}`);
   }
+  await deps.service.audit(actorOf(request.principal), 'token.revoked', token.namespace, id, token.role);
   return json(200, { id, revoked: true });
 }
 

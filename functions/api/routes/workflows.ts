@@ -1,4 +1,5 @@
 import {
+  actorOf,
   definitionInNamespace,
   definitionShown,
   formatDefinitionError,
@@ -50,11 +51,11 @@ async function listWorkflows(
   for (const workflow of workflows) {
     const counts = await service.countJobs(workflow.name);
     for (const vhost of workflow.vhosts.length ? workflow.vhosts : ['/']) {
-      // Paused jobs have not ended: they count with the running ones.
+      // Jobs waiting for someone and paused jobs have not ended: they count with the running ones.
       const running =
         workflow.vhosts.length > 1
           ? await service.countRunningOnVhost(workflow.name, vhost)
-          : counts.running + counts.paused;
+          : counts.running + counts.waiting + counts.paused;
       entries.push({
         name: splitQualifiedName(workflow.name).name,
         vhost,
@@ -106,9 +107,10 @@ async function workflowJobs(request: NamedRequest<typeof workflowJobsQuery>, dep
   const interval = request.query.interval ?? 480;
   const { vhost } = request.query;
   return json(200, {
-    // Paused jobs have not ended: listed with the running ones.
+    // Jobs waiting for someone and paused jobs have not ended: listed with the running ones.
     running: [
       ...(await deps.service.jobIds({ workflow: name, status: 'running', vhost })),
+      ...(await deps.service.jobIds({ workflow: name, status: 'waiting', vhost })),
       ...(await deps.service.jobIds({ workflow: name, status: 'paused', vhost })),
     ],
     // maxRunning: waiting for a slot, first to start first.
@@ -184,13 +186,14 @@ async function register(request: NamedRequest, deps: ApiDeps) {
   const { version, created } = await deps.service.registerWorkflow(
     definitionInNamespace(workflow, request.namespace),
     queuePrefix,
+    actorOf(request.principal),
   );
   return json(created ? 201 : 200, { name, version, created });
 }
 
 async function disable(request: NamedRequest, deps: ApiDeps) {
   const name = request.params.name;
-  if (!(await deps.service.disableWorkflow(storedName(request))))
+  if (!(await deps.service.disableWorkflow(storedName(request), actorOf(request.principal))))
     throw new ApiError('not_found', `no workflow named "${name}"`);
   return json(200, { name, enabled: false });
 }
@@ -234,6 +237,7 @@ async function start(
     version,
     vhost,
     startAt,
+    actor: actorOf(request.principal),
   });
   return json(created ? 201 : 200, { id: job.id });
 }

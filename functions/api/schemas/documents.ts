@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { JOB_STATUSES, STEP_STATUSES } from '../../../engine/index.js';
+import { AUDIT_ACTIONS, HISTORY_KINDS, LISTED_STATUSES, STEP_STATUSES } from '../../../engine/index.js';
 
 /*
  * The schemas of what the API answers. Each one given an `id` is a component of the API description
@@ -16,17 +16,22 @@ export const ErrorDocument = z
   .object({ error: z.object({ code: z.string(), message: z.string() }) })
   .register(z.globalRegistry, { id: 'Error' });
 
-export const JobStatusName = z.enum(JOB_STATUSES).register(z.globalRegistry, {
+export const JobStatusName = z.enum(LISTED_STATUSES).register(z.globalRegistry, {
   id: 'JobStatus',
   description:
-    '`queued`: a job of a workflow with `maxRunning`, waiting for one of its running jobs to end. `scheduled`: a delayed start (`?at=`) waiting for its time.',
+    '`waiting`: running, with a step waiting for someone (a signal step for its signal, or a step its worker suspended; `waitingFor` names them). `pending`: created, not started yet (a fan-out child waiting for its turn). `queued`: a job of a workflow with `maxRunning`, waiting for one of its running jobs to end. `scheduled`: a delayed start (`?at=`) waiting for its time.',
 });
 
 const Attempt = z.object({
   attempt: z.int(),
   sentAt: time,
   endedAt: z.optional(time),
-  outcome: z.optional(z.enum(['completed', 'error', 'timeout', 'rejected', 'cancelled', 'suspended'])),
+  outcome: z.optional(
+    z.enum(['completed', 'error', 'timeout', 'rejected', 'cancelled', 'suspended', 'repeated']),
+  ),
+  output: z.optional(
+    anyObject.check(about("A `repeat:` iteration's output, when at most 512 bytes of JSON.")),
+  ),
   error: z.optional(z.string()),
 });
 
@@ -50,6 +55,8 @@ export const StepDocument = z
         .string()
         .check(about("A suspended step: what it waits for, in its worker's words (at most 500 characters).")),
     ),
+    sleepingUntil: z.optional(time.check(about('A `sleep:` step asleep: when it wakes.'))),
+    iterations: z.optional(z.int().check(about('A `repeat:` step: the iterations that ended so far.'))),
     job: z.optional(uuid.check(about('A `workflow:` step: the job its latest attempt runs.'))),
     calledStatus: z.optional(JobStatusName),
     children: z.optional(z.int()),
@@ -117,6 +124,15 @@ export const JobDocument = z
     followUp: z.optional(uuid.check(about("The `onFailure` job this job's latest failure started."))),
     causedBy: z.optional(uuid.check(about('For an `onFailure` job: the failed job that started it.'))),
     calledBy: z.optional(z.object({ id: uuid, step: z.string(), attempt: z.int() })),
+    pendingSignals: z.optional(
+      z
+        .array(z.object({ step: z.string(), at: time, body: anyObject }))
+        .check(
+          about(
+            'Signals that came before their step waited for them, oldest first: each is handed to its step when it waits (absent when none).',
+          ),
+        ),
+    ),
     ...derivedFacts,
     steps: z.record(z.string(), StepDocument),
     running: z.array(
@@ -208,6 +224,14 @@ export const DisabledDocument = z.object({ name: z.string(), enabled: z.literal(
 
 export const StartedDocument = z.object({ id: uuid });
 
+export const SignalKeptDocument = z
+  .object({
+    buffered: z.literal(true),
+    message: z.string().check(about('Why the step does not take the signal now.')),
+    job: JobDocument,
+  })
+  .register(z.globalRegistry, { id: 'SignalKept' });
+
 export const SchedulesDocument = z
   .object({
     name: z.string(),
@@ -242,6 +266,66 @@ export const ChildrenPageDocument = z.object({
   children: z.array(z.object({ uuid, index: z.int(), status: JobStatusName })),
   cursor: z.optional(z.string()),
 });
+
+/** Who sent a command, in a job's history and the audit log. */
+export const ActorDocument = z
+  .object({
+    kind: z
+      .enum(['root', 'token', 'schedule'])
+      .check(
+        about(
+          '`root`: the root credential (or none, on an open serve); `token`: a scoped token; `schedule`: a cron schedule.',
+        ),
+      ),
+    id: z.optional(z.string().check(about("The token's id (`token`)."))),
+    description: z.optional(z.string().check(about("The token's description (`token`)."))),
+    name: z.optional(z.string().check(about("The schedule's cron (`schedule`)."))),
+  })
+  .register(z.globalRegistry, { id: 'Actor' });
+
+export const JobEventsDocument = z
+  .object({
+    events: z.array(
+      z.object({
+        seq: z.int().check(about("The entry's number in the job's history, from 1.")),
+        at: time,
+        kind: z.enum(HISTORY_KINDS),
+        step: z.optional(z.string()),
+        attempt: z.optional(z.int()),
+        message: z.optional(z.string()),
+        actor: z.optional(ActorDocument),
+        worker: z.optional(z.string().check(about('The worker that replied (`x-worker`, AMQP `app_id`).'))),
+      }),
+    ),
+    dropped: z
+      .int()
+      .check(
+        about(
+          'Entries left out of the history between its first and its latest (a job keeps its first entry and its latest 199).',
+        ),
+      ),
+    cursor: z.optional(z.string().check(about('The next page: pass it as `cursor`.'))),
+  })
+  .register(z.globalRegistry, { id: 'JobEvents' });
+
+export const AuditPageDocument = z
+  .object({
+    entries: z.array(
+      z.object({
+        id: z.string(),
+        at: time,
+        actor: ActorDocument,
+        action: z.enum(AUDIT_ACTIONS),
+        namespace: z.string(),
+        target: z.string().check(about("A workflow's name, a token's id, a namespace.")),
+        detail: z.optional(
+          z.string().check(about("A registered workflow's version, a token's role, the settings changed.")),
+        ),
+      }),
+    ),
+    cursor: z.optional(z.string().check(about('The next page: pass it as `cursor`.'))),
+  })
+  .register(z.globalRegistry, { id: 'AuditPage' });
 
 export const HealthDocument = z.object({
   status: z.enum(['ok', 'unavailable']),

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
 import { formatDefinitionError, loadWorkflows, type WorkflowDefinition } from '../../../engine/index.js';
+import { SignalSchemas, signalSchemasOf } from '../../manager/signal-schemas.js';
 import { ApiClient, CliError, type ClientOptions } from '../client.js';
 import { type GraphFormat, renderGraph } from '../render-graph.js';
 
@@ -19,7 +20,19 @@ async function load(
     };
   }
   const { errors, ...loaded } = loadWorkflows(text, { file });
-  return { ...loaded, errors: errors.map(formatDefinitionError) };
+  const schemas = new SignalSchemas();
+  // A signal schema must be one Ajv can compile, as the manager checks at registration.
+  const schemaErrors = loaded.workflows.flatMap((workflow) =>
+    signalSchemasOf(workflow).flatMap(({ step, schema }) => {
+      const problem = schemas.schemaProblem(schema);
+      return problem
+        ? [
+            `${file}: workflow "${workflow.name}": step "${step}": "signal.schema" is not a JSON Schema: ${problem}`,
+          ]
+        : [];
+    }),
+  );
+  return { ...loaded, errors: [...errors.map(formatDefinitionError), ...schemaErrors] };
 }
 
 /** Exit 0 when every file is valid; else each error on its own line and exit 1. */

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { isFinished, parseJsonObjectBody } from '../../../engine/index.js';
+import { FINISHED_JOB_STATUSES, parseJsonObjectBody } from '../../../engine/index.js';
 import type { JobDocument } from '../../api/job-document.js';
 import { ApiClient, CliError, type ClientOptions } from '../client.js';
 import { formatJob, progressLine } from '../format-job.js';
@@ -86,6 +86,8 @@ export function exitStatusOf(job: Pick<JobDocument, 'status'>): number {
   return job.status === 'failed' || job.status === 'aborted' || job.status === 'cancelled' ? 1 : 0;
 }
 
+const FINISHED: ReadonlySet<string> = new Set(FINISHED_JOB_STATUSES);
+
 async function waitForEnd(
   api: ApiClient,
   id: string,
@@ -95,7 +97,7 @@ async function waitForEnd(
   onChange(job);
   // A queued or paused job has not ended: it is watched until it does.
   let idle = 0;
-  while (!isFinished(job.status)) {
+  while (!FINISHED.has(job.status)) {
     // The version held is the poll's baseline: a change made since the last answer is answered at once.
     const asked = Date.now();
     const changed = await api.getIfChanged<JobDocument>(`${jobPath(id)}?wait=20`, etag);
@@ -238,6 +240,13 @@ export async function watch(
   }
 }
 
+/** The 202 answer to a signal its step does not wait for yet (docs/api.md). */
+interface SignalKept {
+  buffered: true;
+  message: string;
+  job: JobDocument;
+}
+
 export async function command(
   verb: 'cancel' | 'retry' | 'pause' | 'resume' | 'signal',
   id: string,
@@ -245,15 +254,38 @@ export async function command(
   out: (line: string) => void,
 ): Promise<void> {
   const api = new ApiClient(options);
+  if (verb === 'signal') {
+    const { status, body } = await api.request<JobDocument | SignalKept>(
+      'POST',
+      `${jobPath(id)}/signal/${encodeURIComponent(options.step ?? '')}`,
+      await readInput(options.input),
+    );
+    // 202: the step does not wait yet; the job keeps the signal and hands it over when it does.
+    if (status === 202 && 'buffered' in body) {
+      out(`signal kept: ${body.message}`);
+      return out(formatJob(body.job, { namespace: api.namespace }));
+    }
+    return out(formatJob(body as JobDocument, { namespace: api.namespace }));
+  }
   const { body } =
     verb === 'cancel'
       ? await api.request<JobDocument>('DELETE', jobPath(id))
-      : verb === 'retry' || verb === 'pause' || verb === 'resume'
-        ? await api.request<JobDocument>('POST', `${jobPath(id)}/${verb}`, '')
-        : await api.request<JobDocument>(
-            'POST',
-            `${jobPath(id)}/signal/${encodeURIComponent(options.step ?? '')}`,
-            await readInput(options.input),
-          );
+      : await api.request<JobDocument>('POST', `${jobPath(id)}/${verb}`, '');
   out(formatJob(body, { namespace: api.namespace }));
+}
+
+/** `switchyard rerun ID --from STEP [--input FILE]`: `POST /api/job/{id}/rerun`. */
+export async function rerun(
+  id: string,
+  options: ClientOptions & { from: string; input?: string },
+  out: (line: string) => void,
+): Promise<void> {
+  const api = new ApiClient(options);
+  const body: Record<string, unknown> = { from: options.from };
+  if (options.input !== undefined) {
+    const file = options.input.startsWith('@') ? options.input : `@${options.input}`;
+    body.input = JSON.parse(await readInput(file));
+  }
+  const { body: job } = await api.request<JobDocument>('POST', `${jobPath(id)}/rerun`, JSON.stringify(body));
+  out(formatJob(job, { namespace: api.namespace }));
 }

@@ -7,6 +7,7 @@ import { ApiClient, type ClientOptions } from '../client.js';
 import { type DefinitionAnswer, stepKind } from '../job-view.js';
 import { clockText, waitCell } from '../job-waits.js';
 import { colourFor, outputFormat, type Paint, paint, renderTable } from '../terminal.js';
+import { type SearchOptions, searchQuery } from './search.js';
 
 type Out = (line: string) => void;
 type ListingOptions = ClientOptions & { output?: string };
@@ -14,17 +15,31 @@ type ListingOptions = ClientOptions & { output?: string };
 /** A cell too long for a table row, cut with an ellipsis. */
 const cut = (text: string, width = 60) => (text.length > width ? `${text.slice(0, width - 1)}…` : text);
 
-/** `switchyard jobs`: newest first, with a header, their run time and their error. */
+/** The most jobs `jobs --all` reads: past that it stops and says so. */
+const MAX_ALL = 100_000;
+
+/**
+ * `switchyard jobs`: newest first, with a header, their run time and their error; searched on the
+ * server (status, `--attr`, time ranges, `--error`); one page, or with `--all` every page.
+ */
 export async function listJobs(
-  options: ListingOptions & { workflow?: string; status?: string; limit?: string },
+  options: ListingOptions & SearchOptions & { limit?: string; all?: boolean; cursor?: string },
   out: Out,
 ): Promise<void> {
   const format = outputFormat(options.output);
-  const query = new URLSearchParams({ detail: '1' });
-  if (options.workflow) query.set('workflow', options.workflow);
-  if (options.status) query.set('status', options.status);
-  query.set('limit', options.limit ?? '50');
-  const { jobs } = await new ApiClient(options).get<{ jobs: JobSummary[] }>(`/api/jobs?${query}`);
+  const query = searchQuery(options);
+  query.set('detail', '1');
+  const api = new ApiClient(options);
+  const jobs: JobSummary[] = [];
+  let cursor = options.cursor;
+  do {
+    const page = new URLSearchParams(query);
+    page.set('limit', options.all ? '1000' : (options.limit ?? '50'));
+    if (cursor) page.set('cursor', cursor);
+    const answer = await api.get<{ jobs: JobSummary[]; cursor?: string }>(`/api/jobs?${page}`);
+    jobs.push(...answer.jobs);
+    cursor = answer.cursor;
+  } while (options.all && cursor && jobs.length < MAX_ALL);
   if (format === 'json') {
     out(JSON.stringify(jobs, null, 2));
     return;
@@ -76,6 +91,14 @@ export async function listJobs(
     out(
       p.yellow(
         `${waiting === 1 ? '1 job waits' : `${waiting} jobs wait`} for someone: "switchyard status ID" prints the command that lets it go on`,
+      ),
+    );
+  if (cursor)
+    out(
+      p.dim(
+        options.all
+          ? `stopped at ${jobs.length} jobs; --cursor ${cursor} goes on`
+          : `more: --all for every page, or --cursor ${cursor} for the next`,
       ),
     );
 }

@@ -7,6 +7,7 @@ import { createPrettyLogger } from '../../telemetry/pretty-logger.js';
 import { redactUrl } from '../../transport/amqp/url.js';
 import { CliError } from '../client.js';
 import { colourFor, paint } from '../terminal.js';
+import { DEFAULT_ARCHIVE_DIR } from './archive.js';
 
 export interface ServeCommandOptions {
   config?: string[];
@@ -21,6 +22,10 @@ export interface ServeCommandOptions {
   requestTimeout?: string;
   keepAliveTimeout?: string;
   retain?: string;
+  archiveDir?: string;
+  archive?: boolean;
+  secretsFile?: string;
+  secretsEnvPrefix?: string;
   token?: string;
   namespace?: string;
   queuePrefix?: string;
@@ -134,6 +139,9 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       healthPort: positiveInt(options.healthPort, '--health-port'),
       http,
       retainMs,
+      archiveDir: options.archive === false ? undefined : (options.archiveDir ?? DEFAULT_ARCHIVE_DIR),
+      secretsFile: options.secretsFile,
+      secretsEnvPrefix: options.secretsEnvPrefix,
       token: options.token ?? process.env.SWITCHYARD_TOKEN,
       allowHosts: listOption(options.allowHost, process.env.SWITCHYARD_ALLOW_HOST),
       allowOrigins: listOption(options.allowOrigin, process.env.SWITCHYARD_ALLOW_ORIGIN),

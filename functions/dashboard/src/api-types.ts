@@ -1,9 +1,9 @@
 /** The shapes of api.md the dashboard reads: the server's own types where it exports them. */
 
 import type {
-  JobStatus,
   Json,
   JsonObject,
+  ListedStatus,
   StepDefinition,
   StepStatus,
   TaskDefinition,
@@ -16,9 +16,11 @@ import type {
   WorkflowSchedulesDocument,
 } from '../../api/workflow-documents.js';
 
+/** A job's status as the API shows it: the listed status (`waiting` for someone, `pending` not started). */
+export type JobStatus = ListedStatus;
+
 export type {
   JobDocument,
-  JobStatus,
   JobSummary,
   Json,
   JsonObject,
@@ -49,8 +51,10 @@ export interface ChildrenPage {
 export const JOB_FILTERS = [
   'all',
   'scheduled',
+  'pending',
   'queued',
   'running',
+  'waiting',
   'paused',
   'completed',
   'failed',

@@ -12,8 +12,8 @@ export function clockFacts(clock: JobClock, now: number): { name: string; value:
       return [{ name: 'Starts in', value: span(clock.startsAt - now) }];
     case 'queued':
       return [{ name: 'Queued for', value: span(now - clock.since) }];
-    case 'waiting':
-      return [{ name: 'Waiting for', value: span(now - clock.since) }];
+    case 'pending':
+      return [{ name: 'Pending for', value: span(now - clock.since) }];
     case 'running':
       return [{ name: 'Running for', value: span(now - clock.since) }];
     case 'paused':
@@ -32,7 +32,7 @@ export function clockCell(clock: JobClock, now: number): string {
     case 'scheduled':
       return `starts in ${span(clock.startsAt - now)}`;
     case 'queued':
-    case 'waiting':
+    case 'pending':
     case 'running':
     case 'paused':
       return `${clock.phase} ${span(now - clock.since)}`;

@@ -1,3 +1,4 @@
+import { type StepKind, stepKindOf } from '../../../engine/index.js';
 import type {
   JobDocument,
   StepDefinition,
@@ -66,10 +67,20 @@ const stepId = (name: string) => `step:${name}`;
 const taskStepId = (task: string, name: string) => `task:${task}:${name}`;
 const clusterId = (task: string) => `cluster:${task}`;
 
+/** The drawing's names for the engine's step kinds (engine/definition/step-kind.ts decides the kind). */
+const NODE_KINDS: Record<StepKind, NodeKind> = {
+  worker: 'step',
+  fanout: 'fan-out',
+  call: 'call',
+  signal: 'signal',
+  // Steps that need no worker are drawn as steps; their notes say what they do.
+  sleep: 'step',
+  fail: 'step',
+  pass: 'step',
+};
+
 function kindOf(step: StepDefinition): NodeKind {
-  if (step.task) return 'fan-out';
-  if (step.workflow) return 'call';
-  return step.type === 'signal' ? 'signal' : 'step';
+  return NODE_KINDS[stepKindOf(step)];
 }
 
 /** "calls payment v3", or "calls payment (latest)" for a `workflow:` step that names no version. */
@@ -90,11 +101,19 @@ export function stepNotes(step: StepDefinition, tasks: readonly TaskDefinition[]
     const task = tasks.find((candidate) => candidate.name === step.task);
     notes.push(task ? `each of ${task.itemListKey} → ${task.name}` : `task ${step.task}`);
   }
-  if (step.type === 'signal') notes.push('waits for a signal');
-  else if (step.workflow) notes.push(callLabel(step) as string);
-  else if (!step.task) notes.push(`queue ${step.queue ?? step.name}`);
+  const kind = stepKindOf(step);
+  if (kind === 'signal') notes.push('waits for a signal');
+  else if (kind === 'call') notes.push(callLabel(step) as string);
+  else if (kind === 'sleep')
+    notes.push(typeof step.sleep === 'string' ? `sleeps ${step.sleep}` : `sleeps until ${step.sleep?.until}`);
+  else if (kind === 'fail') notes.push('fails the job');
+  else if (kind === 'pass') notes.push('passes its input on, reshaped');
+  else if (kind === 'worker') notes.push(`queue ${step.queue ?? step.name}`);
+  if (step.repeat) notes.push(`repeats until ${step.repeat.until} (at most ${step.repeat.max})`);
+  if (step.otherwise) notes.push('otherwise');
   if (step.retries) notes.push(`retries ${step.retries}`);
   if (step.timeout) notes.push(`timeout ${step.timeout}`);
+  if (step.join) notes.push(`join ${step.join}`);
   if (step.continueOnError) notes.push('continues on error');
   if (step.when) notes.push(`when ${step.when}`);
   return notes;

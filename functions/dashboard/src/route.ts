@@ -7,7 +7,16 @@ import { JOB_FILTERS, type JobFilter } from './api-types.js';
 export type Route =
   | { view: 'workflows' }
   | { view: 'workflow'; name: string }
-  | { view: 'jobs'; workflow?: string; status: JobFilter; id?: string; input?: string }
+  | {
+      view: 'jobs';
+      workflow?: string;
+      status: JobFilter;
+      id?: string;
+      input?: string;
+      /** Searched on the server: search attributes (`customer=c-42,region=eu`) and error text. */
+      attr?: string;
+      error?: string;
+    }
   | { view: 'job'; id: string; step?: string }
   | { view: 'not-found'; hash: string };
 
@@ -32,6 +41,8 @@ export function parseRoute(hash: string): Route {
       ...(query.get('workflow') ? { workflow: query.get('workflow') as string } : {}),
       ...(query.get('id') ? { id: query.get('id') as string } : {}),
       ...(query.get('input') ? { input: query.get('input') as string } : {}),
+      ...(query.get('attr') ? { attr: query.get('attr') as string } : {}),
+      ...(query.get('error') ? { error: query.get('error') as string } : {}),
     };
   }
   if (first === 'job' && second && segments.length === 2 && UUID.test(second)) {
@@ -54,6 +65,8 @@ export function routeHref(route: Route): string {
       if (route.status !== 'all') query.set('status', route.status);
       if (route.id) query.set('id', route.id);
       if (route.input) query.set('input', route.input);
+      if (route.attr) query.set('attr', route.attr);
+      if (route.error) query.set('error', route.error);
       const text = query.toString();
       return `#/jobs${text ? `?${text}` : ''}`;
     }

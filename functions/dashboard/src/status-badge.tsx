@@ -2,6 +2,7 @@ import type { JobStatus, StepStatus } from './api-types.js';
 
 const LABELS: Record<JobStatus | StepStatus, string> = {
   scheduled: 'Scheduled',
+  pending: 'Pending',
   waiting: 'Waiting',
   queued: 'Queued',
   running: 'Running',

@@ -1,5 +1,5 @@
 import type { JobDocument, StepDefinition, StepView, WaitView } from './api-types.js';
-import { elapsedBetween, relativeTime } from './format.js';
+import { absoluteTime, elapsedBetween, relativeTime } from './format.js';
 
 /**
  * The second line of a step's box in a job's drawing: where it stands, in a few words. A skipped step
@@ -25,6 +25,10 @@ export function stepNote(
     case 'waiting':
       return view.retryAt ? `retry ${relativeTime(view.retryAt, now)}${attempt}` : 'waiting';
     case 'running':
+      if (view.sleepingUntil)
+        return `sleeping until ${absoluteTime(view.sleepingUntil)} (${relativeTime(view.sleepingUntil, now)})`;
+      if (view.iterations)
+        return `iteration ${view.iterations + 1} · ${view.retryAt ? `next ${relativeTime(view.retryAt, now)}` : 'running'}`;
       return children || `running ${elapsedBetween(view.startedAt, undefined, now)}${attempt}`;
     case 'completed': {
       const took = view.startedAt ? ` in ${elapsedBetween(view.startedAt, view.endedAt, now)}` : '';

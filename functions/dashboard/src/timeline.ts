@@ -8,6 +8,7 @@ import type { JobDocument, StepStatus, StepView } from './api-types.js';
 /** How an attempt ended, or `running` while it is in flight. */
 export type SegmentOutcome =
   | 'completed'
+  | 'repeated'
   | 'error'
   | 'timeout'
   | 'rejected'
@@ -91,7 +92,11 @@ const parse = (iso: string | undefined): number | undefined => {
 };
 
 const isActive = (job: Pick<JobDocument, 'status'>) =>
-  job.status === 'running' || job.status === 'waiting' || job.status === 'queued' || job.status === 'paused';
+  job.status === 'running' ||
+  job.status === 'waiting' ||
+  job.status === 'pending' ||
+  job.status === 'queued' ||
+  job.status === 'paused';
 
 /**
  * Lays out the job's steps in `order` (the definition's order; steps of the job it does not name come
@@ -227,6 +232,7 @@ export function segmentState(
 ): 'completed' | 'failed' | 'cancelled' | 'running' | 'suspended' {
   switch (outcome) {
     case 'completed':
+    case 'repeated':
       return 'completed';
     case 'error':
     case 'timeout':

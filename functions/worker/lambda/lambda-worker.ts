@@ -3,6 +3,7 @@ import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, SQSClient } from '@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { JsonObject } from '../../../engine/index.js';
 import { TOKEN_ATTRIBUTE } from '../../transport/request-token.js';
+import { defaultWorkerName } from '../../transport/worker-name.js';
 import type { ReplyOptions } from '../../transport/worker-transport.js';
 import { HeldRequest, settlesWithin } from '../in-hand.js';
 import { type HandleRequest, requestHandling } from '../request-handling.js';
@@ -26,6 +27,8 @@ export interface LambdaWorkerOptions {
   heartbeatIntervalMs?: number;
   /** How long a request handed back (its handler threw) stays hidden before it is delivered again. @default 0 */
   rejectVisibilityTimeoutSeconds?: number;
+  /** How the function names itself on its replies (`x-worker`). @default the function's name and the SDK's `<host>:<pid>` */
+  workerName?: string;
 }
 
 /** The function Lambda's SQS event source invokes (with `reportBatchItemFailures`). */
@@ -78,6 +81,11 @@ export function lambdaWorker<In extends JsonObject, Out extends WorkerResult>(
   const maxDeliveries = options.maxDeliveries ?? 5;
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 60_000;
   const rejectVisibility = options.rejectVisibilityTimeoutSeconds ?? 0;
+  const workerName =
+    options.workerName ??
+    (process.env.AWS_LAMBDA_FUNCTION_NAME
+      ? `${process.env.AWS_LAMBDA_FUNCTION_NAME}:${defaultWorkerName()}`
+      : defaultWorkerName());
   if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) {
     throw new Error(`maxDeliveries must be a whole number of at least 1, not ${maxDeliveries}`);
   }
@@ -142,6 +150,7 @@ export function lambdaWorker<In extends JsonObject, Out extends WorkerResult>(
         handler,
         maxDeliveries,
         logger,
+        worker: workerName,
         send,
         onHeartbeat: async (delivery) => heartbeats.get(delivery)?.(),
       });

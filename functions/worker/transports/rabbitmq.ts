@@ -10,6 +10,7 @@ import { ConfirmPublisher } from '../../transport/amqp/publisher.js';
 import { declareDurableQueue, openChannel } from '../../transport/amqp/queues.js';
 import { readToken, TOKEN_HEADER } from '../../transport/request-token.js';
 import { RETRYABLE_HEADER } from '../../transport/retryable.js';
+import { WORKER_HEADER } from '../../transport/worker-name.js';
 import type { ReplyOptions, WorkerDelivery, WorkerTransport } from '../../transport/worker-transport.js';
 import { brokerRefusal } from './broker-refusal.js';
 
@@ -120,6 +121,7 @@ export class RabbitMqWorkerTransport implements WorkerTransport {
     // An AMQP boolean: the manager also takes the text "false", which clients without booleans send.
     if (options.retryable === false) headers[RETRYABLE_HEADER] = false;
     if (options.token !== undefined) headers[TOKEN_HEADER] = options.token;
+    if (options.worker !== undefined) headers[WORKER_HEADER] = options.worker;
     const model = await this.connection.whenReady(this.options.replyTimeoutMs ?? 30_000);
     await this.publisher.publish(model, [
       {

@@ -8,6 +8,7 @@ import {
   sqsMessageSize,
   stringAttribute,
 } from '../../transport/sqs/message.js';
+import { WORKER_HEADER } from '../../transport/worker-name.js';
 import type { ReplyOptions } from '../../transport/worker-transport.js';
 
 /**
@@ -76,6 +77,7 @@ export async function sendSqsReply(
   if (options.attempt !== undefined) attributes.attempt = numberAttribute(options.attempt);
   if (options.retryable === false) attributes[RETRYABLE_HEADER] = stringAttribute('false');
   if (options.token !== undefined) attributes[TOKEN_ATTRIBUTE] = stringAttribute(options.token);
+  if (options.worker !== undefined) attributes[WORKER_HEADER] = stringAttribute(options.worker);
   const size = sqsMessageSize(messageBody, attributes);
   if (size > SQS_MAX_MESSAGE_BYTES) {
     throw new UndeliverableError(

@@ -72,7 +72,13 @@ describe('Function: applyEvent', () => {
     expect(transition.expectedRev).toBe(1);
     expect(transition.job.rev).toBe(2);
     expect(Object.keys(transition.patch.steps).sort()).toEqual(['s1', 's2', 's3']);
-    expect(transition.patch.fields).toEqual({ rev: 2, seq: 1, updatedAt: T0 + 5 });
+    const { history, ...fields } = transition.patch.fields;
+    expect(fields).toEqual({ rev: 2, seq: 1, updatedAt: T0 + 5 });
+    expect(history?.map((entry) => entry.kind).slice(-3)).toEqual([
+      'step.completed',
+      'step.requested',
+      'step.requested',
+    ]);
     expect(transition.requests.map((request) => request.step)).toEqual(['s2', 's3']);
     expect(transition.timers).toEqual([{ op: 'clear', key: { jobId: ID, step: 's1' } }]);
     expect(stepsOf(job).s1?.status).toBe('running');

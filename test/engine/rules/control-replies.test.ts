@@ -131,10 +131,25 @@ describe('Rules: a worker suspends its step', () => {
     expect(stepsOf(await w.job(id)).ask?.suspendNote).toBeUndefined();
   });
 
-  it('refuses a signal for a worker step that is not suspended', async () => {
+  it('keeps a signal for a worker step not suspended yet, and sends the step again with it as soon as it suspends', async () => {
+    const w = await world(FLOW);
+    const id = await w.start('approval', { doc: 7 });
+    const [first] = w.take();
+    const { kept } = await w.manager.signal(id, 'ask', { approved: true });
+    expect(kept).toBe('step "ask" has not been suspended by its worker (yet)');
+    await w.reply(first!, {}, { type: 'suspend' });
+    const [again] = w.take();
+    expect(again).toMatchObject({ step: 'ask', attempt: 2, body: { doc: 7, signal: { approved: true } } });
+    expect((await w.job(id)).pendingSignals).toBeUndefined();
+  });
+
+  it('refuses a signal for a worker step that already completed', async () => {
     const w = await world(FLOW);
     const id = await w.start('approval', {});
-    await expect(w.manager.signal(id, 'ask', {})).rejects.toThrow(ManagerError);
+    await w.reply(w.take()[0]!, {});
+    await expect(w.manager.signal(id, 'ask', {})).rejects.toThrow(
+      new ManagerError('conflict', 'step "ask" is already completed'),
+    );
   });
 
   it('a cancelled job cancels its suspended step', async () => {

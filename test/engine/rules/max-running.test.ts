@@ -159,7 +159,7 @@ describe('Rules: maxRunning', () => {
     expect((await w.job(id)).holdsSlot).toBe(true);
   });
 
-  it('refuses signals to a queued job, and ends an aborted queued job without a slot', async () => {
+  it('keeps signals to a queued job, and ends an aborted queued job without a slot, dropping them', async () => {
     const w = new SimulatedWorld();
     await w.register(`workflows:
   - name: limited
@@ -169,9 +169,10 @@ describe('Rules: maxRunning', () => {
         type: signal
 `);
     const [first, second] = [await w.start('limited'), await w.start('limited')];
-    await expect(w.manager.signal(second!, 'approve', {})).rejects.toThrow('the job is queued');
+    expect((await w.manager.signal(second!, 'approve', {})).kept).toBe('step "approve" is not ready yet');
     await w.manager.apply([{ jobId: second!, event: { type: 'abort', reason: 'stop' } }]);
     await w.manager.drain();
+    expect((await w.job(second!)).pendingSignals).toBeUndefined();
     expect(await statuses(w, [first!, second!])).toEqual(['running', 'aborted']);
     expect(await w.store.getRunningCount('limited')).toEqual({ running: 1, queued: 0, nextSeq: 1 });
   });

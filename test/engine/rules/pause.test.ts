@@ -179,7 +179,7 @@ describe('Rules: pause and resume', () => {
 `);
     const id = await world.start('approve');
     await pause(world, id);
-    const signalled = await world.manager.signal(id, 'wait', { ok: true });
+    const { job: signalled } = await world.manager.signal(id, 'wait', { ok: true });
     await world.manager.drain();
     expect(signalled.status).toBe('paused');
     expect(stepsOf(signalled).wait?.status).toBe('completed');

@@ -3,6 +3,7 @@ import type { Bus, JobRecord, StepRequest, Store, TimerScheduler } from '../../.
 import { calledJobId } from '../../../engine/job/calls.js';
 import { treeRootOf } from '../../../engine/job/tree-quota.js';
 import { Manager } from '../../../functions/manager/manager.js';
+import { runawayDocument } from '../../support/runaway-tree.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 import { stepsOf } from '../../support/steps-of.js';
 
@@ -22,30 +23,7 @@ const SPREAD = `workflows:
 `;
 
 /** Two workflows that fan out and call each other: a tree that grows by 3 at every level. */
-const RUNAWAY = `workflows:
-  - name: ping
-    steps:
-      - name: spread
-        task: each
-        input: '{"items": [1, 2, 3]}'
-    tasks:
-      - name: each
-        itemListKey: items
-        steps:
-          - name: call
-            workflow: pong
-  - name: pong
-    steps:
-      - name: spread
-        task: each
-        input: '{"items": [1, 2, 3]}'
-    tasks:
-      - name: each
-        itemListKey: items
-        steps:
-          - name: call
-            workflow: ping
-`;
+const RUNAWAY = runawayDocument(['ping', 'pong']);
 
 /** Two children, each preparing with a worker, then fanning out to three grandchildren. */
 const NEST = `workflows:

@@ -60,7 +60,8 @@ describe('The job document: what its steps wait for, its retries, its run', () =
 
     // Assess
     const doc = await document(id);
-    expect(doc.status).toBe('running');
+    // A job with a step waiting for someone is listed and shown as waiting.
+    expect(doc.status).toBe('waiting');
     expect(doc.waitingFor).toEqual([
       { step: 'approve', kind: 'signal', since: at(1_000) },
       { step: 'check', kind: 'suspended', since: at(2_000), note: 'waiting for finance' },
@@ -69,7 +70,7 @@ describe('The job document: what its steps wait for, its retries, its run', () =
     expect(doc.retries).toBe(1);
     expect(doc.startedAt).toBe(at(0));
     expect(await summary(id)).toMatchObject({
-      status: 'running',
+      status: 'waiting',
       waitingFor: doc.waitingFor,
       retries: 1,
       startedAt: at(0),

@@ -27,6 +27,8 @@ interface World {
   jobB: string;
   /** A read token of team-a that a route may revoke. */
   spareToken: string;
+  /** The callback token of the first attempt of jobA's `charge`. */
+  callbackA: string;
   secret(namespace: string, role: Role): Promise<string>;
 }
 
@@ -55,12 +57,14 @@ async function aWorld(): Promise<World> {
         JSON.stringify({ namespace, role, description: `${namespace} ${role}` }),
       )
     ).secret as string;
-  return { deps, jobA, cancelledA, jobB, spareToken, secret };
+  await world.manager.tokens.ready();
+  const callbackA = world.manager.tokens.mint(`${jobA}:charge`, 1);
+  return { deps, jobA, cancelledA, jobB, spareToken, callbackA, secret };
 }
 
 interface RouteCase {
   method: string;
-  /** Under `/api/ns/team-a` when namespaced; `{job}`, `{cancelled}`, `{token}` filled in. */
+  /** Under `/api/ns/team-a` when namespaced; `{job}`, `{cancelled}`, `{token}`, `{callback}` filled in. */
   path: string;
   body?: string;
   needs: Role;
@@ -76,13 +80,30 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/api/workflow/billing/schedules', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/schedules', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/jobs', needs: 'read', namespaced: true },
+  { method: 'POST', path: '/api/jobs/cancel?dryRun=1', needs: 'run', namespaced: true },
+  { method: 'POST', path: '/api/jobs/retry?dryRun=1', needs: 'run', namespaced: true },
   { method: 'GET', path: '/api/job/{job}', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/job/{job}/children?step=charge', needs: 'read', namespaced: true },
+  { method: 'GET', path: '/api/job/{job}/events', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/queues', needs: 'read', namespaced: true },
   { method: 'POST', path: '/api/workflow/billing', body: '{}', needs: 'run', namespaced: true },
   { method: 'DELETE', path: '/api/job/{job}', needs: 'run', namespaced: true },
   { method: 'POST', path: '/api/job/{job}/signal/approve', body: '{}', needs: 'run', namespaced: true },
   { method: 'POST', path: '/api/job/{cancelled}/retry', needs: 'run', namespaced: true },
+  {
+    method: 'POST',
+    path: '/api/job/{cancelled}/rerun',
+    body: '{"from":"charge"}',
+    needs: 'run',
+    namespaced: true,
+  },
+  {
+    method: 'POST',
+    path: '/api/callback/{callback}',
+    body: '{"type":"suspend"}',
+    needs: 'run',
+    namespaced: true,
+  },
   { method: 'POST', path: '/api/job/{job}/pause', needs: 'run', namespaced: true },
   { method: 'POST', path: '/api/job/{job}/resume', needs: 'run', namespaced: true },
   { method: 'PUT', path: '/api/workflow/billing', body: BILLING, needs: 'admin', namespaced: true },
@@ -99,6 +120,7 @@ const ROUTES: RouteCase[] = [
   },
   { method: 'GET', path: '/healthz', needs: 'read', namespaced: false },
   { method: 'GET', path: '/api/tokens', needs: 'admin', namespaced: false },
+  { method: 'GET', path: '/api/audit', needs: 'admin', namespaced: true },
   {
     method: 'POST',
     path: '/api/tokens',
@@ -116,6 +138,7 @@ async function send(w: World, route: RouteCase, prefix: string, secret: string) 
   const filled = route.path
     .replace('{job}', w.jobA)
     .replace('{cancelled}', w.cancelledA)
+    .replace('{callback}', w.callbackA)
     .replace('{token}', w.spareToken);
   // `prefix` takes the place of `/api`: `/api/ns/team-a`, or `/api` itself for `default`.
   const [path, search] = (route.namespaced ? `${prefix}${filled.slice('/api'.length)}` : filled).split(
@@ -205,7 +228,10 @@ describe('Scoped tokens: every route under each role', () => {
 describe('Scoped tokens: the route table', () => {
   const id = '0b7c2d9e-9f0a-4a51-9b7e-0c1d2e3f4a5b';
   const routeOf = (route: RouteCase) => {
-    const path = route.path.replace(/\{(job|cancelled)\}/, id).replace('{token}', '0123456789abcdef');
+    const path = route.path
+      .replace(/\{(job|cancelled)\}/, id)
+      .replace('{token}', '0123456789abcdef')
+      .replace('{callback}', 'swt1.x');
     return matchRoute(routes, route.method, path.split('?')[0] as string).route;
   };
 
@@ -428,7 +454,9 @@ describe('Namespaces through the API', () => {
       (await callApi(w.deps, { method: 'GET', path: '/api/ns/team-a/workflows', headers: asRoot })).body,
     );
     expect(listA.map((workflow: { name: string }) => workflow.name)).toEqual(['billing']);
-    expect(listA[0].jobs.running).toBe(1);
+    // Its job waits for its approval: listed as waiting, counted with the running ones.
+    expect(listA[0].jobs.waiting).toBe(1);
+    expect(listA[0].job_count).toBe(1);
     const listDefault = JSON.parse(
       (await callApi(w.deps, { method: 'GET', path: '/api/workflows', headers: asRoot })).body,
     );
@@ -438,7 +466,7 @@ describe('Namespaces through the API', () => {
         await callApi(w.deps, {
           method: 'GET',
           path: '/api/ns/team-b/jobs',
-          query: { detail: '1' },
+          query: { detail: '1', status: 'waiting' },
           headers: asRoot,
         })
       ).body,

@@ -32,4 +32,14 @@ describe('Function: amazonMqReply (Amazon MQ event source)', () => {
       expect('retryable' in errorReply(headers)).toBe(false);
     }
   });
+
+  it('names the worker by its x-worker header (a long string), else by the app_id property', () => {
+    const reply = (headers: AmazonMqBasicProperties['headers'], appId?: string) =>
+      amazonMqReply(anAmazonMqMessage('{}', { correlationId, headers, ...(appId ? { appId } : {}) }));
+    expect(reply({ 'x-worker': amazonMqBytes('billing-7f9c:4242') }, 'billing-app').worker).toBe(
+      'billing-7f9c:4242',
+    );
+    expect(reply({}, 'billing-app').worker).toBe('billing-app');
+    expect(reply({}).worker).toBeUndefined();
+  });
 });

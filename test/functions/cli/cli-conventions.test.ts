@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,6 +40,7 @@ const WORKFLOWS = `workflows:
         steps:
           - { name: price-line, queue: cli-pricing }
   - name: approval
+    searchAttributes: { customer: input.customer }
     steps:
       - { name: review }
       - { name: approve, type: signal, depends: [review] }
@@ -194,6 +195,27 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
     expect((await cli(['jobs', '-o', 'yaml'])).code).not.toBe(0);
   });
 
+  it('history: what happened, each attempt with its worker and each command with its actor; -o json', async () => {
+    const failed = await cli(['submit', 'broken', '--wait']);
+    const id = /started job ([0-9a-f-]{36})/.exec(failed.stderr)?.[1] as string;
+    const table = await cli(['history', id]);
+    expect(table.code, describeRun(table)).toBe(0);
+    const [header, ...rows] = table.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^TIME\s+WHAT\s+STEP\s+WHO\s+DETAIL$/);
+    expect(rows[0]).toMatch(/job\.created\s+root$/);
+    const worker = `${hostname()}:${process.pid}`;
+    expect(rows.find((row) => row.includes('step.failed'))).toMatch(
+      new RegExp(`step\\.failed\\s+explode #1\\s+worker ${worker}\\s+the fuse was lit`),
+    );
+    expect(rows.at(-1)).toMatch(/job\.failed/);
+    const json = JSON.parse((await cli(['history', id, '-o', 'json'])).stdout) as {
+      events: { kind: string; worker?: string }[];
+      dropped: number;
+    };
+    expect(json.dropped).toBe(0);
+    expect(json.events.find((entry) => entry.kind === 'step.attempt_failed')?.worker).toBe(worker);
+  });
+
   it('workflows: name, latest version, enabled, and job counts; -o json', async () => {
     const table = await cli(['workflows']);
     const lines = table.stdout.trimEnd().split('\n');
@@ -293,11 +315,11 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
     expect(status).toContain(`review (suspended `);
     expect(status).toContain(`→  ${command}`);
 
-    // jobs: a column for what the job waits for, and where to find the command.
-    const jobs = (await cli(['jobs'])).stdout.trimEnd().split('\n');
+    // jobs: listed as waiting, a column for what the job waits for, and where to find the command.
+    const jobs = (await cli(['jobs', '--status', 'waiting'])).stdout.trimEnd().split('\n');
     expect(jobs[0]).toMatch(/^ID\s+STATUS\s+WORKFLOW\s+PROGRESS\s+CREATED\s+TIME\s+WAITING FOR\s+ERROR$/);
     expect(jobs.find((row) => row.startsWith(id))).toMatch(
-      /running\s+approval v1\s+0\/2 steps\s+\S+ \S+\s+running [\d.]+m?s\s+suspended review: waiting for finance$/,
+      /waiting\s+approval v1\s+0\/2 steps\s+\S+ \S+\s+running [\d.]+m?s\s+suspended review: waiting for finance$/,
     );
     expect(jobs.at(-1)).toMatch(/wait(s)? for someone: "switchyard status ID" prints the command/);
 
@@ -319,6 +341,43 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
     expect(output).toContain(`waiting: approve (waiting for its signal`);
     expect(output).toContain(`switchyard signal ${id} approve --input '{}'`);
     expect(output).not.toMatch(/running: approve/);
+  });
+
+  it('finds the jobs waiting for approval of customer c-42 with one command, and cancels them by the same search', async () => {
+    // Prepare: three jobs of c-42 and one of c-7, each suspended by its review worker.
+    const submit = async (customer: string) =>
+      (await cli(['submit', 'approval', '--input', JSON.stringify({ customer })])).stdout.trim();
+    const mine = [await submit('c-42'), await submit('c-42'), await submit('c-42')];
+    const other = await submit('c-7');
+    const search = ['--status', 'waiting', '--attr', 'customer=c-42'];
+    await expect
+      .poll(async () => (await cli(['jobs', ...search, '--all', '-o', 'json'])).stdout, { timeout: 15_000 })
+      .toSatisfy((text: string) => mine.every((id) => text.includes(id)));
+
+    // Act and assess: one command finds them, every page of one each.
+    const found = await cli(['jobs', ...search, '--limit', '1', '--all', '-o', 'json']);
+    expect(found.code, describeRun(found)).toBe(0);
+    const ids = (JSON.parse(found.stdout) as { uuid: string; status: string }[]).map((job) => job.uuid);
+    expect(ids).toEqual([...mine].reverse());
+    const page = await cli(['jobs', ...search, '--limit', '1']);
+    expect(page.stdout).toMatch(/more: --all for every page, or --cursor \S+ for the next/);
+
+    // A dry run counts, and changes nothing; then they are cancelled, and the other job waits on.
+    const filter = 'status=waiting attr=customer=c-42';
+    const dry = await cli(['cancel', '--filter', filter, '--dry-run']);
+    expect(dry.stdout.trim()).toBe('3 jobs match; dry run: nothing cancelled');
+    const cancelled = await cli(['cancel', '--filter', filter]);
+    expect(cancelled.stdout.trim()).toBe('3 jobs cancelled');
+    for (const id of mine) expect((await cli(['status', id])).stdout).toMatch(/cancelled/);
+    expect(
+      (await cli(['jobs', '--status', 'waiting', '--attr', 'customer=c-7', '-o', 'json'])).stdout,
+    ).toContain(other);
+
+    // A wrong filter is refused, naming what is wrong.
+    const wrong = await cli(['cancel', '--filter', 'attr=customer']);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/"attr" must be NAME=VALUE pairs/);
+    await cli(['cancel', other]);
   });
 
   it('push says the namespace each workflow was registered in', async () => {

@@ -162,6 +162,22 @@ describe('Function: formatJob, steps that wait for someone', () => {
     expect(lines.join('\n')).not.toMatch(/from sent to reply/);
   });
 
+  it('says until when a sleep: step sleeps, and which iteration a loop runs', () => {
+    const job = approval();
+    job.steps.check = {
+      status: 'running',
+      attempt: 1,
+      attempts: [],
+      startedAt: at(1),
+      sleepingUntil: at(-60),
+    };
+    job.steps.approve = { status: 'running', attempt: 3, attempts: [], startedAt: at(1), iterations: 2 };
+    job.waitingFor = undefined;
+    const text = formatJob(job, { now });
+    expect(text).toContain(`sleeping until ${at(-60)}`);
+    expect(text).toContain('running (iteration 3)');
+  });
+
   it('ends with the command that lets each go on, naming the namespace when it is not the default', () => {
     const text = formatJob(approval(), { steps, now, namespace: 'team-a' });
     expect(text.split('\n').slice(3)).toEqual([

@@ -19,6 +19,19 @@ describe('switchyard validate on the corpus of broken definitions (the CLI as a 
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('refuses a signal schema that is not a JSON Schema (as registration would), naming the step', async () => {
+    const file = join(dir, 'bad-signal-schema.yaml');
+    await writeFile(
+      file,
+      'workflows:\n  - name: approval\n    steps:\n      - name: approve\n        type: signal\n        signal:\n          schema: { type: objekt }\n',
+    );
+    const run = await runCli(['validate', file]);
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toContain(
+      `${file}: workflow "approval": step "approve": "signal.schema" is not a JSON Schema: schema is invalid`,
+    );
+  });
+
   it('refuses every file with its own clear errors, one per line, and exits 1', async () => {
     // Prepare
     const files = Object.keys(CORPUS).map((file) => join(CORPUS_DIR, file));

@@ -74,6 +74,23 @@ describe('Function: workflowGraph', () => {
       ['waits for a signal'],
     ]);
   });
+
+  it('says what a step that needs no worker does, and a loop until when', () => {
+    expect(stepNotes({ name: 'wait', sleep: '10m' })).toEqual(['sleeps 10m']);
+    expect(stepNotes({ name: 'stop', fail: { message: 'input.why' } })).toEqual(['fails the job']);
+    expect(stepNotes({ name: 'shape', output: '{"a": 1}' })).toEqual(['passes its input on, reshaped']);
+    expect(stepNotes({ name: 'poll', repeat: { until: 'output.done', max: 5 } })).toEqual([
+      'queue poll',
+      'repeats until output.done (at most 5)',
+    ]);
+  });
+
+  it('shows a join rule other than the default', () => {
+    expect(stepNotes({ name: 'publish', depends: ['approve'], join: 'none_failed' })).toEqual([
+      'queue publish',
+      'join none_failed',
+    ]);
+  });
 });
 
 describe('Function: jobGraph', () => {

@@ -45,6 +45,14 @@ describe('Function: stepNote, for steps that wait for someone', () => {
     );
   });
 
+  it('says until when a sleep: step sleeps', () => {
+    const wakes = new Date(NOW + 10 * 60_000).toISOString();
+    const view: StepView = { status: 'running', attempt: 1, attempts: [], sleepingUntil: wakes };
+    expect(stepNote(view, NOW)).toBe(
+      `sleeping until ${wakes.slice(0, 19).replace('T', ' ')} UTC (in 10 min)`,
+    );
+  });
+
   it("gives a suspended step its worker's note, or says it waits for a signal", () => {
     const view: StepView = { status: 'suspended', attempt: 1, attempts: [], suspendNote: 'ask finance' };
     expect(stepNote(view, NOW)).toBe('suspended: ask finance');

@@ -66,7 +66,7 @@ describe('Handler: api-authorizer (DynamoDB Local)', () => {
     ]);
   });
 
-  it('accepts a scoped token with its id, namespace and role as the context; a revoked one is denied', async () => {
+  it('accepts a scoped token with its id, description, namespace and role as the context; a revoked one is denied', async () => {
     // Prepare
     const { token, secret } = await tokens.create({ namespace: 'team-a', role: 'run', description: 'ci' });
 
@@ -77,9 +77,16 @@ describe('Handler: api-authorizer (DynamoDB Local)', () => {
 
     // Assess
     expect(accepted.principalId).toBe(token.id);
-    expect(accepted.context).toEqual({ tokenId: token.id, namespace: 'team-a', role: 'run' });
+    expect(accepted.context).toEqual({
+      tokenId: token.id,
+      tokenDescription: 'ci',
+      namespace: 'team-a',
+      role: 'run',
+    });
+    // The job's history names the token by its description too (engine/access/actor.ts).
     expect(principalOfContext(accepted.context)).toEqual({
       tokenId: token.id,
+      tokenDescription: 'ci',
       namespace: 'team-a',
       role: 'run',
     });

@@ -62,7 +62,8 @@ describe.each(['sqs', 'rabbitmq'] as const)('Lambda bundles for BUS=%s', (bus) =
     expect(text, `${name} starts an HTTP server`).not.toMatch(/\bcreateServer\b/);
     expect(outputs.filter((path) => path.endsWith('.map'))).toEqual([]);
     expect(text).not.toMatch(/sourceMappingURL/);
-    expect(bytes).toBeLessThan(1.5 * 1024 * 1024);
+    // 1.5 MiB until Ajv (signal schemas, issue 30) added about 150 KB to every bundle with the manager.
+    expect(bytes).toBeLessThan(1.75 * 1024 * 1024);
   });
 });
 

@@ -72,8 +72,13 @@ afterAll(async () => {
   await serve?.close();
 });
 
+// Its jobs wait for a signal: listed as waiting.
 const jobCount = async () =>
-  (JSON.parse((await send(serve.url, 'GET', '/api/jobs', { host })).body) as { jobs: string[] }).jobs.length;
+  (
+    JSON.parse((await send(serve.url, 'GET', '/api/jobs?status=waiting', { host })).body) as {
+      jobs: string[];
+    }
+  ).jobs.length;
 const port = () => new URL(serve.url).port;
 
 describe('serve: the Host a request names', () => {

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   AbortJob,
   abort,
+  awaitCallback,
   createWorker,
   SuspendStep,
   suspend,
@@ -186,8 +188,11 @@ describe('Function: createWorker', () => {
     await eventually('the error reply', () => fixture.replies.length === 1);
     expect(fixture.replies[0]?.properties.type).toBe('error');
     expect(bodyOf(fixture.replies[0])).toEqual({ error: 'the input names no file' });
-    // The manager may retry it: nothing says otherwise.
-    expect(fixture.replies[0]?.properties.headers).toEqual({ 'x-attempt': 1 });
+    // The manager may retry it: nothing says otherwise. The worker names itself (`<host>:<pid>`).
+    expect(fixture.replies[0]?.properties.headers).toEqual({
+      'x-attempt': 1,
+      'x-worker': `${hostname()}:${process.pid}`,
+    });
     await expectQueueSettled(fixture.queue);
     expect(calls).toBe(1);
   });
@@ -246,6 +251,35 @@ describe('Function: createWorker', () => {
       expect(fixture.replies).toHaveLength(1);
     },
   );
+
+  it("gives the handler its attempt's callback token; a handler that returns awaitCallback() sends no reply, and the request is acknowledged", async () => {
+    // Prepare: the first request awaits its callback, the second replies (in order: one at a time).
+    const tokens: (string | undefined)[] = [];
+    const fixture = await aWorker({
+      concurrency: 1,
+      handler: (input, context) => {
+        tokens.push(context.callbackToken);
+        return input.n === 1 ? awaitCallback('waiting for the partner') : { n: 2 };
+      },
+    });
+    const correlationId = `${randomUUID()}:pay`;
+
+    // Act
+    inspector.channel.sendToQueue(fixture.queue, Buffer.from('{"n":1}'), {
+      correlationId,
+      replyTo: fixture.replyQueue,
+      deliveryMode: 2,
+      headers: { 'x-attempt': 1, 'x-switchyard-token': 'swt1.claim.mac' },
+    });
+    const second = sendRequest(fixture, { body: '{"n":2}' });
+
+    // Assess: the only reply is the second request's; the first was acknowledged all the same.
+    await eventually('the second reply', () => fixture.replies.length === 1);
+    expect(fixture.replies[0]?.properties.correlationId).toBe(second);
+    expect(tokens).toEqual(['swt1.claim.mac', undefined]);
+    await expectQueueSettled(fixture.queue);
+    expect(fixture.replies).toHaveLength(1);
+  });
 
   it('answers a request whose body is not a JSON object with an error reply, without calling the handler', async () => {
     // Prepare

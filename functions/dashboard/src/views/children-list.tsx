@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { JOB_STATUSES } from '../../../../engine/index.js';
+import { LISTED_STATUSES } from '../../../../engine/index.js';
 import { AuthRequiredError } from '../api-client.js';
 import type { ChildrenPage, JobStatus } from '../api-types.js';
 import {
@@ -132,7 +132,7 @@ export function ChildrenList({ jobId, step, total, done, failed, refreshKey }: C
               onChange={(event) => setFilter((event.target as HTMLSelectElement).value as Filter)}
             >
               <option value="all">All, failed first</option>
-              {JOB_STATUSES.map((status) => (
+              {LISTED_STATUSES.map((status) => (
                 <option key={status} value={status}>
                   {status}
                 </option>
@@ -174,7 +174,7 @@ export function ChildrenList({ jobId, step, total, done, failed, refreshKey }: C
           data-children-range={`${loaded.from}-${loaded.from + children.length - 1}`}
         >
           #{loaded.from}–{loaded.from + children.length - 1}:{' '}
-          {statusCounts(children, JOB_STATUSES)
+          {statusCounts(children, LISTED_STATUSES)
             .map(({ status, count }) => `${count} ${status}`)
             .join(', ')}
         </p>

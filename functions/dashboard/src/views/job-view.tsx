@@ -13,7 +13,9 @@ import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
 import { StatusBadge } from '../status-badge.js';
 import { defaultStep, stepNote } from '../step-note.js';
+import { HistoryView } from './history-view.js';
 import { JobLinks } from './job-links.js';
+import { KeptSignals } from './kept-signals.js';
 import { type LiveState, useLiveJob } from './live-job.js';
 import { ErrorNote, Loading } from './notes.js';
 import { QueueNote } from './queue-note.js';
@@ -113,6 +115,7 @@ function JobHeader({
   const [confirming, setConfirming] = useState(false);
   const active =
     job.status === 'scheduled' ||
+    job.status === 'pending' ||
     job.status === 'running' ||
     job.status === 'waiting' ||
     job.status === 'queued' ||
@@ -157,7 +160,7 @@ function JobHeader({
           </span>
         )}
         <div class="job-actions">
-          {job.status === 'running' && !confirming && (
+          {(job.status === 'running' || job.status === 'waiting') && !confirming && (
             <button
               type="button"
               class="button-ghost"
@@ -262,6 +265,7 @@ function JobHeader({
       </dl>
       {action.error && <ErrorNote error={action.error} onRetry={action.clear} />}
       <WaitingNote job={job} now={now} />
+      <KeptSignals job={job} now={now} />
       {job.error && (
         <div class="note note-error job-error" role="alert">
           <div>
@@ -358,10 +362,15 @@ function JobBody({
           {job.result !== undefined ? (
             <JsonView value={job.result} label="Job result" />
           ) : (
-            <p class="muted">{job.status === 'running' ? 'Known once the job completes.' : 'No result.'}</p>
+            <p class="muted">
+              {job.status === 'running' || job.status === 'waiting'
+                ? 'Known once the job completes.'
+                : 'No result.'}
+            </p>
           )}
         </section>
       </div>
+      <HistoryView job={job} />
     </>
   );
 }

@@ -25,8 +25,10 @@ const PAGE_SIZE = 25;
 const FILTER_LABELS: Record<JobFilter, string> = {
   all: 'All',
   scheduled: 'Scheduled',
+  pending: 'Pending',
   queued: 'Queued',
   running: 'Running',
+  waiting: 'Waiting',
   paused: 'Paused',
   completed: 'Completed',
   failed: 'Failed',
@@ -50,11 +52,13 @@ async function loadInputs(client: ApiClient, ids: readonly string[], signal: Abo
 type JobsRoute = Extract<Route, { view: 'jobs' }>;
 
 /**
- * Top-level jobs, newest first, filtered by workflow and status, a page at a time; searched by job id (a
- * whole id is looked up, wherever the job is; a prefix is matched among the jobs of the page) and by an
- * input field (`key=value`, matched against the inputs of the page's jobs: the API does not filter by input).
+ * Top-level jobs, newest first, filtered by workflow and status, a page at a time; searched on the
+ * server by search attributes (`customer=c-42`, the workflow's `searchAttributes:`) and error text,
+ * every page alike; and on the page by job id (a whole id is looked up, wherever the job is; a prefix
+ * is matched among the jobs of the page) and by an input field (`key=value`, matched against the
+ * inputs of the page's jobs: an input field not declared as a search attribute has no index).
  */
-export function JobsView({ workflow, status, id, input }: Omit<JobsRoute, 'view'>) {
+export function JobsView({ workflow, status, id, input, attr, error }: Omit<JobsRoute, 'view'>) {
   // The cursors of the pages before this one: "Newer" pops, "Older" pushes.
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
@@ -62,6 +66,8 @@ export function JobsView({ workflow, status, id, input }: Omit<JobsRoute, 'view'
   const inputFilter = parseInputFilter(input ?? '');
   const query = new URLSearchParams({ detail: '1', status, limit: String(PAGE_SIZE) });
   if (workflow) query.set('workflow', workflow);
+  if (attr) query.set('attr', attr);
+  if (error) query.set('error', error);
   if (cursor) query.set('cursor', cursor);
   const exact = idQuery.kind === 'exact' ? idQuery.id : undefined;
   const path = exact ? `api/job/${exact}` : `api/jobs?${query}`;
@@ -101,10 +107,12 @@ export function JobsView({ workflow, status, id, input }: Omit<JobsRoute, 'view'
       ...(workflow ? { workflow } : {}),
       ...(id ? { id } : {}),
       ...(input ? { input } : {}),
+      ...(attr ? { attr } : {}),
+      ...(error ? { error } : {}),
       ...change,
     } as JobsRoute);
   // A new search starts from the newest page.
-  useEffect(() => setCursors([undefined]), [id, input]);
+  useEffect(() => setCursors([undefined]), [id, input, attr, error, status, workflow]);
   const searching = idQuery.kind !== 'none' || inputFilter !== undefined;
   const shown = page.data ? filterJobs(page.data.jobs, idQuery, inputFilter, inputs) : [];
 
@@ -154,7 +162,10 @@ export function JobsView({ workflow, status, id, input }: Omit<JobsRoute, 'view'
             </a>
           ))}
         </nav>
-        <SearchForm id={id ?? ''} input={input ?? ''} onSearch={(next) => (location.hash = here(next))} />
+        <SearchForm
+          given={{ id: id ?? '', input: input ?? '', attr: attr ?? '', error: error ?? '' }}
+          onSearch={(next) => (location.hash = here(next))}
+        />
       </div>
       {searching && (
         <SearchNote idQuery={idQuery} input={input} shown={shown.length} page={page.data} exact={!!exact} />
@@ -169,7 +180,9 @@ export function JobsView({ workflow, status, id, input }: Omit<JobsRoute, 'view'
                 ? exact
                   ? `No job ${exact}.`
                   : `No job on this page matches${page.data.cursor ? ': the older pages may hold some.' : '.'}`
-                : `No ${status === 'all' ? '' : `${status} `}jobs${workflow ? ` of ${workflow}` : ''}${cursors.length > 1 ? ' on this page' : ''}.`}
+                : attr || error
+                  ? `No ${status === 'all' ? '' : `${status} `}job${workflow ? ` of ${workflow}` : ''} matches${attr ? ` ${attr}` : ''}${error ? `${attr ? ' and' : ''} an error holding “${error}”` : ''}.`
+                  : `No ${status === 'all' ? '' : `${status} `}jobs${workflow ? ` of ${workflow}` : ''}${cursors.length > 1 ? ' on this page' : ''}.`}
             </p>
           ) : (
             <table class="jobs-table">
@@ -208,21 +221,37 @@ export function JobsView({ workflow, status, id, input }: Omit<JobsRoute, 'view'
   );
 }
 
-/** The id and input fields: searching sets them in the URL, so a search can be linked to. */
+type SearchFields = { id: string; input: string; attr: string; error: string };
+
+/**
+ * The search fields: searching sets them in the URL, so a search can be linked to. Attributes and
+ * error text go to the server (GET /api/jobs?attr=&error=); the id and input search the page.
+ */
 function SearchForm({
-  id,
-  input,
+  given,
   onSearch,
 }: {
-  id: string;
-  input: string;
-  onSearch(next: { id?: string; input?: string }): void;
+  given: SearchFields;
+  onSearch(next: Partial<Record<keyof SearchFields, string | undefined>>): void;
 }) {
-  const [idText, setIdText] = useState(id);
-  const [inputText, setInputText] = useState(input);
-  useEffect(() => setIdText(id), [id]);
-  useEffect(() => setInputText(input), [input]);
-  const invalid = parseIdQuery(idText).kind === 'invalid';
+  const [text, setText] = useState(given);
+  useEffect(() => setText(given), [given.id, given.input, given.attr, given.error]);
+  const invalid = parseIdQuery(text.id).kind === 'invalid';
+  const field = (name: keyof SearchFields, label: string, placeholder: string) => (
+    <label>
+      <span>{label}</span>
+      <input
+        name={name}
+        class="mono"
+        type="search"
+        placeholder={placeholder}
+        value={text[name]}
+        aria-invalid={name === 'id' && invalid ? 'true' : undefined}
+        onInput={(event) => setText({ ...text, [name]: (event.target as HTMLInputElement).value })}
+      />
+    </label>
+  );
+  const trimmed = (value: string) => value.trim() || undefined;
   return (
     <form
       class="job-search"
@@ -230,40 +259,26 @@ function SearchForm({
       onSubmit={(event) => {
         event.preventDefault();
         if (invalid) return;
-        onSearch({ id: idText.trim() || undefined, input: inputText.trim() || undefined });
+        onSearch({
+          id: trimmed(text.id),
+          input: trimmed(text.input),
+          attr: trimmed(text.attr),
+          error: trimmed(text.error),
+        });
       }}
     >
-      <label>
-        <span>Job id</span>
-        <input
-          name="id"
-          class="mono"
-          type="search"
-          placeholder="id or its first characters"
-          value={idText}
-          aria-invalid={invalid ? 'true' : undefined}
-          onInput={(event) => setIdText((event.target as HTMLInputElement).value)}
-        />
-      </label>
-      <label>
-        <span>Input</span>
-        <input
-          name="input"
-          class="mono"
-          type="search"
-          placeholder="key=value"
-          value={inputText}
-          onInput={(event) => setInputText((event.target as HTMLInputElement).value)}
-        />
-      </label>
+      {field('attr', 'Attributes', 'customer=c-42')}
+      {field('error', 'Error', 'text of the error')}
+      {field('id', 'Job id', 'id or its first characters')}
+      {field('input', 'Input', 'key=value')}
       <button type="submit" class="button-primary" disabled={invalid}>
         Search
       </button>
-      {(id || input) && (
+      {(given.id || given.input || given.attr || given.error) && (
         <button
           type="button"
           class="button-ghost"
-          onClick={() => onSearch({ id: undefined, input: undefined })}
+          onClick={() => onSearch({ id: undefined, input: undefined, attr: undefined, error: undefined })}
         >
           Clear
         </button>

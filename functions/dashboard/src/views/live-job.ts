@@ -24,7 +24,11 @@ export interface LiveJob {
 
 /** A paused job has not ended: it is followed until it does. */
 const isActive = (job: JobDocument) =>
-  job.status === 'running' || job.status === 'waiting' || job.status === 'queued' || job.status === 'paused';
+  job.status === 'running' ||
+  job.status === 'waiting' ||
+  job.status === 'pending' ||
+  job.status === 'queued' ||
+  job.status === 'paused';
 
 /** An answer faster than this did not wait on the server (deployed, `?wait` answers at once). */
 const QUICK_ANSWER_MS = 1_000;

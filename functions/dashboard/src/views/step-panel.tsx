@@ -13,6 +13,7 @@ import { useAction, useApi } from '../hooks.js';
 import { JsonView } from '../json-view.js';
 import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
+import { type SignalField, signalBodyOf, signalFieldsOf } from '../signal-fields.js';
 import { StatusBadge } from '../status-badge.js';
 import { sentInput, stepOutput } from '../step-data.js';
 import { ChildrenList } from './children-list.js';
@@ -131,7 +132,17 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
           duration && <Fact name={ongoing ? 'Running for' : 'Took'} value={duration} />
         )}
         {view.retryAt && <Fact name="Next attempt" value={<RelativeTime iso={view.retryAt} now={now} />} />}
-        {view.deadline && view.status === 'running' && (
+        {view.sleepingUntil && view.status === 'running' && (
+          <Fact
+            name="Sleeping until"
+            value={
+              <span title={absoluteTime(view.sleepingUntil)}>
+                {absoluteTime(view.sleepingUntil)} (<RelativeTime iso={view.sleepingUntil} now={now} />)
+              </span>
+            }
+          />
+        )}
+        {view.deadline && view.status === 'running' && !view.sleepingUntil && (
           <Fact
             name="Reply due"
             value={
@@ -179,9 +190,15 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
           refreshKey={`${job.updatedAt}|${view.childrenDone}|${view.status}`}
         />
       )}
-      {(job.status === 'running' || job.status === 'paused') &&
+      {(job.status === 'running' || job.status === 'waiting' || job.status === 'paused') &&
         ((definition?.type === 'signal' && view.status === 'running') || view.status === 'suspended') && (
-          <SignalForm jobId={job.uuid} step={step} resends={view.status === 'suspended'} onJob={onJob} />
+          <SignalForm
+            jobId={job.uuid}
+            step={step}
+            resends={view.status === 'suspended'}
+            schema={definition?.signal?.schema}
+            onJob={onJob}
+          />
         )}
       {definition?.params && (
         <div class="step-params">
@@ -244,6 +261,7 @@ const OUTCOMES: Record<string, string> = {
   rejected: 'rejected by the worker',
   cancelled: 'cancelled',
   suspended: 'suspended',
+  repeated: 'repeated: "until" did not hold',
 };
 
 /** Every attempt of the step, oldest first: when it was sent and ended, how it ended, its error. */
@@ -310,44 +328,55 @@ function Fact({ name, value }: { name: string; value: preact.ComponentChildren }
 /**
  * Completes a `type: signal` step with a JSON object as its output; or, for a step its worker
  * suspended (`resends`), sends it to its worker again with the object under `signal` in its input.
+ * A step with a `signal.schema` of plain fields gets a form drawn from it (labels, choices, required
+ * marks); otherwise the body is written as JSON.
  */
 function SignalForm({
   jobId,
   step,
   resends,
+  schema,
   onJob,
 }: {
   jobId: string;
   step: string;
   resends: boolean;
+  schema?: JsonObject;
   onJob(job: JobDocument): void;
 }) {
   const client = useApi();
   const action = useAction();
+  const fields = signalFieldsOf(schema);
   const [text, setText] = useState('{\n  \n}');
+  const [values, setValues] = useState<Record<string, string | boolean>>({});
   const [invalid, setInvalid] = useState<string>();
+  const readText = (): JsonObject | undefined => {
+    try {
+      const parsed: unknown = JSON.parse(text.trim() || '{}');
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+        setInvalid('The signal must be a JSON object, such as {"approved": true}.');
+        return undefined;
+      }
+      return parsed as JsonObject;
+    } catch (error) {
+      setInvalid(`That is not JSON: ${(error as Error).message}`);
+      return undefined;
+    }
+  };
   const send = () =>
     action.run(async () => {
-      let body: JsonObject;
-      try {
-        const parsed: unknown = JSON.parse(text.trim() || '{}');
-        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-          setInvalid('The signal must be a JSON object, such as {"approved": true}.');
-          return;
-        }
-        body = parsed as JsonObject;
-      } catch (error) {
-        setInvalid(`That is not JSON: ${(error as Error).message}`);
-        return;
-      }
+      const body = fields ? signalBodyOf(fields, values) : readText();
+      if (!body) return;
       setInvalid(undefined);
-      onJob(
-        await client.request<JobDocument>(`api/job/${jobId}/signal/${encodeURIComponent(step)}`, {
-          method: 'POST',
-          body,
-        }),
+      const answer = await client.request<JobDocument | { buffered: true; job: JobDocument }>(
+        `api/job/${jobId}/signal/${encodeURIComponent(step)}`,
+        { method: 'POST', body },
       );
+      // 202: the step did not wait yet after all; the job keeps the signal until it does.
+      onJob('buffered' in answer ? answer.job : answer);
     });
+  const set = (name: string, value: string | boolean) =>
+    setValues((current) => ({ ...current, [name]: value }));
   return (
     <form
       class="signal-form"
@@ -362,19 +391,98 @@ function SignalForm({
           ? 'Its worker asked to wait for this signal: the step is sent to it again, with the body (a JSON object) under "signal" in its input.'
           : "This step waits for a signal; its body (a JSON object) becomes the step's output."}
       </p>
-      <textarea
-        class="mono"
-        rows={5}
-        spellcheck={false}
-        aria-label="Signal body (JSON)"
-        value={text}
-        onInput={(event) => setText((event.target as HTMLTextAreaElement).value)}
-      />
+      {fields ? (
+        <div class="signal-fields">
+          {fields.map((field) => (
+            <SignalFieldInput key={field.name} field={field} value={values[field.name]} onChange={set} />
+          ))}
+        </div>
+      ) : (
+        <textarea
+          class="mono"
+          rows={5}
+          spellcheck={false}
+          aria-label="Signal body (JSON)"
+          value={text}
+          onInput={(event) => setText((event.target as HTMLTextAreaElement).value)}
+        />
+      )}
       {invalid && <p class="text-failed">{invalid}</p>}
       {action.error && <ErrorNote error={action.error} />}
       <button type="submit" class="button-primary" disabled={action.busy}>
         {action.busy ? 'Sending…' : 'Send signal'}
       </button>
     </form>
+  );
+}
+
+/** One field of a signal form: a choice, text, a number or a yes/no, labelled, marked when required. */
+function SignalFieldInput({
+  field,
+  value,
+  onChange,
+}: {
+  field: SignalField;
+  value: string | boolean | undefined;
+  onChange(name: string, value: string | boolean): void;
+}) {
+  const id = `signal-field-${field.name}`;
+  const label = (
+    <label for={id}>
+      {field.label}
+      {field.required && (
+        <span class="required-mark" aria-hidden="true">
+          {' '}
+          *
+        </span>
+      )}
+    </label>
+  );
+  const input =
+    field.kind === 'choice' ? (
+      <select
+        id={id}
+        required={field.required}
+        value={typeof value === 'string' ? value : ''}
+        onChange={(event) => onChange(field.name, (event.target as HTMLSelectElement).value)}
+      >
+        <option value="">{field.required ? 'Choose…' : '(none)'}</option>
+        {(field.choices ?? []).map((choice, index) => (
+          <option key={String(index)} value={String(index)}>
+            {typeof choice === 'string' ? choice : JSON.stringify(choice)}
+          </option>
+        ))}
+      </select>
+    ) : field.kind === 'boolean' ? (
+      <input
+        id={id}
+        type="checkbox"
+        checked={value === true}
+        onChange={(event) => onChange(field.name, (event.target as HTMLInputElement).checked)}
+      />
+    ) : field.kind === 'text' ? (
+      <input
+        id={id}
+        type="text"
+        required={field.required}
+        value={typeof value === 'string' ? value : ''}
+        onInput={(event) => onChange(field.name, (event.target as HTMLInputElement).value)}
+      />
+    ) : (
+      <input
+        id={id}
+        type="number"
+        step={field.kind === 'integer' ? 1 : 'any'}
+        required={field.required}
+        value={typeof value === 'string' ? value : ''}
+        onInput={(event) => onChange(field.name, (event.target as HTMLInputElement).value)}
+      />
+    );
+  return (
+    <div class="signal-field" data-signal-field={field.name}>
+      {label}
+      {input}
+      {field.help && <p class="muted">{field.help}</p>}
+    </div>
   );
 }

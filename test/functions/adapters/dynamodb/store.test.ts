@@ -236,6 +236,7 @@ workflows:
       expect(job.status).toBe('completed');
       expect(job.steps.find((step) => step.name === 'each')?.output?.items).toEqual(items.map((n) => n * 2));
       expect(await first.countJobs('fan')).toEqual({
+        pending: 0,
         waiting: 0,
         running: 0,
         paused: 0,
@@ -1032,6 +1033,7 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
     expect(written).toEqual(['UpdateItemCommand']);
     expect(countersWhileRunning).toEqual([]);
     expect(whileRunning).toEqual({
+      pending: 0,
       waiting: 0,
       running: 1,
       paused: 0,
@@ -1043,6 +1045,7 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
       aborted: 0,
     });
     expect(await store.countJobs(workflow)).toEqual({
+      pending: 0,
       waiting: 0,
       running: 0,
       paused: 0,
@@ -1082,6 +1085,7 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
 
     // Assess
     expect(afterFailing).toEqual({
+      pending: 0,
       waiting: 0,
       running: 1,
       paused: 0,
@@ -1092,8 +1096,10 @@ describe('DynamoDbStore on DynamoDB Local: counting top-level jobs', { timeout: 
       cancelled: 0,
       aborted: 0,
     });
+    // A job not started (the engine's `waiting`) is listed and counted as `pending`.
     expect(await store.countJobs(workflow)).toEqual({
-      waiting: 1,
+      pending: 1,
+      waiting: 0,
       running: 1,
       paused: 0,
       scheduled: 0,
@@ -1303,8 +1309,10 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     // Assess
     expect(results).toEqual([...Array(5).fill({ ok: true }), { ok: false, conflict: true }]);
     expect(repeated.every((result) => !result.ok)).toBe(true);
+    // A job not started (the engine's `waiting`) is listed and counted as `pending`.
     expect(await store.countJobs(workflow)).toEqual({
-      waiting: 1,
+      pending: 1,
+      waiting: 0,
       running: 1,
       paused: 0,
       scheduled: 0,

@@ -32,4 +32,16 @@ describe('Function: toInboundReply (RabbitMQ)', () => {
       expect('retryable' in toInboundReply(anAmqpReply({ 'x-retryable': value }))).toBe(false);
     }
   });
+
+  it('names the worker by its x-worker header, else by the app_id property, else not at all', () => {
+    const named = (headers: Record<string, unknown>, appId?: string) => {
+      const message = anAmqpReply(headers, 'result');
+      if (appId !== undefined) message.properties.appId = appId;
+      return toInboundReply(message).worker;
+    };
+    expect(named({ 'x-worker': 'billing-7f9c:4242' }, 'billing-app')).toBe('billing-7f9c:4242');
+    expect(named({ 'x-worker': Buffer.from('from-bytes:1') })).toBe('from-bytes:1');
+    expect(named({}, 'billing-app')).toBe('billing-app');
+    expect(named({})).toBeUndefined();
+  });
 });

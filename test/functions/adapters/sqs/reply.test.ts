@@ -113,4 +113,21 @@ describe('Function: parseSqsReply', () => {
     expect(fromSdk).toEqual({ body: '' });
     expect(fromLambda).toEqual({ body: '{"count":3}' });
   });
+
+  it('reads the x-worker attribute from Lambda or ReceiveMessage', () => {
+    const fromLambda = parseSqsReply(
+      lambdaRecord({
+        messageAttributes: {
+          correlation_id: { dataType: 'String', stringValue: correlationId },
+          'x-worker': { dataType: 'String', stringValue: 'ip-10-0-1-7:311' },
+        },
+      }),
+    );
+    const fromSdk = parseSqsReply({
+      Body: '{}',
+      MessageAttributes: { 'x-worker': { DataType: 'String', StringValue: 'lambda-charge:9' } },
+    });
+    expect(fromLambda.worker).toBe('ip-10-0-1-7:311');
+    expect(fromSdk.worker).toBe('lambda-charge:9');
+  });
 });

@@ -1,0 +1,47 @@
+import { runOnce, type Workload } from './local.js';
+import { spread } from './stats.js';
+
+/*
+ * Before and after a change, alternating in one process, as BENCHMARKS.md's before/after sections
+ * want: serve of another checkout (`BENCH_BEFORE_ROOT`, built with its own `npm run build:cli`)
+ * and this checkout's, each on the same workload after the usual warm-up, pair after pair. Prints
+ * serve's CPU a step (from /proc: what a loaded machine moves least) and the rate of each run.
+ *
+ *   BENCH_BEFORE_ROOT=/path/to/other/checkout node --import tsx bench/before-after.ts
+ *
+ * Environment: BENCH_BEFORE_ROOT (required), BENCH_PAIRS (default 3), BENCH_WORKLOAD (`diamond` or
+ * `fan-out`, default diamond), BENCH_SIZE (default 5000).
+ */
+
+const env = process.env;
+const beforeRoot = env.BENCH_BEFORE_ROOT;
+if (!beforeRoot) throw new Error('BENCH_BEFORE_ROOT must name the checkout to compare with');
+const pairs = Number(env.BENCH_PAIRS ?? 3);
+const workload = (env.BENCH_WORKLOAD ?? 'diamond') as Workload;
+const size = Number(env.BENCH_SIZE ?? 5000);
+const trees: [string, string | undefined][] = [
+  ['before', beforeRoot],
+  ['after', undefined],
+];
+const cpu: Record<string, number[]> = { before: [], after: [] };
+
+for (let pair = 1; pair <= pairs; pair++) {
+  for (const [name, root] of trees) {
+    if (root) process.env.BENCH_SERVE_ROOT = root;
+    else delete process.env.BENCH_SERVE_ROOT;
+    const { run } = await runOnce(workload, size, 'FULL');
+    const usPerStep = ((run.cpuSeconds.serve ?? Number.NaN) * 1e6) / run.steps;
+    cpu[name]?.push(usPerStep);
+    process.stdout.write(
+      `pair ${pair} ${name}: serve ${Math.round(usPerStep)} µs of CPU a step, ${Math.round(run.stepsPerSecond)} steps/s, ` +
+        `reply batch ${run.meanReplyBatch.toFixed(1)}, peak RSS ${Math.round(run.servePeakRssMb)} MB, load ${run.loadAverage.before}\n`,
+    );
+  }
+}
+for (const [name, values] of Object.entries(cpu)) {
+  const { min, median, max } = spread(values);
+  process.stdout.write(
+    `${name}: serve ${Math.round(median)} µs a step (min ${Math.round(min)}, max ${Math.round(max)})\n`,
+  );
+}
+process.exit(0);

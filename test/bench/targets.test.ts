@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import type { LocalFigures, LocalRun } from '../../bench/local.js';
+import type { LowLoadRun } from '../../bench/low-load.js';
+import { judgeTargets } from '../../bench/render.js';
+import type { BenchResults, SectionRun } from '../../bench/results-file.js';
+
+/*
+ * The targets of issue 34 that the figures are judged against: the low-load overhead against the
+ * disk's commit, and the million-child fan-out against 150 s, 500 MB and the 10,000 case's time a
+ * child. Synthetic figures: what is judged, not what was measured.
+ */
+
+const section = (figures: LocalFigures): BenchResults => ({
+  local: {
+    measuredAt: '2026-11-28T00:00:00.000Z',
+    runs: 1,
+    loadAverage: { start: 0, end: 0 },
+    machine: {} as SectionRun['machine'],
+    command: 'test',
+    figures,
+  },
+});
+
+const fanOut = (size: number, wallSeconds: number, servePeakRssMb: number): LocalRun => ({
+  workload: 'fan-out',
+  size,
+  synchronous: 'FULL',
+  steps: size + 2,
+  wallSeconds,
+  stepsPerSecond: (size + 2) / wallSeconds,
+  overheadMs: {},
+  meanReplyBatch: 1,
+  servePeakRssMb,
+  cpuSeconds: {},
+  loadAverage: { before: 0, after: 0 },
+});
+
+const lowLoad = (p50: number, commit: number): LowLoadRun => ({
+  chains: 5,
+  steps: 500,
+  overheadMs: { '0.5': p50, '0.99': p50 * 4 },
+  overheadCount: 495,
+  msPerStep: p50 * 2,
+  serveCpuUsPerStep: 1000,
+  disk: {
+    sqliteCommitMs: { min: commit / 2, median: commit, max: commit * 10, p99: commit * 8 },
+    fdatasyncMs: { min: 0.1, median: 0.3, max: 3, p99: 2 },
+    samples: 240,
+  },
+  loadAverage: 0,
+});
+
+function row(results: BenchResults, starts: string) {
+  const found = judgeTargets(results).find((r) => r.target.startsWith(starts));
+  expect(found, `a target starting "${starts}"`).toBeDefined();
+  return found as NonNullable<typeof found>;
+}
+
+describe('the targets of issue 34', () => {
+  it('judges the low-load overhead against the SQLite commit measured in the same runs', () => {
+    // Act
+    const met = row(section({ serveCommand: '', runs: [], lowLoadRuns: [lowLoad(1.4, 0.6)] }), 'low load');
+    const missed = row(section({ serveCommand: '', runs: [], lowLoadRuns: [lowLoad(2.1, 0.6)] }), 'low load');
+
+    // Assess
+    expect(met.met).toBe(true);
+    expect(met.figure).toContain('p50 1.40 ms');
+    expect(missed.met).toBe(false);
+  });
+
+  it('judges a million children on time, peak RSS and time a child against the 10,000 case', () => {
+    // Prepare
+    const tenK = fanOut(10_000, 1.2, 180);
+    const figures = (huge: LocalRun): LocalFigures => ({
+      serveCommand: '',
+      runs: [tenK],
+      hugeFanOutRuns: [huge],
+    });
+
+    // Act
+    const met = row(section(figures(fanOut(1_000_000, 140, 450))), 'fan-out × 1,000,000');
+    const slowPerChild = row(section(figures(fanOut(1_000_000, 149, 450))), 'fan-out × 1,000,000');
+    const tooBig = row(section(figures(fanOut(1_000_000, 120, 510))), 'fan-out × 1,000,000');
+
+    // Assess
+    expect(met.met).toBe(true);
+    expect(met.figure).toContain('140.0 s, 450 MB');
+    // 149 µs a child against 120: 124%, within 25%.
+    expect(slowPerChild.met).toBe(true);
+    expect(tooBig.met).toBe(false);
+    const slower = row(
+      section({
+        serveCommand: '',
+        runs: [fanOut(10_000, 1.0, 180)],
+        hugeFanOutRuns: [fanOut(1_000_000, 130, 400)],
+      }),
+      'fan-out × 1,000,000',
+    );
+    // 130 µs a child against 100: 130%.
+    expect(slower.met).toBe(false);
+  });
+});
