@@ -6,6 +6,8 @@
  * whatever happened.
  */
 
+import { FINISHED_JOB_STATUSES } from '../../engine/index.js';
+
 export type SmokeBus = 'sqs' | 'rabbitmq';
 
 export interface SmokeAnswer {
@@ -122,7 +124,7 @@ async function wordCount(api: SmokeStack, options: SmokeOptions): Promise<string
   const job = await until(options, options.jobTimeoutMs ?? 600_000, async () => {
     const read = await api.call('GET', `/api/job/${id}`);
     const document = read.body as { status: string; result?: Record<string, unknown>; error?: unknown };
-    return read.status === 200 && !['running', 'queued', 'paused', 'scheduled'].includes(document.status)
+    return read.status === 200 && (FINISHED_JOB_STATUSES as readonly string[]).includes(document.status)
       ? document
       : undefined;
   });
