@@ -18,6 +18,8 @@ export const PROFILES = {
     repliesMaxConcurrency: 20,
     timersMaxConcurrency: 5,
     deadLettersMaxConcurrency: 2,
+    // A new version of the API and replies functions takes 10% of their traffic for 5 minutes first.
+    canaryDeployments: true,
     // One shared API key is the root of every namespace: a production stack hands out scoped tokens.
     auth: 'token',
   },

@@ -114,6 +114,11 @@ export interface SwitchyardSettings {
     timersMaxConcurrency: number;
     deadLettersMaxConcurrency: number;
   };
+  /**
+   * CodeDeploy canary deployments of the API and replies functions' `live` aliases, rolled back on
+   * their errors and throttles (`-c canaryDeployments=true`; on in the production profile).
+   */
+  canaryDeployments: boolean;
   /** Every alarm notifies this SNS topic; with an address, it is subscribed by email. */
   alarms: { email?: string };
   backup: BackupSettings;
@@ -175,6 +180,7 @@ export function readSettings(node: Node): SwitchyardSettings {
     destroy: context.flag('destroy', false),
     tracing: context.flag('tracing', false),
     replyAuth: context.flag('replyAuth', false),
+    canaryDeployments: context.flag('canaryDeployments', false),
     sourceMaps: context.flag('sourceMaps', false),
     stepVisibilityTimeout: Duration.seconds(
       context.durationSeconds('stepVisibilityTimeout', 300, 30, MAX_VISIBILITY_TIMEOUT_SECONDS),

@@ -8,7 +8,8 @@ import { parkedQueueOf } from '../functions/aws/parked-queue.js';
 import { poisonQueueOf } from '../functions/transport/amqp/poison-queue-name.js';
 import { replyQueuesOf } from '../functions/transport/amqp/reply-shards.js';
 import { SwitchyardApi } from './constructs/api.js';
-import { type FunctionNetwork, HandlerFunction } from './constructs/handler-function.js';
+import { CanaryDeployment } from './constructs/canary-deployment.js';
+import { type FunctionNetwork, HandlerFunction, LIVE_ALIAS } from './constructs/handler-function.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
 import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
 import { RunTimeQueueRemoval } from './constructs/run-time-queue-removal.js';
@@ -195,13 +196,13 @@ export class SwitchyardStack extends Stack {
 
     const { eventSources } = settings;
     if (sqsBus) {
-      repliesFunction.function.addEventSource(
+      repliesFunction.alias.addEventSource(
         new SqsEventSource(sqsBus.replyQueue, {
           ...SQS_EVENT_BATCH,
           maxConcurrency: eventSources.repliesMaxConcurrency,
         }),
       );
-      deadLettersFunction?.function.addEventSource(
+      deadLettersFunction?.alias.addEventSource(
         new SqsEventSource(sqsBus.stepDeadLetterQueue, {
           ...SQS_EVENT_BATCH,
           maxConcurrency: eventSources.deadLettersMaxConcurrency,
@@ -211,7 +212,7 @@ export class SwitchyardStack extends Stack {
     const brokerMappings = mqBus
       ? this.triggerFromBroker(repliesFunction, mqBus, settings.broker.replyQueues)
       : undefined;
-    timersFunction.function.addEventSource(
+    timersFunction.alias.addEventSource(
       new SqsEventSource(timerQueue.queue, {
         ...SQS_EVENT_BATCH,
         maxConcurrency: eventSources.timersMaxConcurrency,
@@ -220,14 +221,14 @@ export class SwitchyardStack extends Stack {
     new events.Rule(this, 'TimerSweep', {
       description: 'Switchyard timers sweep: deadlines whose delayed message was lost or is not due yet',
       schedule: events.Schedule.rate(Duration.minutes(1)),
-      targets: [new targets.LambdaFunction(timersFunction.function)],
+      targets: [new targets.LambdaFunction(timersFunction.alias)],
     });
 
     const tokenAuthorizer =
       settings.api.auth === 'token' ? addTokenAuthorizer(this, settings, store) : undefined;
     const api = new SwitchyardApi(this, 'Api', {
-      handler: apiFunction.function,
-      authorizer: tokenAuthorizer?.function.function,
+      handler: apiFunction.alias,
+      authorizer: tokenAuthorizer?.function.alias,
       settings,
     });
     // settings.ts refuses -c workers=lambda on the RabbitMQ bus.
@@ -365,6 +366,13 @@ export class SwitchyardStack extends Stack {
         'The JobsFailed alarm notifies this topic (not the paging one): subscribe the workflows’ owners',
     });
     new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName });
+    // -c canaryDeployments=true (on in the production profile): a new version of the API or the
+    // replies function takes 10% of its invocations for 5 minutes first, rolled back on its alarms,
+    // which page too (a deploy going back is for a person to look at).
+    if (settings.canaryDeployments) {
+      new CanaryDeployment(this, 'ApiCanary', apiFunction, monitoring.topic);
+      new CanaryDeployment(this, 'RepliesCanary', repliesFunction, monitoring.topic);
+    }
     if (sqsBus) {
       new CfnOutput(this, 'ReplyQueueUrl', { value: sqsBus.replyQueue.queueUrl });
       new CfnOutput(this, 'StepDeadLetterQueueUrl', { value: sqsBus.stepDeadLetterQueue.queueUrl });
@@ -411,7 +419,7 @@ export class SwitchyardStack extends Stack {
     );
     const mapping = (id: string, queue: string): lambda.CfnEventSourceMapping => {
       const created = new lambda.CfnEventSourceMapping(this, id, {
-        functionName: replies.function.functionName,
+        functionName: replies.alias.functionArn,
         eventSourceArn: bus.broker.attrArn,
         queues: [queue],
         ...MQ_EVENT_BATCH,
@@ -442,6 +450,8 @@ export class SwitchyardStack extends Stack {
     timers.allow('SendFailedInvocations', ['sqs:SendMessage'], [timerQueue.failures.queueArn]);
     new lambda.EventInvokeConfig(this, 'TimersAsyncInvocations', {
       function: timers.function,
+      // Scheduler and the sweep's rule invoke the alias: its own configuration applies, not $LATEST's.
+      qualifier: LIVE_ALIAS,
       retryAttempts: ASYNC_RETRY_ATTEMPTS,
       maxEventAge: Duration.hours(6),
       // Bound by hand: SqsDestination would also grant GetQueueAttributes and GetQueueUrl.

@@ -30,6 +30,12 @@ export interface ApiDeps {
   dashboard?: ReadonlyMap<string, { contentType: string; body: string }>;
   /** How often `?wait` looks for a change. @default 250 */
   waitPollMs?: number;
+  /**
+   * The longest `?wait` holds a request, seconds. Deployed, 0: a held request holds a Lambda
+   * invocation (and its share of the reserved concurrency), so callers poll with `If-None-Match`
+   * instead (docs/deploying.md, "Live updates"). @default 25
+   */
+  maxWaitSeconds?: number;
   /** Aborted when the host shuts down: long polls answer at once. */
   shutdown?: AbortSignal;
 }

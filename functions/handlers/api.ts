@@ -24,6 +24,12 @@ export interface ApiHandlerDeps extends ManagerHandlerDeps {
 
 /** While the bus is down, a caller waits this long at most for the answer (the sweep sends later). */
 const API_DRAIN_MAX_MS = 10_000;
+/**
+ * `?wait` deployed: none. A held request holds a 1 GB invocation and one of the API's reserved
+ * concurrency for as long as it waits (50 open dashboard tabs took all 50); callers poll with
+ * `If-None-Match` and back off instead, each unchanged answer a short 304 (docs/deploying.md).
+ */
+export const DEPLOYED_MAX_WAIT_SECONDS = 0;
 
 export type ApiHandler = (event: APIGatewayProxyEvent, context?: Context) => Promise<APIGatewayProxyResult>;
 
@@ -50,6 +56,7 @@ export function createApiHandler(deps: ApiHandlerDeps): ApiHandler {
     maxBodyBytes: deps.maxBodyBytes,
     dashboard: deps.dashboard,
     authorizer: deps.authorizer,
+    maxWaitSeconds: DEPLOYED_MAX_WAIT_SECONDS,
   };
   return (event, context) =>
     drainingInvocation(deps, context, () => handleApiGatewayEvent(event, apiDeps), API_DRAIN_MAX_MS);

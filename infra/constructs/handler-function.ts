@@ -13,6 +13,9 @@ import type { SwitchyardSettings } from '../settings.js';
 export const NODE_RUNTIME_REASON =
   'Pinned to nodejs24.x, the runtime the handlers are bundled for (node24) and tested on: moving to a newer runtime is a deliberate upgrade, not one that happens when Lambda adds a runtime.';
 
+/** The alias every caller invokes (HandlerFunction.alias). */
+export const LIVE_ALIAS = 'live';
+
 /** Where a function that talks to the broker runs. */
 export interface FunctionNetwork {
   vpc: ec2.IVpc;
@@ -41,6 +44,12 @@ export class HandlerFunction extends Construct {
   /** The bundled entry point, `functions/handlers/<handler>.ts`. */
   readonly entry: string;
   readonly function: NodejsFunction;
+  /**
+   * `live`, on the version published from this deploy's code and configuration: what the event
+   * sources, API Gateway, EventBridge and Scheduler invoke, so that a deploy (or a CodeDeploy
+   * canary, `-c canaryDeployments=true`) moves every caller at once, and can move them back.
+   */
+  readonly alias: lambda.Alias;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
 
@@ -105,6 +114,10 @@ export class HandlerFunction extends Construct {
     });
     // Lambda checks the network permissions when it creates the function, so they must exist first.
     if (networkPolicy) this.function.node.addDependency(networkPolicy);
+    this.alias = new lambda.Alias(this, 'Live', {
+      aliasName: LIVE_ALIAS,
+      version: this.function.currentVersion,
+    });
     Validations.of(this.function).acknowledge({ id: 'AwsSolutions-L1', reason: NODE_RUNTIME_REASON });
     if (settings.tracing) {
       Validations.of(this.role).acknowledge({

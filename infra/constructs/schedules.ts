@@ -75,7 +75,9 @@ export class WorkflowSchedules extends Construct {
       new iam.PolicyStatement({
         sid: 'InvokeTimers',
         actions: ['lambda:InvokeFunction'],
-        resources: [target.function.functionArn],
+        // The live alias, which new schedules target; and the function itself, which schedules armed
+        // before the alias existed still name (a re-arm keeps a schedule's target).
+        resources: [target.alias.functionArn, target.function.functionArn],
       }),
     );
   }
@@ -87,7 +89,7 @@ export class WorkflowSchedules extends Construct {
 
   /** A function that registers workflows: creates, updates and deletes their schedules. */
   allowSync(fn: HandlerFunction, target: HandlerFunction): void {
-    fn.function.addEnvironment('SCHEDULE_TARGET_ARN', target.function.functionArn);
+    fn.function.addEnvironment('SCHEDULE_TARGET_ARN', target.alias.functionArn);
     this.allow(fn, 'SyncSchedules', SYNC_ACTIONS);
   }
 

@@ -124,7 +124,8 @@ const INFRASTRUCTURE_ROLES: { holder: RegExp; actions: string[]; resource: RegEx
   {
     holder: /^SchedulesInvokeRoleDefaultPolicy/,
     actions: ['lambda:InvokeFunction'],
-    resource: /^<TimersFunction[A-Z0-9]+\.Arn>$/,
+    // Its live alias, which the schedules target (and the function, which older schedules name).
+    resource: /^<TimersFunction(Live[A-Z0-9]+|[A-Z0-9]+\.Arn)>$/,
   },
   // VPC flow logs write to their own log group.
   {
@@ -331,13 +332,14 @@ describe.each(VARIANTS)('IAM least privilege, statement by statement ($name)', (
 
   test('nothing reaches the API function but API Gateway: no function URL, invoke permissions scoped to this API', () => {
     synthesized.template.resourceCountIs('AWS::Lambda::Url', 0);
-    const apiFunctionId = synthesized.stack.getLogicalId(
-      (synthesized.stack.node.findChild('ApiFunction') as HandlerFunction).function.node
-        .defaultChild as never,
+    const apiFunction = synthesized.stack.node.findChild('ApiFunction') as HandlerFunction;
+    // API Gateway invokes the live alias: the permissions are the alias's (and none the function's).
+    const ids = [apiFunction.function, apiFunction.alias].map((construct) =>
+      synthesized.stack.getLogicalId(construct.node.defaultChild as never),
     );
     const permissions = Object.values(
       resourcesOfType(synthesized.template, 'AWS::Lambda::Permission'),
-    ).filter((permission) => renderValue(permission.Properties?.FunctionName).includes(apiFunctionId));
+    ).filter((permission) => ids.some((id) => renderValue(permission.Properties?.FunctionName).includes(id)));
     expect(permissions.length).toBeGreaterThan(0);
     for (const permission of permissions) {
       expect(permission.Properties?.Principal).toBe('apigateway.amazonaws.com');

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { brokerNameOf } from '../../infra/constructs/rabbitmq-bus.js';
 import { unacknowledgedFindings } from './nag-findings.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
-import { resourcesOfType } from './template-queries.js';
+import { renderValue, resourcesOfType } from './template-queries.js';
 
 const CDK = { timeout: 120_000 };
 const ALARM_EMAIL_WARNING = Match.stringLikeRegexp('profile=production without -c alarmEmail');
@@ -44,6 +44,59 @@ describe('-c profile=production with the SQS bus', CDK, () => {
       (mapping) => mapping.Properties?.ScalingConfig,
     );
     expect(mappings).toContainEqual({ MaximumConcurrency: 20 });
+  });
+
+  test('every caller invokes a published version through the live alias; the API and replies deploy as canaries that roll back on their alarms', () => {
+    const { template } = synthesized;
+    const aliases = resourcesOfType(template, 'AWS::Lambda::Alias');
+    const aliasIds = new Set(Object.keys(aliases));
+    const functions = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).filter((id) =>
+      /^(Api|Replies|Timers|DeadLetters|RegisterWorkflows|RemoveQueues|ApiAuthorizer)Function/.test(id),
+    );
+    for (const alias of Object.values(aliases)) {
+      expect(alias.Properties?.Name).toBe('live');
+      expect(renderValue(alias.Properties?.FunctionVersion)).toMatch(/CurrentVersion/);
+    }
+    expect(aliasIds.size).toBe(functions.length);
+    // Event sources, the sweep's rule and the API's integration name an alias, never the bare function.
+    // (An SQS mapping names it `<function>:live`, taken from the alias's ARN; the Amazon MQ ones its ARN.)
+    const namesAnAlias = (value: unknown) =>
+      [...JSON.stringify(value).matchAll(/"Ref":"([A-Za-z0-9]+)"/g)].some((match) =>
+        aliasIds.has(match[1] as string),
+      );
+    for (const mapping of Object.values(resourcesOfType(template, 'AWS::Lambda::EventSourceMapping'))) {
+      const name = mapping.Properties?.FunctionName;
+      expect(namesAnAlias(name), JSON.stringify(name)).toBe(true);
+    }
+    for (const rule of Object.values(resourcesOfType(template, 'AWS::Events::Rule'))) {
+      for (const target of (rule.Properties?.Targets ?? []) as { Arn: { Ref?: string } }[])
+        if (target.Arn.Ref) expect(aliasIds.has(target.Arn.Ref)).toBe(true);
+    }
+    const integrations = Object.values(resourcesOfType(template, 'AWS::ApiGateway::Method'))
+      .map((method) => renderValue((method.Properties?.Integration as { Uri?: unknown } | undefined)?.Uri))
+      .filter((uri) => uri.includes('lambda:path'));
+    expect(integrations.length).toBeGreaterThan(0);
+    for (const uri of integrations) expect(uri).toMatch(/<ApiFunctionLive[A-F0-9]+>/);
+    // CodeDeploy: 10% for 5 minutes, rolled back on the alias's errors or throttles.
+    const groups = Object.values(resourcesOfType(template, 'AWS::CodeDeploy::DeploymentGroup'));
+    expect(groups).toHaveLength(2);
+    for (const group of groups) {
+      expect(group.Properties).toMatchObject({
+        DeploymentConfigName: 'CodeDeployDefault.LambdaCanary10Percent5Minutes',
+        AlarmConfiguration: { Enabled: true },
+        AutoRollbackConfiguration: {
+          Enabled: true,
+          Events: expect.arrayContaining(['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_ALARM']),
+        },
+      });
+      expect(
+        (group.Properties?.AlarmConfiguration as { Alarms?: unknown[] } | undefined)?.Alarms,
+      ).toHaveLength(2);
+    }
+    const shifted = Object.entries(aliases)
+      .filter(([, alias]) => alias.UpdatePolicy?.CodeDeployLambdaAliasUpdate)
+      .map(([id]) => id.replace(/Live[A-F0-9]+$/, ''));
+    expect(shifted.sort()).toEqual(['ApiFunction', 'RepliesFunction']);
   });
 
   test('every alarm notifies the topic, which the address is subscribed to; no warning', () => {

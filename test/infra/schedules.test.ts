@@ -84,6 +84,8 @@ describe.each<{ bus: string; context: Record<string, string> }>([
     const [, config] = one(synthesized.template, 'AWS::Lambda::EventInvokeConfig');
     const timers = logicalIdOf(synthesized, 'TimersFunction');
     expect(config.Properties?.FunctionName).toEqual({ Ref: timers });
+    // Scheduler and the sweep's rule invoke the live alias, whose own configuration applies.
+    expect(config.Properties?.Qualifier).toBe('live');
     expect(config.Properties?.MaximumRetryAttempts).toBe(2);
     const destination = renderValue(
       (propertiesOf(config).DestinationConfig as { OnFailure: { Destination: unknown } }).OnFailure

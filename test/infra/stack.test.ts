@@ -52,6 +52,18 @@ function logicalIdOf(stack: Stack, fn: HandlerFunction): string {
   return stack.getLogicalId(fn.function.node.defaultChild as lambda.CfnFunction);
 }
 
+/** The logical id of a function's `live` alias: what every event source, rule and API invokes. */
+function aliasIdOf(stack: Stack, fn: HandlerFunction): string {
+  return stack.getLogicalId(fn.alias.node.defaultChild as lambda.CfnAlias);
+}
+
+/** How an SQS event source mapping names the alias: `<function name>:live`, from the alias's ARN. */
+function sqsMappingTarget(stack: Stack, fn: HandlerFunction): unknown {
+  return {
+    'Fn::Join': ['', [{ 'Fn::Select': [6, { 'Fn::Split': [':', { Ref: aliasIdOf(stack, fn) }] }] }, ':live']],
+  };
+}
+
 function functionProperties(synthesized: SynthesizedStack, id: string): Record<string, unknown> {
   const fn = synthesized.stack.node.findChild(id) as HandlerFunction;
   const resource = resourcesOfType(synthesized.template, 'AWS::Lambda::Function')[
@@ -302,7 +314,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     ) ?? ['', undefined];
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [replyQueueId, 'Arn'] },
-      FunctionName: { Ref: logicalIdOf(stack, replies) },
+      FunctionName: sqsMappingTarget(stack, replies),
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BatchSize: 10,
       MaximumBatchingWindowInSeconds: 1,
@@ -316,13 +328,13 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
   test('the timers function runs from the delayed timer queue and every minute', () => {
     const { stack, template } = synthesized;
     const timers = stack.node.findChild('TimersFunction') as HandlerFunction;
-    const timersId = logicalIdOf(stack, timers);
+    const timersId = aliasIdOf(stack, timers);
     const [timerQueueId, timerQueue] = Object.entries(resourcesOfType(template, 'AWS::SQS::Queue')).find(
       ([, queue]) => queue.Properties?.QueueName === 'Switchyard_switchyard-timers',
     ) ?? ['', undefined];
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [timerQueueId, 'Arn'] },
-      FunctionName: { Ref: timersId },
+      FunctionName: sqsMappingTarget(stack, timers),
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: 5 },
     });
@@ -332,8 +344,18 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 minute)',
       State: 'ENABLED',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [timersId, 'Arn'] } })],
+      Targets: [Match.objectLike({ Arn: { Ref: timersId } })],
     });
+  });
+
+  test('without -c canaryDeployments every function still has its live alias, and nothing deploys through CodeDeploy', () => {
+    const { stack, template } = synthesized;
+    for (const fn of handlerFunctions(stack)) {
+      const alias = resourcesOfType(template, 'AWS::Lambda::Alias')[aliasIdOf(stack, fn)];
+      expect(alias?.Properties?.Name, fn.node.id).toBe('live');
+      expect(alias?.UpdatePolicy, fn.node.id).toBeUndefined();
+    }
+    template.resourceCountIs('AWS::CodeDeploy::DeploymentGroup', 0);
   });
 
   test('the step dead-letter queue triggers the dead-letters function', () => {
@@ -343,9 +365,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     ) ?? [''];
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
-      FunctionName: {
-        Ref: logicalIdOf(stack, stack.node.findChild('DeadLettersFunction') as HandlerFunction),
-      },
+      FunctionName: sqsMappingTarget(stack, stack.node.findChild('DeadLettersFunction') as HandlerFunction),
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: 2 },
     });
@@ -378,7 +398,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     };
     // The functions that register workflows create their schedules, which target the timers function.
     const registering = ['ApiFunction', 'RegisterWorkflowsFunction'];
-    const target = { 'Fn::GetAtt': [Match.stringLikeRegexp('^TimersFunction'), 'Arn'] };
+    const target = { Ref: Match.stringLikeRegexp('^TimersFunctionLive') };
     // The queue removal reads no environment: it is told everything by its custom resource.
     const ids = handlerFunctions(synthesized.stack)
       .map((fn) => fn.node.id)
@@ -454,7 +474,12 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       statement.holder.startsWith(`${roleId.replace(/[A-F0-9]{8}$/, '')}DefaultPolicy`),
     );
     expect(byRole.map((statement) => asList(statement.Resource).map(renderValue))).toEqual([
-      [expect.stringMatching(/^<TimersFunction[A-Z0-9]+\.Arn>$/)],
+      // The timers function's live alias (what new schedules target), and the function, which
+      // schedules armed before the alias existed still name.
+      [
+        expect.stringMatching(/^<TimersFunction[A-Z0-9]+\.Arn>$/),
+        expect.stringMatching(/^<TimersFunctionLive[A-Z0-9]+>$/),
+      ],
     ]);
     // Who may write schedules, and pass the role: the registering functions; the timers function
     // re-arms, and creates a missing one (its repair sweep), but deletes none.
@@ -691,11 +716,11 @@ describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
       ['workflow-manager.parked'],
     ]);
     expect(fromBroker[1]).toMatchObject({
-      FunctionName: { Ref: logicalIdOf(stack, replies) },
+      FunctionName: { Ref: aliasIdOf(stack, replies) },
       BatchSize: 10,
     });
     expect(fromBroker[0]).toMatchObject({
-      FunctionName: { Ref: logicalIdOf(stack, replies) },
+      FunctionName: { Ref: aliasIdOf(stack, replies) },
       Queues: ['workflow-manager'],
       SourceAccessConfigurations: [
         { Type: 'BASIC_AUTH', URI: { Ref: expect.stringMatching(/^RabbitMqBusCredentials/) } },

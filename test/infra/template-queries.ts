@@ -6,6 +6,7 @@ export interface CfnResource {
   DeletionPolicy?: string;
   UpdateReplacePolicy?: string;
   DependsOn?: string[];
+  UpdatePolicy?: Record<string, unknown>;
 }
 
 export interface PolicyStatement {

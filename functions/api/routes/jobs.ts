@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   actorOf,
   historyPage,
@@ -30,6 +31,7 @@ import {
   EntityTags,
   Flag,
   flagSet,
+  JobIdList,
   PageCursor,
   StepName,
   StepPath,
@@ -39,6 +41,8 @@ import { refusal } from '../schemas/refusal.js';
 import { jobIdParameter } from '../schemas/shared-parameters.js';
 
 const MAX_WAIT_SECONDS = 25;
+/** The most jobs `GET /api/jobs?ids=` reads at once. */
+const MAX_IDS = 100;
 
 type JobRequest<
   Q extends ParameterSpecs = NoParameters,
@@ -62,6 +66,11 @@ const listQuery = {
     emptyIsAbsent: true,
   },
   cursor: { schema: PageCursor, description: 'From the previous page.', emptyIsAbsent: true },
+  ids: {
+    schema: JobIdList,
+    description: `These jobs only (at most ${MAX_IDS}, comma-separated), as summaries, in this order, tagged with one \`ETag\` for all of them: with \`If-None-Match\`, 304 while none of them changed. Jobs of other namespaces and unknown ids are left out. The other filters do not apply.`,
+    emptyIsAbsent: true,
+  },
 } as const satisfies ParameterSpecs;
 
 /**
@@ -72,7 +81,8 @@ async function listJobs(
   request: CheckedRequest<NoParameters, typeof listQuery, NoParameters>,
   deps: ApiDeps,
 ) {
-  const { detail, limit = 100, cursor } = request.query;
+  const { detail, limit = 100, cursor, ids } = request.query;
+  if (ids !== undefined) return jobsByIds(request, deps, ids);
   const page = await deps.service.queryJobs({
     ...jobQueryOf(request.query, request.namespace, 'running'),
     limit,
@@ -84,10 +94,38 @@ async function listJobs(
   return json(200, page.cursor ? { jobs, cursor: page.cursor } : { jobs });
 }
 
+/**
+ * The summaries of the jobs named (a dashboard page's, `switchyard watch`'s), with one tag made of
+ * their versions: a caller polling them with `If-None-Match` pays one request, answered 304 while
+ * nothing changed, whatever the number of jobs.
+ */
+async function jobsByIds(
+  request: CheckedRequest<NoParameters, typeof listQuery, NoParameters>,
+  deps: ApiDeps,
+  list: string,
+): Promise<ApiResponse> {
+  const ids = [...new Set(list.split(',').map((id) => id.trim().toLowerCase()))];
+  if (ids.length > MAX_IDS)
+    throw new ApiError('bad_request', `ids: at most ${MAX_IDS} jobs, got ${ids.length}`);
+  const found = await Promise.all(ids.map((id) => deps.service.getJob(id)));
+  const jobs = found.filter(
+    (job): job is JobRecord => job !== undefined && inNamespace(job.workflow, request.namespace),
+  );
+  const versions = await Promise.all(jobs.map((job) => deps.service.jobVersion(job)));
+  const etag = `W/"${createHash('sha256')
+    .update(jobs.map((job, n) => `${job.id}${versions[n]}`).join(','))
+    .digest('base64url')
+    .slice(0, 22)}"`;
+  const held = request.headers['if-none-match'];
+  if (held !== undefined && ifNoneMatchFails(held, etag)) return notModified(etag);
+  const summaries = await Promise.all(jobs.map((job) => deps.service.jobSummary(job)));
+  return json(200, { jobs: summaries }, { etag });
+}
+
 const getQuery = {
   wait: {
     schema: wholeNumber({ min: 0, max: 3600 }),
-    description: `Answer when the job moves on from the version named in \`If-None-Match\` (without it, from the version it has now), or after this many seconds (at most ${MAX_WAIT_SECONDS} are waited); a job that has ended answers at once.`,
+    description: `Answer when the job moves on from the version named in \`If-None-Match\` (without it, from the version it has now), or after this many seconds (at most ${MAX_WAIT_SECONDS} are waited; deployed on Lambda, none: it answers at once, and callers poll with \`If-None-Match\`); a job that has ended answers at once.`,
     emptyIsAbsent: true,
   },
 } as const satisfies ParameterSpecs;
@@ -110,7 +148,7 @@ async function getJob(request: JobRequest<typeof getQuery>, deps: ApiDeps): Prom
     held === undefined ? current === initial : ifNoneMatchFails(held, current);
   const { wait } = request.query;
   if (wait && !isFinished(job.status) && unchanged(version)) {
-    const deadline = Date.now() + Math.min(wait, MAX_WAIT_SECONDS) * 1000;
+    const deadline = Date.now() + Math.min(wait, deps.maxWaitSeconds ?? MAX_WAIT_SECONDS) * 1000;
     while (Date.now() < deadline && !deps.shutdown?.aborted) {
       await new Promise((resolve) => setTimeout(resolve, deps.waitPollMs ?? 250));
       if (deps.shutdown?.aborted) break;
@@ -272,9 +310,23 @@ export const jobRoutes = [
     namespaced: true,
     summary: 'List jobs, newest first',
     query: listQuery,
+    headers: {
+      'If-None-Match': {
+        schema: EntityTags,
+        description:
+          'With `ids`: the `ETag` of the summaries the caller holds: 304 while none of those jobs changed.',
+      },
+    },
     responses: {
-      200: { description: 'A page of jobs.', schema: JobPageDocument },
-      400: refusal('A cursor that is not one of this list.'),
+      200: {
+        description: 'A page of jobs (with `ids`: those jobs, tagged).',
+        schema: JobPageDocument,
+        headers: { ETag: 'With `ids`: the versions of the jobs named (weak).' },
+      },
+      304: {
+        description: 'With `ids`: none of the jobs changed since the version named in `If-None-Match`.',
+      },
+      400: refusal('A cursor that is not one of this list, or more than 100 ids.'),
     },
     handle: listJobs,
   }),

@@ -52,6 +52,15 @@ export const JobId = z
   );
 
 /** A scoped token's id: the first 16 hex digits of its secret's SHA-256. */
+/** Job ids, comma-separated: `GET /api/jobs?ids=`. */
+export const JobIdList = z
+  .string()
+  .check(
+    z.regex(/^[0-9a-fA-F-]{36}(,[0-9a-fA-F-]{36})*$/),
+    z.maxLength(37 * 100),
+    rule('job ids (UUIDs), comma-separated'),
+  );
+
 export const TokenId = z.string().check(z.regex(/^[0-9a-f]{16}$/), rule('a token id: 16 hex digits'));
 
 /** A namespace's queue prefix: what RabbitMQ and SQS queue names both take (not `amq.`: the engine says why). */

@@ -96,13 +96,31 @@ async function waitForEnd(
   let { body: job, etag } = await api.request<JobDocument>('GET', jobPath(id));
   onChange(job);
   // A queued or paused job has not ended: it is watched until it does.
+  let idle = 0;
   while (!FINISHED.has(job.status)) {
     // The version held is the poll's baseline: a change made since the last answer is answered at once.
+    const asked = Date.now();
     const changed = await api.getIfChanged<JobDocument>(`${jobPath(id)}?wait=20`, etag);
     if (changed) ({ body: job, etag } = changed);
     onChange(job);
+    // Deployed, the API answers at once rather than hold a Lambda (docs/deploying.md, "Live updates"):
+    // an unchanged answer that came back without waiting is polled again after a growing pause.
+    idle = changed ? 0 : idle + 1;
+    if (!changed && Date.now() - asked < QUICK_ANSWER_MS) await sleep(pollPauseMs(idle));
   }
   return job;
+}
+
+/** An answer faster than this did not wait on the server. */
+const QUICK_ANSWER_MS = 1_000;
+
+/** The pause before the next poll after `idle` unchanged answers in a row: 1 s, doubling, at most 10 s. */
+export function pollPauseMs(idle: number): number {
+  return Math.min(10_000, 1_000 * 2 ** Math.max(0, idle - 1));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export async function status(

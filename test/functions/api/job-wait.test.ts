@@ -178,3 +178,76 @@ describe('GET /api/job/{id} with If-None-Match', () => {
     expect(etagOf(answer)).not.toBe(etagOf(before));
   });
 });
+
+describe('GET /api/job/{id}?wait=S where the host caps the wait at 0 (deployed on Lambda)', () => {
+  it('answers at once, 304 while the job is at the version held, instead of holding the invocation', async () => {
+    const simulated = await world();
+    const id = await simulated.start('pipeline');
+    const seen = etagOf(await read(simulated, id));
+    const api = worldApi(simulated, { maxBodyBytes: 1024, waitPollMs: 5, maxWaitSeconds: 0 });
+
+    const waiting = callApi(api, {
+      method: 'GET',
+      path: `/api/job/${id}`,
+      query: { wait: String(LONG_WAIT_SECONDS) },
+      headers: { 'if-none-match': seen },
+    });
+
+    expect(await settlesWithin(waiting, 5_000), 'answered without waiting').toBe(true);
+    expect((await waiting).status).toBe(304);
+  });
+});
+
+describe('GET /api/jobs?ids=… (one conditional request for the jobs of a page)', () => {
+  function list(simulated: SimulatedWorld, ids: readonly string[], headers: Record<string, string> = {}) {
+    return callApi(worldApi(simulated, { maxBodyBytes: 1024 }), {
+      method: 'GET',
+      path: '/api/jobs',
+      query: { ids: ids.join(',') },
+      headers,
+    });
+  }
+
+  it('answers their summaries in the order asked, tagged; 304 while none changed; 200 with a new tag once one moved', async () => {
+    // Prepare
+    const simulated = await world();
+    const first = await simulated.start('pipeline');
+    const second = await simulated.start('pipeline');
+    const unknown = '00000000-0000-4000-8000-000000000000';
+
+    // Act
+    const answer = await list(simulated, [second, unknown, first]);
+    const unchanged = await list(simulated, [second, unknown, first], { 'if-none-match': etagOf(answer) });
+    const [request] = simulated.take().filter((r) => r.jobId === first);
+    if (!request) throw new Error('no request for the first job');
+    await simulated.reply(request, {});
+    const moved = await list(simulated, [second, unknown, first], { 'if-none-match': etagOf(answer) });
+
+    // Assess
+    expect(answer.status).toBe(200);
+    expect((JSON.parse(answer.body).jobs as { uuid: string }[]).map((job) => job.uuid)).toEqual([
+      second,
+      first,
+    ]);
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.body).toBe('');
+    expect(moved.status).toBe(200);
+    expect(etagOf(moved)).not.toBe(etagOf(answer));
+  });
+
+  it('refuses more than 100 ids, and ids that are not UUIDs, naming the problem', async () => {
+    const simulated = await world();
+    const many = Array.from(
+      { length: 101 },
+      (_, n) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+    );
+
+    const tooMany = await list(simulated, many);
+    const notIds = await list(simulated, ['abc']);
+
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body).toMatch(/ids/);
+    expect(notIds.status).toBe(400);
+    expect(notIds.body).toMatch(/ids/);
+  });
+});

@@ -41,6 +41,32 @@ describe('Handler: api', () => {
     expect(harness.telemetry.flushes).toBe(2);
   });
 
+  it("answers ?wait at once (capped at 0 s deployed): 304 while the job is at the caller's version, holding no invocation", async () => {
+    // Prepare: a running job, and the version the caller holds.
+    const harness = memoryManager();
+    const handler = apiHandler(harness);
+    await handler(anApiEvent('PUT', '/api/workflow/greet', { body: DEFINITION }));
+    const id = randomUUID();
+    await handler(anApiEvent('POST', '/api/workflow/greet', { query: { id }, body: {} }));
+    const read = await handler(anApiEvent('GET', `/api/job/${id}`));
+    const etag = read.headers?.etag as string;
+
+    // Act: a 25 s wait that a 29 s invocation would otherwise hold.
+    let answered = false;
+    const polled = handler(
+      anApiEvent('GET', `/api/job/${id}`, { query: { wait: '25' }, headers: { 'if-none-match': etag } }),
+      aLambdaContext(29_000),
+    ).then((answer) => {
+      answered = true;
+      return answer;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+
+    // Assess
+    expect(answered, 'answered within 3 s of a 25 s wait').toBe(true);
+    expect((await polled).statusCode).toBe(304);
+  });
+
   it('answers a second start with the same id and input 200, and sends nothing more', async () => {
     // Prepare
     const harness = memoryManager();

@@ -30,10 +30,15 @@ const isActive = (job: JobDocument) =>
   job.status === 'queued' ||
   job.status === 'paused';
 
+/** An answer faster than this did not wait on the server (deployed, `?wait` answers at once). */
+const QUICK_ANSWER_MS = 1_000;
+
 /**
  * Follows a job: reads it, then long-polls `GET api/job/{id}?wait=20` while it runs, so each change
- * (a step starting, a reply, a child finishing) shows within a moment. Network trouble backs off and
- * tries again; leaving the page stops it.
+ * (a step starting, a reply, a child finishing) shows within a moment. Deployed, the API does not
+ * hold a request (it would hold a Lambda invocation): an unchanged answer (304) that came back at
+ * once is asked again after a pause that grows from 1 s to 10 s, and starts over at each change.
+ * Network trouble backs off and tries again; leaving the page stops it.
  */
 export function useLiveJob(id: string): LiveJob {
   const client = useApi();
@@ -52,13 +57,19 @@ export function useLiveJob(id: string): LiveJob {
       // next request is answered at once instead of at the end of the next wait.
       let etag: string | undefined;
       let failures = 0;
+      let idle = 0;
       while (!signal.aborted) {
         const wait = current && isActive(current) ? `?wait=${WAIT_SECONDS}` : '';
         try {
+          const asked = Date.now();
           const changed = await client.requestIfChanged<JobDocument>(`api/job/${id}${wait}`, etag, {
             signal,
           });
           if (signal.aborted) return;
+          idle = changed ? 0 : idle + 1;
+          if (!changed && Date.now() - asked < QUICK_ANSWER_MS) {
+            await pause(Math.min(10_000, 1_000 * 2 ** (idle - 1)), signal);
+          }
           if (changed) {
             // A new version of a job already shown: it moved on now (the first answer only shows it).
             if (current && changed.etag !== etag) setChangedAt(Date.now());

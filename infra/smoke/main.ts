@@ -1,0 +1,35 @@
+import { parseArgs } from 'node:util';
+import { cdkCloud } from './cdk-cloud.js';
+import { runSmoke, type SmokeBus } from './smoke.js';
+
+// npm run smoke:aws -- --profile P [--bus sqs|rabbitmq] [--stack-prefix SwitchyardSmoke]
+const { values } = parseArgs({
+  options: {
+    profile: { type: 'string' },
+    bus: { type: 'string', multiple: true },
+    'stack-prefix': { type: 'string', default: 'SwitchyardSmoke' },
+  },
+});
+if (!values.profile) {
+  console.error(
+    'usage: npm run smoke:aws -- --profile PROFILE [--bus sqs|rabbitmq]... [--stack-prefix NAME]',
+  );
+  process.exit(2);
+}
+const buses = (values.bus?.length ? values.bus : ['sqs', 'rabbitmq']) as SmokeBus[];
+for (const bus of buses) {
+  if (bus !== 'sqs' && bus !== 'rabbitmq') {
+    console.error(`--bus ${bus}: expected sqs or rabbitmq`);
+    process.exit(2);
+  }
+}
+const log = (line: string) => console.log(line);
+const results = await runSmoke(
+  cdkCloud({ profile: values.profile, stackPrefix: values['stack-prefix'], log }),
+  {
+    buses,
+    log,
+  },
+);
+for (const result of results) console.log(`${result.bus}: ${result.ok ? 'passed' : 'FAILED'}`);
+process.exit(results.every((result) => result.ok) ? 0 : 1);
