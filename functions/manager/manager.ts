@@ -11,8 +11,6 @@ import {
   DEFAULT_MAX_FAN_OUT,
   DEFAULT_MAX_REPLY_BYTES,
   type EngineContext,
-  graphOf,
-  hopTarget,
   type InboundReply,
   isSameStart,
   isUuid,
@@ -25,7 +23,6 @@ import {
   type NamespaceSettingsStore,
   type OutboxEntry,
   parseCorrelationId,
-  parseStepPath,
   type Rejection,
   type ReplyEvent,
   type RunningLimit,
@@ -50,9 +47,11 @@ import type { JobEventInput } from './job-event-input.js';
 import { NamespaceAuthority } from './namespace-authority.js';
 import { OutboxPump } from './outbox-pump.js';
 import type { QueueRules } from './queue-rules.js';
+import { ReplyTrust } from './reply-trust.js';
 import { RequestRefresher } from './request-refresher.js';
 import { RequestTokens } from './request-tokens.js';
 import { SignalSchemas, signalSchemasOf } from './signal-schemas.js';
+import { signalTargetOf } from './signal-target.js';
 import type { StartJobParams } from './start-job-params.js';
 import { recordNotes } from './transition-telemetry.js';
 import { WorkflowCache } from './workflow-cache.js';
@@ -128,7 +127,8 @@ export class Manager {
   /** Each request's token: minted as it is sent, checked on replies when `replyAuth` is on. */
   readonly tokens: RequestTokens;
   private readonly signalSchemas = new SignalSchemas();
-  private readonly replyAuth: boolean;
+  /** Which replies and dead letters may act: all, or with `replyAuth` those with their request's token. */
+  private readonly trust: ReplyTrust;
   /** What the operator set for each namespace, applied to registrations and starts. */
   readonly namespaces: NamespaceAuthority;
   readonly telemetry: Telemetry;
@@ -165,7 +165,7 @@ export class Manager {
     this.workflows = new WorkflowCache(this.store);
     this.namespaces = new NamespaceAuthority(this.store, options.queueRules ?? {}, this.clock);
     this.tokens = new RequestTokens(this.store);
-    this.replyAuth = options.replyAuth ?? false;
+    this.trust = new ReplyTrust(this.tokens, this.telemetry, options.replyAuth ?? false);
     this.isolation = new ReplyIsolation(
       this.telemetry.logger,
       this.telemetry.metrics,
@@ -230,7 +230,7 @@ export class Manager {
    * attempt (a step without `timeout`, or one whose deadline is further than the request TTL).
    */
   async requestExpired(correlationId: string, attempt: number | undefined, token?: string): Promise<void> {
-    if (!(await this.genuineDeadLetter(correlationId, attempt, token))) return;
+    if (!(await this.trust.genuineDeadLetter(correlationId, attempt, token))) return;
     if (!this.refresher) return;
     if (!(await this.refresher.expired(correlationId, attempt))) {
       this.telemetry.metrics.count('dead_letters_ignored_total', { reason: 'not_expired' });
@@ -431,7 +431,7 @@ export class Manager {
   /** The reply handler's core: turns worker messages into events and stores their effects. */
   async handleReplies(replies: readonly InboundReply[]): Promise<void> {
     const events: JobEventInput[] = [];
-    const taken = this.replyAuth ? await this.authenticated(replies) : replies;
+    const taken = await this.trust.authenticated(replies);
     for (const reply of taken) {
       const parsed = this.readReply(reply);
       if (parsed.ok) {
@@ -470,50 +470,6 @@ export class Manager {
     });
   }
 
-  /**
-   * The replies that carry their request's token, each with the attempt the token vouches for; the
-   * others are counted and dropped (acknowledged: they would be as unauthenticated next time).
-   */
-  private async authenticated(replies: readonly InboundReply[]): Promise<InboundReply[]> {
-    await this.tokens.ready();
-    const taken: InboundReply[] = [];
-    for (const reply of replies) {
-      const claim = this.tokens.verify(reply.token, reply.correlationId, reply.attempt);
-      if (claim) {
-        taken.push({ ...reply, attempt: claim.attempt });
-        continue;
-      }
-      this.telemetry.metrics.count('replies_ignored_total', { reason: 'unauthenticated' });
-      this.telemetry.logger.warn("reply without its request's token ignored (reply authentication is on)", {
-        correlationId: reply.correlationId,
-        token: reply.token === undefined ? 'none' : "not this request's",
-      });
-    }
-    return taken;
-  }
-
-  /**
-   * Whether a dead letter may be acted on: with reply authentication on, only one that carries the
-   * token its request was sent with (forged ones are counted and ignored).
-   */
-  private async genuineDeadLetter(
-    correlationId: string,
-    attempt: number | undefined,
-    token?: string,
-  ): Promise<boolean> {
-    if (!this.replyAuth) return true;
-    await this.tokens.ready();
-    if (this.tokens.verify(token, correlationId, attempt)) return true;
-    this.telemetry.metrics.count('dead_letters_ignored_total', { reason: 'unauthenticated' });
-    this.telemetry.logger.warn(
-      "dead letter without its request's token ignored (reply authentication is on)",
-      {
-        correlationId,
-      },
-    );
-    return false;
-  }
-
   /** A reply as an event; one that cannot even be read is malformed, never a reason to fail the batch. */
   private readReply(reply: InboundReply): ReplyEvent {
     try {
@@ -538,7 +494,7 @@ export class Manager {
     detail: string,
     token?: string,
   ): Promise<void> {
-    if (!(await this.genuineDeadLetter(correlationId, attempt, token))) return;
+    if (!(await this.trust.genuineDeadLetter(correlationId, attempt, token))) return;
     const parsed = replyEvent({
       correlationId,
       body: JSON.stringify({ error: detail }),
@@ -567,7 +523,8 @@ export class Manager {
   ): Promise<void> {
     // With reply authentication on, a forged reply that kills the manager is kept aside like any
     // other, but it fails no attempt: only the request's own token may answer it.
-    if (correlationId === undefined || !(await this.genuineDeadLetter(correlationId, attempt, token))) return;
+    if (correlationId === undefined || !(await this.trust.genuineDeadLetter(correlationId, attempt, token)))
+      return;
     const parsed = replyEvent({
       correlationId,
       body: JSON.stringify({ error: reason }),
@@ -579,12 +536,6 @@ export class Manager {
     await this.apply([{ jobId: parsed.jobId, event: parsed.event }]);
   }
 
-  /**
-   * `POST /api/callback/{token}`: acts on the attempt the token vouches for exactly as its worker's
-   * reply would (the same reading and the same engine event), from the moment the request was sent
-   * until the attempt ends. A forged token names no attempt (`not_found`); a callback the attempt no
-   * longer waits for (it ended, or another answer came first) is refused with the engine's reason.
-   */
   /** The job of the attempt a callback token vouches for. */
   async callbackJobId(token: string): Promise<string> {
     await this.tokens.ready();
@@ -594,6 +545,12 @@ export class Manager {
     return target.jobId;
   }
 
+  /**
+   * `POST /api/callback/{token}`: acts on the attempt the token vouches for exactly as its worker's
+   * reply would (the same reading and the same engine event), from the moment the request was sent
+   * until the attempt ends. A forged token names no attempt (`not_found`); a callback the attempt no
+   * longer waits for (it ended, or another answer came first) is refused with the engine's reason.
+   */
   async callback(token: string, callback: Callback, actor?: Actor): Promise<JobRecord> {
     await this.tokens.ready();
     const claim = this.tokens.verify(token);
@@ -662,7 +619,7 @@ export class Manager {
    * (`publish/approve`, `review[2]/approve`), a step of a job beneath it (engine/job/step-path.ts).
    */
   async signal(id: string, path: string, output: JsonObject, actor?: Actor): Promise<SignalOutcome> {
-    const { jobId, step } = await this.signalTarget(id, path);
+    const { jobId, step } = await signalTargetOf(this.store, this.workflows, id, path);
     await this.checkSignal(jobId, step, output);
     const outcome = await this.commandOutcome(
       jobId,
@@ -682,34 +639,6 @@ export class Manager {
     const problem = schema && this.signalSchemas.problem(schema, body);
     if (problem)
       throw new ManagerError('invalid', `the signal for step "${step}" does not meet its schema: ${problem}`);
-  }
-
-  /** The job and step a signal's path names: each hop read from the store, the engine saying where it leads. */
-  private async signalTarget(id: string, path: string): Promise<{ jobId: string; step: string }> {
-    const parsed = parseStepPath(path);
-    if ('error' in parsed) throw new ManagerError('invalid', parsed.error);
-    let jobId = id;
-    for (const hop of parsed.hops) {
-      const job = await this.store.getJob(jobId);
-      const workflow = job && (await this.workflows.get(job.workflow, job.version));
-      if (!job || !workflow) throw new ManagerError('not_found', `no job ${jobId}`);
-      const node = graphOf(workflow, job.task).byName.get(hop.step);
-      const target = hopTarget(job, hop, node, node && job.steps.get(node.index));
-      if (target.kind === 'refuse') throw new ManagerError(target.code, target.reason);
-      if (target.kind === 'job') {
-        jobId = target.id;
-        continue;
-      }
-      const page = await this.store.listChildren(job.id, target.step, { fromIndex: target.index, limit: 1 });
-      const child = page.children[0];
-      if (!child || child.parent?.index !== target.index)
-        throw new ManagerError(
-          'conflict',
-          `child ${target.index} of step "${target.step}" of job ${job.id} does not exist yet`,
-        );
-      jobId = child.id;
-    }
-    return { jobId, step: parsed.step };
   }
 
   /** The job a command acts on: the job's root for those that act on the whole tree (engine). */
