@@ -107,7 +107,13 @@ describe('Amazon MQ events built from real RabbitMQ messages', () => {
     });
     const replies: InboundReply[] = [
       { correlationId: `${jobId}:count`, body: '{"count":3}', attempt: 1 },
-      { correlationId: `${jobId}:count`, body: '{"error":"no words"}', type: 'error', attempt: 2 },
+      {
+        correlationId: `${jobId}:count`,
+        body: '{"error":"no words"}',
+        type: 'error',
+        attempt: 2,
+        worker: 'python',
+      },
       { correlationId: `${jobId}:count`, body: '', type: 'heartbeat' },
       { body: '{}' },
     ];

@@ -515,7 +515,8 @@ describe('Dashboard: in chromium against serve', () => {
 
     // Assess: the job goes on: the charge failed but was handled, the handler branch runs, the rest skipped.
     await expectStepState(page, 'refund', 'running');
-    await expectJobStatus(page, 'running');
+    // refund is a signal step: the job waits for someone.
+    await expectJobStatus(page, 'waiting');
     const node = (step: string) => page.locator(`.graph-card [data-step="${step}"]`);
     expect(await stepState(page, 'charge')).toBe('failed');
     expect(await node('charge').getAttribute('data-handled')).toBe('true');

@@ -318,9 +318,10 @@ describe('Class: DynamoDbStore (error paths, mocked DynamoDB)', () => {
       const counts = await store.countJobs('wf');
 
       // Assess
-      // Scheduled, queued and paused jobs are counted from their listing partitions too (the mock answers them as running ones).
+      // Scheduled, pending, queued and paused jobs are counted from their listing partitions too (the mock answers them as running ones).
       expect(counts).toEqual({
         scheduled: 20,
+        pending: 20,
         waiting: 16,
         queued: 20,
         running: 20,
