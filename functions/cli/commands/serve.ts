@@ -123,6 +123,16 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
   const logger = pretty
     ? createPrettyLogger({ colour, skip: (message) => message === 'serving' })
     : createJsonLogger({});
+  // Taken from before start-up: a SIGTERM that comes between the "serving" line and the end of
+  // start-up (a supervisor stopping a serve it just saw start) stops it then, never kills it mid-way.
+  let stopNow: ((reason: Record<string, unknown>) => void) | undefined;
+  let stopAsked: Record<string, unknown> | undefined;
+  const askStop = (reason: Record<string, unknown>) => {
+    if (stopNow) stopNow(reason);
+    else stopAsked ??= reason;
+  };
+  process.once('SIGTERM', () => askStop({ signal: 'SIGTERM' }));
+  process.once('SIGINT', () => askStop({ signal: 'SIGINT' }));
   let handle: Awaited<ReturnType<typeof startServe>>;
   try {
     handle = await startServe({
@@ -181,8 +191,8 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
         },
       );
     };
-    process.once('SIGTERM', () => stop({ signal: 'SIGTERM' }));
-    process.once('SIGINT', () => stop({ signal: 'SIGINT' }));
+    stopNow = stop;
+    if (stopAsked) stop(stopAsked);
     void handle.failed.then((error) => stop({ reason: error.message }, error));
   });
   if (fatal) throw new CliError(fatal.message);
