@@ -1,13 +1,14 @@
 /** The shapes of api.md the dashboard reads: the server's own types where it exports them. */
 
-import type {
-  Json,
-  JsonObject,
-  ListedStatus,
-  StepDefinition,
-  StepStatus,
-  TaskDefinition,
-  WorkflowDefinition,
+import {
+  type Json,
+  type JsonObject,
+  LISTED_STATUSES,
+  type ListedStatus,
+  type StepDefinition,
+  type StepStatus,
+  type TaskDefinition,
+  type WorkflowDefinition,
 } from '../../../engine/index.js';
 import type { JobDocument, JobSummary, StepView, WaitView } from '../../api/job-document.js';
 import type {
@@ -47,18 +48,6 @@ export interface ChildrenPage {
   cursor?: string;
 }
 
-/** The statuses the jobs list filters on. */
-export const JOB_FILTERS = [
-  'all',
-  'scheduled',
-  'pending',
-  'queued',
-  'running',
-  'waiting',
-  'paused',
-  'completed',
-  'failed',
-  'cancelled',
-  'aborted',
-] as const;
-export type JobFilter = (typeof JOB_FILTERS)[number];
+/** The statuses the jobs list filters on: every listed status (engine/job/listed-status.ts), or all. */
+export type JobFilter = 'all' | ListedStatus;
+export const JOB_FILTERS: readonly JobFilter[] = ['all', ...LISTED_STATUSES];
