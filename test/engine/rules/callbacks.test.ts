@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StepRequest } from '../../../engine/index.js';
-import { ManagerError } from '../../../functions/manager/errors.js';
+import { refusal } from '../../support/refusal.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 import { stepsOf } from '../../support/steps-of.js';
 
@@ -24,16 +24,6 @@ async function world() {
 /** The token the request was sent with (the bus adds it; here minted as the outbox pump does). */
 const tokenOf = (w: SimulatedWorld, request: StepRequest) =>
   w.manager.tokens.mint(request.correlationId, request.attempt);
-
-async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ManagerError) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('not refused');
-}
 
 describe("Rules: a callback answers its attempt by the attempt's token, as the worker's reply would", () => {
   it('success completes the step with its output, and the job goes on', async () => {

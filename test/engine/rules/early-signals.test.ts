@@ -7,6 +7,7 @@ import {
   signalFate,
 } from '../../../engine/index.js';
 import { ManagerError } from '../../../functions/manager/errors.js';
+import { refusal } from '../../support/refusal.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 import { scaled } from '../../support/soak.js';
 import { stepsOf } from '../../support/steps-of.js';
@@ -28,17 +29,6 @@ async function world(yaml = FLOW) {
   const w = new SimulatedWorld();
   await w.register(yaml);
   return w;
-}
-
-/** The refusal a command threw: its code and message. */
-async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ManagerError) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('not refused');
 }
 
 describe('Rules: a signal that comes before its step waits', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManagerError } from '../../../functions/manager/errors.js';
+import { refusal } from '../../support/refusal.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 import { stepsOf } from '../../support/steps-of.js';
 
@@ -17,16 +17,6 @@ const FLOW = `workflows:
       - name: audit
         depends: [ fetch ]
 `;
-
-async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ManagerError) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('not refused');
-}
 
 /** A job of FLOW run to its end: decide fails on a signal without the key it needs. */
 async function failedJob() {

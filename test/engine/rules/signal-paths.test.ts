@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseStepPath } from '../../../engine/index.js';
-import { ManagerError } from '../../../functions/manager/errors.js';
+import { refusal } from '../../support/refusal.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 import { stepsOf } from '../../support/steps-of.js';
 
@@ -24,16 +24,6 @@ const FLOWS = `workflows:
         type: signal
         depends: [ prepare ]
 `;
-
-async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ManagerError) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('not refused');
-}
 
 describe('Rules: a signal reaches a step of a called job or a fan-out child by its path', () => {
   it("publish/approve reaches the called job's step (kept there until it is ready); each[1]/ok a child's", async () => {

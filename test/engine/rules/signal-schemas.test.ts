@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadWorkflows } from '../../../engine/index.js';
-import { ManagerError } from '../../../functions/manager/errors.js';
+import { refusal } from '../../support/refusal.js';
 import { SimulatedWorld, workflowsFrom } from '../../support/simulated-world.js';
 import { stepsOf } from '../../support/steps-of.js';
 
@@ -19,16 +19,6 @@ const FLOW = `workflows:
               decision: { enum: [ approve, reject ], title: Decision }
               comment: { type: string }
 `;
-
-async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ManagerError) return { code: error.code, message: error.message };
-    throw error;
-  }
-  throw new Error('not refused');
-}
 
 describe('Rules: a signal step with a schema takes only bodies that meet it', () => {
   it('refuses a body that does not meet the schema (400, naming each problem) and changes nothing, taken or kept', async () => {
