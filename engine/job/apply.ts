@@ -104,9 +104,12 @@ export function applyEvent(
       case 'promote':
         return promoteJob(d);
       case 'reply': {
-        const node = event.exactAttempt
-          ? currentAttemptOf(d, event.step, event.attempt)
-          : awaitingStep(d, event.step, 'worker');
+        // A loop's iterations are its attempts: a late or re-sent reply of an earlier one (or one
+        // that comes while the loop waits out its delay) must not count as the next iteration's.
+        const node =
+          event.exactAttempt || d.graph.byName.get(event.step)?.repeat
+            ? currentAttemptOf(d, event.step, event.attempt)
+            : awaitingStep(d, event.step, 'worker');
         if (node) completeStep(d, node, event.output);
         return;
       }
@@ -226,7 +229,8 @@ function currentAttemptOf(d: Draft, step: string, attempt: number | undefined): 
   if (attempt !== undefined && attempt !== state.attempts) {
     return void d.ignore(`attempt ${attempt} is not the current attempt (${state.attempts})`);
   }
-  if (state.retryAt !== undefined) return void d.ignore('the attempt already failed');
+  if (state.retryAt !== undefined)
+    return void d.ignore('the attempt already ended (it waits for a retry or the next iteration)');
   return node;
 }
 
