@@ -13,6 +13,8 @@ export interface ScriptedDelivery {
   correlationId: string;
   /** The `x-attempt` header (0 when absent). */
   attempt: number;
+  /** The `x-switchyard-token` header: the attempt's callback token (protocol.md#callbacks). */
+  token: string;
   /** The broker's redelivered flag: a request handed back after a consumer died holding it. */
   redelivered: boolean;
   input: Record<string, unknown>;
@@ -86,6 +88,7 @@ export async function startScriptedWorkers(
       const delivery: ScriptedDelivery = {
         correlationId: String(message.properties.correlationId),
         attempt: Number(message.properties.headers?.['x-attempt'] ?? 0),
+        token: String(message.properties.headers?.['x-switchyard-token'] ?? ''),
         redelivered: message.fields.redelivered,
         input,
         at: Date.now(),
