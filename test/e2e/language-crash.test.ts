@@ -6,10 +6,11 @@ const KILLS = scaled(2, 15, 'LANGUAGE_KILLS');
 
 /**
  * `switchyard serve` as a child process on RabbitMQ and SQLite, killed with SIGKILL while jobs sleep
- * (`sleep:`), loop (`repeat:`), and wait for a signal (sent before, while and after the step waits)
- * or for a callback on their attempt's token, and restarted on the same database: every job ends
- * completed with its planned result, none is lost, nothing is doubled (test/support/language-crash.ts
- * says what counts as doubled). The short version; test/soak/language-crash.test.ts runs the long one.
+ * (`sleep:`), loop (`repeat:`), and wait for a signal (sent before, while and after the step
+ * waits), for a callback on their attempt's token, or for the signal their worker suspended them
+ * for, and restarted on the same database: every job ends completed with its planned result, none
+ * is lost, nothing is doubled (test/support/language-crash.ts says what counts as doubled). The
+ * short version; test/soak/language-crash.test.ts runs the long one.
  */
 describe('Sleeping, looping and callback-waiting jobs through SIGKILLs of serve', {
   timeout: SOAK ? 1_800_000 : 300_000,

@@ -9,7 +9,8 @@ import { type ServeProcess, spawnServe } from './serve-process.js';
 
 /*
  * Issue 30's soak: jobs that sleep (`sleep:`), loop (`repeat:`) and wait for someone (a signal step
- * answered before, while and after it waits; a worker step answered through its callback token) run
+ * answered before, while and after it waits; a worker step answered through its callback token; a
+ * worker step whose worker suspends it, signalled before or after it did) run
  * while `switchyard serve` is killed with SIGKILL and restarted on the same SQLite file.
  *
  * "Lost": a job that does not end, or ends in another state or with another result than planned.
@@ -22,7 +23,7 @@ import { type ServeProcess, spawnServe } from './serve-process.js';
 
 export interface LanguageCrashOptions {
   kills: number;
-  /** Jobs of each of the four workflows. */
+  /** Jobs of each of the five workflows. */
   jobsPerKind: number;
   /** The longest wait, after the last kill, for every job to end. @default 180_000 */
   settleMs?: number;
@@ -48,7 +49,7 @@ export interface LanguageCrashFigures {
   seconds: number;
 }
 
-type Kind = 'sleeper' | 'looper' | 'approval' | 'hooked';
+type Kind = 'sleeper' | 'looper' | 'approval' | 'hooked' | 'suspender';
 type SignalMode = 'early' | 'during' | 'after';
 
 interface PlannedJob {
@@ -80,6 +81,9 @@ function workflowsYaml(q: (name: string) => string): string {
       - { name: send, queue: ${q('send')} }
       - { name: approve, type: signal, depends: [ send ] }
       - { name: after, queue: ${q('after')}, depends: [ approve ] }
+  - name: suspender
+    steps:
+      - { name: hold, queue: ${q('hold')} }
   - name: hooked
     steps:
       - { name: hook, queue: ${q('hook')}, timeout: 120s }
@@ -102,6 +106,13 @@ function plan(perKind: number): PlannedJob[] {
       expected: { n, sent: true, approved: n, after: true },
     });
     jobs.push({ id: id(), kind: 'hooked', n, expected: { n, hooked: true, after: true } });
+    jobs.push({
+      id: id(),
+      kind: 'suspender',
+      n,
+      mode: n % 2 === 0 ? 'early' : 'during',
+      expected: { n, signal: { go: n } },
+    });
   }
   return jobs.sort(() => Math.random() - 0.5);
 }
@@ -196,6 +207,11 @@ export async function runLanguageCrashWorkload(options: LanguageCrashOptions): P
     [q('after')]: ({ input }) => [reply({ ...input, after: true })],
     [q('send')]: ({ input }) => [reply({ n: input.n, sent: true })],
     [q('poll')]: ({ input, attempt }) => [reply({ n: input.n, polls: attempt })],
+    // Suspends (waits for a signal), then, sent again with the signal, replies with it.
+    [q('hold')]: ({ input }) =>
+      input.signal === undefined
+        ? [{ body: JSON.stringify({ reason: 'waiting for a go' }), type: 'suspend' as const }]
+        : [reply({ n: input.n, signal: input.signal })],
     // Sends no reply: hands its token over, and the answer comes through POST /api/callback/{token}.
     [q('hook')]: ({ input, token }) => {
       callbacks.push(
@@ -226,6 +242,15 @@ export async function runLanguageCrashWorkload(options: LanguageCrashOptions): P
       postUntil(url, `/api/job/${job.id}/signal/approve`, { approved: job.n }, [200, 202, 409]);
     const drive = async (job: PlannedJob): Promise<void> => {
       await postUntil(url, `/api/workflow/${job.kind}?id=${job.id}`, { n: job.n }, [200, 201]);
+      if (job.kind === 'suspender') {
+        if (job.mode === 'during')
+          await documentWhen(url, job.id, (document) => document.steps.hold?.status === 'suspended');
+        signalAnswers.set(
+          job.id,
+          await postUntil(url, `/api/job/${job.id}/signal/hold`, { go: job.n }, [200, 202, 409]),
+        );
+        return;
+      }
       if (job.kind !== 'approval') return;
       if (job.mode !== 'early')
         await documentWhen(url, job.id, (document) => document.steps.approve?.status === 'running');
@@ -282,7 +307,8 @@ export async function runLanguageCrashWorkload(options: LanguageCrashOptions): P
       expect(got, `${job.id} (${job.kind}${job.mode ? `, signal ${job.mode}` : ''})`).toEqual(want);
       // The engine's view: every step one attempt, a loop one per iteration.
       for (const [step, state] of Object.entries(document.steps)) {
-        const attempts = step === 'poll' ? LOOP_ITERATIONS : 1;
+        // A suspended step is sent again with its signal: its second attempt.
+        const attempts = step === 'poll' ? LOOP_ITERATIONS : step === 'hold' ? 2 : 1;
         double(`${job.id} ${step}: ${state.attempt} attempts`, state.attempt === attempts);
         if (step === 'poll') {
           double(`${job.id} poll: ${state.iterations} iterations`, state.iterations === LOOP_ITERATIONS);
@@ -293,7 +319,7 @@ export async function runLanguageCrashWorkload(options: LanguageCrashOptions): P
           ]);
         }
       }
-      if (job.kind === 'approval') {
+      if (job.kind === 'approval' || job.kind === 'suspender') {
         const answers = signalAnswers.get(job.id) ?? [];
         const accepted = answers.filter((status) => status === 200 || status === 202).length;
         // A signal whose answer was lost to a kill is sent again and refused (409): never taken twice.
@@ -303,7 +329,7 @@ export async function runLanguageCrashWorkload(options: LanguageCrashOptions): P
     // The workers' view: one attempt per step, a loop's attempts 1..3 (a re-sent request repeats one).
     for (const [correlationId, seen] of workers.attemptsByRequest()) {
       const step = correlationId.slice(correlationId.indexOf(':') + 1);
-      const want = step === 'poll' ? [1, 2, 3] : [1];
+      const want = step === 'poll' ? [1, 2, 3] : step === 'hold' ? [1, 2] : [1];
       double(`attempts of ${correlationId}: ${seen}`, JSON.stringify(seen) === JSON.stringify(want));
     }
     const tokensTaken = [...callbackAnswers.values()].map(

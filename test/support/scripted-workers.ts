@@ -1,10 +1,10 @@
 import { type Channel, type ChannelModel, connect } from 'amqplib';
 import { AMQP_URL } from './rabbitmq.js';
 
-/** One message a scripted worker sends back: a reply, or an error reply (`type: error`). */
+/** One message a scripted worker sends back: a reply, or a control reply (`type: error`, `suspend`…). */
 export interface ScriptedReply {
   body: string;
-  type?: 'error' | 'heartbeat' | 'abort';
+  type?: 'error' | 'heartbeat' | 'abort' | 'suspend';
   /** More AMQP headers (`x-retryable`). */
   headers?: Record<string, unknown>;
 }
