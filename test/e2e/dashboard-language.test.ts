@@ -214,6 +214,7 @@ describe("The dashboard shows the language's edges (chromium, serve)", () => {
       'The new input must be a JSON object, such as {"amount": 10}.',
     );
     await form.getByLabel('New input (JSON, optional)').fill('{"question": "again?"}');
+    expect(await form.locator('.text-failed').count()).toBe(0);
     await photograph(page, 'job-rerun-form');
     await form.getByRole('button', { name: 'Rerun from ask' }).click();
     await form.waitFor({ state: 'detached', timeout: TIMEOUT });

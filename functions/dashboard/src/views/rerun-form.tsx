@@ -87,7 +87,10 @@ export function RerunForm({
           spellcheck={false}
           placeholder="Empty: the step's input as it would be computed (a signal step's: its new signal)"
           value={text}
-          onInput={(event) => setText((event.target as HTMLTextAreaElement).value)}
+          onInput={(event) => {
+            setText((event.target as HTMLTextAreaElement).value);
+            setInvalid(undefined);
+          }}
         />
       </label>
       {invalid && <p class="text-failed">{invalid}</p>}
