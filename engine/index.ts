@@ -87,6 +87,7 @@ export type { ExpressionVariables } from './expressions/expression.js';
 // Jobs: their records, the events applied to them, the transitions that result, fan-out's children.
 export { applyEvent, createJob } from './job/apply.js';
 export { awaitedRequest } from './job/awaited-request.js';
+export { STARTED_MEANWHILE } from './job/call-path-signals.js';
 export { type SlotLimits, slotIndexesFrom, slotStarts, slotTurn } from './job/concurrency-slots.js';
 export {
   bufferRefusal,

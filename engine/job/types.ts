@@ -453,6 +453,8 @@ export type FollowUp =
       calledBy?: CallLink;
       /** A called job: the root of its caller's tree, which it counts in (tree-quota.ts). */
       treeRoot?: string;
+      /** A called job: the signals its caller kept for it (call-path-signals.ts), which it keeps in turn. */
+      signals?: PendingSignal[];
     }
   /** A job a `workflow:` step started ended: its caller's step completes or fails with it. */
   | { kind: 'callFinished'; jobId: string; callerId: string; step: string; attempt: number }

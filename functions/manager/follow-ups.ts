@@ -132,9 +132,9 @@ export class FollowUpRunner {
    * is paused: engine/job/tree-quota.ts); an `onFailure` job's is logged, not retried.
    */
   private async startJob(followUp: Extract<FollowUp, { kind: 'startJob' }>): Promise<void> {
-    const { workflow, version, id, input, causedBy, calledBy, treeRoot } = followUp;
+    const { workflow, version, id, input, causedBy, calledBy, treeRoot, signals } = followUp;
     try {
-      await this.host.startJob({ workflow, version, id, input, causedBy, calledBy, treeRoot });
+      await this.host.startJob({ workflow, version, id, input, causedBy, calledBy, treeRoot, signals });
     } catch (error) {
       if (!(error instanceof ManagerError) || error.code === 'unavailable') throw error;
       if (calledBy) {

@@ -27,6 +27,7 @@ import {
   type ReplyEvent,
   type RunningLimit,
   replyEvent,
+  STARTED_MEANWHILE,
   type StoredWorkflow,
   sentQueueOf,
   type Timer,
@@ -412,6 +413,7 @@ export class Manager {
           treeRoot: params.treeRoot,
           startAt: params.startAt,
           actor: params.actor,
+          signals: params.signals,
         },
         { ...context, runningLimit, ...(params.refuseOversized ? { oversizedRequests: 'refuse' } : {}) },
       ),
@@ -619,15 +621,28 @@ export class Manager {
    * (`publish/approve`, `review[2]/approve`), a step of a job beneath it (engine/job/step-path.ts).
    */
   async signal(id: string, path: string, output: JsonObject, actor?: Actor): Promise<SignalOutcome> {
-    const { jobId, step } = await signalTargetOf(this.store, this.workflows, id, path);
-    await this.checkSignal(jobId, step, output);
-    const outcome = await this.commandOutcome(
-      jobId,
-      { type: 'signal', step, output, actor },
-      { refuseOversized: true },
-    );
-    const job = outcome.job as JobRecord;
-    return outcome.kept === undefined ? { job } : { job, kept: outcome.kept };
+    for (let round = 1; ; round++) {
+      const target = await signalTargetOf(this.store, this.workflows, id, path);
+      this.checkSchema(target.for.workflow, target.for.task, target.for.step, output);
+      try {
+        const outcome = await this.commandOutcome(
+          target.jobId,
+          { type: 'signal', step: target.step, output, actor },
+          { refuseOversized: true },
+        );
+        const job = outcome.job as JobRecord;
+        return outcome.kept === undefined ? { job } : { job, kept: outcome.kept };
+      } catch (error) {
+        // The workflow: step the path goes through started its called job since the path was read:
+        // the signal goes there, read again (bounded: a step starts its job once per attempt).
+        const moved =
+          error instanceof ManagerError &&
+          error.code === 'conflict' &&
+          error.message.endsWith(STARTED_MEANWHILE) &&
+          round < 3;
+        if (!moved) throw error;
+      }
+    }
   }
 
   /** A signal step's `signal.schema`: a body that does not meet it is refused, naming each problem. */
@@ -635,7 +650,11 @@ export class Manager {
     const job = await this.store.getJob(jobId);
     const workflow = job && (await this.workflows.get(job.workflow, job.version));
     if (!job || !workflow) return; // the command says there is no such job
-    const schema = this.signalSchemas.schemaOf(workflow, job.task, step);
+    this.checkSchema(workflow, job.task, step, body);
+  }
+
+  private checkSchema(workflow: CompiledWorkflow, task: string | null, step: string, body: JsonObject): void {
+    const schema = this.signalSchemas.schemaOf(workflow, task, step);
     const problem = schema && this.signalSchemas.problem(schema, body);
     if (problem)
       throw new ManagerError('invalid', `the signal for step "${step}" does not meet its schema: ${problem}`);

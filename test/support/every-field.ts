@@ -163,6 +163,7 @@ export function everyFollowUp(jobId: string): FollowUp[] {
       input: { orderId: 'o-1001' },
       causedBy: jobId,
       calledBy,
+      signals: [{ step: 'approve', body: { decision: 'yes' }, at: 1_750, bytes: 18 }],
     },
     callFinished: { kind: 'callFinished', jobId: uuid(), callerId: jobId, step: 'ship', attempt: 1 },
     cancelJob: { kind: 'cancelJob', jobId: uuid() },
