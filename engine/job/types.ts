@@ -2,6 +2,7 @@ import type { SecretRef } from '../definition/secrets.js';
 import type { JsonObject } from '../json.js';
 import type { HistoryEntry } from './history-entry.js';
 import type { DependencyStatus } from './join.js';
+import type { NewDelivery } from './notifications.js';
 import { PersistentList } from './persistent-list.js';
 
 /**
@@ -458,6 +459,8 @@ export type FollowUp =
   | { kind: 'callFinished'; jobId: string; callerId: string; step: string; attempt: number }
   /** Cancel a job (a called job whose step stopped). */
   | { kind: 'cancelJob'; jobId: string }
+  /** Record webhook deliveries in the delivery log (engine/job/notifications.ts); the hosts post them. */
+  | { kind: 'notify'; jobId: string; deliveries: NewDelivery[] }
   /** Pause or resume a job (a called job whose caller was paused or resumed). */
   | { kind: 'pauseJob'; jobId: string }
   | { kind: 'resumeJob'; jobId: string }

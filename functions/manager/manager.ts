@@ -10,6 +10,7 @@ import {
   DEFAULT_FAN_OUT_SLICE,
   DEFAULT_MAX_FAN_OUT,
   DEFAULT_MAX_REPLY_BYTES,
+  type DeliveryLog,
   type EngineContext,
   type InboundReply,
   isSameStart,
@@ -21,6 +22,7 @@ import {
   type ManagerKeys,
   mayStartJob,
   type NamespaceSettingsStore,
+  type NotifyTarget,
   type OutboxEntry,
   parseCorrelationId,
   type Rejection,
@@ -94,6 +96,13 @@ export interface ManagerOptions {
    * (`RequestRefresher`). Undefined: requests do not expire but at their deadline; nothing is re-sent.
    */
   requestTtlMs?: number;
+  /** Webhook targets for workflows without a `notify:` of their own (`serve --notify-url`, `NOTIFY_URL`). */
+  defaultNotify?: readonly NotifyTarget[];
+  /**
+   * Where a transition's `notify` follow-ups record their deliveries. @default the store, when it
+   * keeps a delivery log (a store without one logs and drops them)
+   */
+  deliveries?: Pick<DeliveryLog, 'addDeliveries'>;
 }
 
 export interface EventOutcome {
@@ -137,6 +146,7 @@ export class Manager {
   private readonly clock: () => number;
   private readonly newId: () => string;
   private readonly maxFanOut: number;
+  private readonly defaultNotify: readonly NotifyTarget[] | undefined;
   /** Sizes each fan-out slice to the invocation's time left. */
   private readonly pace: FanOutPace;
   private readonly maxReplyBytes: number;
@@ -162,6 +172,7 @@ export class Manager {
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.maxFanOutBytes = options.maxFanOutBytes;
     this.maxTreeJobs = options.maxTreeJobs;
+    this.defaultNotify = options.defaultNotify;
     this.workflows = new WorkflowCache(this.store);
     this.namespaces = new NamespaceAuthority(this.store, options.queueRules ?? {}, this.clock);
     this.tokens = new RequestTokens(this.store);
@@ -183,6 +194,8 @@ export class Manager {
       apply: (inputs) => this.apply(inputs),
       startJob: (params) => this.startJob(params),
       runningLimit: (workflow) => this.runningLimitOf(workflow),
+      deliveries: options.deliveries ?? deliveryLogOf(options.store),
+      clock: this.clock,
     });
     this.pump = new OutboxPump({
       store: this.store,
@@ -804,6 +817,7 @@ export class Manager {
       maxRequestBytes: this.maxReplyBytes,
       maxFanOutBytes: this.maxFanOutBytes,
       maxTreeJobs: this.maxTreeJobs,
+      defaultNotify: this.defaultNotify,
     };
   }
 
@@ -930,4 +944,9 @@ export class Manager {
  */
 function entryId(prefix: string, kind: 'r' | 'f', n: number): string {
   return [prefix, ':', kind, n].join('');
+}
+
+/** The store's delivery log, when it keeps one (a test's partial store may not). */
+function deliveryLogOf(store: object): Pick<DeliveryLog, 'addDeliveries'> | undefined {
+  return 'addDeliveries' in store ? (store as Pick<DeliveryLog, 'addDeliveries'>) : undefined;
 }

@@ -28,6 +28,7 @@ import {
   uuid,
 } from '../support/factories.js';
 import { describeAuditLogContract } from './store-contract-audit-log.js';
+import { describeDeliveryLogContract } from './store-contract-deliveries.js';
 import { describeMaxRunningContract } from './store-contract-max-running.js';
 import { describeNamespaceSettingsContract } from './store-contract-namespaces.js';
 import { describeRepliesInHandContract } from './store-contract-replies-in-hand.js';
@@ -1015,6 +1016,7 @@ export function describeStoreContract(
     describeRepliesInHandContract(() => store);
     describeSearchContract(() => store);
     describeAuditLogContract(() => store);
+    describeDeliveryLogContract(() => store);
 
     it('answers ping while open', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
