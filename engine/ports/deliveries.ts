@@ -17,6 +17,8 @@ export interface Delivery extends NewDelivery {
   /** Why the latest attempt failed (a status, a timeout, a refused connection). */
   lastError?: string;
   deliveredAt?: number;
+  /** While a pump posts it: when that pump took it (its due time is then the end of its lease). */
+  takenAt?: number;
   /** Incremented by every change: `updateDelivery` writes only over the revision it read. */
   rev: number;
 }

@@ -115,6 +115,22 @@ program
     'secrets from the environment: PREFIX + the name in capitals, other characters as _ (payments/api-key: PREFIXPAYMENTS_API_KEY)',
   )
   .option(
+    '--notify-url <url>',
+    'post the events of --notify-events of every job whose workflow has no notify: of its own to this URL, signed with --notify-secret (docs/notifications.md)',
+  )
+  .option(
+    '--notify-events <events>',
+    'with --notify-url: the events, comma-separated (job.completed,job.failed,job.cancelled,job.aborted by default)',
+  )
+  .option(
+    '--notify-secret <name>',
+    'with --notify-url: the name of the secret (--secrets-file or --secrets-env-prefix) that signs each delivery',
+  )
+  .option(
+    '--notify-allow-host <host...>',
+    'hosts webhook deliveries may go to (a name, or *.example.com); by default any host',
+  )
+  .option(
     '--token <token>',
     'the root token, admin of every namespace: require "Authorization: Bearer <token>" or a scoped token (default: $SWITCHYARD_TOKEN)',
   )

@@ -29,6 +29,7 @@ import {
   type ReplyEvent,
   type RunningLimit,
   replyEvent,
+  type SecretResolver,
   type StoredWorkflow,
   sentQueueOf,
   type Timer,
@@ -41,6 +42,7 @@ import {
 import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import { type Callback, callbackReply } from './callbacks.js';
 import { combineTransitions } from './combine.js';
+import { type DeliveryRules, notifyTargetProblems } from './delivery-rules.js';
 import { ManagerError } from './errors.js';
 import { FanOutPace } from './fan-out-pace.js';
 import { FollowUpRunner } from './follow-ups.js';
@@ -103,6 +105,11 @@ export interface ManagerOptions {
    * keeps a delivery log (a store without one logs and drops them)
    */
   deliveries?: Pick<DeliveryLog, 'addDeliveries'>;
+  /**
+   * Where deliveries may go and where their signing secrets are read: a definition whose `notify:`
+   * breaks the rules or names a secret not set is refused at registration. @default any host, no secrets
+   */
+  notifyChecks?: { rules: DeliveryRules; secrets: SecretResolver | undefined };
 }
 
 export interface EventOutcome {
@@ -147,6 +154,7 @@ export class Manager {
   private readonly newId: () => string;
   private readonly maxFanOut: number;
   private readonly defaultNotify: readonly NotifyTarget[] | undefined;
+  private readonly notifyChecks: ManagerOptions['notifyChecks'];
   /** Sizes each fan-out slice to the invocation's time left. */
   private readonly pace: FanOutPace;
   private readonly maxReplyBytes: number;
@@ -173,6 +181,7 @@ export class Manager {
     this.maxFanOutBytes = options.maxFanOutBytes;
     this.maxTreeJobs = options.maxTreeJobs;
     this.defaultNotify = options.defaultNotify;
+    this.notifyChecks = options.notifyChecks;
     this.workflows = new WorkflowCache(this.store);
     this.namespaces = new NamespaceAuthority(this.store, options.queueRules ?? {}, this.clock);
     this.tokens = new RequestTokens(this.store);
@@ -251,6 +260,25 @@ export class Manager {
   }
 
   /**
+   * Refuses webhook targets deliveries could not go to (the operator's hosts, https deployed) or
+   * whose signing secret is not set: found now rather than as dead letters later.
+   */
+  async checkNotify(targets: readonly NotifyTarget[]): Promise<void> {
+    const checks = this.notifyChecks ?? { rules: {}, secrets: undefined };
+    const problems = notifyTargetProblems(targets, checks.rules);
+    const names = [...new Set(targets.map((target) => target.secret))];
+    const values = checks.secrets ? await checks.secrets.resolve(names) : new Map<string, string>();
+    for (const name of names.filter((secret) => !values.has(secret))) {
+      problems.push(
+        checks.secrets
+          ? `"notify": secret ${JSON.stringify(name)} is not set (add it to the secrets this manager reads: docs/notifications.md)`
+          : `"notify": secret ${JSON.stringify(name)} cannot be read: this manager was started without secrets (serve --secrets-file or --secrets-env-prefix)`,
+      );
+    }
+    if (problems.length) throw new ManagerError('invalid', problems.join('\n'));
+  }
+
+  /**
    * Registers a definition (its name qualified by its namespace) under its namespace's queue prefix:
    * an identical one keeps its version, a different one makes the next. `queuePrefix`: the prefix
    * its document states, which must be the namespace's.
@@ -264,6 +292,7 @@ export class Manager {
       if (problem)
         throw new ManagerError('invalid', `step "${step}": "signal.schema" is not a JSON Schema: ${problem}`);
     }
+    if (written.notify?.length) await this.checkNotify(written.notify);
     const definition = await this.namespaces.prepare(written, options.queuePrefix);
     const saved = await this.store.saveWorkflow(definition, this.now());
     const queues = new Map<string, { queue: string; vhost: string | null }>();

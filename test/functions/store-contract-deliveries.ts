@@ -7,7 +7,14 @@ import { uuid } from '../support/factories.js';
 /** A delivery with every optional field set, of `jobId` in `namespace`, recorded at `at`. */
 function aFullDelivery(jobId: string, namespace: string, at: number): Required<Delivery> {
   const recorded = newDeliveryRecord({ ...aDeliveryWithEveryField(jobId), namespace }, at);
-  return { ...recorded, lastStatus: 503, lastError: 'HTTP 503', deliveredAt: at + 5, attempts: 2 };
+  return {
+    ...recorded,
+    lastStatus: 503,
+    lastError: 'HTTP 503',
+    deliveredAt: at + 5,
+    takenAt: at + 1,
+    attempts: 2,
+  };
 }
 
 function pending(jobId: string, namespace: string, at: number, due = at): Delivery {
