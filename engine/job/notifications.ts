@@ -2,49 +2,14 @@ import { namespaceOf, splitQualifiedName } from '../definition/namespace.js';
 import type { NotifyTarget } from '../definition/notify.js';
 import type { JsonObject } from '../json.js';
 import { jsonBytesWithin } from '../json-size.js';
-import type { HistoryEntry, HistoryKind } from './history-entry.js';
-import type { JobRecord, JobStatus } from './types.js';
+import type { HistoryEntry } from './history-entry.js';
+import type { JobRecord, NewDelivery, NotificationBody } from './types.js';
 import { uuidV5 } from './uuid-v5.js';
+
+export type { NewDelivery, NotificationBody } from './types.js';
 
 /** A job's result rides in its notification up to this many bytes of JSON; a larger one is left out. */
 export const MAX_NOTIFIED_RESULT_BYTES = 16 * 1024;
-
-/** What each delivery posts (docs/notifications.md documents it field by field). */
-export interface NotificationBody {
-  /** The delivery's id, also in the `Switchyard-Delivery` header: receivers dedupe on it. */
-  id: string;
-  type: HistoryKind;
-  /** When it happened, ISO 8601. */
-  time: string;
-  namespace: string;
-  jobId: string;
-  /** The workflow's name within its namespace. */
-  workflow: string;
-  version: number;
-  /** The job's status after the transition that caused the event. */
-  status: JobStatus;
-  step?: string;
-  attempt?: number;
-  /** The history entry's message: an error, a retry's delay, a reason. */
-  message?: string;
-  /** job.completed: the job's result, when it is at most `MAX_NOTIFIED_RESULT_BYTES` of JSON. */
-  result?: JsonObject;
-  /** job.completed with a larger result: read it from `GET /api/job/{id}`. */
-  resultOmitted?: true;
-  /** job.failed, job.aborted: the job's error. */
-  error?: { step: string | null; message: string };
-}
-
-/** One webhook call to make: recorded with the transition, delivered by the hosts' delivery pump. */
-export interface NewDelivery {
-  id: string;
-  jobId: string;
-  namespace: string;
-  url: string;
-  /** The name of the secret that signs it (never its value). */
-  secret: string;
-  body: NotificationBody;
-}
 
 /**
  * The deliveries a transition's new history entries call for: one per entry and target that names

@@ -55,7 +55,8 @@ export class DeliveryPump {
   private readonly pollMs: number;
   private readonly aborts = new AbortController();
   private timer: NodeJS.Timeout | undefined;
-  private round: Promise<unknown> | undefined;
+  private filling: Promise<void> | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
 
   constructor(private readonly options: DeliveryPumpOptions) {
@@ -128,23 +129,13 @@ export class DeliveryPump {
     return released;
   }
 
-  /** serve: rounds one after the other, waiting `pollMs` after one that found nothing due. */
+  /**
+   * serve: keeps up to `concurrency` posts in flight, taking more as each ends, and looking again
+   * every `pollMs`; a receiver that hangs holds one slot until its timeout, never the others.
+   */
   start(): void {
-    if (this.stopped || this.timer || this.round) return;
-    const loop = async () => {
-      this.timer = undefined;
-      let count = 0;
-      try {
-        this.round = this.runOnce();
-        count = (await this.round) as number;
-      } catch (error) {
-        this.options.logger.warn('webhook deliveries could not be read or recorded; trying again', { error });
-      } finally {
-        this.round = undefined;
-      }
-      if (!this.stopped) this.timer = setTimeout(loop, count >= this.batch ? 0 : this.pollMs);
-    };
-    this.timer = setTimeout(loop, 0);
+    if (this.stopped || this.timer) return;
+    this.schedule(0);
   }
 
   /** Stops taking deliveries and aborts the posts in flight (each is posted again after its lease). */
@@ -153,7 +144,61 @@ export class DeliveryPump {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.aborts.abort();
-    await this.round?.catch(() => undefined);
+    await this.filling?.catch(() => undefined);
+    await Promise.all([...this.inFlight]);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    if (this.timer) {
+      if (ms > 0) return;
+      clearTimeout(this.timer);
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.fill();
+    }, ms);
+  }
+
+  /** Takes due deliveries into the free slots, then looks again at once (all taken) or after `pollMs`. */
+  private async fill(): Promise<void> {
+    if (this.filling || this.stopped) return;
+    let next = this.pollMs;
+    this.filling = (async () => {
+      const room = this.concurrency - this.inFlight.size;
+      if (room <= 0) return;
+      const due = await this.options.log.dueDeliveries(this.clock(), room);
+      const taken: Delivery[] = [];
+      for (const delivery of due) {
+        const claimed = await this.take(delivery);
+        if (claimed) taken.push(claimed);
+      }
+      if (taken.length === room) next = 0;
+      if (!taken.length) return;
+      const values = await this.secretValues(taken);
+      for (const delivery of taken) {
+        const posting: Promise<void> = this.attempt(delivery, values)
+          .catch((error: unknown) =>
+            this.options.logger.warn('a webhook delivery could not be recorded; it is posted again later', {
+              deliveryId: delivery.id,
+              error,
+            }),
+          )
+          .finally(() => {
+            this.inFlight.delete(posting);
+            this.schedule(0);
+          });
+        this.inFlight.add(posting);
+      }
+    })();
+    try {
+      await this.filling;
+    } catch (error) {
+      this.options.logger.warn('webhook deliveries could not be read; trying again', { error });
+    } finally {
+      this.filling = undefined;
+    }
+    this.schedule(next);
   }
 
   /** The delivery, taken for this pump; undefined when another took it first. */
@@ -189,6 +234,8 @@ export class DeliveryPump {
       : secret === undefined
         ? { ok: false, error: this.missingSecret(delivery.secret) }
         : await this.post(delivery, secret);
+    // Stopped mid-post: not an attempt of the receiver's. It stays taken; the next start releases it.
+    if (result !== 'refused' && !result.ok && this.aborts.signal.aborted) return;
     const now = this.clock();
     const attempts = delivery.attempts + 1;
     const settled: Delivery = { ...delivery, attempts, updatedAt: now, rev: delivery.rev + 1 };

@@ -208,6 +208,36 @@ describe('DeliveryPump', () => {
     ]);
   });
 
+  it('running, keeps posting to others while one receiver holds its post unanswered', async () => {
+    const hanging = await receiver('hang');
+    const hooks = await receiver({ status: 204 });
+    const store = new MemoryStore();
+    const first = newDeliveryRecord(
+      { ...aDeliveryWithEveryField(uuid()), url: hanging.url, secret: 'HOOK_KEY' },
+      Date.now(),
+    );
+    await store.addDeliveries([first]);
+    const pump = new DeliveryPump({ log: store, secrets, rules: {}, logger: silentLogger, pollMs: 20 });
+    pump.start();
+    try {
+      await hanging.received(1);
+      const later = newDeliveryRecord(
+        { ...aDeliveryWithEveryField(uuid()), url: hooks.url, secret: 'HOOK_KEY' },
+        Date.now(),
+      );
+      await store.addDeliveries([later]);
+      await hooks.received(1);
+      await expect.poll(async () => (await store.getDelivery(later.id))?.state).toBe('delivered');
+      expect((await store.getDelivery(first.id))?.takenAt).toBeDefined();
+    } finally {
+      await pump.stop();
+    }
+    // Stopping aborted the held post: not counted as an attempt, it stays taken until released.
+    const held = await store.getDelivery(first.id);
+    expect(held).toMatchObject({ state: 'pending', attempts: 0 });
+    expect(held?.takenAt).toBeDefined();
+  });
+
   it('draws every delay between half and all of its capped doubling', () => {
     expect(retryDelayMs(1, () => 0)).toBe(15_000);
     expect(retryDelayMs(1, () => 1)).toBe(30_000);
