@@ -1,6 +1,5 @@
 import { namespaceOf, splitQualifiedName } from '../definition/namespace.js';
 import type { NotifyTarget } from '../definition/notify.js';
-import type { JsonObject } from '../json.js';
 import { jsonBytesWithin } from '../json-size.js';
 import type { HistoryEntry } from './history-entry.js';
 import type { JobRecord, NewDelivery, NotificationBody } from './types.js';
