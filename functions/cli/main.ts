@@ -4,6 +4,7 @@ import { DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
 import { CliError, DEFAULT_URL } from './client.js';
 import { DEFAULT_ARCHIVE_DIR, listArchiveFiles, showArchivedJob } from './commands/archive.js';
 import { graph, push, validate } from './commands/definitions.js';
+import { deliveries } from './commands/deliveries.js';
 import { history } from './commands/history.js';
 import { command, rerun, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
@@ -289,6 +290,19 @@ program
   .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (id: string, options) => history(id, options, out));
+
+program
+  .command('deliveries')
+  .description(
+    "a job's webhook deliveries (notify:) and how each went; --dead: the namespace's dead letters; --redeliver ID: post one again",
+  )
+  .argument('[id]', 'the job id')
+  .option('--dead', "the namespace's dead letters, newest first")
+  .option('--redeliver <delivery>', 'make this delivery due now, with its attempts anew')
+  .addOption(outputOption())
+  .addOption(namespaceOption())
+  .addOption(urlOption())
+  .action(async (id: string | undefined, options) => deliveries(id, options, out));
 
 program
   .command('jobs')

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery } from '../../../engine/index.js';
 import { startServe } from '../../../functions/local/serve.js';
 import { createJsonLogger } from '../../../functions/telemetry/json-logger.js';
+import { describeRun, runCli } from '../../support/cli-process.js';
 import { startTestServe, type TestServe } from '../../support/local-serve.js';
 import { AMQP_URL } from '../../support/rabbitmq.js';
 import { documentedVerifier, startReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
@@ -153,6 +154,35 @@ describe('serve: webhooks for job events (notify:)', { timeout: 90_000 }, () => 
     expect(failing.posts[1]?.headers['switchyard-delivery']).toBe(pending?.id);
     const audit = await serve.api<{ entries: { action: string; target: string }[] }>('GET', '/api/audit');
     expect(audit.body.entries[0]).toMatchObject({ action: 'delivery.redelivered', target: pending?.id });
+  });
+
+  it('switchyard deliveries: a job’s deliveries, the dead letters, a redelivery; -o json', async () => {
+    const cli = (args: string[]) =>
+      runCli([...args, '--url', serve.url], 30_000, { NO_COLOR: '', FORCE_COLOR: '' });
+    const id = await start('approval');
+    await signal(id);
+    await expect
+      .poll(async () => (await deliveries(id)).map((d) => d.state))
+      .toEqual(['delivered', 'delivered']);
+    const table = await cli(['deliveries', id]);
+    expect(table.code, describeRun(table)).toBe(0);
+    const [header, ...rows] = table.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^DELIVERY\s+EVENT\s+STATE\s+TRIES\s+HTTP\s+DETAIL\s+URL$/);
+    expect(rows[0]).toMatch(/step\.waiting\s+delivered\s+1\s+204\s+http:/);
+    expect(rows[1]).toMatch(/job\.completed\s+delivered\s+1\s+204\s+http:/);
+
+    const [first] = await deliveries(id);
+    const stored = (await serve.handle.store.getDelivery(first?.id ?? '')) as Delivery;
+    await serve.handle.store.updateDelivery({ ...stored, state: 'dead', rev: stored.rev + 1 });
+    const dead = JSON.parse((await cli(['deliveries', '--dead', '-o', 'json'])).stdout) as {
+      deliveries: { id: string; jobId: string }[];
+    };
+    expect(dead.deliveries.map((d) => d.id)).toContain(first?.id);
+    const redelivered = await cli(['deliveries', '--redeliver', first?.id ?? '']);
+    expect(redelivered.code, describeRun(redelivered)).toBe(0);
+    expect(redelivered.stdout).toMatch(/pending/);
+    await expect.poll(async () => (await deliveries(id))[0]?.state).toBe('delivered');
+    expect((await cli(['deliveries'])).stderr).toContain('name a job id, or --dead, or --redeliver');
   });
 
   it('refuses at PUT, changing nothing, a URL that is not one, an unknown event, a secret not set', async () => {
