@@ -261,6 +261,7 @@ export {
   UndeliverableError,
 } from './ports/bus.js';
 export {
+  DELIVERY_RETENTION_MS,
   DELIVERY_STATES,
   type Delivery,
   type DeliveryLog,

@@ -1,6 +1,12 @@
 import type { NewDelivery } from '../job/notifications.js';
 
 export type DeliveryState = 'pending' | 'delivered' | 'dead';
+
+/**
+ * A delivered or dead delivery is kept this long after it settled, then a store lets it go (pruned
+ * at each add locally, the table's TTL deployed); a pending one is kept until it settles.
+ */
+export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
 export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'delivered', 'dead'];
 
 /** A webhook delivery as the delivery log keeps it: what to post, and how its attempts went. */
@@ -44,7 +50,10 @@ export interface DeliveryPage {
  * hosts' delivery pump (functions/manager/delivery-pump.ts), listed by the API.
  */
 export interface DeliveryLog {
-  /** Adds each delivery whose id is not stored yet (a follow-up carried out twice adds them once). */
+  /**
+   * Adds each delivery whose id is not stored yet (a follow-up carried out twice adds them once), and
+   * lets go of those settled more than `DELIVERY_RETENTION_MS` before the newest one added.
+   */
   addDeliveries(deliveries: readonly Delivery[]): Promise<void>;
   /** Pending deliveries due by `now`, earliest first. */
   dueDeliveries(now: number, limit: number): Promise<Delivery[]>;

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { type Delivery, type DeliveryLog, deliveryPageKey, newDeliveryRecord } from '../../engine/index.js';
+import {
+  DELIVERY_RETENTION_MS,
+  type Delivery,
+  type DeliveryLog,
+  deliveryPageKey,
+  newDeliveryRecord,
+} from '../../engine/index.js';
 import { aDeliveryWithEveryField } from '../support/every-field.js';
 import { uuid } from '../support/factories.js';
 
@@ -23,7 +29,11 @@ function pending(jobId: string, namespace: string, at: number, due = at): Delive
 }
 
 /** The delivery log (engine/ports/deliveries.ts) of every store. */
-export function describeDeliveryLogContract(log: () => DeliveryLog): void {
+export function describeDeliveryLogContract(
+  log: () => DeliveryLog,
+  /** Where the store lets settled deliveries go through a TTL: when one expires (epoch seconds). */
+  expiry?: (id: string) => Promise<number | undefined>,
+): void {
   describe('delivery log', () => {
     it('keeps every field of a delivery, and adds an id only once', async () => {
       const namespace = `dlv-${randomBytes(4).toString('hex')}`;
@@ -91,6 +101,27 @@ export function describeDeliveryLogContract(log: () => DeliveryLog): void {
       );
       expect(second.cursor).toBeUndefined();
       expect(deliveryPageKey(dead[0] as Delivery) < deliveryPageKey(dead[1] as Delivery)).toBe(true);
+    });
+
+    it('lets go of deliveries settled longer ago than the retention, keeping pending ones', async () => {
+      const namespace = `dlv-${randomBytes(4).toString('hex')}`;
+      const settledAt = 1_750_000_000_000;
+      const settled = {
+        ...pending(uuid(), namespace, settledAt - 5),
+        state: 'dead' as const,
+        updatedAt: settledAt,
+      };
+      const waiting = pending(uuid(), namespace, settledAt - 5);
+      await log().addDeliveries([settled, waiting]);
+      await log().addDeliveries([pending(uuid(), namespace, settledAt + DELIVERY_RETENTION_MS + 1)]);
+      expect(await log().getDelivery(waiting.id)).toEqual(waiting);
+      const expiresAt = await expiry?.(settled.id);
+      if (expiresAt === undefined) {
+        expect(await log().getDelivery(settled.id)).toBeUndefined();
+      } else {
+        expect(expiresAt).toBe(Math.ceil((settledAt + DELIVERY_RETENTION_MS) / 1000));
+        expect(await expiry?.(waiting.id)).toBeUndefined();
+      }
     });
 
     it('lists a job’s deliveries oldest first', async () => {

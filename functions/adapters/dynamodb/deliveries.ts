@@ -1,4 +1,5 @@
 import {
+  DELIVERY_RETENTION_MS,
   type Delivery,
   type DeliveryLog,
   type DeliveryPage,
@@ -16,8 +17,9 @@ const DUE_SHARDS = 4;
  * The delivery log (engine/ports/deliveries.ts): one item per delivery (`DLV#<id>` / `D`), its
  * record as JSON, with three index entries. gsi1: its namespace's listing of its state, newest
  * first (`DLV#<state>#<namespace>` / page key); gsi2, only while pending: when it is due
- * (`DLVDUE#<shard>` / due time); gsi3: its job's (`DLVJOB#<job id>` / page key). A few
- * deliveries per job: small items, each written a few times.
+ * (`DLVDUE#<shard>` / due time); gsi3: its job's (`DLVJOB#<job id>` / page key). A settled one
+ * expires through the TTL (`expiresAt`) after `DELIVERY_RETENTION_MS`. A few deliveries per job:
+ * small items, each written a few times.
  */
 export class DynamoDbDeliveries implements DeliveryLog {
   constructor(private readonly table: DynamoDbTable) {}
@@ -125,6 +127,9 @@ function itemOf(delivery: Delivery): Item {
     gsi3pk: S(`DLVJOB#${delivery.jobId}`),
     gsi3sk: S(pageKey),
   };
+  // A settled delivery expires through the table's TTL after the retention.
+  if (delivery.state !== 'pending')
+    item.expiresAt = N(Math.ceil((delivery.updatedAt + DELIVERY_RETENTION_MS) / 1_000));
   if (delivery.state === 'pending') {
     item.gsi2pk = S(dueShard(shardOf(delivery.id, DUE_SHARDS)));
     item.gsi2sk = S(`${time(delivery.nextAttemptAt)}#${delivery.id}`);

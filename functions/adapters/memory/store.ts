@@ -7,6 +7,7 @@ import {
   type CommitResult,
   changeAllowed,
   countAfter,
+  DELIVERY_RETENTION_MS,
   type Delivery,
   type DeliveryPage,
   type DeliveryQuery,
@@ -361,6 +362,11 @@ export class MemoryStore implements Store {
   }
 
   async addDeliveries(deliveries: readonly Delivery[]): Promise<void> {
+    const newest = Math.max(...deliveries.map((delivery) => delivery.createdAt));
+    for (const [id, kept] of this.deliveries) {
+      if (kept.state !== 'pending' && kept.updatedAt < newest - DELIVERY_RETENTION_MS)
+        this.deliveries.delete(id);
+    }
     for (const delivery of deliveries) {
       if (!this.deliveries.has(delivery.id)) this.deliveries.set(delivery.id, copy(delivery));
     }

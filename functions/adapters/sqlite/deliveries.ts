@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import {
+  DELIVERY_RETENTION_MS,
   type Delivery,
   type DeliveryPage,
   type DeliveryQuery,
@@ -13,6 +14,7 @@ import {
  */
 export class DeliveryTable {
   private readonly insert;
+  private readonly prune;
   private readonly update;
   private readonly one;
   private readonly due;
@@ -20,13 +22,15 @@ export class DeliveryTable {
   private readonly page;
 
   constructor(private readonly db: Database.Database) {
-    this.insert = db.prepare<[string, string, string, string, number, string, number, string]>(
-      `INSERT INTO deliveries (id, job_id, namespace, state, next_attempt_at, page_key, rev, record)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+    this.insert = db.prepare<[string, string, string, string, number, string, number, number | null, string]>(
+      `INSERT INTO deliveries (id, job_id, namespace, state, next_attempt_at, page_key, rev, settled_at, record)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
     );
-    this.update = db.prepare<[string, number, number, string, string, number]>(
-      `UPDATE deliveries SET state = ?, next_attempt_at = ?, rev = ?, record = ? WHERE id = ? AND rev = ?`,
+    this.update = db.prepare<[string, number, number, number | null, string, string, number]>(
+      `UPDATE deliveries SET state = ?, next_attempt_at = ?, rev = ?, settled_at = ?, record = ?
+       WHERE id = ? AND rev = ?`,
     );
+    this.prune = db.prepare<[number]>('DELETE FROM deliveries WHERE settled_at < ?');
     this.one = db.prepare<[string], string>('SELECT record FROM deliveries WHERE id = ?').pluck();
     this.due = db
       .prepare<[number, number], string>(
@@ -46,16 +50,21 @@ export class DeliveryTable {
   }
 
   add(deliveries: readonly Delivery[]): void {
+    const newest = Math.max(...deliveries.map((delivery) => delivery.createdAt));
     this.db.transaction(() => {
+      this.prune.run(newest - DELIVERY_RETENTION_MS);
       for (const d of deliveries) {
+        const { id, jobId, namespace, state, nextAttemptAt, rev } = d;
+        const page = deliveryPageKey(d);
         this.insert.run(
-          d.id,
-          d.jobId,
-          d.namespace,
-          d.state,
-          d.nextAttemptAt,
-          deliveryPageKey(d),
-          d.rev,
+          id,
+          jobId,
+          namespace,
+          state,
+          nextAttemptAt,
+          page,
+          rev,
+          settledAt(d),
           JSON.stringify(d),
         );
       }
@@ -68,7 +77,8 @@ export class DeliveryTable {
 
   put(delivery: Delivery): boolean {
     const { state, nextAttemptAt, rev, id } = delivery;
-    return this.update.run(state, nextAttemptAt, rev, JSON.stringify(delivery), id, rev - 1).changes > 0;
+    const record = JSON.stringify(delivery);
+    return this.update.run(state, nextAttemptAt, rev, settledAt(delivery), record, id, rev - 1).changes > 0;
   }
 
   get(id: string): Delivery | undefined {
@@ -88,6 +98,11 @@ export class DeliveryTable {
     const last = deliveries.at(-1);
     return records.length > limit && last ? { deliveries, cursor: deliveryPageKey(last) } : { deliveries };
   }
+}
+
+/** When a delivered or dead delivery settled; null while it is pending. */
+function settledAt(delivery: Delivery): number | null {
+  return delivery.state === 'pending' ? null : delivery.updatedAt;
 }
 
 function parse(record: string): Delivery {

@@ -248,7 +248,8 @@ export const MIGRATIONS: readonly string[] = [
   END;
   `,
   // Webhook deliveries (engine/ports/deliveries.ts): the record as JSON, indexed for the pump (due
-  // pending ones), a job's page, and a state's listing newest first (page_key: time, then id).
+  // pending ones), a job's page, a state's listing newest first (page_key: time, then id), and the
+  // settled ones past the retention (settled_at: when a delivered or dead one settled).
   `
   CREATE TABLE deliveries (
     id TEXT NOT NULL PRIMARY KEY,
@@ -258,8 +259,10 @@ export const MIGRATIONS: readonly string[] = [
     next_attempt_at INTEGER NOT NULL,
     page_key TEXT NOT NULL,
     rev INTEGER NOT NULL,
+    settled_at INTEGER,
     record TEXT NOT NULL
   ) WITHOUT ROWID;
+  CREATE INDEX deliveries_settled ON deliveries (settled_at) WHERE settled_at IS NOT NULL;
   CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at);
   CREATE INDEX deliveries_job ON deliveries (job_id, page_key);
   CREATE INDEX deliveries_listed ON deliveries (state, namespace, page_key);
