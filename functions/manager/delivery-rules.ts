@@ -22,7 +22,7 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 /**
  * The delay before attempt `attempts + 1`, after `attempts` failed ones: 30 s doubling to a cap of
  * 30 min, with "equal jitter" (half fixed, half drawn) so that receivers coming back up are not
- * hit by every delivery at once. 8 attempts span 32 to 64 minutes.
+ * hit by every delivery at once. 8 attempts span 31 to 62 minutes.
  */
 export function retryDelayMs(attempts: number, random: () => number = Math.random): number {
   const full = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.max(0, attempts - 1));
