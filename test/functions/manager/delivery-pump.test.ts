@@ -243,5 +243,12 @@ describe('DeliveryPump', () => {
     expect(retryDelayMs(1, () => 1)).toBe(30_000);
     expect(retryDelayMs(7, () => 1)).toBe(MAX_RETRY_DELAY_MS);
     expect(retryDelayMs(20, () => 0)).toBe(MAX_RETRY_DELAY_MS / 2);
+    // docs/notifications.md: the 8 attempts span 31 to 62 minutes.
+    const span = (draw: number) =>
+      Array.from({ length: MAX_DELIVERY_ATTEMPTS - 1 }, (_, n) => retryDelayMs(n + 1, () => draw)).reduce(
+        (sum, delay) => sum + delay,
+      );
+    expect(Math.round(span(0) / 60_000)).toBe(31);
+    expect(Math.round(span(1) / 60_000)).toBe(62);
   });
 });
