@@ -158,6 +158,7 @@ export async function createContainer(
     secrets: options.secrets,
     rules: deliveryRules,
     logger: telemetry.logger,
+    metrics: telemetry.metrics,
     clock,
   });
   return { env, manager, store, bus, timers, telemetry, sqs, schedules, deliveries };

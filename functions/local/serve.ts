@@ -330,7 +330,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     logger,
   });
 
-  const deliveries = new DeliveryPump({ log: store, secrets, rules: deliveryRules, logger });
+  const deliveries = new DeliveryPump({ log: store, secrets, rules: deliveryRules, logger, metrics });
 
   try {
     if (defaultNotify) await manager.checkNotify(defaultNotify);

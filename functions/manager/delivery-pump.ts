@@ -1,5 +1,5 @@
 import type { Delivery, DeliveryLog, SecretResolver } from '../../engine/index.js';
-import type { Logger } from '../telemetry/telemetry.js';
+import type { Logger, Metrics } from '../telemetry/telemetry.js';
 import {
   DELIVERY_TIMEOUT_MS,
   type DeliveryRules,
@@ -15,6 +15,8 @@ export interface DeliveryPumpOptions {
   secrets: SecretResolver | undefined;
   rules: DeliveryRules;
   logger: Logger;
+  /** `webhook_deliveries_total` by outcome (delivered, failed, dead). */
+  metrics?: Metrics;
   /** @default Date.now */
   clock?: () => number;
   /** @default Math.random */
@@ -262,6 +264,8 @@ export class DeliveryPump {
       });
       return;
     }
+    const outcome = settled.state === 'pending' ? 'failed' : settled.state;
+    this.options.metrics?.count('webhook_deliveries_total', { outcome });
     const fields = { deliveryId: delivery.id, jobId: delivery.jobId, type: delivery.body.type, attempts };
     if (settled.state === 'delivered') this.options.logger.debug('webhook delivered', fields);
     else if (settled.state === 'dead')

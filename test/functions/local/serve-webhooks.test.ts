@@ -104,6 +104,9 @@ describe('serve: webhooks for job events (notify:)', { timeout: 90_000 }, () => 
         ['job.completed', 'delivered', 1, 204],
       ]);
 
+    const metrics = await serve.api<string>('GET', '/metrics');
+    expect(metrics.body).toMatch(/^switchyard_webhook_deliveries_total\{outcome="delivered"\} [1-9]\d*$/m);
+
     // The secret's value is in no job document, delivery log, database file or log line.
     const shown = JSON.stringify([(await serve.api('GET', `/api/job/${id}`)).body, await deliveries(id)]);
     expect(shown).toContain('HOOK_KEY');

@@ -87,7 +87,12 @@ describe('DeliveryPump', () => {
 
   it('retries a receiver that answers 500 with capped, jittered backoff, and dead-letters it after the last attempt', async () => {
     const hooks = await receiver({ status: 500 });
-    const { store, clock, delivery, pump } = await setUp(hooks.url);
+    const outcomes: string[] = [];
+    const metrics = {
+      count: (_: string, labels?: Record<string, string>) => outcomes.push(labels?.outcome ?? ''),
+      observe() {},
+    };
+    const { store, clock, delivery, pump } = await setUp(hooks.url, { metrics });
     const delays: number[] = [];
     for (let attempt = 1; attempt <= MAX_DELIVERY_ATTEMPTS; attempt++) {
       expect(await pump.runOnce()).toBe(1);
@@ -103,6 +108,7 @@ describe('DeliveryPump', () => {
       } else expect(stored.state).toBe('dead');
     }
     expect(hooks.posts).toHaveLength(MAX_DELIVERY_ATTEMPTS);
+    expect(outcomes).toEqual([...Array(MAX_DELIVERY_ATTEMPTS - 1).fill('failed'), 'dead']);
     delays.forEach((delay, n) => {
       const full = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** n);
       expect(delay).toBeGreaterThanOrEqual(full / 2);
