@@ -33,6 +33,12 @@ export interface DeliveryPumpOptions {
   pollMs?: number;
 }
 
+/** The signing secrets of a round: their values, or why they could not be read. */
+interface SecretValues {
+  values: ReadonlyMap<string, string>;
+  unreadable?: string;
+}
+
 /** What one attempt came to. */
 type AttemptResult = { ok: true; status: number } | { ok: false; status?: number; error: string };
 
@@ -216,25 +222,31 @@ export class DeliveryPump {
     return (await this.options.log.updateDelivery(taken)) ? taken : undefined;
   }
 
-  /** The signing secrets the deliveries name; a resolver that fails leaves them all unresolved. */
-  private async secretValues(deliveries: readonly Delivery[]): Promise<Map<string, string>> {
+  /**
+   * The signing secrets the deliveries name, or why none could be read (the secrets service failed:
+   * each attempt fails saying so, and is retried).
+   */
+  private async secretValues(deliveries: readonly Delivery[]): Promise<SecretValues> {
     const resolver = this.options.secrets;
-    if (!resolver) return new Map();
+    if (!resolver) return { values: new Map() };
     try {
-      return await resolver.resolve([...new Set(deliveries.map((delivery) => delivery.secret))]);
+      return { values: await resolver.resolve([...new Set(deliveries.map((delivery) => delivery.secret))]) };
     } catch (error) {
       this.options.logger.warn('webhook secrets could not be read', { error });
-      return new Map();
+      return {
+        values: new Map(),
+        unreadable: `secrets could not be read (${(error as Error)?.name ?? 'error'})`,
+      };
     }
   }
 
-  private async attempt(delivery: Delivery, secrets: ReadonlyMap<string, string>): Promise<void> {
+  private async attempt(delivery: Delivery, secrets: SecretValues): Promise<void> {
     const refused = deliveryUrlProblem(delivery.url, this.options.rules);
-    const secret = secrets.get(delivery.secret);
+    const secret = secrets.values.get(delivery.secret);
     const result: AttemptResult | 'refused' = refused
       ? 'refused'
       : secret === undefined
-        ? { ok: false, error: this.missingSecret(delivery.secret) }
+        ? { ok: false, error: secrets.unreadable ?? this.missingSecret(delivery.secret) }
         : await this.post(delivery, secret);
     // Stopped mid-post: not an attempt of the receiver's. It stays taken; the next start releases it.
     if (result !== 'refused' && !result.ok && this.aborts.signal.aborted) return;

@@ -171,6 +171,19 @@ describe('DeliveryPump', () => {
     expect(hooks.posts).toHaveLength(0);
   });
 
+  it('fails, unposted, the attempts of a round whose secrets service fails, saying so', async () => {
+    const hooks = await receiver();
+    const failing = { resolve: async () => Promise.reject(new TypeError('connect ECONNREFUSED')) };
+    const { store, delivery, pump } = await setUp(hooks.url, { secrets: failing });
+    await pump.runOnce();
+    expect(await store.getDelivery(delivery.id)).toMatchObject({
+      state: 'pending',
+      attempts: 1,
+      lastError: 'secrets could not be read (TypeError)',
+    });
+    expect(hooks.posts).toHaveLength(0);
+  });
+
   it('posts a delivery once when two pumps take the same due ones', async () => {
     const hooks = await receiver({ status: 200, afterMs: 50 });
     const { store, clock, pump } = await setUp(hooks.url);
