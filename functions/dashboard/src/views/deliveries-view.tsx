@@ -1,3 +1,4 @@
+import { useEffect, useState } from 'preact/hooks';
 import type { JobDocument } from '../api-types.js';
 import { absoluteTime } from '../format.js';
 import { useAction, useApi, useResource } from '../hooks.js';
@@ -26,18 +27,22 @@ function standing(delivery: Delivery): string {
 
 /**
  * The job's webhook deliveries (`notify:`, `GET /api/job/{id}/deliveries`), each with how it went; a
- * dead one can be posted again. Shown only for a job that has some; read again as the job changes
- * and every 5 seconds while one is pending.
+ * delivered or dead one can be posted again. Shown only for a job that has some; read again as the
+ * job changes, and every 5 seconds while one is pending.
  */
 export function DeliveriesView({ job }: { job: JobDocument }) {
   const client = useApi();
   const action = useAction();
+  // Read again every 5 s only while one is pending: an attempt's outcome does not change the job.
+  const [watching, setWatching] = useState(false);
   const deliveries = useResource(
     (api, signal) => api.request<{ deliveries: Delivery[] }>(`api/job/${job.uuid}/deliveries`, { signal }),
     `${job.uuid}@${job.updatedAt}`,
-    5_000,
+    watching ? 5_000 : undefined,
   );
   const list = deliveries.data?.deliveries ?? [];
+  const pending = list.some((delivery) => delivery.state === 'pending');
+  useEffect(() => setWatching(pending), [pending]);
   if (!list.length) return null;
   const redeliver = (id: string) =>
     action.run(async () => {
