@@ -139,6 +139,17 @@ describe('DeliveryPump', () => {
     expect(stored?.lastStatus).toBeUndefined();
   });
 
+  it('waits for a slow receiver that answers within the timeout: delivered', async () => {
+    const slow = await receiver({ status: 202, afterMs: 400 });
+    const { store, delivery, pump } = await setUp(slow.url, { timeoutMs: 5_000 });
+    await pump.runOnce();
+    expect(await store.getDelivery(delivery.id)).toMatchObject({
+      state: 'delivered',
+      attempts: 1,
+      lastStatus: 202,
+    });
+  });
+
   it('does not follow a redirect', async () => {
     const hooks = await receiver({ status: 302 });
     const { store, delivery, pump } = await setUp(hooks.url);
