@@ -45,6 +45,8 @@ export function describeDeliveryLogContract(
       expect(await log().getDelivery(full.id)).toEqual(full);
       expect(await log().jobDeliveries(jobId)).toEqual([full]);
       expect(await log().getDelivery(uuid())).toBeUndefined();
+      await log().addDeliveries([]);
+      expect(await log().getDelivery(full.id)).toEqual(full);
     });
 
     it('hands out due pending deliveries, earliest first, and not those due later or settled', async () => {

@@ -362,6 +362,7 @@ export class MemoryStore implements Store {
   }
 
   async addDeliveries(deliveries: readonly Delivery[]): Promise<void> {
+    if (!deliveries.length) return;
     const newest = Math.max(...deliveries.map((delivery) => delivery.createdAt));
     for (const [id, kept] of this.deliveries) {
       if (kept.state !== 'pending' && kept.updatedAt < newest - DELIVERY_RETENTION_MS)

@@ -50,6 +50,7 @@ export class DeliveryTable {
   }
 
   add(deliveries: readonly Delivery[]): void {
+    if (!deliveries.length) return;
     const newest = Math.max(...deliveries.map((delivery) => delivery.createdAt));
     this.db.transaction(() => {
       this.prune.run(newest - DELIVERY_RETENTION_MS);
