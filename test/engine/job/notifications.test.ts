@@ -1,8 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   applyEvent,
   createJob,
   type FollowUp,
+  HISTORY_KINDS,
   loadWorkflows,
   MAX_NOTIFIED_RESULT_BYTES,
   type NotifyTarget,
@@ -170,5 +173,15 @@ describe('Rule: notify: is checked when a definition is loaded', () => {
       'unknown key "retries" in "notify" (it takes url, events and secret)',
     ]);
     expect(problems('[1, 2, 3, 4, 5, 6]')[0]).toContain('at most 5');
+  });
+});
+
+describe('docs/notifications.md', () => {
+  it('names every event a target may ask for', () => {
+    const page = readFileSync(join(import.meta.dirname, '../../../docs/notifications.md'), 'utf8');
+    const listed = /- `events`:([\s\S]*?)\n- `secret`/.exec(page)?.[1] ?? '';
+    expect([...listed.matchAll(/`([a-z_]+\.[a-z_]+)`/g)].map((match) => match[1])).toEqual([
+      ...HISTORY_KINDS,
+    ]);
   });
 });
