@@ -117,6 +117,8 @@ export function describeDeliveryLogContract(
       await log().addDeliveries([settled, waiting]);
       await log().addDeliveries([pending(uuid(), namespace, settledAt + DELIVERY_RETENTION_MS + 1)]);
       expect(await log().getDelivery(waiting.id)).toEqual(waiting);
+      // DynamoDB's TTL: an item expires when its attribute (epoch seconds) is past, and is deleted
+      // within about two days after (https://docs.aws.amazon.com/cli/v1/reference/dynamodb/update-time-to-live.html).
       const expiresAt = await expiry?.(settled.id);
       if (expiresAt === undefined) {
         expect(await log().getDelivery(settled.id)).toBeUndefined();
