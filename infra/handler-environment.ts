@@ -41,6 +41,13 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
   if (settings.api.auth === 'token') environment.API_AUTHORIZER = 'true';
   // -c replyAuth=true: replies without their request's token are ignored.
   if (settings.replyAuth) environment.REPLY_AUTH = 'true';
+  // Webhooks (docs/notifications.md): the default target, and where deliveries may go.
+  const { notify } = settings;
+  if (notify.url) environment.NOTIFY_URL = notify.url;
+  if (notify.events) environment.NOTIFY_EVENTS = notify.events;
+  if (notify.secret) environment.NOTIFY_SECRET = notify.secret;
+  if (notify.allowHosts) environment.NOTIFY_ALLOW_HOSTS = notify.allowHosts;
+  if (!notify.httpsOnly) environment.NOTIFY_HTTPS_ONLY = 'false';
   if (sqsBus) {
     Object.assign(environment, {
       REPLY_QUEUE_URL: sqsBus.replyQueue.queueUrl,

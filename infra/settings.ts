@@ -95,6 +95,13 @@ export interface SwitchyardSettings {
    * authentication"): for a broker that other teams' workers can publish on. @default false
    */
   replyAuth: boolean;
+  /**
+   * Webhooks (docs/notifications.md): the default target of workflows without `notify:`
+   * (`-c notifyUrl= -c notifyEvents= -c notifySecret=`), the hosts deliveries may go to
+   * (`-c notifyAllowHosts=a.example.com,b.example.com`), and whether plain http is refused
+   * (`-c notifyHttpsOnly=false` for a receiver inside your network). @default https only, any host
+   */
+  notify: { url?: string; events?: string; secret?: string; allowHosts?: string; httpsOnly: boolean };
   /** Ship source maps with the functions and have Node use them in stack traces. @default false */
   sourceMaps: boolean;
   /** How long a worker may hold a request before SQS delivers it again. @default 5 minutes */
@@ -180,6 +187,7 @@ export function readSettings(node: Node): SwitchyardSettings {
     destroy: context.flag('destroy', false),
     tracing: context.flag('tracing', false),
     replyAuth: context.flag('replyAuth', false),
+    notify: readNotifySettings(context),
     canaryDeployments: context.flag('canaryDeployments', false),
     sourceMaps: context.flag('sourceMaps', false),
     stepVisibilityTimeout: Duration.seconds(
@@ -372,4 +380,24 @@ class ContextReader {
     }
     return match;
   }
+}
+
+/** `-c notify…`: a URL needs its secret; the handlers check the rest as they start (functions/aws/environment.ts). */
+function readNotifySettings(context: ContextReader): SwitchyardSettings['notify'] {
+  const notify: SwitchyardSettings['notify'] = { httpsOnly: context.flag('notifyHttpsOnly', true) };
+  const url = context.optionalText('notifyUrl');
+  const secret = context.optionalText('notifySecret');
+  const events = context.optionalText('notifyEvents');
+  const allowHosts = context.optionalText('notifyAllowHosts');
+  if (url !== undefined && secret === undefined)
+    throw new Error('-c notifyUrl needs -c notifySecret: the name of the secret that signs each delivery');
+  if (url !== undefined && notify.httpsOnly && !url.startsWith('https://'))
+    throw new Error(
+      `-c notifyUrl=${url}: deliveries go over https only (-c notifyHttpsOnly=false allows http)`,
+    );
+  if (url !== undefined) notify.url = url;
+  if (secret !== undefined) notify.secret = secret;
+  if (events !== undefined) notify.events = events;
+  if (allowHosts !== undefined) notify.allowHosts = allowHosts;
+  return notify;
 }

@@ -9,8 +9,16 @@ import { Draft } from './draft.js';
 import { MAX_BUFFERED_SIGNALS } from './early-signals.js';
 import type { EngineContext, JobEvent } from './events.js';
 import { followRoot } from './follow-root.js';
-import { type Actor, appendHistory, type HistoryCause, historyEntriesOf, notesByJob } from './history.js';
+import {
+  type Actor,
+  appendHistory,
+  type HistoryCause,
+  type HistoryEntry,
+  historyEntriesOf,
+  notesByJob,
+} from './history.js';
 import { settleWaits } from './listed-status.js';
+import { deliveriesOf } from './notifications.js';
 import { pauseJob, resumeJob } from './pause.js';
 import { rerunFrom } from './rerun.js';
 import { searchAttributesOf } from './search-attributes.js';
@@ -350,7 +358,13 @@ function recordHistory(d: Draft, effects: Effects, cause: HistoryCause): void {
   // A fan-out's slice creates thousands of children, each with notes of its own: grouped once, so
   // that each job reads only its own.
   const entries = historyEntriesOf(d.job, ownNotes(d.job.id, effects), cause, d.now);
-  if (entries.length) d.updateJob({ history: appendHistory(d.job.history, entries) });
+  if (entries.length) {
+    d.updateJob({ history: appendHistory(d.job.history, entries) });
+    const targets = d.workflow.notify ?? d.context.defaultNotify ?? [];
+    // appendHistory numbered the entries in place.
+    const deliveries = deliveriesOf(d.job, entries as HistoryEntry[], targets);
+    if (deliveries.length) d.effects.followUps.push({ kind: 'notify', jobId: d.job.id, deliveries });
+  }
   if (effects.creates.length === 0) return;
   const notesOf = notesByJob(effects.notes);
   for (const child of effects.creates) {

@@ -2,9 +2,17 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { Bus, Store } from '../../engine/index.js';
+import {
+  type Bus,
+  type NotifyTarget,
+  readNotify,
+  type SecretResolver,
+  type Store,
+} from '../../engine/index.js';
 import { DynamoDbStore } from '../adapters/dynamodb/store.js';
 import { SqsTimers } from '../adapters/sqs/timers.js';
+import { DeliveryPump } from '../manager/delivery-pump.js';
+import type { DeliveryRules } from '../manager/delivery-rules.js';
 import { Manager } from '../manager/manager.js';
 import { secretResolvingBus } from '../manager/secret-bus.js';
 import type { BusKind, HandlerEnvironment } from './environment.js';
@@ -27,6 +35,8 @@ export interface Container {
   sqs: SQSClient;
   /** Workflow schedules on EventBridge Scheduler, when the stack has them (SCHEDULE_GROUP). */
   schedules?: WorkflowSchedules;
+  /** Posts the delivery log's due webhooks (the timers function runs it each minute). */
+  deliveries: DeliveryPump;
 }
 
 /**
@@ -64,6 +74,11 @@ export interface ContainerOptions {
   captureClient?: CaptureClient;
   /** @default Date.now */
   clock?: () => number;
+  /**
+   * Where `params` secrets and webhook signing secrets are read. None is wired in deployed yet: a
+   * request naming a secret fails its attempt, and `notify:` is refused at registration, saying so.
+   */
+  secrets?: SecretResolver;
 }
 
 /**
@@ -113,10 +128,15 @@ export async function createContainer(
   const schedules = env.schedules
     ? lazySchedules({ ...env.schedules, clock }, options.clients?.scheduler, capture)
     : undefined;
+  const deliveryRules: DeliveryRules = {
+    httpsOnly: env.notify.httpsOnly,
+    ...(env.notify.allowHosts ? { allowHosts: env.notify.allowHosts } : {}),
+  };
   const manager = new Manager({
     store,
-    // No secrets service is wired in deployed yet: a request naming a secret fails its attempt, saying so.
-    bus: secretResolvingBus(bus, undefined),
+    bus: secretResolvingBus(bus, options.secrets),
+    defaultNotify: defaultNotifyOf(env),
+    notifyChecks: { rules: deliveryRules, secrets: options.secrets },
     timers,
     telemetry,
     clock,
@@ -133,7 +153,25 @@ export async function createContainer(
     replyAuth: env.replyAuth,
     maxTreeJobs: env.maxTreeJobs,
   });
-  return { env, manager, store, bus, timers, telemetry, sqs, schedules };
+  const deliveries = new DeliveryPump({
+    log: store,
+    secrets: options.secrets,
+    rules: deliveryRules,
+    logger: telemetry.logger,
+    metrics: telemetry.metrics,
+    clock,
+  });
+  return { env, manager, store, bus, timers, telemetry, sqs, schedules, deliveries };
+}
+
+/** NOTIFY_URL, NOTIFY_EVENTS, NOTIFY_SECRET as the default target; an invalid one stops the container. */
+function defaultNotifyOf(env: HandlerEnvironment): NotifyTarget[] | undefined {
+  if (!env.notify.default) return undefined;
+  const read = readNotify({ ...env.notify.default });
+  if (read.ok) return read.targets;
+  throw new Error(
+    `NOTIFY_URL, NOTIFY_EVENTS, NOTIFY_SECRET: ${read.problems.map((p) => p.message).join('; ')}`,
+  );
 }
 
 /**

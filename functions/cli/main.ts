@@ -4,6 +4,7 @@ import { DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
 import { CliError, DEFAULT_URL } from './client.js';
 import { DEFAULT_ARCHIVE_DIR, listArchiveFiles, showArchivedJob } from './commands/archive.js';
 import { graph, push, validate } from './commands/definitions.js';
+import { deliveries } from './commands/deliveries.js';
 import { history } from './commands/history.js';
 import { command, rerun, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
@@ -113,6 +114,22 @@ program
   .option(
     '--secrets-env-prefix <prefix>',
     'secrets from the environment: PREFIX + the name in capitals, other characters as _ (payments/api-key: PREFIXPAYMENTS_API_KEY)',
+  )
+  .option(
+    '--notify-url <url>',
+    'post the events of --notify-events of every job whose workflow has no notify: of its own to this URL, signed with --notify-secret (docs/notifications.md)',
+  )
+  .option(
+    '--notify-events <events>',
+    'with --notify-url: the events, comma-separated (job.completed,job.failed,job.cancelled,job.aborted by default)',
+  )
+  .option(
+    '--notify-secret <name>',
+    'with --notify-url: the name of the secret (--secrets-file or --secrets-env-prefix) that signs each delivery',
+  )
+  .option(
+    '--notify-allow-host <host...>',
+    'hosts webhook deliveries may go to (a name, or *.example.com); by default any host',
   )
   .option(
     '--token <token>',
@@ -273,6 +290,19 @@ program
   .addOption(namespaceOption())
   .addOption(urlOption())
   .action(async (id: string, options) => history(id, options, out));
+
+program
+  .command('deliveries')
+  .description(
+    "a job's webhook deliveries (notify:) and how each went; --dead: the namespace's dead letters; --redeliver ID: post one again",
+  )
+  .argument('[id]', 'the job id')
+  .option('--dead', "the namespace's dead letters, newest first")
+  .option('--redeliver <delivery>', 'make this delivery due now, with its attempts anew')
+  .addOption(outputOption())
+  .addOption(namespaceOption())
+  .addOption(urlOption())
+  .action(async (id: string | undefined, options) => deliveries(id, options, out));
 
 program
   .command('jobs')

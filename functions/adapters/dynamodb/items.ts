@@ -72,6 +72,7 @@ export const keys = {
   managerKey: (name: string): Key => keyOf('KEYS', name),
   auditPk: (namespace: string) => `AUDIT#${namespace}`,
   audit: (namespace: string, id: string): Key => keyOf(`AUDIT#${namespace}`, id),
+  delivery: (id: string): Key => keyOf(`DLV#${id}`, 'D'),
 };
 
 export const gsi = {

@@ -6,6 +6,9 @@ import type {
   ChildrenPage,
   Commit,
   CommitResult,
+  Delivery,
+  DeliveryPage,
+  DeliveryQuery,
   FanCounts,
   JobPage,
   JobQuery,
@@ -26,6 +29,7 @@ import type {
 } from '../../../engine/index.js';
 import { DynamoDbAuditLog } from './audit-log.js';
 import { applyBatch, applyCommit, type CommitDeps } from './commit.js';
+import { DynamoDbDeliveries } from './deliveries.js';
 import { defaultCounterShards, FanCounters } from './fan-counters.js';
 import { isFanInId, watchPartition, watchSource } from './fan-watch.js';
 import { ackInline, InlineRequests } from './inline-outbox.js';
@@ -77,6 +81,7 @@ export class DynamoDbStore implements Store {
   private readonly workflows: DynamoDbWorkflows;
   private readonly tokens: DynamoDbTokens;
   private readonly audit: DynamoDbAuditLog;
+  private readonly deliveries: DynamoDbDeliveries;
   private readonly namespaces: DynamoDbNamespaceSettings;
   private readonly repliesInHand: DynamoDbRepliesInHand;
   private readonly commitDeps: CommitDeps;
@@ -94,6 +99,7 @@ export class DynamoDbStore implements Store {
     this.workflows = new DynamoDbWorkflows(this.table);
     this.tokens = new DynamoDbTokens(this.table);
     this.audit = new DynamoDbAuditLog(this.table);
+    this.deliveries = new DynamoDbDeliveries(this.table);
     this.namespaces = new DynamoDbNamespaceSettings(this.table);
     this.repliesInHand = new DynamoDbRepliesInHand(this.table);
     this.commitDeps = {
@@ -148,6 +154,30 @@ export class DynamoDbStore implements Store {
 
   deleteToken(id: string): Promise<boolean> {
     return this.tokens.deleteToken(id);
+  }
+
+  addDeliveries(deliveries: readonly Delivery[]): Promise<void> {
+    return this.deliveries.addDeliveries(deliveries);
+  }
+
+  dueDeliveries(now: number, limit: number): Promise<Delivery[]> {
+    return this.deliveries.dueDeliveries(now, limit);
+  }
+
+  updateDelivery(delivery: Delivery): Promise<boolean> {
+    return this.deliveries.updateDelivery(delivery);
+  }
+
+  getDelivery(id: string): Promise<Delivery | undefined> {
+    return this.deliveries.getDelivery(id);
+  }
+
+  jobDeliveries(jobId: string): Promise<Delivery[]> {
+    return this.deliveries.jobDeliveries(jobId);
+  }
+
+  listDeliveries(query: DeliveryQuery): Promise<DeliveryPage> {
+    return this.deliveries.listDeliveries(query);
   }
 
   recordAudit(entry: AuditEntry): Promise<void> {

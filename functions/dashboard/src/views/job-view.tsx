@@ -14,6 +14,7 @@ import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
 import { StatusBadge } from '../status-badge.js';
 import { defaultStep, stepNote } from '../step-note.js';
+import { DeliveriesView } from './deliveries-view.js';
 import { HistoryView } from './history-view.js';
 import { JobLinks } from './job-links.js';
 import { KeptSignals } from './kept-signals.js';
@@ -393,6 +394,7 @@ function JobBody({
         </section>
       </div>
       <HistoryView history={history} />
+      <DeliveriesView job={job} />
     </>
   );
 }
