@@ -98,11 +98,11 @@ const PLATFORM_ACTIONS = {
 
 /** Roles that are not a handler's: what each may hold, exactly. */
 const INFRASTRUCTURE_ROLES: { holder: RegExp; actions: string[]; resource: RegExp }[] = [
-  // The custom resource provider (CDK's framework function) invokes the registration function.
+  // The custom resource provider (CDK's framework function) invokes the registration function's live alias.
   {
     holder: /^WorkflowRegistrationProviderRoleDefaultPolicy/,
     actions: ['lambda:InvokeFunction', 'lambda:GetFunction'],
-    resource: /^<RegisterWorkflowsFunction[A-Z0-9]+\.Arn>(:\*)?$/,
+    resource: /^(<RegisterWorkflowsFunction[A-Z0-9]+\.Arn>(:\*)?|<RegisterWorkflowsFunctionLive[A-Z0-9]+>)$/,
   },
   {
     holder: /^WorkflowRegistrationProviderRole[A-Z0-9]+$/,
@@ -113,7 +113,7 @@ const INFRASTRUCTURE_ROLES: { holder: RegExp; actions: string[]; resource: RegEx
   {
     holder: /^RunTimeQueueRemovalProviderRoleDefaultPolicy/,
     actions: ['lambda:InvokeFunction', 'lambda:GetFunction'],
-    resource: /^<RemoveQueuesFunction[A-Z0-9]+\.Arn>(:\*)?$/,
+    resource: /^(<RemoveQueuesFunction[A-Z0-9]+\.Arn>(:\*)?|<RemoveQueuesFunctionLive[A-Z0-9]+>)$/,
   },
   {
     holder: /^RunTimeQueueRemovalProviderRole[A-Z0-9]+$/,
