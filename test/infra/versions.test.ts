@@ -15,7 +15,7 @@ const CDK = { timeout: 120_000 };
 
 const CONFIGURATIONS: Record<string, string>[] = [
   {},
-  { bus: 'rabbitmq' },
+  { bus: 'rabbitmq', archive: 'true' },
   {
     workers: 'lambda',
     workflows: 'examples/word-counts/workflows.yaml',

@@ -12,8 +12,8 @@ import { SimulatedWorld } from '../../../support/simulated-world.js';
 
 /**
  * Retention by TTL on DynamoDB Local. DynamoDB Local keeps TTL attributes but does not delete on
- * time (nor does DynamoDB: "typically within a few days",
- * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html), so these
+ * time (nor does DynamoDB: "typically deletes expired items within two days of expiration",
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html), so these
  * tests read the `expiresAt` every item carries rather than wait for deletions.
  */
 
