@@ -64,6 +64,8 @@ export interface DynamoDbStoreOptions {
   retentionSeconds?: number;
   /** What one `deleteFinishedJobs` run may do. @default 20,000 expiry stamps, 1,000 swept roots */
   sweepLimits?: { stampWrites: number; sweptRoots: number };
+  /** The time `deleteFinishedJobs` runs at. @default Date.now */
+  clock?: () => number;
   /** Counter shards of a fan-out of `total` children (1 to 32). @default one per 100 children */
   counterShards?: (total: number) => number;
   /** @default 10 attempts, waits from 25 ms doubling to at most 5 s, full jitter */
@@ -94,10 +96,12 @@ export class DynamoDbStore implements Store {
   private closed = false;
   private readonly retentionSeconds: number | undefined;
   private readonly sweepLimits: { stampWrites: number; sweptRoots: number };
+  private readonly clock: () => number;
 
   constructor(options: DynamoDbStoreOptions) {
     this.retentionSeconds = options.retentionSeconds;
     this.sweepLimits = options.sweepLimits ?? { stampWrites: 20_000, sweptRoots: 1_000 };
+    this.clock = options.clock ?? Date.now;
     this.table = new DynamoDbTable(options.client, options.tableName, options.retry ?? DEFAULT_RETRY_POLICY);
     this.pending = new PendingWrites(this.table);
     this.reader = new JobReader(this.table, this.pending, this.heads);
@@ -361,7 +365,7 @@ export class DynamoDbStore implements Store {
    * groups of requests left for the deleted children (outbox-groups.ts).
    */
   async deleteFinishedJobs(endedBefore: number): Promise<number> {
-    const now = Date.now();
+    const now = this.clock();
     if (this.retentionSeconds !== undefined)
       await stampEndedTrees(this.table, now, { writes: this.sweepLimits.stampWrites });
     const deleted = await deleteFinishedJobs(this.table, endedBefore, {
