@@ -117,19 +117,21 @@ async function stampJob(
     });
     items.push(...counters, ...(await childEntries(table, jobId, step)));
   }
-  const due = items.filter((item) => (num(item, 'expiresAt') ?? Number.POSITIVE_INFINITY) > expiresAt);
+  // Any other expiry is replaced: none (written while the tree ran), an older code's backstop, or the
+  // stamp of a run the tree has since been retried past (its root ended again, later).
+  const due = items.filter((item) => num(item, 'expiresAt') !== expiresAt);
   await forEachLimit([...due.map((item) => ({ pk: item.pk, sk: item.sk }) as Key), ...outbox], 8, (key) =>
     spend(budget) ? stamp(table, key, expiresAt) : Promise.resolve(),
   );
 }
 
-/** Sets an item's `expiresAt` no later than `expiresAt`; an item gone meanwhile is not made again. */
+/** Sets an item's `expiresAt` to the root's; an item gone meanwhile is not made again. */
 async function stamp(table: DynamoDbTable, key: Key, expiresAt: number): Promise<void> {
   try {
     await table.update({
       Key: key,
       UpdateExpression: 'SET expiresAt = :at',
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(expiresAt) OR expiresAt > :at)',
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(expiresAt) OR expiresAt <> :at)',
       ExpressionAttributeValues: { ':at': N(expiresAt) },
     });
   } catch (error) {

@@ -201,6 +201,51 @@ describe('DynamoDB retention by TTL', () => {
   );
 
   it(
+    'moves a retried tree’s items to the expiry of its new end, the next time it is stamped',
+    async () => {
+      // Prepare: a tree that failed (one child's error), stamped
+      const { local, tableName } = await freshTable();
+      const store = new DynamoDbStore({
+        client: local.client,
+        tableName,
+        retentionSeconds: RETENTION_SECONDS,
+      });
+      const { world, rootId } = await treeWorld(store);
+      let failed = false;
+      for (let requests = world.take(); requests.length; requests = world.take()) {
+        for (const request of requests) {
+          world.now += 10;
+          if (!failed && request.step === 'work') {
+            failed = true;
+            await world.reply(request, { error: 'bad item' }, { type: 'error', retryable: false });
+          } else await world.reply(request);
+        }
+      }
+      const firstEnd = await world.job(rootId);
+      await store.deleteFinishedJobs(0);
+
+      // Act: a day later the tree is retried, completes, and is stamped again
+      world.now += 86_400_000;
+      await world.manager.retry(rootId);
+      await world.manager.drain();
+      await answerAll(world);
+      const secondEnd = await world.job(rootId);
+      await store.deleteFinishedJobs(0);
+
+      // Assess
+      expect(firstEnd.status).toBe('failed');
+      expect(secondEnd.status).toBe('completed');
+      expect(endOf(secondEnd)).toBeGreaterThan(endOf(firstEnd));
+      const children = (await store.listChildren(rootId, 'each', { limit: 100 })).children;
+      const tree = new Set([rootId, ...children.map((child) => child.id)]);
+      const items = (await scan(local, tableName)).filter((item) => tree.has(ownerOf(item) ?? ''));
+      expect(items.length).toBeGreaterThan(2 * CHILDREN);
+      expect(items.filter((item) => expiry(item) !== endOf(secondEnd)).map(key)).toEqual([]);
+    },
+    TIMEOUT,
+  );
+
+  it(
     'loads trees finished by code before TTL retention, and sweeps them whole, a bounded number of roots a run',
     async () => {
       // Prepare: two trees finished as today's main wrote them (no `tt`; heads' TTL two days past retention)
