@@ -289,6 +289,15 @@ export class SwitchyardStack extends Stack {
         creator?.function.node.addDependency(removal.resource);
     }
 
+    const archive = settings.archive.enabled
+      ? new JobArchive(this, 'Archive', { settings, table: store.table })
+      : undefined;
+    if (archive) {
+      new CfnOutput(this, 'ArchiveBucket', {
+        value: archive.bucket.bucketName,
+        description: 'switchyard archive list --s3 s3://<bucket> reads the jobs archived as they expired',
+      });
+    }
     const monitoring = new Monitoring(this, 'Monitoring', {
       stackName: settings.stackName,
       alarmEmail: settings.alarms.email,
@@ -300,6 +309,7 @@ export class SwitchyardStack extends Stack {
         ...(sqsBus
           ? { ReplyQueue: sqsBus.replyDeadLetterQueue, StepQueues: sqsBus.stepDeadLetterQueue }
           : {}),
+        ...(archive ? { ArchiveFailures: archive.failures } : {}),
       },
       queueAges: {
         Timers: { queue: timerQueue.queue, seconds: QUEUE_AGE_THRESHOLDS.timer },
@@ -324,6 +334,7 @@ export class SwitchyardStack extends Stack {
           ...(registerFunction ? [registerFunction] : []),
           ...(tokenAuthorizer ? [tokenAuthorizer.function] : []),
           ...workerFunctions,
+          ...(archive ? [archive.function] : []),
         ].map((fn) => [fn.node.id, fn.function]),
       ),
       apiStage: api.restApi.deploymentStage,
@@ -338,14 +349,6 @@ export class SwitchyardStack extends Stack {
           }
         : undefined,
     });
-
-    if (settings.archive.enabled) {
-      const archive = new JobArchive(this, 'Archive', { settings, table: store.table });
-      new CfnOutput(this, 'ArchiveBucket', {
-        value: archive.bucket.bucketName,
-        description: 'switchyard archive list --s3 s3://<bucket> reads the jobs archived as they expired',
-      });
-    }
 
     new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'Base URL of the API and the dashboard' });
     if (api.apiKey) {

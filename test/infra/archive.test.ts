@@ -96,6 +96,11 @@ describe('The archive (-c archive=true)', () => {
       expect(s3Grants[0]?.Action).toBe('s3:PutObject');
       expect(JSON.stringify(s3Grants[0]?.Resource)).toContain('/jobs/*');
       template.hasOutput('ArchiveBucket', {});
+      // A batch that exhausted its retries is an alarm, as every dead-letter queue's message is.
+      const depthAlarms = Object.entries(resourcesOfType(template, 'AWS::CloudWatch::Alarm')).filter(([id]) =>
+        id.includes('ArchiveFailuresDepth'),
+      );
+      expect(depthAlarms.map(([, alarm]) => alarm.Properties?.Threshold)).toEqual([1]);
       expect(unacknowledgedFindings(synthesized)).toEqual([]);
     },
     CDK.timeout,
