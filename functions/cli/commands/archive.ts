@@ -1,5 +1,5 @@
 import { S3Client } from '@aws-sdk/client-s3';
-import { bucketSource } from '../../adapters/s3/archive-bucket.js';
+import { bucketSource, parseS3Url } from '../../adapters/s3/archive-bucket.js';
 import {
   type ArchiveSource,
   directorySource,
@@ -7,6 +7,7 @@ import {
   findArchived,
   listArchive,
 } from '../../local/job-archive.js';
+import { CliError } from '../client.js';
 import { colourFor, outputFormat, paint, renderTable } from '../terminal.js';
 
 type Out = (line: string) => void;
@@ -26,9 +27,16 @@ export interface ArchiveOptions {
 export function archiveSource(options: ArchiveOptions): ArchiveSource {
   if (options.source) return options.source;
   const chosen = [options.s3, options.file].filter((value) => value !== undefined);
-  if (chosen.length > 1) throw new Error('give one of --s3 and --file (or --dir)');
-  // The region and credentials come from the environment, as for the AWS CLI.
-  if (options.s3 !== undefined) return bucketSource(new S3Client({}), options.s3);
+  if (chosen.length > 1) throw new CliError('give one of --s3 and --file (or --dir)');
+  if (options.s3 !== undefined) {
+    try {
+      parseS3Url(options.s3);
+    } catch (error) {
+      throw new CliError((error as Error).message);
+    }
+    // The region and credentials come from the environment, as for the AWS CLI.
+    return bucketSource(new S3Client({}), options.s3);
+  }
   if (options.file !== undefined) return fileSource(options.file);
   return directorySource(options.dir ?? DEFAULT_ARCHIVE_DIR);
 }
