@@ -55,6 +55,13 @@ export interface ApiSettings {
   createCloudWatchRole: boolean;
 }
 
+/** `-c archive=true`: finished jobs archived to S3 as DynamoDB's TTL deletes them (infra/constructs/job-archive.ts). */
+export interface ArchiveSettings {
+  enabled: boolean;
+  /** Days each archive object is kept. @default 365 */
+  days: number;
+}
+
 /** `-c backup=true`: an AWS Backup plan of the table (infra/constructs/table-backup.ts). */
 export interface BackupSettings {
   enabled: boolean;
@@ -129,6 +136,7 @@ export interface SwitchyardSettings {
   /** Every alarm notifies this SNS topic; with an address, it is subscribed by email. */
   alarms: { email?: string };
   backup: BackupSettings;
+  archive: ArchiveSettings;
   workers: WorkerSettings;
 }
 
@@ -216,6 +224,10 @@ export function readSettings(node: Node): SwitchyardSettings {
       deadLettersMaxConcurrency: context.integer('deadLettersMaxConcurrency', 2, 2, 1000),
     },
     alarms: { email: alarmEmail(context.optionalText('alarmEmail')) },
+    archive: {
+      enabled: context.flag('archive', false),
+      days: context.integer('archiveDays', 365, 1, 36_500),
+    },
     backup: {
       enabled: context.flag('backup', false),
       retentionDays: context.integer('backupRetentionDays', 35, 1, 36_500),

@@ -10,6 +10,7 @@ import { replyQueuesOf } from '../functions/transport/amqp/reply-shards.js';
 import { SwitchyardApi } from './constructs/api.js';
 import { CanaryDeployment } from './constructs/canary-deployment.js';
 import { type FunctionNetwork, HandlerFunction, LIVE_ALIAS } from './constructs/handler-function.js';
+import { JobArchive } from './constructs/job-archive.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
 import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
 import { RunTimeQueueRemoval } from './constructs/run-time-queue-removal.js';
@@ -89,7 +90,10 @@ export class SwitchyardStack extends Stack {
     // The functions may use only queues with this tag (queues made at run time get it at creation).
     Tags.of(this).add(STACK_TAG, settings.stackName);
 
-    const store = new SwitchyardTable(this, 'Store', { destroy: settings.destroy });
+    const store = new SwitchyardTable(this, 'Store', {
+      destroy: settings.destroy,
+      stream: settings.archive.enabled,
+    });
     if (settings.backup.enabled) {
       new TableBackup(this, 'Backup', {
         table: store.table,
@@ -285,6 +289,15 @@ export class SwitchyardStack extends Stack {
         creator?.function.node.addDependency(removal.resource);
     }
 
+    const archive = settings.archive.enabled
+      ? new JobArchive(this, 'Archive', { settings, table: store.table })
+      : undefined;
+    if (archive) {
+      new CfnOutput(this, 'ArchiveBucket', {
+        value: archive.bucket.bucketName,
+        description: 'switchyard archive list --s3 s3://<bucket> reads the jobs archived as they expired',
+      });
+    }
     const monitoring = new Monitoring(this, 'Monitoring', {
       stackName: settings.stackName,
       alarmEmail: settings.alarms.email,
@@ -296,6 +309,7 @@ export class SwitchyardStack extends Stack {
         ...(sqsBus
           ? { ReplyQueue: sqsBus.replyDeadLetterQueue, StepQueues: sqsBus.stepDeadLetterQueue }
           : {}),
+        ...(archive ? { ArchiveFailures: archive.failures } : {}),
       },
       queueAges: {
         Timers: { queue: timerQueue.queue, seconds: QUEUE_AGE_THRESHOLDS.timer },
@@ -320,6 +334,7 @@ export class SwitchyardStack extends Stack {
           ...(registerFunction ? [registerFunction] : []),
           ...(tokenAuthorizer ? [tokenAuthorizer.function] : []),
           ...workerFunctions,
+          ...(archive ? [archive.function] : []),
         ].map((fn) => [fn.node.id, fn.function]),
       ),
       apiStage: api.restApi.deploymentStage,

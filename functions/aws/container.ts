@@ -101,12 +101,12 @@ export async function createContainer(
   const capture: CaptureClient = options.captureClient ?? ((client) => client);
   const dynamodb = capture(options.clients?.dynamodb ?? new DynamoDBClient(sdkClientConfig()));
   const sqs = capture(options.clients?.sqs ?? new SQSClient(sdkClientConfig()));
-  // The timer sweep deletes whole job trees after `retentionDays`; the table's TTL, two days later,
-  // only catches what the sweep missed (it deletes item by item, so it must not come first).
+  // Finished jobs' trees expire by the table's TTL `retentionDays` after they ended; the timer sweep
+  // stamps the trees of jobs with children and deletes what older code finished (ttl-stamps.ts).
   const store = new DynamoDbStore({
     client: dynamodb,
     tableName: env.tableName,
-    retentionSeconds: env.retentionDays > 0 ? (env.retentionDays + 2) * 86_400 : undefined,
+    retentionSeconds: env.retentionDays > 0 ? env.retentionDays * 86_400 : undefined,
   });
   const bus = await busFactory({
     env,

@@ -332,11 +332,18 @@ program
 
 const archive = program
   .command('archive')
-  .description("read the jobs serve's --retain archived before deleting them (files of its machine)");
+  .description(
+    "read archived jobs: serve's --retain files (--dir), the deployed stack's bucket (--s3), or one downloaded object (--file)",
+  );
 archive
   .command('list')
   .description('the archive files, oldest first: their day and how many jobs each holds')
   .option('--dir <dir>', 'the archive directory (serve --archive-dir)', DEFAULT_ARCHIVE_DIR)
+  .option(
+    '--s3 <url>',
+    "the deployed archive: s3://BUCKET (the stack's ArchiveBucket output), or s3://BUCKET/PREFIX",
+  )
+  .option('--file <path>', 'one archive file (an object downloaded from the bucket)')
   .addOption(outputOption())
   .action(async (options) => listArchiveFiles(options, out));
 archive
@@ -344,6 +351,11 @@ archive
   .description('an archived job as it was when archived (its latest copy), with its fan-out children')
   .argument('<id>', 'the job id')
   .option('--dir <dir>', 'the archive directory (serve --archive-dir)', DEFAULT_ARCHIVE_DIR)
+  .option(
+    '--s3 <url>',
+    "the deployed archive: s3://BUCKET (the stack's ArchiveBucket output), or s3://BUCKET/PREFIX",
+  )
+  .option('--file <path>', 'one archive file (an object downloaded from the bucket)')
   .action(async (id: string, options) => {
     process.exitCode = await showArchivedJob(id, options, out);
   });

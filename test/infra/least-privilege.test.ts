@@ -37,6 +37,10 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
     'dynamodb:ConditionCheckItem',
   ],
   SendMessageCommand: ['sqs:SendMessage'],
+  PutObjectCommand: ['s3:PutObject'],
+  // The CLI's reader of the deployed archive (no function calls them).
+  ListObjectsV2Command: ['s3:ListBucket'],
+  GetObjectCommand: ['s3:GetObject'],
   SendMessageBatchCommand: ['sqs:SendMessage'],
   GetQueueUrlCommand: ['sqs:GetQueueUrl'],
   GetQueueAttributesCommand: ['sqs:GetQueueAttributes'],
@@ -78,6 +82,12 @@ const PLATFORM_ACTIONS = {
     'sqs:GetQueueAttributes',
     'sqs:GetQueueUrl',
   ],
+  streamTrigger: [
+    'dynamodb:DescribeStream',
+    'dynamodb:GetRecords',
+    'dynamodb:GetShardIterator',
+    'dynamodb:ListStreams',
+  ],
   vpc: [
     'ec2:DescribeNetworkInterfaces',
     'ec2:DescribeSubnets',
@@ -98,11 +108,11 @@ const PLATFORM_ACTIONS = {
 
 /** Roles that are not a handler's: what each may hold, exactly. */
 const INFRASTRUCTURE_ROLES: { holder: RegExp; actions: string[]; resource: RegExp }[] = [
-  // The custom resource provider (CDK's framework function) invokes the registration function.
+  // The custom resource provider (CDK's framework function) invokes the registration function's live alias.
   {
     holder: /^WorkflowRegistrationProviderRoleDefaultPolicy/,
     actions: ['lambda:InvokeFunction', 'lambda:GetFunction'],
-    resource: /^<RegisterWorkflowsFunction[A-Z0-9]+\.Arn>(:\*)?$/,
+    resource: /^(<RegisterWorkflowsFunction[A-Z0-9]+\.Arn>(:\*)?|<RegisterWorkflowsFunctionLive[A-Z0-9]+>)$/,
   },
   {
     holder: /^WorkflowRegistrationProviderRole[A-Z0-9]+$/,
@@ -113,7 +123,7 @@ const INFRASTRUCTURE_ROLES: { holder: RegExp; actions: string[]; resource: RegEx
   {
     holder: /^RunTimeQueueRemovalProviderRoleDefaultPolicy/,
     actions: ['lambda:InvokeFunction', 'lambda:GetFunction'],
-    resource: /^<RemoveQueuesFunction[A-Z0-9]+\.Arn>(:\*)?$/,
+    resource: /^(<RemoveQueuesFunction[A-Z0-9]+\.Arn>(:\*)?|<RemoveQueuesFunctionLive[A-Z0-9]+>)$/,
   },
   {
     holder: /^RunTimeQueueRemovalProviderRole[A-Z0-9]+$/,
@@ -143,6 +153,7 @@ const VARIANTS: Variant[] = [
   { name: 'SQS bus', context: {} },
   { name: 'RabbitMQ bus', context: { bus: 'rabbitmq' } },
   { name: 'token authorizer', context: { auth: 'token' } },
+  { name: 'archive', context: { archive: 'true' } },
 ];
 
 /** The repository files esbuild puts in a handler's bundle, and the bundle's text. */
@@ -272,7 +283,13 @@ describe.each(VARIANTS)('IAM least privilege, statement by statement ($name)', (
       ...(name === 'RabbitMQ bus' ? ['secretsmanager:GetSecretValue'] : []),
     ];
     const managers = functions.filter(
-      (f) => !['RegisterWorkflowsFunction', 'RemoveQueuesFunction', 'ApiAuthorizerFunction'].includes(f.id),
+      (f) =>
+        ![
+          'RegisterWorkflowsFunction',
+          'RemoveQueuesFunction',
+          'ApiAuthorizerFunction',
+          'ArchiveFunction',
+        ].includes(f.id),
     );
     expect(managers.length).toBeGreaterThanOrEqual(3);
     for (const fn of managers) {
@@ -388,6 +405,18 @@ function justify(
     all(/^<TimerQueueFailures[A-Z0-9]+\.Arn>$/)
   )
     return "Lambda sends the function's failed asynchronous invocations to its on-failure destination";
+  if (
+    fn.id === 'ArchiveFunction' &&
+    PLATFORM_ACTIONS.streamTrigger.includes(action) &&
+    all(/^(<StoreTable[A-Z0-9]+\.StreamArn>|\*)$/)
+  )
+    return "the DynamoDB event source mapping of the table's stream (ListStreams takes no resource)";
+  if (
+    fn.id === 'ArchiveFunction' &&
+    ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'].includes(action) &&
+    all(/^<ArchiveFailures[A-Z0-9]+\.Arn>$/)
+  )
+    return "Lambda sends a batch that exhausted its retries to the event source's on-failure destination";
   const triggerQueue = /^<(SqsBusReplies|TimerQueue|SqsBusStepDeadLetters)[A-Z0-9]+\.Arn>$/;
   if (PLATFORM_ACTIONS.sqsTrigger.includes(action) && all(triggerQueue) && fn.id !== 'ApiFunction')
     return 'the SQS event source mapping of its trigger queue';
@@ -417,5 +446,7 @@ function justify(
     return "the workflow schedules, in the stack's schedule group";
   if (action === 'iam:PassRole' && all(/^<SchedulesInvokeRole[A-Z0-9]+\.Arn>$/))
     return 'the role EventBridge Scheduler invokes the timers function with';
+  if (action === 's3:PutObject' && all(/^<ArchiveBucket[A-Z0-9]+\.Arn>\/jobs\/\*$/))
+    return "the archive's objects, under its prefix";
   return undefined;
 }
