@@ -9,6 +9,7 @@ export default defineConfig({
     include: ['test/soak/**/*.test.ts'],
     testTimeout: 60 * 60_000,
     hookTimeout: 10 * 60_000,
+    expect: { poll: { timeout: 15_000 } },
     pool: 'forks',
     maxWorkers: 1,
     fileParallelism: false,
