@@ -122,6 +122,12 @@ export interface SwitchyardSettings {
   /** Every alarm notifies this SNS topic; with an address, it is subscribed by email. */
   alarms: { email?: string };
   backup: BackupSettings;
+  /**
+   * Job status changes and steps waiting for someone put on the account's default EventBridge bus
+   * (`-c jobEvents=false` turns it off): the table's stream read by the job-events function
+   * (infra/constructs/job-events.ts). @default true
+   */
+  jobEvents: boolean;
   workers: WorkerSettings;
 }
 
@@ -208,6 +214,7 @@ export function readSettings(node: Node): SwitchyardSettings {
       deadLettersMaxConcurrency: context.integer('deadLettersMaxConcurrency', 2, 2, 1000),
     },
     alarms: { email: alarmEmail(context.optionalText('alarmEmail')) },
+    jobEvents: context.flag('jobEvents', true),
     backup: {
       enabled: context.flag('backup', false),
       retentionDays: context.integer('backupRetentionDays', 35, 1, 36_500),

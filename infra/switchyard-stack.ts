@@ -10,6 +10,7 @@ import { replyQueuesOf } from '../functions/transport/amqp/reply-shards.js';
 import { SwitchyardApi } from './constructs/api.js';
 import { CanaryDeployment } from './constructs/canary-deployment.js';
 import { type FunctionNetwork, HandlerFunction, LIVE_ALIAS } from './constructs/handler-function.js';
+import { JobEvents } from './constructs/job-events.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
 import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
 import { RunTimeQueueRemoval } from './constructs/run-time-queue-removal.js';
@@ -89,7 +90,10 @@ export class SwitchyardStack extends Stack {
     // The functions may use only queues with this tag (queues made at run time get it at creation).
     Tags.of(this).add(STACK_TAG, settings.stackName);
 
-    const store = new SwitchyardTable(this, 'Store', { destroy: settings.destroy });
+    const store = new SwitchyardTable(this, 'Store', {
+      destroy: settings.destroy,
+      stream: settings.jobEvents,
+    });
     if (settings.backup.enabled) {
       new TableBackup(this, 'Backup', {
         table: store.table,
@@ -285,6 +289,10 @@ export class SwitchyardStack extends Stack {
         creator?.function.node.addDependency(removal.resource);
     }
 
+    const jobEvents = settings.jobEvents
+      ? new JobEvents(this, 'JobEvents', { settings, table: store.table })
+      : undefined;
+
     const monitoring = new Monitoring(this, 'Monitoring', {
       stackName: settings.stackName,
       alarmEmail: settings.alarms.email,
@@ -293,6 +301,7 @@ export class SwitchyardStack extends Stack {
       deadLetterQueues: {
         TimerQueue: timerQueue.deadLetterQueue,
         TimerInvocationFailures: timerQueue.failures,
+        ...(jobEvents ? { JobEventFailures: jobEvents.failures } : {}),
         ...(sqsBus
           ? { ReplyQueue: sqsBus.replyDeadLetterQueue, StepQueues: sqsBus.stepDeadLetterQueue }
           : {}),
@@ -319,6 +328,7 @@ export class SwitchyardStack extends Stack {
           ...managerFunctions,
           ...(registerFunction ? [registerFunction] : []),
           ...(tokenAuthorizer ? [tokenAuthorizer.function] : []),
+          ...(jobEvents ? [jobEvents.function] : []),
           ...workerFunctions,
         ].map((fn) => [fn.node.id, fn.function]),
       ),

@@ -17,6 +17,11 @@ export const TABLE_SCHEMA = {
 export interface SwitchyardTableProps {
   /** Delete the table with the stack (test stacks); otherwise it is retained and protected. */
   destroy: boolean;
+  /**
+   * The table's stream, with old and new images (NEW_AND_OLD_IMAGES): what its readers compare
+   * (the job-events function, `-c jobEvents`). Every reader uses this one view type.
+   */
+  stream?: boolean;
 }
 
 /**
@@ -36,6 +41,7 @@ export class SwitchyardTable extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       timeToLiveAttribute: TABLE_SCHEMA.timeToLiveAttribute,
+      stream: props.stream ? dynamodb.StreamViewType.NEW_AND_OLD_IMAGES : undefined,
       deletionProtection: !props.destroy,
       removalPolicy: props.destroy ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     });

@@ -55,6 +55,7 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   CreateScheduleCommand: ['scheduler:CreateSchedule', 'iam:PassRole'],
   UpdateScheduleCommand: ['scheduler:UpdateSchedule', 'iam:PassRole'],
   DeleteScheduleCommand: ['scheduler:DeleteSchedule'],
+  PutEventsCommand: ['events:PutEvents'],
 };
 
 /** Names that look like actions but are not IAM actions: granting them grants nothing. */
@@ -94,6 +95,8 @@ const PLATFORM_ACTIONS = {
     'secretsmanager:GetSecretValue',
   ],
   tracing: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+  // The DynamoDB stream's event source mapping reads the stream with the function's role.
+  streamTrigger: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
 };
 
 /** Roles that are not a handler's: what each may hold, exactly. */
@@ -272,7 +275,13 @@ describe.each(VARIANTS)('IAM least privilege, statement by statement ($name)', (
       ...(name === 'RabbitMQ bus' ? ['secretsmanager:GetSecretValue'] : []),
     ];
     const managers = functions.filter(
-      (f) => !['RegisterWorkflowsFunction', 'RemoveQueuesFunction', 'ApiAuthorizerFunction'].includes(f.id),
+      (f) =>
+        ![
+          'RegisterWorkflowsFunction',
+          'RemoveQueuesFunction',
+          'ApiAuthorizerFunction',
+          'JobEventsFunction',
+        ].includes(f.id),
     );
     expect(managers.length).toBeGreaterThanOrEqual(3);
     for (const fn of managers) {
@@ -388,6 +397,19 @@ function justify(
     all(/^<TimerQueueFailures[A-Z0-9]+\.Arn>$/)
   )
     return "Lambda sends the function's failed asynchronous invocations to its on-failure destination";
+  if (fn.id === 'JobEventsFunction') {
+    if (PLATFORM_ACTIONS.streamTrigger.includes(action) && all(/^<StoreTable[A-Z0-9]+\.StreamArn>$/))
+      return 'the DynamoDB stream event source mapping reads the table stream';
+    if (action === 'dynamodb:ListStreams' && all(/^\*$/))
+      return 'the DynamoDB stream event source mapping (ListStreams has no resource-level permissions)';
+    if (action === 'sqs:SendMessage' && all(/^<JobEventsFailures[A-Z0-9]+\.Arn>$/))
+      return "the event source mapping sends a discarded batch's place to its on-failure queue";
+    if (
+      action === 'events:PutEvents' &&
+      all(/^arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus\/default$/)
+    )
+      return "the job events, on the account's default bus only";
+  }
   const triggerQueue = /^<(SqsBusReplies|TimerQueue|SqsBusStepDeadLetters)[A-Z0-9]+\.Arn>$/;
   if (PLATFORM_ACTIONS.sqsTrigger.includes(action) && all(triggerQueue) && fn.id !== 'ApiFunction')
     return 'the SQS event source mapping of its trigger queue';
