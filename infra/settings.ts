@@ -97,6 +97,11 @@ export interface SwitchyardSettings {
   replyAuth: boolean;
   /** Ship source maps with the functions and have Node use them in stack traces. @default false */
   sourceMaps: boolean;
+  /**
+   * `-c secretsPrefix=P`: a `params` secret NAME is the Secrets Manager secret `P` + NAME, which the
+   * manager functions may read (and no other secret). Unset: no secrets deployed. @default none
+   */
+  secretsPrefix?: string;
   /** How long a worker may hold a request before SQS delivers it again. @default 5 minutes */
   stepVisibilityTimeout: Duration;
   logRetentionDays: number;
@@ -188,6 +193,7 @@ export function readSettings(node: Node): SwitchyardSettings {
     replyAuth: context.flag('replyAuth', false),
     canaryDeployments: context.flag('canaryDeployments', false),
     sourceMaps: context.flag('sourceMaps', false),
+    secretsPrefix: secretsPrefix(context.optionalText('secretsPrefix')),
     stepVisibilityTimeout: Duration.seconds(
       context.durationSeconds('stepVisibilityTimeout', 300, 30, MAX_VISIBILITY_TIMEOUT_SECONDS),
     ),
@@ -379,4 +385,14 @@ class ContextReader {
     }
     return match;
   }
+}
+
+/** Secrets Manager names: letters, digits and `/_+=.@-`; the prefix ends the name's fixed part. */
+function secretsPrefix(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[A-Za-z0-9/_+=.@-]{1,200}$/.test(value))
+    throw new Error(
+      `-c secretsPrefix=${value}: a Secrets Manager name prefix is 1 to 200 letters, digits or /_+=.@- (e.g. switchyard/)`,
+    );
+  return value;
 }

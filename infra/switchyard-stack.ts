@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Fn, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, Fn, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -188,6 +188,7 @@ export class SwitchyardStack extends Stack {
       }
       if (mqBus)
         fn.allow('ReadBrokerCredentials', ['secretsmanager:GetSecretValue'], [mqBus.credentials.secretArn]);
+      if (settings.secretsPrefix !== undefined) this.allowParamsSecrets(fn, settings.secretsPrefix);
     }
     const allowCreatingQueues = (fn: HandlerFunction): void => {
       fn.allow('CreateStepQueues', CREATE_QUEUE_ACTIONS, [queuesUnderPrefix], taggingQueues);
@@ -467,6 +468,24 @@ export class SwitchyardStack extends Stack {
       // Bound by hand: SqsDestination would also grant GetQueueAttributes and GetQueueUrl.
       onFailure: { bind: () => ({ destination: timerQueue.failures.queueArn }) },
     }).node.addDependency(timers.role);
+  }
+
+  /**
+   * `-c secretsPrefix`: the secrets `params` name, under the prefix only. A secret's ARN ends in a
+   * random suffix (`-AbCdEf`), so the grant names the prefix and a wildcard.
+   */
+  private allowParamsSecrets(fn: HandlerFunction, prefix: string): void {
+    const arn = this.formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: `${prefix}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    fn.allow('ReadParamsSecrets', ['secretsmanager:GetSecretValue'], [arn]);
+    fn.acknowledge(
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${prefix}*]`,
+      `The secrets workflows name in params are read under the -c secretsPrefix ${prefix} only; a secret's ARN ends in a random suffix, so only a wildcard after the name matches it.`,
+    );
   }
 
   private acknowledgeQueuePrefix(functions: HandlerFunction[], prefix: string): void {

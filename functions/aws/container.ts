@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { Bus, Store } from '../../engine/index.js';
+import type { Bus, SecretResolver, Store } from '../../engine/index.js';
 import { DynamoDbStore } from '../adapters/dynamodb/store.js';
 import { SqsTimers } from '../adapters/sqs/timers.js';
 import { Manager } from '../manager/manager.js';
@@ -113,10 +113,13 @@ export async function createContainer(
   const schedules = env.schedules
     ? lazySchedules({ ...env.schedules, clock }, options.clients?.scheduler, capture)
     : undefined;
+  const secrets = env.secretsPrefix
+    ? lazySecrets?.(env.secretsPrefix, options.clients?.secretsManager, capture)
+    : undefined;
   const manager = new Manager({
     store,
-    // No secrets service is wired in deployed yet: a request naming a secret fails its attempt, saying so.
-    bus: secretResolvingBus(bus, undefined),
+    // Without a secrets prefix, a request naming a secret fails its attempt, saying so.
+    bus: secretResolvingBus(bus, secrets),
     timers,
     telemetry,
     clock,
@@ -135,6 +138,29 @@ export async function createContainer(
   });
   return { env, manager, store, bus, timers, telemetry, sqs, schedules };
 }
+
+/**
+ * Secrets Manager's secrets under a prefix (functions/aws/secrets-manager-secrets.ts), the client and
+ * the resolver imported when a request first names a secret. A stack without `-c secretsPrefix`
+ * bundles its functions with `SWITCHYARD_BUNDLED_SECRETS` false (infra/bundling.ts): this is then
+ * `undefined` as esbuild reads it, and neither module nor any of this code is in the bundle.
+ */
+const lazySecrets =
+  process.env.SWITCHYARD_BUNDLED_SECRETS === 'false'
+    ? undefined
+    : (prefix: string, client: SecretsManagerClient | undefined, capture: CaptureClient): SecretResolver => {
+        const resolver = lazy(async () => {
+          const [sdk, { secretsManagerSecrets }] = await Promise.all([
+            import('@aws-sdk/client-secrets-manager'),
+            import('./secrets-manager-secrets.js'),
+          ]);
+          return secretsManagerSecrets({
+            client: capture(client ?? new sdk.SecretsManagerClient(sdkClientConfig())),
+            prefix,
+          });
+        });
+        return { resolve: async (names) => (await resolver()).resolve(names) };
+      };
 
 /**
  * Workflow schedules whose Scheduler client loads on first use: every function of a stack with a

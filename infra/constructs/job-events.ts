@@ -4,8 +4,10 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { MANAGER_QUEUES, sqsQueueName } from '../queue-names.js';
 import type { SwitchyardSettings } from '../settings.js';
 import { HandlerFunction } from './handler-function.js';
+import { SECURE_QUEUE } from './sqs-bus.js';
 
 /** Stream records a job-events invocation takes at most: their entries go 10 to a PutEvents call. */
 export const JOB_EVENTS_BATCH = 100;
@@ -36,8 +38,8 @@ export class JobEvents extends Construct {
     super(scope, id);
     const { settings } = props;
     this.failures = new sqs.Queue(this, 'Failures', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
+      ...SECURE_QUEUE,
+      queueName: sqsQueueName(settings.queuePrefix, MANAGER_QUEUES.jobEventFailures),
       retentionPeriod: Duration.days(14),
     });
     Validations.of(this.failures).acknowledge({

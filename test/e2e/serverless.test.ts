@@ -2,7 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import {
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
@@ -621,6 +624,65 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     expect(Date.parse(job.steps.doze?.endedAt as string)).toBeGreaterThanOrEqual(wakes);
   }, 60_000);
 
+  it('sends a params secret read from Secrets Manager under the prefix, and no item of the table or log holds it', async () => {
+    // Prepare: a manager deployed with -c secretsPrefix=switchyard/ (SECRETSMANAGER_PREFIX); Secrets Manager
+    // answers GetSecretValue for switchyard/<name> (aws-sdk-client-mock).
+    const secret = `sk-sim-${randomUUID()}`;
+    const secretsManager = new SecretsManagerClient({ region: 'us-east-1' });
+    mockClient(secretsManager)
+      .on(GetSecretValueCommand, { SecretId: 'switchyard/payments/api-key' })
+      .resolves({ SecretString: secret });
+    const telemetry = recordingTelemetry();
+    const container = await createContainer(
+      { ...environment, secretsPrefix: 'switchyard/' },
+      {
+        buses: { sqs: sqsBusFactory },
+        clients: { dynamodb: dynamo.newClient(), sqs: sqs.newClient(), secretsManager },
+        telemetry,
+      },
+    );
+    containers.push({ container, telemetry });
+    const secretsApi = createApiHandler({ ...container, maxBodyBytes: environment.maxBodyBytes });
+    const registered = await callOn(secretsApi, 'PUT', '/api/workflow/pay-with-secret', {
+      body: 'name: pay-with-secret\nsteps:\n  - name: charge\n    queue: secret-charge\n    params:\n      apiKey: { secret: payments/api-key }\n',
+      headers: { 'content-type': 'application/yaml' },
+    });
+    expect(registered.status).toBe(201);
+    const queueUrl = `${queues.reply.slice(0, queues.reply.lastIndexOf('/') + 1)}${prefix}secret-charge`;
+
+    // Act
+    const started = await callOn(secretsApi, 'POST', '/api/workflow/pay-with-secret', {
+      body: { order: 'o-7' },
+    });
+    const request = await eventually(
+      'the charge request on its queue',
+      async () => {
+        const { Messages } = await sqs.client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            WaitTimeSeconds: 1,
+            MessageAttributeNames: ['All'],
+          }),
+        );
+        return Messages?.[0];
+      },
+      30_000,
+    );
+
+    // Assess: the worker got the value; the table (every item, every attribute) and the logs did not.
+    expect(started.status).toBe(201);
+    expect(JSON.parse(request.Body ?? '{}')).toEqual({ order: 'o-7', apiKey: secret });
+    const { Items = [] } = await dynamo.client.send(new ScanCommand({ TableName: environment.tableName }));
+    const stored = JSON.stringify(Items, (_key, value) =>
+      value instanceof Uint8Array ? gunzipIfZipped(value) : value,
+    );
+    expect(stored).toContain('payments/api-key');
+    expect(stored).not.toContain(secret);
+    expect(JSON.stringify(telemetry.logs)).not.toContain(secret);
+    const job = await callOn(secretsApi, 'GET', `/api/job/${started.body.id}`);
+    expect(JSON.stringify(job.body)).not.toContain(secret);
+  }, 60_000);
+
   it('fails the attempt of a request that ends in the step dead-letter queue', async () => {
     // Prepare: a worker that rejects every delivery (makes it visible again) until SQS gives up on it.
     const client = sqs.newClient();
@@ -1146,3 +1208,11 @@ describe('Serverless simulation: a reply whose handling kills every replies func
     expect(telemetry.counted('replies_poisoned_total')).toBe(1);
   }, 180_000);
 });
+
+/** A binary attribute as text: gzip (the store's compressed JSON) unzipped, other bytes as they are. */
+function gunzipIfZipped(bytes: Uint8Array): string {
+  const buffer = Buffer.from(bytes);
+  return buffer[0] === 0x1f && buffer[1] === 0x8b
+    ? gunzipSync(buffer).toString('utf8')
+    : buffer.toString('latin1');
+}

@@ -146,6 +146,7 @@ const VARIANTS: Variant[] = [
   { name: 'SQS bus', context: {} },
   { name: 'RabbitMQ bus', context: { bus: 'rabbitmq' } },
   { name: 'token authorizer', context: { auth: 'token' } },
+  { name: 'params secrets', context: { secretsPrefix: 'switchyard/' } },
 ];
 
 /** The repository files esbuild puts in a handler's bundle, and the bundle's text. */
@@ -426,6 +427,12 @@ function justify(
     return 'the bus and the timer queue';
   if (action === 'secretsmanager:GetSecretValue' && all(/^<RabbitMqBusCredentials[A-Z0-9]+>$/))
     return 'the broker secret';
+  if (
+    action === 'secretsmanager:GetSecretValue' &&
+    variant === 'params secrets' &&
+    all(/^arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:switchyard\/\*$/)
+  )
+    return 'the secrets params name, under -c secretsPrefix only';
   if (
     action === 'secretsmanager:GetSecretValue' &&
     fn.id === 'ApiAuthorizerFunction' &&
