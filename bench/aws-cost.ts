@@ -1,5 +1,5 @@
 import { addCounts, type Counts, cloneCounts, diffCounts, emptyCounts } from './aws-meter.js';
-import { LAMBDA_MEMORY_GB, PRICES } from './aws-prices.js';
+import { LAMBDA_MEMORY_GB, PLATFORM_LOG_BYTES_PER_INVOCATION, PRICES } from './aws-prices.js';
 import { type Invocations, type Role, type Simulation, startSimulation } from './aws-simulation.js';
 import { delay, waitFor } from './child.js';
 import { DIAMOND, DIAMOND_STEPS, FAN_OUT, fanOutSteps } from './workloads.js';
@@ -19,6 +19,8 @@ export interface AwsWorkloadCounts {
   /** Calls by role; only `api`, `replies`, `eventSource` and `workers` are priced. */
   counts: Partial<Record<Role, Counts>>;
   lambda: { api: Invocations; replies: Invocations };
+  /** Bytes the manager's functions logged (application lines and EMF metrics; Lambda's own records not included). */
+  logBytes: number;
 }
 
 export interface CostBreakdown {
@@ -27,6 +29,10 @@ export interface CostBreakdown {
   /** SQS requests of the manager's side: sending requests, the event source taking replies. */
   sqsManager: number;
   apiGateway: number;
+  /** The retention run's DynamoDB units: stamping trees with their expiry (TTL's deletes are free). */
+  retention: number;
+  /** CloudWatch Logs ingestion: what the functions log, and Lambda's start and report records. */
+  logs: number;
   /** Orchestration: everything above. */
   orchestration: number;
   /** SQS requests of the workers: taking requests, deleting them, sending replies. */
@@ -45,6 +51,10 @@ export interface AwsCase extends AwsWorkloadCounts {
     sqsRequests: number;
     lambdaInvocations: number;
     lambdaBilledMs: number;
+    /** Write units of the retention run (expiry stamps). */
+    retentionWriteUnits: number;
+    /** Bytes ingested by CloudWatch Logs, Lambda's own records included. */
+    logBytes: number;
   };
   /** Step Functions' bill for the same work, USD per million steps. */
   stepFunctions: {
@@ -136,6 +146,7 @@ async function measure(
   quietMs: number,
 ): Promise<AwsWorkloadCounts> {
   const before = snapshot(simulation);
+  const loggedBefore = simulation.logBytes();
   const workflow = workload === 'diamond' ? DIAMOND : FAN_OUT;
   const jobs = workload === 'diamond' ? size : 1;
   const done = (await simulation.observer.store.countJobs(workflow)).completed;
@@ -153,8 +164,14 @@ async function measure(
   }
   await settle(simulation, workflow, done + jobs, Math.max(300_000, size * 200), quietMs);
   const after = snapshot(simulation);
+  const logBytes = simulation.logBytes() - loggedBefore;
+  // The hourly retention run after the jobs ended: what the TTL needs written (its deletes are free).
+  const retentionBefore = cloneCounts(simulation.counts.retention);
+  await simulation.retentionRun();
+  const retention = diffCounts(cloneCounts(simulation.counts.retention), retentionBefore);
   const counts: Partial<Record<Role, Counts>> = {};
   for (const role of PRICED_ROLES) counts[role] = diffCounts(after.counts[role], before.counts[role]);
+  counts.retention = retention;
   const lambdaDiff = (key: 'api' | 'replies'): Invocations => ({
     count: after.lambda[key].count - before.lambda[key].count,
     billedMs: after.lambda[key].billedMs - before.lambda[key].billedMs,
@@ -166,6 +183,7 @@ async function measure(
     steps: workload === 'diamond' ? size * DIAMOND_STEPS : fanOutSteps(size),
     counts,
     lambda: { api: lambdaDiff('api'), replies: lambdaDiff('replies') },
+    logBytes,
   };
 }
 
@@ -184,18 +202,29 @@ function price(measured: AwsWorkloadCounts): CostBreakdown {
       PRICES.lambdaArmGbSecond.usd;
   const sqsManager = (manager.sqsBilledRequests + c('eventSource').sqsBilledRequests) * PRICES.sqsRequest.usd;
   const apiGateway = measured.jobs * PRICES.apiGatewayRestRequest.usd;
-  const orchestration = dynamodb + lambda + sqsManager + apiGateway;
+  const retention =
+    c('retention').writeUnits * PRICES.dynamoWriteRequestUnit.usd +
+    c('retention').readUnits * PRICES.dynamoReadRequestUnit.usd;
+  const logs = (loggedBytes(measured) / 1e9) * PRICES.cloudWatchLogsIngestionGb.usd;
+  const orchestration = dynamodb + lambda + sqsManager + apiGateway + retention + logs;
   const sqsWorkers = c('workers').sqsBilledRequests * PRICES.sqsRequest.usd;
   return {
     dynamodb,
     lambda,
     sqsManager,
     apiGateway,
+    retention,
+    logs,
     orchestration,
     sqsWorkers,
     total: orchestration + sqsWorkers,
   };
 }
+
+/** What CloudWatch Logs ingests for a workload: the functions' lines, and Lambda's two records an invocation. */
+const loggedBytes = (measured: AwsWorkloadCounts): number =>
+  measured.logBytes +
+  (measured.lambda.api.count + measured.lambda.replies.count) * PLATFORM_LOG_BYTES_PER_INVOCATION;
 
 const scale = (cost: CostBreakdown, by: number): CostBreakdown =>
   Object.fromEntries(Object.entries(cost).map(([k, v]) => [k, v * by])) as unknown as CostBreakdown;
@@ -246,6 +275,8 @@ function describe(measured: AwsWorkloadCounts): AwsCase {
       sqsRequests: allSqs * perStep,
       lambdaInvocations: (measured.lambda.api.count + measured.lambda.replies.count) * perStep,
       lambdaBilledMs: (measured.lambda.api.billedMs + measured.lambda.replies.billedMs) * perStep,
+      retentionWriteUnits: (measured.counts.retention?.writeUnits ?? 0) * perStep,
+      logBytes: loggedBytes(measured) * perStep,
     },
     stepFunctions: stepFunctions(measured),
   };
@@ -306,7 +337,12 @@ function summary(c: AwsCase): string {
   return (
     `${p.writeUnits.toFixed(2)} WRU, ${p.readUnits.toFixed(2)} RRU, ${p.dynamoCalls.toFixed(2)} DynamoDB calls, ` +
     `${p.sqsRequests.toFixed(2)} SQS requests, ${p.lambdaInvocations.toFixed(2)} invocations ` +
-    `(${p.lambdaBilledMs.toFixed(1)} ms) a step; $${p.usdPerMillion.orchestration.toFixed(2)} orchestration + ` +
+    `(${p.lambdaBilledMs.toFixed(1)} ms), ${p.retentionWriteUnits.toFixed(2)} retention WRU ` +
+    `($${p.usdPerMillion.retention.toFixed(2)}/M), ${p.logBytes.toFixed(0)} log bytes ($${p.usdPerMillion.logs.toFixed(2)}/M) a step; ` +
+    `retention WRU by kind ${JSON.stringify(c.counts.retention?.writeUnitsByKind ?? {})}; ` +
+    `$${p.usdPerMillion.dynamodb.toFixed(2)} DynamoDB, $${p.usdPerMillion.lambda.toFixed(2)} Lambda, ` +
+    `$${p.usdPerMillion.sqsManager.toFixed(2)} SQS, $${p.usdPerMillion.apiGateway.toFixed(2)} API Gateway; ` +
+    `$${p.usdPerMillion.orchestration.toFixed(2)} orchestration + ` +
     `$${p.usdPerMillion.sqsWorkers.toFixed(2)} worker messaging per million steps ` +
     `(Step Functions Standard $${c.stepFunctions.standardPerMillionSteps.toFixed(2)})`
   );

@@ -82,7 +82,38 @@ export const PRICES = {
       'https://www.wring.co/blog/aws-step-functions-pricing-guide (2026-03-14: $0.00001667 per GB-second, 64 MB minimum)',
     ],
   },
+  cloudWatchLogsIngestionGb: {
+    usd: 0.5,
+    per: 'CloudWatch Logs ingestion, Standard log class, per GB (what the functions write to stdout, EMF metrics included)',
+    sources: [
+      'https://aws.amazon.com/cloudwatch/pricing/',
+      'https://c3x.dev/blog/cloudwatch-logs-cost-optimization (us-east-1, June 2026: Standard ingestion $0.50 per GB)',
+    ],
+  },
 } as const satisfies Record<string, Price>;
+
+/**
+ * What Lambda itself writes to a function's log group per invocation with the JSON log format (the
+ * stack's): a `platform.start` and a `platform.report` record
+ * (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-logformat.html), here at
+ * the size of records of that shape.
+ */
+export const PLATFORM_LOG_BYTES_PER_INVOCATION =
+  JSON.stringify({
+    time: '2026-11-28T02:50:00.000Z',
+    type: 'platform.start',
+    record: { requestId: '6d68ca91-49c9-448d-89b8-7ca3e6dc66aa', version: '42' },
+  }).length +
+  JSON.stringify({
+    time: '2026-11-28T02:50:00.031Z',
+    type: 'platform.report',
+    record: {
+      requestId: '6d68ca91-49c9-448d-89b8-7ca3e6dc66aa',
+      metrics: { durationMs: 31.42, billedDurationMs: 32, memorySizeMB: 1024, maxMemoryUsedMB: 143 },
+      status: 'success',
+    },
+  }).length +
+  2;
 
 /** Memory of the stack's functions (infra/switchyard-stack.ts, SIZES), GB. */
 export const LAMBDA_MEMORY_GB = { api: 1, replies: 1, timers: 0.5 } as const;

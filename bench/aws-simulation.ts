@@ -1,7 +1,10 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { loadWorkflows } from '../engine/index.js';
+import { DynamoDbStore } from '../functions/adapters/dynamodb/store.js';
 import { type Container, createContainer } from '../functions/aws/container.js';
 import { readHandlerEnvironment } from '../functions/aws/environment.js';
+import { createLambdaTelemetry } from '../functions/aws/lambda-telemetry.js';
 import { sqsBusFactory } from '../functions/aws/sqs-bus-factory.js';
 import { createApiHandler } from '../functions/handlers/api.js';
 import { createRegisterWorkflowsHandler } from '../functions/handlers/register-workflows.js';
@@ -31,7 +34,7 @@ import { benchQueues, benchWorkflowsYaml, listItems, noOpQueues } from './worklo
  * of any step's cost.
  */
 
-export type Role = 'api' | 'replies' | 'eventSource' | 'workers' | 'setup' | 'observer';
+export type Role = 'api' | 'replies' | 'eventSource' | 'workers' | 'retention' | 'setup' | 'observer';
 
 export interface Invocations {
   count: number;
@@ -46,6 +49,13 @@ export interface Simulation {
   observer: Container;
   /** Whether DynamoDB writes are priced (probing item sizes); off to measure durations. */
   setProbing(on: boolean): void;
+  /** Bytes the manager's functions wrote to their logs (application lines and EMF metrics) so far. */
+  logBytes(): number;
+  /**
+   * The timers function's hourly retention run (its DynamoDB calls under `retention`), as if ten
+   * minutes had passed: it stamps the trees of every job ended so far with their expiry.
+   */
+  retentionRun(): Promise<void>;
   /** Starts a job through the API function, as API Gateway would. */
   startJob(workflow: string, input: Record<string, unknown>): Promise<string>;
   stop(): Promise<void>;
@@ -76,6 +86,7 @@ export async function startSimulation(): Promise<Simulation> {
     replies: emptyCounts(),
     eventSource: emptyCounts(),
     workers: emptyCounts(),
+    retention: emptyCounts(),
     setup: emptyCounts(),
     observer: emptyCounts(),
   };
@@ -104,16 +115,38 @@ export async function startSimulation(): Promise<Simulation> {
     DEAD_LETTER_QUEUE_URL: stepDlq.url,
     STEP_QUEUE_DLQ_ARN: stepDlq.arn,
     STEP_QUEUE_VISIBILITY_TIMEOUT: '30',
-    LOG_LEVEL: 'WARN',
+    // As deployed (infra/handler-environment.ts): INFO logs, a 30-day retention (TTL).
+    LOG_LEVEL: 'INFO',
+    RETENTION_DAYS: '30',
   });
+  // Deployed long after the TTL retention came: no job is older than the legacy sweep's cutoff.
+  await dynamo.client.send(
+    new PutItemCommand({
+      TableName: tableName,
+      Item: { pk: { S: 'RET' }, sk: { S: 'legacy' }, before: { N: '0' } },
+    }),
+  );
+  // What the manager's functions log: Lambda sends their stdout to CloudWatch Logs.
+  let loggedBytes = 0;
+  const stdoutWrite = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    // The functions' lines (JSON log lines and EMF metrics) are counted, not shown; the rest goes on.
+    if (!text.startsWith('{"')) return stdoutWrite(chunk, ...rest);
+    loggedBytes += Buffer.byteLength(text);
+    const callback = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+    callback?.();
+    return true;
+  }) as typeof process.stdout.write;
   const containers: Container[] = [];
   const newContainer = async (role: Role): Promise<Container> => {
     const dynamodb = dynamo.newClient();
     meterDynamoDb(dynamodb, probe, counts[role], () => probing);
+    const logs = role === 'api' || role === 'replies';
     const container = await createContainer(environment, {
       buses: { sqs: sqsBusFactory },
       clients: { dynamodb, sqs: sqsClient(role) },
-      telemetry: recordingTelemetry(),
+      telemetry: logs ? createLambdaTelemetry({ logLevel: environment.logLevel }) : recordingTelemetry(),
     });
     containers.push(container);
     return container;
@@ -144,6 +177,14 @@ export async function startSimulation(): Promise<Simulation> {
     }),
   ];
   const observer = await newContainer('observer');
+  const retentionClient = dynamo.newClient();
+  meterDynamoDb(retentionClient, probe, counts.retention, () => probing);
+  const retentionStore = new DynamoDbStore({
+    client: retentionClient,
+    tableName,
+    retentionSeconds: environment.retentionDays * 86_400,
+    clock: () => Date.now() + 10 * 60_000,
+  });
 
   const workerSqs = sqsClient('workers');
   const transport = () =>
@@ -169,6 +210,10 @@ export async function startSimulation(): Promise<Simulation> {
     setProbing(on) {
       probing = on;
     },
+    logBytes: () => loggedBytes,
+    async retentionRun() {
+      await retentionStore.deleteFinishedJobs(Date.now() - environment.retentionDays * 86_400_000);
+    },
     async startJob(workflow, input) {
       const result = await invoke(invocations.api, () =>
         api(anApiEvent('POST', `/api/workflow/${workflow}`, { body: input }), aLambdaContext(29_000)),
@@ -184,6 +229,7 @@ export async function startSimulation(): Promise<Simulation> {
         await container.manager.drain();
         container.manager.stop();
       }
+      process.stdout.write = stdoutWrite;
       probe.destroy();
       await sqs.stop();
       await dynamo.stop();

@@ -374,6 +374,14 @@ function awsTables(figures: AwsFigures): string {
   row('Lambda (requests + GB-s, arm64, 1 GB)', (c) => usd(c.perStep.usdPerMillion.lambda));
   row("SQS, manager's side", (c) => usd(c.perStep.usdPerMillion.sqsManager));
   row('API Gateway (job starts)', (c) => usd(c.perStep.usdPerMillion.apiGateway));
+  row('retention (expiry stamps of trees; TTL deletes free)', (c) =>
+    usd(c.perStep.usdPerMillion.retention ?? 0),
+  );
+  row('CloudWatch Logs (ingestion)', (c) =>
+    c.perStep.logBytes === undefined
+      ? 'not measured'
+      : `${usd(c.perStep.usdPerMillion.logs ?? 0)} (${n(c.perStep.logBytes)} bytes a step)`,
+  );
   row('**orchestration**', (c) => `**${usd(c.perStep.usdPerMillion.orchestration)}**`);
   row("SQS, workers' side (receive, delete, reply)", (c) => usd(c.perStep.usdPerMillion.sqsWorkers));
   row('all of it', (c) => usd(c.perStep.usdPerMillion.total));

@@ -51,6 +51,12 @@ export {
   vhostProblem,
 } from './definition/namespace-settings.js';
 export {
+  MAX_NOTIFY_TARGETS,
+  type NotifyTarget,
+  readNotify,
+  urlProblem,
+} from './definition/notify.js';
+export {
   MAX_AMQP_NAME_BYTES,
   type QueueNameRule,
   reservedQueueProblem,
@@ -87,6 +93,7 @@ export type { ExpressionVariables } from './expressions/expression.js';
 // Jobs: their records, the events applied to them, the transitions that result, fan-out's children.
 export { applyEvent, createJob } from './job/apply.js';
 export { awaitedRequest } from './job/awaited-request.js';
+export { STARTED_MEANWHILE } from './job/call-path-signals.js';
 export { type SlotLimits, slotIndexesFrom, slotStarts, slotTurn } from './job/concurrency-slots.js';
 export {
   bufferRefusal,
@@ -142,6 +149,12 @@ export {
   storedStatusesOf,
   zeroListedCounts,
 } from './job/listed-status.js';
+export {
+  deliveriesOf,
+  MAX_NOTIFIED_RESULT_BYTES,
+  type NewDelivery,
+  type NotificationBody,
+} from './job/notifications.js';
 export { requestStillOpen } from './job/open-request.js';
 export { PersistentList } from './job/persistent-list.js';
 export { DEFAULT_MAX_REPLY_BYTES, MAX_SUSPEND_NOTE, type ReplyEvent, replyEvent } from './job/reply-body.js';
@@ -248,6 +261,17 @@ export {
   type SendOptions,
   UndeliverableError,
 } from './ports/bus.js';
+export {
+  DELIVERY_RETENTION_MS,
+  DELIVERY_STATES,
+  type Delivery,
+  type DeliveryLog,
+  type DeliveryPage,
+  type DeliveryQuery,
+  type DeliveryState,
+  deliveryPageKey,
+  newDeliveryRecord,
+} from './ports/deliveries.js';
 export type { EveryField } from './ports/every-field.js';
 export {
   type DeadLetterHandlers,

@@ -43,6 +43,13 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
   if (settings.replyAuth) environment.REPLY_AUTH = 'true';
   // -c secretsPrefix: `params` secrets are read from Secrets Manager under this prefix.
   if (settings.secretsPrefix !== undefined) environment.SECRETSMANAGER_PREFIX = settings.secretsPrefix;
+  // Webhooks (docs/notifications.md): the default target, and where deliveries may go.
+  const { notify } = settings;
+  if (notify.url) environment.NOTIFY_URL = notify.url;
+  if (notify.events) environment.NOTIFY_EVENTS = notify.events;
+  if (notify.secret) environment.NOTIFY_SECRET = notify.secret;
+  if (notify.allowHosts) environment.NOTIFY_ALLOW_HOSTS = notify.allowHosts;
+  if (!notify.httpsOnly) environment.NOTIFY_HTTPS_ONLY = 'false';
   if (sqsBus) {
     Object.assign(environment, {
       REPLY_QUEUE_URL: sqsBus.replyQueue.queueUrl,

@@ -55,6 +55,13 @@ export interface ApiSettings {
   createCloudWatchRole: boolean;
 }
 
+/** `-c archive=true`: finished jobs archived to S3 as DynamoDB's TTL deletes them (infra/constructs/job-archive.ts). */
+export interface ArchiveSettings {
+  enabled: boolean;
+  /** Days each archive object is kept. @default 365 */
+  days: number;
+}
+
 /** `-c backup=true`: an AWS Backup plan of the table (infra/constructs/table-backup.ts). */
 export interface BackupSettings {
   enabled: boolean;
@@ -95,6 +102,13 @@ export interface SwitchyardSettings {
    * authentication"): for a broker that other teams' workers can publish on. @default false
    */
   replyAuth: boolean;
+  /**
+   * Webhooks (docs/notifications.md): the default target of workflows without `notify:`
+   * (`-c notifyUrl= -c notifyEvents= -c notifySecret=`), the hosts deliveries may go to
+   * (`-c notifyAllowHosts=a.example.com,b.example.com`), and whether plain http is refused
+   * (`-c notifyHttpsOnly=false` for a receiver inside your network). @default https only, any host
+   */
+  notify: { url?: string; events?: string; secret?: string; allowHosts?: string; httpsOnly: boolean };
   /** Ship source maps with the functions and have Node use them in stack traces. @default false */
   sourceMaps: boolean;
   /**
@@ -133,6 +147,7 @@ export interface SwitchyardSettings {
    * (infra/constructs/job-events.ts). @default true
    */
   jobEvents: boolean;
+  archive: ArchiveSettings;
   workers: WorkerSettings;
 }
 
@@ -191,6 +206,7 @@ export function readSettings(node: Node): SwitchyardSettings {
     destroy: context.flag('destroy', false),
     tracing: context.flag('tracing', false),
     replyAuth: context.flag('replyAuth', false),
+    notify: readNotifySettings(context),
     canaryDeployments: context.flag('canaryDeployments', false),
     sourceMaps: context.flag('sourceMaps', false),
     secretsPrefix: secretsPrefix(context.optionalText('secretsPrefix')),
@@ -221,6 +237,10 @@ export function readSettings(node: Node): SwitchyardSettings {
     },
     alarms: { email: alarmEmail(context.optionalText('alarmEmail')) },
     jobEvents: context.flag('jobEvents', true),
+    archive: {
+      enabled: context.flag('archive', false),
+      days: context.integer('archiveDays', 365, 1, 36_500),
+    },
     backup: {
       enabled: context.flag('backup', false),
       retentionDays: context.integer('backupRetentionDays', 35, 1, 36_500),
@@ -395,4 +415,24 @@ function secretsPrefix(value: string | undefined): string | undefined {
       `-c secretsPrefix=${value}: a Secrets Manager name prefix is 1 to 200 letters, digits or /_+=.@- (e.g. switchyard/)`,
     );
   return value;
+}
+
+/** `-c notify…`: a URL needs its secret; the handlers check the rest as they start (functions/aws/environment.ts). */
+function readNotifySettings(context: ContextReader): SwitchyardSettings['notify'] {
+  const notify: SwitchyardSettings['notify'] = { httpsOnly: context.flag('notifyHttpsOnly', true) };
+  const url = context.optionalText('notifyUrl');
+  const secret = context.optionalText('notifySecret');
+  const events = context.optionalText('notifyEvents');
+  const allowHosts = context.optionalText('notifyAllowHosts');
+  if (url !== undefined && secret === undefined)
+    throw new Error('-c notifyUrl needs -c notifySecret: the name of the secret that signs each delivery');
+  if (url !== undefined && notify.httpsOnly && !url.startsWith('https://'))
+    throw new Error(
+      `-c notifyUrl=${url}: deliveries go over https only (-c notifyHttpsOnly=false allows http)`,
+    );
+  if (url !== undefined) notify.url = url;
+  if (secret !== undefined) notify.secret = secret;
+  if (events !== undefined) notify.events = events;
+  if (allowHosts !== undefined) notify.allowHosts = allowHosts;
+  return notify;
 }

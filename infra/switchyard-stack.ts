@@ -10,6 +10,7 @@ import { replyQueuesOf } from '../functions/transport/amqp/reply-shards.js';
 import { SwitchyardApi } from './constructs/api.js';
 import { CanaryDeployment } from './constructs/canary-deployment.js';
 import { type FunctionNetwork, HandlerFunction, LIVE_ALIAS } from './constructs/handler-function.js';
+import { JobArchive } from './constructs/job-archive.js';
 import { JobEvents } from './constructs/job-events.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
 import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
@@ -92,7 +93,7 @@ export class SwitchyardStack extends Stack {
 
     const store = new SwitchyardTable(this, 'Store', {
       destroy: settings.destroy,
-      stream: settings.jobEvents,
+      stream: settings.jobEvents || settings.archive.enabled,
     });
     if (settings.backup.enabled) {
       new TableBackup(this, 'Backup', {
@@ -294,6 +295,15 @@ export class SwitchyardStack extends Stack {
       ? new JobEvents(this, 'JobEvents', { settings, table: store.table })
       : undefined;
 
+    const archive = settings.archive.enabled
+      ? new JobArchive(this, 'Archive', { settings, table: store.table })
+      : undefined;
+    if (archive) {
+      new CfnOutput(this, 'ArchiveBucket', {
+        value: archive.bucket.bucketName,
+        description: 'switchyard archive list --s3 s3://<bucket> reads the jobs archived as they expired',
+      });
+    }
     const monitoring = new Monitoring(this, 'Monitoring', {
       stackName: settings.stackName,
       alarmEmail: settings.alarms.email,
@@ -306,6 +316,7 @@ export class SwitchyardStack extends Stack {
         ...(sqsBus
           ? { ReplyQueue: sqsBus.replyDeadLetterQueue, StepQueues: sqsBus.stepDeadLetterQueue }
           : {}),
+        ...(archive ? { ArchiveFailures: archive.failures } : {}),
       },
       queueAges: {
         Timers: { queue: timerQueue.queue, seconds: QUEUE_AGE_THRESHOLDS.timer },
@@ -331,6 +342,7 @@ export class SwitchyardStack extends Stack {
           ...(tokenAuthorizer ? [tokenAuthorizer.function] : []),
           ...(jobEvents ? [jobEvents.function] : []),
           ...workerFunctions,
+          ...(archive ? [archive.function] : []),
         ].map((fn) => [fn.node.id, fn.function]),
       ),
       apiStage: api.restApi.deploymentStage,

@@ -5,6 +5,7 @@ import type { RetryPolicy } from '../job/retry-policy.js';
 import type { JsonObject } from '../json.js';
 import { parseDuration } from './duration.js';
 import { defaultItemKey } from './item-key.js';
+import type { NotifyTarget } from './notify.js';
 import { type CompiledSearchAttribute, compileSearchAttributes } from './search-attributes.js';
 import { type SecretRef, secretRefsOf } from './secrets.js';
 import { siblingsOf } from './siblings.js';
@@ -86,6 +87,8 @@ export interface CompiledWorkflow {
   tasks: ReadonlyMap<string, Graph>;
   /** `searchAttributes:`, evaluated at the start of each top-level job (engine/job/search-attributes.ts). */
   searchAttributes?: readonly CompiledSearchAttribute[];
+  /** `notify:` (absent: the host's default applies; empty: none). */
+  notify?: readonly NotifyTarget[];
 }
 
 /** Turns a validated definition into the graphs the engine runs. */
@@ -174,6 +177,7 @@ export function compileWorkflow(definition: WorkflowDefinition, version: number)
   if (definition.onFailure) compiled.onFailure = definition.onFailure;
   if (definition.searchAttributes)
     compiled.searchAttributes = compileSearchAttributes(definition.searchAttributes);
+  if (definition.notify) compiled.notify = definition.notify;
   return compiled;
 }
 

@@ -149,13 +149,16 @@ export function readRepeat(
   }
   const delay = readDuration(repeat, 'delay', at, scope, report);
   const kind = stepKindOf(step);
-  if (
-    raw.task != null ||
-    raw.type != null ||
-    raw.sleep != null ||
-    raw.fail != null ||
-    (kind === 'pass' && raw.queue == null)
-  ) {
+  if (raw.task != null) {
+    report(
+      at,
+      scope,
+      '"repeat" does not apply to a fan-out (task:): its children keep one id per element (derived from the job, the step and the index, or the element\'s own) and their place under the step, so a second round would meet the first; to repeat a sub-flow, repeat a workflow: step that calls it (each iteration is a new called job), or put "repeat" on the task\'s steps',
+      true,
+    );
+    return;
+  }
+  if (raw.type != null || raw.sleep != null || raw.fail != null || (kind === 'pass' && raw.queue == null)) {
     report(
       at,
       scope,

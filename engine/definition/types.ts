@@ -1,4 +1,5 @@
 import type { JsonObject } from '../json.js';
+import type { NotifyTarget } from './notify.js';
 
 /**
  * A workflow definition as written by users (YAML or JSON), after validation and normalisation:
@@ -31,6 +32,11 @@ export interface WorkflowDefinition {
    * stored when a top-level job starts, for `GET /api/jobs?attr.customer=c-42`.
    */
   searchAttributes?: Record<string, string>;
+  /**
+   * Webhooks for the job's events (docs/notifications.md): each target's URL gets a signed POST for
+   * each event it names. Replaces the host's default; `[]` sends none.
+   */
+  notify?: NotifyTarget[];
 }
 
 /** `schedules:` entry: a job at each tick, with this input. */

@@ -3,6 +3,7 @@ import { closest } from './closest.js';
 import { findCycles } from './cycles.js';
 import { NAME_PATTERN } from './names.js';
 import { namespaceProblem, queuePrefixProblem } from './namespace.js';
+import { readNotify } from './notify.js';
 import type { Path } from './parse-source.js';
 import { amqpNameProblem, MAX_VHOSTS, stepQueueProblem } from './queue-name.js';
 import {
@@ -40,6 +41,7 @@ export const WORKFLOW_KEYS = [
   'tasks',
   'schedules',
   'searchAttributes',
+  'notify',
 ];
 export const STEP_KEYS = [
   'name',
@@ -233,6 +235,13 @@ function readWorkflow(
       report([...path, 'searchAttributes', ...at], scope, problem.message);
     }
     if (!problems.length) workflow.searchAttributes = raw.searchAttributes as Record<string, string>;
+  }
+  if (raw.notify !== undefined && raw.notify !== null) {
+    const notify = readNotify(raw.notify);
+    if (notify.ok) workflow.notify = notify.targets;
+    else
+      for (const problem of notify.problems)
+        report([...path, 'notify', ...problem.at], scope, problem.message);
   }
 
   const tasksRaw = raw.tasks;

@@ -6,10 +6,19 @@ import type { JsonObject } from '../json.js';
 import { admitJob, promoteJob, settleSlot } from './admission.js';
 import { abortFromWorker, suspendStep } from './control-replies.js';
 import { Draft } from './draft.js';
+import { MAX_BUFFERED_SIGNALS } from './early-signals.js';
 import type { EngineContext, JobEvent } from './events.js';
 import { followRoot } from './follow-root.js';
-import { type Actor, appendHistory, type HistoryCause, historyEntriesOf, notesByJob } from './history.js';
+import {
+  type Actor,
+  appendHistory,
+  type HistoryCause,
+  type HistoryEntry,
+  historyEntriesOf,
+  notesByJob,
+} from './history.js';
 import { settleWaits } from './listed-status.js';
+import { deliveriesOf } from './notifications.js';
 import { pauseJob, resumeJob } from './pause.js';
 import { rerunFrom } from './rerun.js';
 import { searchAttributesOf } from './search-attributes.js';
@@ -39,7 +48,7 @@ import {
 } from './transition.js';
 import { contextOf } from './tree-growth.js';
 import { DEFAULT_MAX_TREE_JOBS, rootStateOf, treeChangeOf } from './tree-quota.js';
-import { type CallLink, isFinished, type JobRecord, type Timer } from './types.js';
+import { type CallLink, isFinished, type JobRecord, type PendingSignal, type Timer } from './types.js';
 
 export interface CreateJobParams {
   id: string;
@@ -55,6 +64,8 @@ export interface CreateJobParams {
   startAt?: number;
   /** Who started it (its history's first entry names them). */
   actor?: Actor;
+  /** A called job: the signals its caller kept for its steps (engine/job/call-path-signals.ts). */
+  signals?: PendingSignal[];
 }
 
 /** Starts a new top-level job: its record, and the requests for the steps that start with it. */
@@ -78,6 +89,7 @@ export function createJob(
   if (params.causedBy) record.causedBy = params.causedBy;
   if (params.calledBy) record.calledBy = params.calledBy;
   if (params.treeRoot !== undefined && params.treeRoot !== params.id) record.treeRoot = params.treeRoot;
+  if (params.signals?.length) record.pendingSignals = params.signals.slice(0, MAX_BUFFERED_SIGNALS);
   const attributes = searchAttributesOf(workflow, record);
   if (attributes) record.attributes = attributes;
   const startAt = params.startAt;
@@ -104,9 +116,12 @@ export function applyEvent(
       case 'promote':
         return promoteJob(d);
       case 'reply': {
-        const node = event.exactAttempt
-          ? currentAttemptOf(d, event.step, event.attempt)
-          : awaitingStep(d, event.step, 'worker');
+        // A loop's iterations are its attempts: a late or re-sent reply of an earlier one (or one
+        // that comes while the loop waits out its delay) must not count as the next iteration's.
+        const node =
+          event.exactAttempt || d.graph.byName.get(event.step)?.repeat
+            ? currentAttemptOf(d, event.step, event.attempt)
+            : awaitingStep(d, event.step, 'worker');
         if (node) completeStep(d, node, event.output);
         return;
       }
@@ -226,7 +241,8 @@ function currentAttemptOf(d: Draft, step: string, attempt: number | undefined): 
   if (attempt !== undefined && attempt !== state.attempts) {
     return void d.ignore(`attempt ${attempt} is not the current attempt (${state.attempts})`);
   }
-  if (state.retryAt !== undefined) return void d.ignore('the attempt already failed');
+  if (state.retryAt !== undefined)
+    return void d.ignore('the attempt already ended (it waits for a retry or the next iteration)');
   return node;
 }
 
@@ -342,7 +358,13 @@ function recordHistory(d: Draft, effects: Effects, cause: HistoryCause): void {
   // A fan-out's slice creates thousands of children, each with notes of its own: grouped once, so
   // that each job reads only its own.
   const entries = historyEntriesOf(d.job, ownNotes(d.job.id, effects), cause, d.now);
-  if (entries.length) d.updateJob({ history: appendHistory(d.job.history, entries) });
+  if (entries.length) {
+    d.updateJob({ history: appendHistory(d.job.history, entries) });
+    const targets = d.workflow.notify ?? d.context.defaultNotify ?? [];
+    // appendHistory numbered the entries in place.
+    const deliveries = deliveriesOf(d.job, entries as HistoryEntry[], targets);
+    if (deliveries.length) d.effects.followUps.push({ kind: 'notify', jobId: d.job.id, deliveries });
+  }
   if (effects.creates.length === 0) return;
   const notesOf = notesByJob(effects.notes);
   for (const child of effects.creates) {

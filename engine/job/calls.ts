@@ -2,11 +2,12 @@ import type { StepNode } from '../definition/compile.js';
 import { resolveInCallerNamespace } from '../definition/namespace.js';
 import type { JsonObject } from '../json.js';
 import { armAttemptTimer, beginAttempt } from './attempt-start.js';
+import { handOverSignals } from './call-path-signals.js';
 import type { Draft } from './draft.js';
 import { startedInput } from './step-input.js';
 import { countTreeJobs } from './tree-growth.js';
 import { treeRootOf } from './tree-quota.js';
-import type { CallLink } from './types.js';
+import type { CallLink, FollowUp } from './types.js';
 import { uuidV5 } from './uuid-v5.js';
 
 /** Calls nest at most this deep: a job of depth 16 may not call another workflow. */
@@ -41,20 +42,20 @@ export function startCall(d: Draft, node: StepNode, fail: (message: string) => v
   const calledBy: CallLink = { id: d.job.id, step: node.name, attempt, chain };
   const input: JsonObject = startedInput(d, node);
   const treeRoot = treeRootOf(d.job);
-  d.effects.followUps.push(
-    call.version === undefined
-      ? { kind: 'startJob', jobId: d.job.id, workflow: call.workflow, id, input, calledBy, treeRoot }
-      : {
-          kind: 'startJob',
-          jobId: d.job.id,
-          workflow: call.workflow,
-          version: call.version,
-          id,
-          input,
-          calledBy,
-          treeRoot,
-        },
-  );
+  const start: Extract<FollowUp, { kind: 'startJob' }> = {
+    kind: 'startJob',
+    jobId: d.job.id,
+    workflow: call.workflow,
+    id,
+    input,
+    calledBy,
+    treeRoot,
+  };
+  if (call.version !== undefined) start.version = call.version;
+  // Signals sent through this step before it started (`publish/approve`) go with its called job.
+  const signals = handOverSignals(d, node);
+  if (signals) start.signals = signals;
+  d.effects.followUps.push(start);
   armAttemptTimer(d, node);
   d.effects.notes.push({ kind: 'dispatched', jobId: d.job.id, step: node.name, attempt });
 }

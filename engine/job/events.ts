@@ -1,3 +1,4 @@
+import type { NotifyTarget } from '../definition/notify.js';
 import type { JsonObject } from '../json.js';
 import type { Actor } from './history-entry.js';
 import type { RunningLimit } from './running-limit.js';
@@ -135,6 +136,11 @@ export interface EngineContext {
    * read): taken as empty and open, which the store's condition checks.
    */
   tree?: TreeState;
+  /**
+   * The host's webhook targets (`serve --notify-url`, deployed `NOTIFY_URL`) for workflows without a
+   * `notify:` of their own (engine/job/notifications.ts).
+   */
+  defaultNotify?: readonly NotifyTarget[];
 }
 
 export const DEFAULT_MAX_FAN_OUT_BYTES = 256 * 1024 * 1024;

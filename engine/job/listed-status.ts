@@ -75,11 +75,16 @@ export function settleWaits(d: Draft): void {
 }
 
 function jobWaits(d: Draft): boolean {
-  const waitsNow = (name: string): boolean => {
-    const node = d.graph.byName.get(name);
-    return node !== undefined && stepWaitsForSomeone(d.step(name), node.kind === 'signal');
-  };
-  if (!d.job.waitsForSomeone) return [...d.changedSteps].some(waitsNow);
-  for (const node of d.graph.steps) if (waitsNow(node.name)) return true;
+  // Plain loops, no closure: this runs in every transition (a fan-out's slice runs thousands).
+  if (!d.job.waitsForSomeone) {
+    for (const name of d.changedSteps) if (stepWaitsNow(d, name)) return true;
+    return false;
+  }
+  for (const node of d.graph.steps) if (stepWaitsNow(d, node.name)) return true;
   return false;
+}
+
+function stepWaitsNow(d: Draft, name: string): boolean {
+  const node = d.graph.byName.get(name);
+  return node !== undefined && stepWaitsForSomeone(d.step(name), node.kind === 'signal');
 }

@@ -1,5 +1,6 @@
 import type { StepNode } from '../definition/compile.js';
 import type { JsonObject } from '../json.js';
+import { callHopOf, callPathFate } from './call-path-signals.js';
 import { resumeSuspended } from './control-replies.js';
 import type { Draft } from './draft.js';
 import { bufferRefusal, MAX_BUFFERED_SIGNALS, signalBytes, signalFate } from './early-signals.js';
@@ -12,18 +13,23 @@ import type { PendingSignal } from './types.js';
  * that will or may wait for it later, or refused (early-signals.ts says which).
  */
 export function signal(d: Draft, step: string, body: JsonObject): void {
-  const node = d.graph.byName.get(step);
-  if (!node) return d.reject('invalid', `job ${d.job.id} has no step "${step}"`);
   const kept = d.job.pendingSignals ?? [];
-  const fate = signalFate({
-    step,
-    kind: node.kind,
-    state: d.step(step),
-    jobStatus: d.job.status,
-    buffered: kept.find((signal) => signal.step === step),
-  });
+  const buffered = kept.find((signal) => signal.step === step);
+  // A path through a workflow: step that has not started its called job (call-path-signals.ts).
+  const hop = callHopOf(step);
+  const node = d.graph.byName.get(hop ? hop.call : step);
+  if (!node && !hop) return d.reject('invalid', `job ${d.job.id} has no step "${step}"`);
+  const fate = hop
+    ? callPathFate(d, step, node, hop.call, buffered)
+    : signalFate({
+        step,
+        kind: (node as StepNode).kind,
+        state: d.step(step),
+        jobStatus: d.job.status,
+        buffered,
+      });
   if (fate.kind === 'refuse') return d.reject(fate.code, fate.reason);
-  if (fate.kind === 'take') return takeSignal(d, node, body);
+  if (fate.kind === 'take') return takeSignal(d, node as StepNode, body);
   const full = bufferRefusal(kept, body);
   if (full) return d.reject('too_large', full);
   d.updateJob({ pendingSignals: [...kept, { step, body, at: d.now, bytes: signalBytes(body) }] });
@@ -42,15 +48,18 @@ export function deliverKeptSignals(d: Draft): void {
     let taken: { signal: PendingSignal; node: StepNode } | undefined;
     let dropped = false;
     for (const signal of kept) {
-      const node = d.graph.byName.get(signal.step);
-      const fate: ReturnType<typeof signalFate> = node
-        ? signalFate({
-            step: signal.step,
-            kind: node.kind,
-            state: d.step(node.name),
-            jobStatus: d.job.status,
-          })
-        : { kind: 'refuse', code: 'invalid', reason: `the job has no step "${signal.step}"` };
+      const hop = callHopOf(signal.step);
+      const node = d.graph.byName.get(hop ? hop.call : signal.step);
+      const fate: ReturnType<typeof signalFate> = hop
+        ? callPathFate(d, signal.step, node, hop.call, undefined)
+        : node
+          ? signalFate({
+              step: signal.step,
+              kind: node.kind,
+              state: d.step(node.name),
+              jobStatus: d.job.status,
+            })
+          : { kind: 'refuse', code: 'invalid', reason: `the job has no step "${signal.step}"` };
       if (fate.kind === 'buffer' || (fate.kind === 'take' && taken)) keep.push(signal);
       else if (fate.kind === 'take') taken = { signal, node: node as StepNode };
       else {

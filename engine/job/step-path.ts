@@ -44,9 +44,11 @@ export function parseStepPath(text: string): StepPath | { error: string } {
   return { hops, step: last };
 }
 
-/** Where one hop of a path leads from a job: the job a call runs, a fan-out's child, or nowhere (why). */
+/** Where one hop of a path leads from a job: the job a call runs (or will run), a fan-out's child, or nowhere (why). */
 export type HopTarget =
   | { kind: 'job'; id: string }
+  /** A `workflow:` step that has not started its called job yet: this job keeps the signal (call-path-signals.ts). */
+  | { kind: 'keep' }
   | { kind: 'child'; step: string; index: number }
   | { kind: 'refuse'; code: 'conflict' | 'invalid'; reason: string };
 
@@ -67,12 +69,14 @@ export function hopTarget(
         code: 'invalid',
         reason: `step "${hop.step}" is a workflow: step, not a fan-out: name it without [index]`,
       };
-    if (state.job === undefined)
+    if (state.job === undefined) {
+      if (state.status === 'waiting') return { kind: 'keep' };
       return {
         kind: 'refuse',
         code: 'conflict',
-        reason: `step "${hop.step}" of ${where} has not started its called job yet`,
+        reason: `step "${hop.step}" of ${where} is ${state.status}: it has no called job`,
       };
+    }
     return { kind: 'job', id: state.job };
   }
   if (node.kind === 'fanout') {

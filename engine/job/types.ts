@@ -1,6 +1,6 @@
 import type { SecretRef } from '../definition/secrets.js';
 import type { JsonObject } from '../json.js';
-import type { HistoryEntry } from './history-entry.js';
+import type { HistoryEntry, HistoryKind } from './history-entry.js';
 import type { DependencyStatus } from './join.js';
 import { PersistentList } from './persistent-list.js';
 
@@ -405,6 +405,43 @@ export function timerId(key: TimerKey): string {
   return `${key.jobId}:${key.step ?? ''}`;
 }
 
+/** What each delivery posts (docs/notifications.md documents it field by field). */
+export interface NotificationBody {
+  /** The delivery's id, also in the `Switchyard-Delivery` header: receivers dedupe on it. */
+  id: string;
+  type: HistoryKind;
+  /** When it happened, ISO 8601. */
+  time: string;
+  namespace: string;
+  jobId: string;
+  /** The workflow's name within its namespace. */
+  workflow: string;
+  version: number;
+  /** The job's status after the transition that caused the event. */
+  status: JobStatus;
+  step?: string;
+  attempt?: number;
+  /** The history entry's message: an error, a retry's delay, a reason. */
+  message?: string;
+  /** job.completed: the job's result, when it is at most `MAX_NOTIFIED_RESULT_BYTES` (notifications.ts) of JSON. */
+  result?: JsonObject;
+  /** job.completed with a larger result: read it from `GET /api/job/{id}`. */
+  resultOmitted?: true;
+  /** job.failed, job.aborted: the job's error. */
+  error?: { step: string | null; message: string };
+}
+
+/** One webhook call to make: recorded with the transition, delivered by the hosts' delivery pump. */
+export interface NewDelivery {
+  id: string;
+  jobId: string;
+  namespace: string;
+  url: string;
+  /** The name of the secret that signs it (never its value). */
+  secret: string;
+  body: NotificationBody;
+}
+
 /** Work the manager does after a transition is stored; stored with it so that a crash cannot lose it. */
 export type FollowUp =
   /** A child reached completed or failed: count it, fan in, fail the step, or start the next child. */
@@ -453,11 +490,15 @@ export type FollowUp =
       calledBy?: CallLink;
       /** A called job: the root of its caller's tree, which it counts in (tree-quota.ts). */
       treeRoot?: string;
+      /** A called job: the signals its caller kept for it (call-path-signals.ts), which it keeps in turn. */
+      signals?: PendingSignal[];
     }
   /** A job a `workflow:` step started ended: its caller's step completes or fails with it. */
   | { kind: 'callFinished'; jobId: string; callerId: string; step: string; attempt: number }
   /** Cancel a job (a called job whose step stopped). */
   | { kind: 'cancelJob'; jobId: string }
+  /** Record webhook deliveries in the delivery log (engine/job/notifications.ts); the hosts post them. */
+  | { kind: 'notify'; jobId: string; deliveries: NewDelivery[] }
   /** Pause or resume a job (a called job whose caller was paused or resumed). */
   | { kind: 'pauseJob'; jobId: string }
   | { kind: 'resumeJob'; jobId: string }

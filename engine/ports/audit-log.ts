@@ -7,6 +7,7 @@ export const AUDIT_ACTIONS = [
   'token.created',
   'token.revoked',
   'namespace.changed',
+  'delivery.redelivered',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -19,7 +20,7 @@ export interface AuditEntry {
   action: AuditAction;
   /** The namespace it acted in (a token's scope; `*` for a token of every namespace). */
   namespace: string;
-  /** What it acted on: a workflow's name, a token's id, a namespace. */
+  /** What it acted on: a workflow's name, a token's id, a namespace, a webhook delivery's id. */
   target: string;
   /** A registered workflow's version, a token's role. */
   detail?: string;

@@ -7,6 +7,7 @@ import type { ChildOutcome, FanInit, JobPatch } from '../job/transition.js';
 import type { TreeChange, TreeState } from '../job/tree-quota.js';
 import type { FanCounts, FollowUp, JobRecord, StepRequest, Timer, TimerChange } from '../job/types.js';
 import type { AuditLog } from './audit-log.js';
+import type { DeliveryLog } from './deliveries.js';
 import type { RepliesInHand } from './reply-intake.js';
 
 /** A registered version of a workflow definition. Versions are immutable; jobs keep theirs. */
@@ -283,4 +284,5 @@ export type Store = WorkflowRegistry &
   TokenStore &
   NamespaceSettingsStore &
   ManagerKeys &
-  RepliesInHand;
+  RepliesInHand &
+  DeliveryLog;

@@ -9,6 +9,10 @@ import {
   type Bus,
   type ChildrenPage,
   DEFAULT_NAMESPACE,
+  type Delivery,
+  type DeliveryLog,
+  type DeliveryPage,
+  type DeliveryQuery,
   type Housekeeping,
   inNamespace,
   type JobPage,
@@ -41,6 +45,7 @@ export type { NamespaceSettingsChange };
 
 import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 import type { StartJobParams } from '../manager/start-job-params.js';
+import { ApiError } from './http.js';
 import { type JobDocument, type JobSummary, jobDocument, jobSummary, jobVersion } from './job-document.js';
 import { ScopedTokens } from './scoped-tokens.js';
 import { SignalSteps } from './signal-steps.js';
@@ -63,7 +68,12 @@ export type ApiCommands = Pick<
 >;
 
 /** The store's roles the API reads (and writes a workflow's switch through), and its health check. */
-export type ApiStore = WorkflowRegistry & JobQueries & TokenStore & AuditLog & Pick<Housekeeping, 'ping'>;
+export type ApiStore = WorkflowRegistry &
+  JobQueries &
+  TokenStore &
+  AuditLog &
+  Pick<DeliveryLog, 'getDelivery' | 'jobDeliveries' | 'listDeliveries' | 'updateDelivery'> &
+  Pick<Housekeeping, 'ping'>;
 
 export interface ApiServiceOptions {
   manager: ApiCommands;
@@ -177,6 +187,46 @@ export class ApiService {
   /** A namespace's audit entries, newest first. */
   listAudit(query: { namespace: string; limit: number; cursor?: string }): Promise<AuditPage> {
     return this.store.listAudit(query);
+  }
+
+  /** A job's webhook deliveries, oldest first. */
+  jobDeliveries(jobId: string): Promise<Delivery[]> {
+    return this.store.jobDeliveries(jobId);
+  }
+
+  /** A namespace's deliveries in one state, newest first. */
+  listDeliveries(query: DeliveryQuery): Promise<DeliveryPage> {
+    return this.store.listDeliveries(query);
+  }
+
+  /**
+   * Makes a delivery of `namespace` due now with its attempts anew (a dead letter, or one to post
+   * again), recording who asked. `not_found`: no such delivery in the namespace; `conflict`: a pump
+   * is posting it, or it changed meanwhile.
+   */
+  async redeliver(id: string, namespace: string, actor: Actor): Promise<Delivery> {
+    const delivery = await this.store.getDelivery(id);
+    if (!delivery || delivery.namespace !== namespace)
+      throw new ApiError('not_found', `no webhook delivery ${id}`);
+    if (delivery.takenAt !== undefined)
+      throw new ApiError(
+        'conflict',
+        `webhook delivery ${id} is being posted now; ask again once it is settled`,
+      );
+    const now = this.manager.now();
+    const { deliveredAt: _delivered, ...rest } = delivery;
+    const due: Delivery = {
+      ...rest,
+      state: 'pending',
+      attempts: 0,
+      nextAttemptAt: now,
+      updatedAt: now,
+      rev: delivery.rev + 1,
+    };
+    if (!(await this.store.updateDelivery(due)))
+      throw new ApiError('conflict', `webhook delivery ${id} changed meanwhile; ask again`);
+    await this.audit(actor, 'delivery.redelivered', namespace, id, `job ${delivery.jobId}`);
+    return due;
   }
 
   getWorkflow(name: string, version?: number): Promise<StoredWorkflow | undefined> {

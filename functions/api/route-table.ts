@@ -3,6 +3,7 @@ import { openApiDocument } from './openapi.js';
 import { type Route, route } from './router.js';
 import { auditRoutes } from './routes/audit.js';
 import { callbackRoutes } from './routes/callbacks.js';
+import { deliveryRoutes } from './routes/deliveries.js';
 import { jobBatchRoutes } from './routes/job-batches.js';
 import { jobRoutes } from './routes/jobs.js';
 import { namespaceRoutes } from './routes/namespaces.js';
@@ -33,6 +34,7 @@ export const routes: readonly Route[] = [
   ...jobRoutes,
   ...jobBatchRoutes,
   ...callbackRoutes,
+  ...deliveryRoutes,
   ...tokenRoutes,
   ...auditRoutes,
   ...namespaceRoutes,

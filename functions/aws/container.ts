@@ -2,9 +2,17 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { Bus, SecretResolver, Store } from '../../engine/index.js';
+import {
+  type Bus,
+  type NotifyTarget,
+  readNotify,
+  type SecretResolver,
+  type Store,
+} from '../../engine/index.js';
 import { DynamoDbStore } from '../adapters/dynamodb/store.js';
 import { SqsTimers } from '../adapters/sqs/timers.js';
+import { DeliveryPump } from '../manager/delivery-pump.js';
+import type { DeliveryRules } from '../manager/delivery-rules.js';
 import { Manager } from '../manager/manager.js';
 import { secretResolvingBus } from '../manager/secret-bus.js';
 import type { BusKind, HandlerEnvironment } from './environment.js';
@@ -27,6 +35,8 @@ export interface Container {
   sqs: SQSClient;
   /** Workflow schedules on EventBridge Scheduler, when the stack has them (SCHEDULE_GROUP). */
   schedules?: WorkflowSchedules;
+  /** Posts the delivery log's due webhooks (the timers function runs it each minute). */
+  deliveries: DeliveryPump;
 }
 
 /**
@@ -64,6 +74,12 @@ export interface ContainerOptions {
   captureClient?: CaptureClient;
   /** @default Date.now */
   clock?: () => number;
+  /**
+   * Where `params` secrets and webhook signing secrets are read, instead of Secrets Manager under
+   * `-c secretsPrefix` (SECRETSMANAGER_PREFIX). With neither, a request naming a secret fails its
+   * attempt, and `notify:` is refused at registration, saying so.
+   */
+  secrets?: SecretResolver;
 }
 
 /**
@@ -86,12 +102,12 @@ export async function createContainer(
   const capture: CaptureClient = options.captureClient ?? ((client) => client);
   const dynamodb = capture(options.clients?.dynamodb ?? new DynamoDBClient(sdkClientConfig()));
   const sqs = capture(options.clients?.sqs ?? new SQSClient(sdkClientConfig()));
-  // The timer sweep deletes whole job trees after `retentionDays`; the table's TTL, two days later,
-  // only catches what the sweep missed (it deletes item by item, so it must not come first).
+  // Finished jobs' trees expire by the table's TTL `retentionDays` after they ended; the timer sweep
+  // stamps the trees of jobs with children and deletes what older code finished (ttl-stamps.ts).
   const store = new DynamoDbStore({
     client: dynamodb,
     tableName: env.tableName,
-    retentionSeconds: env.retentionDays > 0 ? (env.retentionDays + 2) * 86_400 : undefined,
+    retentionSeconds: env.retentionDays > 0 ? env.retentionDays * 86_400 : undefined,
   });
   const bus = await busFactory({
     env,
@@ -113,13 +129,22 @@ export async function createContainer(
   const schedules = env.schedules
     ? lazySchedules({ ...env.schedules, clock }, options.clients?.scheduler, capture)
     : undefined;
-  const secrets = env.secretsPrefix
-    ? lazySecrets?.(env.secretsPrefix, options.clients?.secretsManager, capture)
-    : undefined;
+  // Secrets given (tests), or Secrets Manager's under -c secretsPrefix; none: a request naming a
+  // secret fails its attempt, and `notify:` is refused at registration, saying so.
+  const secrets =
+    options.secrets ??
+    (env.secretsPrefix
+      ? lazySecrets?.(env.secretsPrefix, options.clients?.secretsManager, capture)
+      : undefined);
+  const deliveryRules: DeliveryRules = {
+    httpsOnly: env.notify.httpsOnly,
+    ...(env.notify.allowHosts ? { allowHosts: env.notify.allowHosts } : {}),
+  };
   const manager = new Manager({
     store,
-    // Without a secrets prefix, a request naming a secret fails its attempt, saying so.
     bus: secretResolvingBus(bus, secrets),
+    defaultNotify: defaultNotifyOf(env),
+    notifyChecks: { rules: deliveryRules, secrets },
     timers,
     telemetry,
     clock,
@@ -136,7 +161,25 @@ export async function createContainer(
     replyAuth: env.replyAuth,
     maxTreeJobs: env.maxTreeJobs,
   });
-  return { env, manager, store, bus, timers, telemetry, sqs, schedules };
+  const deliveries = new DeliveryPump({
+    log: store,
+    secrets,
+    rules: deliveryRules,
+    logger: telemetry.logger,
+    metrics: telemetry.metrics,
+    clock,
+  });
+  return { env, manager, store, bus, timers, telemetry, sqs, schedules, deliveries };
+}
+
+/** NOTIFY_URL, NOTIFY_EVENTS, NOTIFY_SECRET as the default target; an invalid one stops the container. */
+function defaultNotifyOf(env: HandlerEnvironment): NotifyTarget[] | undefined {
+  if (!env.notify.default) return undefined;
+  const read = readNotify({ ...env.notify.default });
+  if (read.ok) return read.targets;
+  throw new Error(
+    `NOTIFY_URL, NOTIFY_EVENTS, NOTIFY_SECRET: ${read.problems.map((p) => p.message).join('; ')}`,
+  );
 }
 
 /**

@@ -61,7 +61,25 @@ export interface HandlerEnvironment {
    * `-c secretsPrefix`); unset, a request naming a secret fails its attempt.
    */
   secretsPrefix?: string;
+  /** Webhooks (docs/notifications.md): the stack's default target and where deliveries may go. */
+  notify: NotifyEnvironment;
 }
+
+export interface NotifyEnvironment {
+  /** NOTIFY_URL, NOTIFY_EVENTS (comma-separated), NOTIFY_SECRET: for workflows without `notify:`. */
+  default?: { url: string; events: string[]; secret: string };
+  /** NOTIFY_ALLOW_HOSTS (comma-separated): the hosts deliveries may go to; absent: any. */
+  allowHosts?: string[];
+  /** NOTIFY_HTTPS_ONLY (default true): refuse plain http targets. */
+  httpsOnly: boolean;
+}
+
+const DEFAULT_NOTIFY_EVENTS = ['job.completed', 'job.failed', 'job.cancelled', 'job.aborted'];
+const commaList = (value: string) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
 
 export interface ScheduleEnvironment {
   /** The stack's schedule group. */
@@ -133,6 +151,25 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
       }
     : undefined;
 
+  const notifyUrl = reader.optional('NOTIFY_URL');
+  const notifySecret = reader.optional('NOTIFY_SECRET');
+  if (notifyUrl !== undefined && notifySecret === undefined)
+    reader.problems.push('NOTIFY_URL needs NOTIFY_SECRET: the name of the secret that signs each delivery');
+  const httpsOnlyValue = reader.optional('NOTIFY_HTTPS_ONLY') ?? 'true';
+  if (httpsOnlyValue !== 'true' && httpsOnlyValue !== 'false')
+    reader.problems.push(`NOTIFY_HTTPS_ONLY must be true or false, got "${httpsOnlyValue}"`);
+  const allowHosts = reader.optional('NOTIFY_ALLOW_HOSTS');
+  const notify: NotifyEnvironment = { httpsOnly: httpsOnlyValue !== 'false' };
+  if (allowHosts !== undefined) notify.allowHosts = commaList(allowHosts);
+  if (notifyUrl !== undefined && notifySecret !== undefined) {
+    const events = reader.optional('NOTIFY_EVENTS');
+    notify.default = {
+      url: notifyUrl,
+      events: events === undefined ? DEFAULT_NOTIFY_EVENTS : commaList(events),
+      secret: notifySecret,
+    };
+  }
+
   let bus: HandlerEnvironment['bus'] | undefined;
   if (busKind === 'sqs') {
     bus = {
@@ -176,6 +213,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
     replyAuth,
     ...(schedules ? { schedules } : {}),
     ...(secretsPrefix ? { secretsPrefix } : {}),
+    notify,
   };
 }
 

@@ -35,6 +35,7 @@ const COUNTER_NAMES: Record<CounterName, (labels: Record<string, string>) => str
   replies_dropped_total: () => 'RepliesDropped',
   dead_letters_ignored_total: () => 'DeadLettersIgnored',
   replies_poisoned_total: () => 'RepliesPoisoned',
+  webhook_deliveries_total: (labels) => `Webhooks${capitalize(labels.outcome ?? 'attempted')}`,
 };
 
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];

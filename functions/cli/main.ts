@@ -4,6 +4,7 @@ import { DEFAULT_REPLY_QUEUE } from '../../engine/index.js';
 import { CliError, DEFAULT_URL } from './client.js';
 import { DEFAULT_ARCHIVE_DIR, listArchiveFiles, showArchivedJob } from './commands/archive.js';
 import { graph, push, validate } from './commands/definitions.js';
+import { deliveries } from './commands/deliveries.js';
 import { history } from './commands/history.js';
 import { command, rerun, status, submit, watch } from './commands/jobs.js';
 import { describeWorkflow, listJobs, listQueues, listWorkflows } from './commands/listings.js';
@@ -113,6 +114,22 @@ program
   .option(
     '--secrets-env-prefix <prefix>',
     'secrets from the environment: PREFIX + the name in capitals, other characters as _ (payments/api-key: PREFIXPAYMENTS_API_KEY)',
+  )
+  .option(
+    '--notify-url <url>',
+    'post the events of --notify-events of every job whose workflow has no notify: of its own to this URL, signed with --notify-secret (docs/notifications.md)',
+  )
+  .option(
+    '--notify-events <events>',
+    'with --notify-url: the events, comma-separated (job.completed,job.failed,job.cancelled,job.aborted by default)',
+  )
+  .option(
+    '--notify-secret <name>',
+    'with --notify-url: the name of the secret (--secrets-file or --secrets-env-prefix) that signs each delivery',
+  )
+  .option(
+    '--notify-allow-host <host...>',
+    'hosts webhook deliveries may go to (a name, or *.example.com); by default any host',
   )
   .option(
     '--token <token>',
@@ -275,6 +292,19 @@ program
   .action(async (id: string, options) => history(id, options, out));
 
 program
+  .command('deliveries')
+  .description(
+    "a job's webhook deliveries (notify:) and how each went; --dead: the namespace's dead letters; --redeliver ID: post one again",
+  )
+  .argument('[id]', 'the job id')
+  .option('--dead', "the namespace's dead letters, newest first")
+  .option('--redeliver <delivery>', 'make this delivery due now, with its attempts anew')
+  .addOption(outputOption())
+  .addOption(namespaceOption())
+  .addOption(urlOption())
+  .action(async (id: string | undefined, options) => deliveries(id, options, out));
+
+program
   .command('jobs')
   .description('list jobs, newest first, searched on the server')
   .option('--workflow <name>', 'only this workflow')
@@ -302,11 +332,18 @@ program
 
 const archive = program
   .command('archive')
-  .description("read the jobs serve's --retain archived before deleting them (files of its machine)");
+  .description(
+    "read archived jobs: serve's --retain files (--dir), the deployed stack's bucket (--s3), or one downloaded object (--file)",
+  );
 archive
   .command('list')
   .description('the archive files, oldest first: their day and how many jobs each holds')
   .option('--dir <dir>', 'the archive directory (serve --archive-dir)', DEFAULT_ARCHIVE_DIR)
+  .option(
+    '--s3 <url>',
+    "the deployed archive: s3://BUCKET (the stack's ArchiveBucket output), or s3://BUCKET/PREFIX",
+  )
+  .option('--file <path>', 'one archive file (an object downloaded from the bucket)')
   .addOption(outputOption())
   .action(async (options) => listArchiveFiles(options, out));
 archive
@@ -314,6 +351,11 @@ archive
   .description('an archived job as it was when archived (its latest copy), with its fan-out children')
   .argument('<id>', 'the job id')
   .option('--dir <dir>', 'the archive directory (serve --archive-dir)', DEFAULT_ARCHIVE_DIR)
+  .option(
+    '--s3 <url>',
+    "the deployed archive: s3://BUCKET (the stack's ArchiveBucket output), or s3://BUCKET/PREFIX",
+  )
+  .option('--file <path>', 'one archive file (an object downloaded from the bucket)')
   .action(async (id: string, options) => {
     process.exitCode = await showArchivedJob(id, options, out);
   });

@@ -15,6 +15,7 @@ import { repairSchedules, SCHEDULE_REPAIR_EVERY_MINUTES } from '../aws/schedule-
 import { handleScheduleTick } from '../aws/schedule-tick.js';
 import { isScheduleTickEvent, type ScheduleTickEvent } from '../aws/schedule-tick-event.js';
 import { settleSqsBatch } from '../aws/sqs-batch.js';
+import type { DeliveryPump } from '../manager/delivery-pump.js';
 import { poisonQueueOf } from '../transport/amqp/poison-queue-name.js';
 
 export interface TimersDeps extends ManagerHandlerDeps {
@@ -45,10 +46,15 @@ export interface TimersDeps extends ManagerHandlerDeps {
     registry: Pick<WorkflowRegistry, 'getWorkflow' | 'listWorkflows'>;
     schedules: Pick<EventBridgeSchedules, 'rearm' | 'repair'>;
   };
+  /** Webhook deliveries, posted by every sweep in the time it has left (docs/notifications.md). */
+  deliveries?: Pick<DeliveryPump, 'runUntilIdle'>;
 }
 
 export type TimersEvent = SQSEvent | ScheduledEvent | ScheduleTickEvent;
 export type TimersHandler = (event: TimersEvent, context?: Context) => Promise<SQSBatchResponse | undefined>;
+
+/** What a sweep leaves of its invocation unused by webhook deliveries, to answer and drain. */
+const DELIVERY_MARGIN_MS = 5_000;
 
 /** Rounds of one sweep: with the default page, 10,000 due timers a minute. */
 const MAX_SWEEP_ROUNDS = 20;
@@ -119,8 +125,11 @@ export function createTimersHandler(deps: TimersDeps): TimersHandler {
           queues: report.unknown.map((entry) => `${entry.queue}: ${entry.error}`).join('; '),
         });
     }
-    if (fired > 0 || recovered > 0 || deleted > 0 || repaired > 0)
-      telemetry.logger.info('timer sweep', { fired, recovered, deleted, repaired });
+    // Last, in what is left of the invocation (with no context: the minute to the next sweep).
+    const remaining = context ? context.getRemainingTimeInMillis() - DELIVERY_MARGIN_MS : 50_000;
+    const posted = deps.deliveries ? await deps.deliveries.runUntilIdle(clock() + remaining) : 0;
+    if (fired > 0 || recovered > 0 || deleted > 0 || repaired > 0 || posted > 0)
+      telemetry.logger.info('timer sweep', { fired, recovered, deleted, repaired, posted });
   };
 
   return (event, context) =>

@@ -1,5 +1,5 @@
 import { mkdir, open, readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   FINISHED_JOB_STATUSES,
   type JobJson,
@@ -13,6 +13,11 @@ export interface ArchiveLine {
   archivedAt: string;
   /** As the stores keep it: the record with its steps as an array. */
   job: JobJson;
+  /**
+   * The deployed archive could read only the head's plain attributes (id, workflow, status, times):
+   * its JSON was in chunk items that DynamoDB's TTL deleted in another batch.
+   */
+  partial?: true;
 }
 
 /** Archive files: one per day of archiving, `jobs-YYYY-MM-DD.jsonl`, appended to. */
@@ -78,40 +83,81 @@ export interface ArchiveFile {
   lines: number;
 }
 
+/**
+ * Where archived jobs are read from: serve's directory, one downloaded file, or the deployed stack's
+ * S3 bucket (functions/adapters/s3/archive-bucket.ts). Each holds JSON Lines of `ArchiveLine`.
+ */
+export interface ArchiveSource {
+  /** A description for messages (the directory, the file, the bucket's URL). */
+  readonly where: string;
+  /** The archive's files (or objects), oldest first, with the day each was written. */
+  files(): Promise<{ name: string; day: string }[]>;
+  text(name: string): Promise<string>;
+}
+
+/** serve's archive directory: `jobs-YYYY-MM-DD.jsonl` files. */
+export function directorySource(dir: string): ArchiveSource {
+  return {
+    where: dir,
+    files: async () =>
+      (await readdir(dir).catch(() => [] as string[]))
+        .filter((name) => FILE.test(name))
+        .sort()
+        .map((name) => ({ name, day: FILE.exec(name)?.[1] as string })),
+    text: (name) => readFile(join(dir, name), 'utf8'),
+  };
+}
+
+/** One archive file, wherever it came from (an object downloaded from the stack's bucket). */
+export function fileSource(path: string): ArchiveSource {
+  return {
+    where: path,
+    files: async () => [{ name: path, day: /(\d{4}-\d{2}-\d{2})/.exec(basename(path))?.[1] ?? '' }],
+    text: (name) => readFile(name, 'utf8'),
+  };
+}
+
 /** The archive's files, oldest first, with what each holds. */
-export async function listArchive(dir: string): Promise<ArchiveFile[]> {
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((name) => FILE.test(name)).sort();
+export async function listArchive(source: ArchiveSource | string): Promise<ArchiveFile[]> {
+  const from = typeof source === 'string' ? directorySource(source) : source;
   const files: ArchiveFile[] = [];
-  for (const name of names) {
+  for (const { name, day } of await from.files()) {
     let jobs = 0;
     let lines = 0;
-    for (const line of await linesOf(join(dir, name))) {
+    for (const line of linesOf(await from.text(name))) {
       lines++;
       if (line.job.parent === null) jobs++;
     }
-    files.push({ name, day: FILE.exec(name)?.[1] as string, jobs, lines });
+    files.push({ name, day, jobs, lines });
   }
   return files;
 }
 
-/** A job from the archive, with its children: its latest archived copy (a job retried and archived again has several). */
+/**
+ * A job from the archive, with its children: its latest archived copy (a job retried and archived
+ * again has several), and the latest copy of each of its children, wherever they are (serve writes
+ * them after their job; the deployed archive in whatever order DynamoDB's TTL deleted them).
+ */
 export async function findArchived(
-  dir: string,
+  source: ArchiveSource | string,
   id: string,
 ): Promise<{ job: JobJson; children: JobJson[]; file: string } | undefined> {
+  const from = typeof source === 'string' ? directorySource(source) : source;
   const wanted = id.toLowerCase();
-  let found: { job: JobJson; children: JobJson[]; file: string } | undefined;
-  for (const { name } of await listArchive(dir)) {
-    for (const line of await linesOf(join(dir, name))) {
-      if (line.job.id === wanted) found = { job: line.job, children: [], file: name };
-      else if (found && line.job.parent?.id === wanted) found.children.push(line.job);
+  let found: { job: JobJson; file: string } | undefined;
+  const children = new Map<string, JobJson>();
+  for (const { name } of await from.files()) {
+    for (const line of linesOf(await from.text(name))) {
+      if (line.job.id === wanted) found = { job: line.job, file: name };
+      else if (line.job.parent?.id === wanted) children.set(line.job.id, line.job);
     }
   }
-  return found;
+  if (!found) return undefined;
+  const ordered = [...children.values()].sort((a, b) => (a.parent?.index ?? 0) - (b.parent?.index ?? 0));
+  return { ...found, children: ordered };
 }
 
-async function linesOf(path: string): Promise<ArchiveLine[]> {
-  const text = await readFile(path, 'utf8');
+function linesOf(text: string): ArchiveLine[] {
   const lines: ArchiveLine[] = [];
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;

@@ -7,7 +7,9 @@ import {
   formatDefinitionError,
   type Housekeeping,
   type JobQueries,
+  type NotifyTarget,
   type ReplyConsumption,
+  readNotify,
   type Store,
   type WorkflowDefinition,
 } from '../../engine/index.js';
@@ -16,6 +18,8 @@ import { SqliteStore } from '../adapters/sqlite/store.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../api/api-handler.js';
 import { ApiService } from '../api/api-service.js';
 import type { ApiDeps } from '../api/router.js';
+import { DeliveryPump } from '../manager/delivery-pump.js';
+import type { DeliveryRules } from '../manager/delivery-rules.js';
 import { Manager } from '../manager/manager.js';
 import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 import { ReplyPolicy } from '../manager/reply-policy.js';
@@ -68,6 +72,13 @@ export interface ServeOptions {
   secretsFile?: string;
   /** Secrets from the environment: this prefix + the name in capitals (`--secrets-env-prefix`; local-secrets.ts). */
   secretsEnvPrefix?: string;
+  /**
+   * The webhook target of workflows without a `notify:` of their own (`--notify-url`,
+   * `--notify-events`, `--notify-secret`; docs/notifications.md).
+   */
+  notify?: { url: string; events: readonly string[]; secret: string };
+  /** Hosts webhook deliveries may go to (`--notify-allow-host`). @default any */
+  notifyAllowHosts?: string[];
   token?: string;
   /** Host names answered besides loopback ones and the bound address (`--allow-host`). */
   allowHosts?: string[];
@@ -275,13 +286,17 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     Date.now,
     (error) => logger.error('timers failed; retrying', { error }),
   );
+  const secrets = localSecrets({ file: options.secretsFile, envPrefix: options.secretsEnvPrefix });
+  const deliveryRules: DeliveryRules = options.notifyAllowHosts
+    ? { allowHosts: options.notifyAllowHosts }
+    : {};
+  const defaultNotify = options.notify ? defaultNotifyTargets(options.notify) : undefined;
   const manager: Manager = new Manager({
     store,
     // Secrets go into requests only as they are sent: never into the store, the outbox or a log.
-    bus: secretResolvingBus(
-      bus,
-      localSecrets({ file: options.secretsFile, envPrefix: options.secretsEnvPrefix }),
-    ),
+    bus: secretResolvingBus(bus, secrets),
+    defaultNotify,
+    notifyChecks: { rules: deliveryRules, secrets },
     timers,
     telemetry: { logger, metrics },
     maxFanOut: options.maxFanOut,
@@ -315,11 +330,16 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     logger,
   });
 
+  const deliveries = new DeliveryPump({ log: store, secrets, rules: deliveryRules, logger, metrics });
+
   try {
+    if (defaultNotify) await manager.checkNotify(defaultNotify);
     await applyConfigPrefixes(queuePrefixes, manager, logger);
     await registerConfigWorkflows(definitions, { manager, store, logger });
     await rearmTimers(store, timers);
     await manager.recover();
+    const released = await deliveries.releaseTaken();
+    if (released) logger.info('webhook deliveries in hand when serve stopped are posted again', { released });
     await adoptAwaitedRequests(store, manager);
   } catch (error) {
     timers.stop();
@@ -367,6 +387,8 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
   const retention = options.retainMs
     ? startRetention(store, options.retainMs, options.archiveDir, logger)
     : undefined;
+  // Off every job's path: deliveries recorded before a crash are posted now.
+  deliveries.start();
   // After recovery: ticks missed while serve was down start now (catch-up), then on their times.
   schedulesStarted = true;
   void schedules.poke();
@@ -392,6 +414,8 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
         clearInterval(retention);
         shutdown.abort();
         await listeners.close(CLOSING_MS);
+        // Posts in hand are aborted: each is posted again after the next start.
+        await settlesWithin(deliveries.stop(), CLOSING_MS);
         await Promise.all([...consumers.values()].map((consumer) => consumer.stop()));
         await settlesWithin(schedules.stop(), CLOSING_MS);
         if (!(await settlesWithin(manager.drain(), options.drainTimeoutMs ?? 5_000))) {
@@ -413,6 +437,22 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       return closing;
     },
   };
+}
+
+/** `--notify-url`, `--notify-events`, `--notify-secret` as the default target, or an error naming the flag. */
+function defaultNotifyTargets(notify: NonNullable<ServeOptions['notify']>): NotifyTarget[] {
+  const read = readNotify({ url: notify.url, events: [...notify.events], secret: notify.secret });
+  if (read.ok) return read.targets;
+  const flags: Record<string, string> = {
+    url: '--notify-url',
+    events: '--notify-events',
+    secret: '--notify-secret',
+  };
+  throw new Error(
+    read.problems
+      .map((problem) => `${flags[String(problem.at[0])] ?? '--notify-url'}: ${problem.message}`)
+      .join('\n'),
+  );
 }
 
 /**

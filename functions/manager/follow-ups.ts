@@ -5,6 +5,7 @@ import {
   type CompiledWorkflow,
   callFinishedEvent,
   childCommand,
+  type DeliveryLog,
   type FollowUp,
   failedChildEntry,
   fanOutOpen,
@@ -15,6 +16,8 @@ import {
   graphOf,
   type JobRecord,
   type JobStatus,
+  type NewDelivery,
+  newDeliveryRecord,
   type RunningLimit,
   resetOnResume,
   resumeFanOut,
@@ -42,6 +45,9 @@ export interface FollowUpHost {
   startJob(params: StartJobParams): Promise<unknown>;
   /** A workflow's `maxRunning` with its counters (undefined: no limit). */
   runningLimit(workflow: string): Promise<RunningLimit | undefined>;
+  /** Where `notify` follow-ups record their deliveries (undefined: they are logged and dropped). */
+  deliveries?: Pick<DeliveryLog, 'addDeliveries'>;
+  clock: () => number;
 }
 
 /** Rounds of promotions one `promoteQueued` makes before leaving the rest to a later one (it throws). */
@@ -61,6 +67,7 @@ export class FollowUpRunner {
   async run(followUps: readonly FollowUp[]): Promise<void> {
     const finishedBySteps = new Map<string, ChildFinished[]>();
     const promotions = new Set<string>();
+    const deliveries: NewDelivery[] = [];
     for (const followUp of followUps) {
       switch (followUp.kind) {
         case 'childFinished': {
@@ -117,12 +124,29 @@ export class FollowUpRunner {
         case 'startChildren':
           await this.startChildren(followUp.jobId, followUp.step, followUp.ids);
           break;
+        case 'notify':
+          deliveries.push(...followUp.deliveries);
+          break;
         default:
           unhandled(followUp, 'follow-up');
       }
     }
     for (const finished of finishedBySteps.values()) await this.childrenFinished(finished);
     for (const workflow of promotions) await this.promoteQueued(workflow);
+    if (deliveries.length) await this.recordDeliveries(deliveries);
+  }
+
+  /** Webhook deliveries into the delivery log, due at once; the hosts' delivery pump posts them. */
+  private async recordDeliveries(deliveries: readonly NewDelivery[]): Promise<void> {
+    const log = this.host.deliveries;
+    if (!log) {
+      this.host.logger.warn('webhook deliveries dropped: this store keeps no delivery log', {
+        count: deliveries.length,
+      });
+      return;
+    }
+    const now = this.host.clock();
+    await log.addDeliveries(deliveries.map((delivery) => newDeliveryRecord(delivery, now)));
   }
 
   /**
@@ -132,9 +156,9 @@ export class FollowUpRunner {
    * is paused: engine/job/tree-quota.ts); an `onFailure` job's is logged, not retried.
    */
   private async startJob(followUp: Extract<FollowUp, { kind: 'startJob' }>): Promise<void> {
-    const { workflow, version, id, input, causedBy, calledBy, treeRoot } = followUp;
+    const { workflow, version, id, input, causedBy, calledBy, treeRoot, signals } = followUp;
     try {
-      await this.host.startJob({ workflow, version, id, input, causedBy, calledBy, treeRoot });
+      await this.host.startJob({ workflow, version, id, input, causedBy, calledBy, treeRoot, signals });
     } catch (error) {
       if (!(error instanceof ManagerError) || error.code === 'unavailable') throw error;
       if (calledBy) {

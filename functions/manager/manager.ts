@@ -10,6 +10,7 @@ import {
   DEFAULT_FAN_OUT_SLICE,
   DEFAULT_MAX_FAN_OUT,
   DEFAULT_MAX_REPLY_BYTES,
+  type DeliveryLog,
   type EngineContext,
   type InboundReply,
   isSameStart,
@@ -21,12 +22,15 @@ import {
   type ManagerKeys,
   mayStartJob,
   type NamespaceSettingsStore,
+  type NotifyTarget,
   type OutboxEntry,
   parseCorrelationId,
   type Rejection,
   type ReplyEvent,
   type RunningLimit,
   replyEvent,
+  type SecretResolver,
+  STARTED_MEANWHILE,
   type StoredWorkflow,
   sentQueueOf,
   type Timer,
@@ -39,6 +43,7 @@ import {
 import { silentTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import { type Callback, callbackReply } from './callbacks.js';
 import { combineTransitions } from './combine.js';
+import { type DeliveryRules, notifyTargetProblems } from './delivery-rules.js';
 import { ManagerError } from './errors.js';
 import { FanOutPace } from './fan-out-pace.js';
 import { FollowUpRunner } from './follow-ups.js';
@@ -94,6 +99,18 @@ export interface ManagerOptions {
    * (`RequestRefresher`). Undefined: requests do not expire but at their deadline; nothing is re-sent.
    */
   requestTtlMs?: number;
+  /** Webhook targets for workflows without a `notify:` of their own (`serve --notify-url`, `NOTIFY_URL`). */
+  defaultNotify?: readonly NotifyTarget[];
+  /**
+   * Where a transition's `notify` follow-ups record their deliveries. @default the store, when it
+   * keeps a delivery log (a store without one logs and drops them)
+   */
+  deliveries?: Pick<DeliveryLog, 'addDeliveries'>;
+  /**
+   * Where deliveries may go and where their signing secrets are read: a definition whose `notify:`
+   * breaks the rules or names a secret not set is refused at registration. @default any host, no secrets
+   */
+  notifyChecks?: { rules: DeliveryRules; secrets: SecretResolver | undefined };
 }
 
 export interface EventOutcome {
@@ -137,6 +154,8 @@ export class Manager {
   private readonly clock: () => number;
   private readonly newId: () => string;
   private readonly maxFanOut: number;
+  private readonly defaultNotify: readonly NotifyTarget[] | undefined;
+  private readonly notifyChecks: ManagerOptions['notifyChecks'];
   /** Sizes each fan-out slice to the invocation's time left. */
   private readonly pace: FanOutPace;
   private readonly maxReplyBytes: number;
@@ -162,6 +181,8 @@ export class Manager {
     this.maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.maxFanOutBytes = options.maxFanOutBytes;
     this.maxTreeJobs = options.maxTreeJobs;
+    this.defaultNotify = options.defaultNotify;
+    this.notifyChecks = options.notifyChecks;
     this.workflows = new WorkflowCache(this.store);
     this.namespaces = new NamespaceAuthority(this.store, options.queueRules ?? {}, this.clock);
     this.tokens = new RequestTokens(this.store);
@@ -183,6 +204,8 @@ export class Manager {
       apply: (inputs) => this.apply(inputs),
       startJob: (params) => this.startJob(params),
       runningLimit: (workflow) => this.runningLimitOf(workflow),
+      deliveries: options.deliveries ?? deliveryLogOf(options.store),
+      clock: this.clock,
     });
     this.pump = new OutboxPump({
       store: this.store,
@@ -238,6 +261,25 @@ export class Manager {
   }
 
   /**
+   * Refuses webhook targets deliveries could not go to (the operator's hosts, https deployed) or
+   * whose signing secret is not set: found now rather than as dead letters later.
+   */
+  async checkNotify(targets: readonly NotifyTarget[]): Promise<void> {
+    const checks = this.notifyChecks ?? { rules: {}, secrets: undefined };
+    const problems = notifyTargetProblems(targets, checks.rules);
+    const names = [...new Set(targets.map((target) => target.secret))];
+    const values = checks.secrets ? await checks.secrets.resolve(names) : new Map<string, string>();
+    for (const name of names.filter((secret) => !values.has(secret))) {
+      problems.push(
+        checks.secrets
+          ? `"notify": secret ${JSON.stringify(name)} is not set (add it to the secrets this manager reads: docs/notifications.md)`
+          : `"notify": secret ${JSON.stringify(name)} cannot be read: this manager was started without secrets (serve --secrets-file or --secrets-env-prefix)`,
+      );
+    }
+    if (problems.length) throw new ManagerError('invalid', problems.join('\n'));
+  }
+
+  /**
    * Registers a definition (its name qualified by its namespace) under its namespace's queue prefix:
    * an identical one keeps its version, a different one makes the next. `queuePrefix`: the prefix
    * its document states, which must be the namespace's.
@@ -251,6 +293,7 @@ export class Manager {
       if (problem)
         throw new ManagerError('invalid', `step "${step}": "signal.schema" is not a JSON Schema: ${problem}`);
     }
+    if (written.notify?.length) await this.checkNotify(written.notify);
     const definition = await this.namespaces.prepare(written, options.queuePrefix);
     const saved = await this.store.saveWorkflow(definition, this.now());
     const queues = new Map<string, { queue: string; vhost: string | null }>();
@@ -412,6 +455,7 @@ export class Manager {
           treeRoot: params.treeRoot,
           startAt: params.startAt,
           actor: params.actor,
+          signals: params.signals,
         },
         { ...context, runningLimit, ...(params.refuseOversized ? { oversizedRequests: 'refuse' } : {}) },
       ),
@@ -619,15 +663,28 @@ export class Manager {
    * (`publish/approve`, `review[2]/approve`), a step of a job beneath it (engine/job/step-path.ts).
    */
   async signal(id: string, path: string, output: JsonObject, actor?: Actor): Promise<SignalOutcome> {
-    const { jobId, step } = await signalTargetOf(this.store, this.workflows, id, path);
-    await this.checkSignal(jobId, step, output);
-    const outcome = await this.commandOutcome(
-      jobId,
-      { type: 'signal', step, output, actor },
-      { refuseOversized: true },
-    );
-    const job = outcome.job as JobRecord;
-    return outcome.kept === undefined ? { job } : { job, kept: outcome.kept };
+    for (let round = 1; ; round++) {
+      const target = await signalTargetOf(this.store, this.workflows, id, path);
+      this.checkSchema(target.for.workflow, target.for.task, target.for.step, output);
+      try {
+        const outcome = await this.commandOutcome(
+          target.jobId,
+          { type: 'signal', step: target.step, output, actor },
+          { refuseOversized: true },
+        );
+        const job = outcome.job as JobRecord;
+        return outcome.kept === undefined ? { job } : { job, kept: outcome.kept };
+      } catch (error) {
+        // The workflow: step the path goes through started its called job since the path was read:
+        // the signal goes there, read again (bounded: a step starts its job once per attempt).
+        const moved =
+          error instanceof ManagerError &&
+          error.code === 'conflict' &&
+          error.message.endsWith(STARTED_MEANWHILE) &&
+          round < 3;
+        if (!moved) throw error;
+      }
+    }
   }
 
   /** A signal step's `signal.schema`: a body that does not meet it is refused, naming each problem. */
@@ -635,7 +692,11 @@ export class Manager {
     const job = await this.store.getJob(jobId);
     const workflow = job && (await this.workflows.get(job.workflow, job.version));
     if (!job || !workflow) return; // the command says there is no such job
-    const schema = this.signalSchemas.schemaOf(workflow, job.task, step);
+    this.checkSchema(workflow, job.task, step, body);
+  }
+
+  private checkSchema(workflow: CompiledWorkflow, task: string | null, step: string, body: JsonObject): void {
+    const schema = this.signalSchemas.schemaOf(workflow, task, step);
     const problem = schema && this.signalSchemas.problem(schema, body);
     if (problem)
       throw new ManagerError('invalid', `the signal for step "${step}" does not meet its schema: ${problem}`);
@@ -804,6 +865,7 @@ export class Manager {
       maxRequestBytes: this.maxReplyBytes,
       maxFanOutBytes: this.maxFanOutBytes,
       maxTreeJobs: this.maxTreeJobs,
+      defaultNotify: this.defaultNotify,
     };
   }
 
@@ -930,4 +992,9 @@ export class Manager {
  */
 function entryId(prefix: string, kind: 'r' | 'f', n: number): string {
   return [prefix, ':', kind, n].join('');
+}
+
+/** The store's delivery log, when it keeps one (a test's partial store may not). */
+function deliveryLogOf(store: object): Pick<DeliveryLog, 'addDeliveries'> | undefined {
+  return 'addDeliveries' in store ? (store as Pick<DeliveryLog, 'addDeliveries'>) : undefined;
 }

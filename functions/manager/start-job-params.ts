@@ -1,4 +1,4 @@
-import type { Actor, CallLink, JsonObject } from '../../engine/index.js';
+import type { Actor, CallLink, JsonObject, PendingSignal } from '../../engine/index.js';
 
 /** What starting a job takes: the workflow (and version, vhost), its input, and an id if chosen. */
 export interface StartJobParams {
@@ -13,6 +13,8 @@ export interface StartJobParams {
   calledBy?: CallLink;
   /** A job a `workflow:` step starts: the root of its caller's tree, which it counts in. */
   treeRoot?: string;
+  /** A job a `workflow:` step starts: the signals its caller kept for its steps (engine/job/call-path-signals.ts). */
+  signals?: PendingSignal[];
   /** A delayed start (ms since the epoch): the job is `scheduled` until then. */
   startAt?: number;
   /**

@@ -21,6 +21,8 @@ const HELP: Record<CounterName | HistogramName, string> = {
     "Dead-lettered requests not acted on: without their request's token (reply authentication), or expired before their copy could have.",
   replies_poisoned_total:
     'Replies in hand whenever the manager crashed, as often as the policy allows: their attempts failed, the replies moved to the poison queue.',
+  webhook_deliveries_total:
+    'Webhook delivery attempts (docs/notifications.md) by outcome: delivered, failed (to be retried), dead.',
   step_duration_seconds: 'From a step attempt being sent to its reply being processed.',
   reply_batch_size: 'Replies processed per batch (one store transaction).',
   step_overhead_seconds:
@@ -34,6 +36,7 @@ const LABELS: Partial<Record<CounterName, string[]>> = {
   jobs_finished_total: ['status'],
   replies_ignored_total: ['reason'],
   dead_letters_ignored_total: ['reason'],
+  webhook_deliveries_total: ['outcome'],
   steps_dispatched_total: STEP,
   steps_completed_total: STEP,
   steps_skipped_total: STEP,

@@ -31,7 +31,8 @@ export type CounterName =
   | 'replies_malformed_total'
   | 'replies_dropped_total'
   | 'dead_letters_ignored_total'
-  | 'replies_poisoned_total';
+  | 'replies_poisoned_total'
+  | 'webhook_deliveries_total';
 
 export type HistogramName = 'step_duration_seconds' | 'reply_batch_size' | 'step_overhead_seconds';
 

@@ -42,7 +42,9 @@ export function handlerProvider(scope: Construct, props: HandlerProviderProps): 
     },
   });
   const provider = new cr.Provider(scope, 'Provider', {
-    onEventHandler: props.handler.function,
+    // The handler's published version (`live`); the framework's own function stays unversioned: its
+    // ARN is the custom resource's service token, which CloudFormation never lets change.
+    onEventHandler: props.handler.alias,
     frameworkOnEventRole: frameworkRole,
     logGroup,
   });

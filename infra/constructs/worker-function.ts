@@ -9,7 +9,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { BUNDLE_BANNER, BUNDLE_TARGET } from '../bundling.js';
 import { REPO_ROOT } from '../paths.js';
-import { NODE_RUNTIME_REASON } from './handler-function.js';
+import { LIVE_ALIAS, NODE_RUNTIME_REASON } from './handler-function.js';
 
 export interface WorkerFunctionProps {
   /** The step queue the function serves: its SQS event source. */
@@ -57,6 +57,8 @@ export class WorkerFunction extends Construct {
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
   readonly eventSource: SqsEventSource;
+  /** The published version the step queue invokes (`live`), as every function of the stack is. */
+  readonly alias: lambda.Alias;
 
   constructor(scope: Construct, id: string, props: WorkerFunctionProps) {
     super(scope, id);
@@ -120,8 +122,12 @@ export class WorkerFunction extends Construct {
       maxConcurrency: props.maxConcurrency ?? 10,
       reportBatchItemFailures: true,
     });
+    this.alias = new lambda.Alias(this, 'Live', {
+      aliasName: LIVE_ALIAS,
+      version: this.function.currentVersion,
+    });
     // Receive, delete and change visibility on the step queue (and kms:Decrypt with a key) come with it.
-    this.function.addEventSource(this.eventSource);
+    this.alias.addEventSource(this.eventSource);
     // Only SendMessage (grantSendMessages would add GetQueueAttributes and GetQueueUrl, which a reply
     // to the URL in reply_to never calls); with a KMS key, what SQS needs of a sender's key.
     this.role.addToPrincipalPolicy(

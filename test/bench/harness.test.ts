@@ -140,6 +140,13 @@ describe('Benchmark harness (toy sizes)', () => {
       expect(c.counts.workers?.sqsCalls.SendMessage).toBe(c.steps);
     }
     expect(figures.perChild?.writeUnits).toBeGreaterThan(0);
+    // Retention by TTL: a diamond's end commit gives every item its expiry; a fan-out's tree is stamped.
+    expect(diamond?.counts.retention?.writeUnits).toBe(0);
+    expect(small?.counts.retention?.writeUnits).toBeGreaterThan(5);
+    for (const c of figures.cases) {
+      expect(c.logBytes).toBeGreaterThan(0);
+      expect(c.perStep.usdPerMillion.logs).toBeGreaterThan(0);
+    }
     expect(large?.stepFunctions.standardTransitions).toBe(18);
     expect(small?.size).toBe(5);
     results.aws = { ...section(), figures };

@@ -52,6 +52,13 @@ const WORKFLOWS = `workflows:
       - name: record
         type: signal
         depends: [ decide ]
+  - name: staged
+    steps:
+      - name: decide
+        type: signal
+      - name: publish
+        workflow: gate-inner
+        depends: [ decide ]
   - name: gate-inner
     steps:
       - name: wait
@@ -228,6 +235,32 @@ describe('Signals that come before their step waits (serve on RabbitMQ and SQLit
     }
     expect((await serve.api('POST', `/api/job/${id}/signal/fan/ok`, '{}')).status).toBe(400);
     await eventually('the job to complete', async () => (await read(id)).status === 'completed');
+  });
+
+  it('a signal through a workflow: step that has not started (publish/wait) is kept (202), handed to the called job, and taken', async () => {
+    const { body } = await serve.api<{ id: string }>('POST', '/api/workflow/staged', '{}');
+    const kept = await serve.api<{ message: string; job: JobDocument }>(
+      'POST',
+      `/api/job/${body.id}/signal/publish/wait`,
+      '{"open": 1}',
+    );
+    expect(kept.status).toBe(202);
+    expect(kept.body.message).toBe(
+      'step "publish" has not started its called job yet: the job keeps the signal until the step waits for it',
+    );
+    expect(kept.body.job.uuid).toBe(body.id);
+    expect(kept.body.job.pendingSignals).toMatchObject([{ step: 'publish/wait', body: { open: 1 } }]);
+    // The same path again while the first is kept: 409, naming why.
+    expect((await serve.api('POST', `/api/job/${body.id}/signal/publish/wait`, '{}')).status).toBe(409);
+    // A path that can never lead anywhere: 400, nothing kept.
+    expect((await serve.api('POST', `/api/job/${body.id}/signal/publish/nope`, '{}')).status).toBe(400);
+    expect((await serve.api('POST', `/api/job/${body.id}/signal/decide`, '{}')).status).toBe(200);
+    await eventually('the job to complete', async () => (await read(body.id)).status === 'completed');
+    const job = await read(body.id);
+    expect(job.pendingSignals).toBeUndefined();
+    expect(job.result).toEqual({ open: 1 });
+    const called = await read(job.steps.publish?.job as string);
+    expect(called.steps.wait).toMatchObject({ status: 'completed' });
   });
 
   it('reruns an ended job from a step with a new input: through the API, then the CLI (switchyard rerun --from --input FILE)', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { calledJobId } from '../../engine/job/calls.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { startTestServe, type TestServe } from '../support/local-serve.js';
 import { eventually, PlainReply, type PlainWorkers, startPlainWorkers } from '../support/original-worker.js';
@@ -58,6 +59,15 @@ const WORKFLOWS = `workflows:
       - name: report
         depends: [ status ]
         output: '{"finished": output.status}'
+  - name: rounds
+    steps:
+      - name: round
+        workflow: one-round
+        repeat: { until: 'output.left == 0', max: 5, delay: 100ms }
+  - name: one-round
+    steps:
+      - name: take
+        queue: ${q('take')}
 `;
 
 async function waitForJob(serve: TestServe, id: string, ms = 20_000): Promise<JobDocument> {
@@ -188,6 +198,34 @@ describe('The language at its edges, through serve on RabbitMQ and SQLite', () =
       ['repeated', { status: 'pending', polls: 2 }],
       ['completed', undefined],
     ]);
+  });
+});
+
+describe('repeat on a workflow: step, through serve', () => {
+  it("runs a new called job per iteration until the called job's result meets the condition", async () => {
+    const serve = await startTestServe(WORKFLOWS);
+    const workers = await startPlainWorkers({
+      [q('take')]: (() => {
+        let taken = 0;
+        return (input: Record<string, unknown>) => ({ key: input.key, left: 3 - ++taken });
+      })(),
+    });
+    try {
+      const id = await start(serve, 'rounds', { key: 'k' });
+      const job = await waitForJob(serve, id);
+      expect(job.status).toBe('completed');
+      expect(job.result).toEqual({ key: 'k', left: 0 });
+      expect(job.steps.round?.iterations).toBe(3);
+      const called = [1, 2, 3].map((attempt) => calledJobId(id, 'round', attempt));
+      expect(job.steps.round?.job).toBe(called[2]);
+      for (const [n, calledId] of called.entries()) {
+        const { body } = await serve.api<JobDocument>('GET', `/api/job/${calledId}`);
+        expect(body).toMatchObject({ status: 'completed', result: { key: 'k', left: 2 - n } });
+      }
+    } finally {
+      await workers.stop();
+      await serve.stop();
+    }
   });
 });
 

@@ -207,13 +207,16 @@ async function registerRunaway(a: string, b: string): Promise<void> {
   }
 }
 
+const ENDED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'aborted']);
+
 async function finished(id: string, timeoutMs: number): Promise<JobDocument> {
   return eventually(
     `job ${id} to finish`,
     async () => {
       const { body } = await call('GET', `/api/job/${id}`, { query: { wait: '2' } });
       const job = body as unknown as JobDocument;
-      return job.status === 'running' || job.status === 'paused' || job.status === 'queued' ? undefined : job;
+      // `waiting` (a step waits for someone) and `pending` are listed statuses of jobs that have not ended.
+      return ENDED.has(job.status) ? job : undefined;
     },
     timeoutMs,
   );

@@ -28,6 +28,7 @@ import {
   uuid,
 } from '../support/factories.js';
 import { describeAuditLogContract } from './store-contract-audit-log.js';
+import { describeDeliveryLogContract } from './store-contract-deliveries.js';
 import { describeMaxRunningContract } from './store-contract-max-running.js';
 import { describeNamespaceSettingsContract } from './store-contract-namespaces.js';
 import { describeRepliesInHandContract } from './store-contract-replies-in-hand.js';
@@ -40,6 +41,11 @@ export interface StoreUnderTest {
   cleanup(): Promise<void>;
   /** Another store on the same data, as another process would open it (where the adapter allows one). */
   another?: () => Promise<Store>;
+  /**
+   * A store that lets settled deliveries go through a TTL (DynamoDB) rather than at once: when the
+   * delivery's item expires (epoch seconds), or undefined when it does not.
+   */
+  deliveryExpiry?: (id: string) => Promise<number | undefined>;
 }
 
 /**
@@ -1015,6 +1021,10 @@ export function describeStoreContract(
     describeRepliesInHandContract(() => store);
     describeSearchContract(() => store);
     describeAuditLogContract(() => store);
+    describeDeliveryLogContract(
+      () => store,
+      async (id) => subject.deliveryExpiry?.(id),
+    );
 
     it('answers ping while open', async () => {
       await expect(store.ping()).resolves.toBeUndefined();

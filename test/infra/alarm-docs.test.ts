@@ -39,4 +39,8 @@ describe('docs/deploying.md explains every alarm of the stack', CDK, () => {
   test('-c auth=token (the authorizer function)', () => {
     expect(undocumented({ auth: 'token' })).toEqual([]);
   });
+
+  test('-c archive=true (the archive function and its failures)', () => {
+    expect(undocumented({ archive: 'true' })).toEqual([]);
+  });
 });

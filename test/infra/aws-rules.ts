@@ -55,6 +55,20 @@ export const GUARD_EXCEPTIONS: Record<string, GuardException> = {
       'a single broker is the cheap default to try Switchyard on; -c profile=production makes it a three-node cluster and the synth warns about a single one',
     holds: (broker) => broker.Properties?.DeploymentMode === 'SINGLE_INSTANCE',
   },
+  s3_bucket_logging_enabled_check: {
+    reason:
+      'the archive bucket (-c archive=true) is written by one function and read by operators: server access logs would need a bucket of their own (CloudTrail data events record access, if wanted)',
+    resources: /^ArchiveBucket[A-Z0-9]+$/,
+  },
+  s3_event_notifications_enabled_check: {
+    reason: 'nothing reacts to a new archive object: it is read when someone looks for an old job',
+    resources: /^ArchiveBucket[A-Z0-9]+$/,
+  },
+  s3_bucket_object_lock_enabled_check: {
+    reason:
+      'the archive expires its objects after archiveDays (a lifecycle rule); Object Lock would keep them past it, and versioning already keeps an overwritten or deleted object',
+    resources: /^ArchiveBucket[A-Z0-9]+$/,
+  },
   sqs_dlq_check: {
     reason: 'these are the dead-letter queues (and the on-failure destination) themselves',
     resources: /(DeadLetters|Failures)[A-Z0-9]+$/,

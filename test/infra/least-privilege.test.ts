@@ -37,6 +37,10 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
     'dynamodb:ConditionCheckItem',
   ],
   SendMessageCommand: ['sqs:SendMessage'],
+  PutObjectCommand: ['s3:PutObject'],
+  // The CLI's reader of the deployed archive (no function calls them).
+  ListObjectsV2Command: ['s3:ListBucket'],
+  GetObjectCommand: ['s3:GetObject'],
   SendMessageBatchCommand: ['sqs:SendMessage'],
   GetQueueUrlCommand: ['sqs:GetQueueUrl'],
   GetQueueAttributesCommand: ['sqs:GetQueueAttributes'],
@@ -79,6 +83,12 @@ const PLATFORM_ACTIONS = {
     'sqs:GetQueueAttributes',
     'sqs:GetQueueUrl',
   ],
+  streamTrigger: [
+    'dynamodb:DescribeStream',
+    'dynamodb:GetRecords',
+    'dynamodb:GetShardIterator',
+    'dynamodb:ListStreams',
+  ],
   vpc: [
     'ec2:DescribeNetworkInterfaces',
     'ec2:DescribeSubnets',
@@ -95,17 +105,15 @@ const PLATFORM_ACTIONS = {
     'secretsmanager:GetSecretValue',
   ],
   tracing: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
-  // The DynamoDB stream's event source mapping reads the stream with the function's role.
-  streamTrigger: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
 };
 
 /** Roles that are not a handler's: what each may hold, exactly. */
 const INFRASTRUCTURE_ROLES: { holder: RegExp; actions: string[]; resource: RegExp }[] = [
-  // The custom resource provider (CDK's framework function) invokes the registration function.
+  // The custom resource provider (CDK's framework function) invokes the registration function's live alias.
   {
     holder: /^WorkflowRegistrationProviderRoleDefaultPolicy/,
     actions: ['lambda:InvokeFunction', 'lambda:GetFunction'],
-    resource: /^<RegisterWorkflowsFunction[A-Z0-9]+\.Arn>(:\*)?$/,
+    resource: /^(<RegisterWorkflowsFunction[A-Z0-9]+\.Arn>(:\*)?|<RegisterWorkflowsFunctionLive[A-Z0-9]+>)$/,
   },
   {
     holder: /^WorkflowRegistrationProviderRole[A-Z0-9]+$/,
@@ -116,7 +124,7 @@ const INFRASTRUCTURE_ROLES: { holder: RegExp; actions: string[]; resource: RegEx
   {
     holder: /^RunTimeQueueRemovalProviderRoleDefaultPolicy/,
     actions: ['lambda:InvokeFunction', 'lambda:GetFunction'],
-    resource: /^<RemoveQueuesFunction[A-Z0-9]+\.Arn>(:\*)?$/,
+    resource: /^(<RemoveQueuesFunction[A-Z0-9]+\.Arn>(:\*)?|<RemoveQueuesFunctionLive[A-Z0-9]+>)$/,
   },
   {
     holder: /^RunTimeQueueRemovalProviderRole[A-Z0-9]+$/,
@@ -147,6 +155,7 @@ const VARIANTS: Variant[] = [
   { name: 'RabbitMQ bus', context: { bus: 'rabbitmq' } },
   { name: 'token authorizer', context: { auth: 'token' } },
   { name: 'params secrets', context: { secretsPrefix: 'switchyard/' } },
+  { name: 'archive', context: { archive: 'true' } },
 ];
 
 /** The repository files esbuild puts in a handler's bundle, and the bundle's text. */
@@ -282,6 +291,7 @@ describe.each(VARIANTS)('IAM least privilege, statement by statement ($name)', (
           'RemoveQueuesFunction',
           'ApiAuthorizerFunction',
           'JobEventsFunction',
+          'ArchiveFunction',
         ].includes(f.id),
     );
     expect(managers.length).toBeGreaterThanOrEqual(3);
@@ -411,6 +421,18 @@ function justify(
     )
       return "the job events, on the account's default bus only";
   }
+  if (
+    fn.id === 'ArchiveFunction' &&
+    PLATFORM_ACTIONS.streamTrigger.includes(action) &&
+    all(/^(<StoreTable[A-Z0-9]+\.StreamArn>|\*)$/)
+  )
+    return "the DynamoDB event source mapping of the table's stream (ListStreams takes no resource)";
+  if (
+    fn.id === 'ArchiveFunction' &&
+    ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'].includes(action) &&
+    all(/^<ArchiveFailures[A-Z0-9]+\.Arn>$/)
+  )
+    return "Lambda sends a batch that exhausted its retries to the event source's on-failure destination";
   const triggerQueue = /^<(SqsBusReplies|TimerQueue|SqsBusStepDeadLetters)[A-Z0-9]+\.Arn>$/;
   if (PLATFORM_ACTIONS.sqsTrigger.includes(action) && all(triggerQueue) && fn.id !== 'ApiFunction')
     return 'the SQS event source mapping of its trigger queue';
@@ -446,5 +468,7 @@ function justify(
     return "the workflow schedules, in the stack's schedule group";
   if (action === 'iam:PassRole' && all(/^<SchedulesInvokeRole[A-Z0-9]+\.Arn>$/))
     return 'the role EventBridge Scheduler invokes the timers function with';
+  if (action === 's3:PutObject' && all(/^<ArchiveBucket[A-Z0-9]+\.Arn>\/jobs\/\*$/))
+    return "the archive's objects, under its prefix";
   return undefined;
 }

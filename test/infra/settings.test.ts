@@ -168,3 +168,33 @@ describe('readSettings', () => {
     expect(settingsOf({ bus: 'rabbitmq', workerTimeout: '10m' }).workers.kind).toBe('external');
   });
 });
+
+describe('readSettings: webhooks (docs/notifications.md)', () => {
+  test('https only and any host by default; a URL needs its secret, and https', () => {
+    expect(settingsOf({}).notify).toEqual({ httpsOnly: true });
+    expect(
+      settingsOf({
+        notifyUrl: 'https://hooks.example.com/in',
+        notifySecret: 'HOOK_KEY',
+        notifyEvents: 'job.failed',
+        notifyAllowHosts: 'hooks.example.com',
+      }).notify,
+    ).toEqual({
+      url: 'https://hooks.example.com/in',
+      secret: 'HOOK_KEY',
+      events: 'job.failed',
+      allowHosts: 'hooks.example.com',
+      httpsOnly: true,
+    });
+    expect(() => settingsOf({ notifyUrl: 'https://hooks.example.com/in' })).toThrow(
+      '-c notifyUrl needs -c notifySecret',
+    );
+    expect(() => settingsOf({ notifyUrl: 'http://hooks.example.com/in', notifySecret: 'K' })).toThrow(
+      'deliveries go over https only',
+    );
+    expect(
+      settingsOf({ notifyUrl: 'http://10.0.0.5/in', notifySecret: 'K', notifyHttpsOnly: 'false' }).notify
+        .httpsOnly,
+    ).toBe(false);
+  });
+});

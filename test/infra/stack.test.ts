@@ -896,6 +896,26 @@ describe('SwitchyardStack context', CDK, () => {
     expectLeastPrivilege(synthesized);
   });
 
+  test('-c notify… gives every handler the webhook settings (docs/notifications.md)', () => {
+    const synthesized = synthStack({
+      notifyUrl: 'https://hooks.example.com/switchyard',
+      notifySecret: 'HOOK_KEY',
+      notifyEvents: 'job.failed,job.aborted',
+      notifyAllowHosts: 'hooks.example.com',
+    });
+    for (const id of ['ApiFunction', 'RepliesFunction', 'TimersFunction', 'DeadLettersFunction']) {
+      const environment = environmentOf(synthesized, id);
+      expect(environment, id).toMatchObject({
+        NOTIFY_URL: 'https://hooks.example.com/switchyard',
+        NOTIFY_SECRET: 'HOOK_KEY',
+        NOTIFY_EVENTS: 'job.failed,job.aborted',
+        NOTIFY_ALLOW_HOSTS: 'hooks.example.com',
+      });
+      // https only unless -c notifyHttpsOnly=false.
+      expect(environment.NOTIFY_HTTPS_ONLY, id).toBeUndefined();
+    }
+  });
+
   test('-c tracing=true turns on X-Ray for the functions and the stage, still cdk-nag clean', () => {
     const synthesized = synthStack({ tracing: 'true' });
     for (const fn of handlerFunctions(synthesized.stack)) {

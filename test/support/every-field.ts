@@ -7,6 +7,8 @@ import {
   type HistoryEntry,
   type JobRecord,
   type NamespaceSettings,
+  type NewDelivery,
+  type NotificationBody,
   type OutboxEntry,
   PersistentList,
   type StepRequest,
@@ -163,6 +165,7 @@ export function everyFollowUp(jobId: string): FollowUp[] {
       input: { orderId: 'o-1001' },
       causedBy: jobId,
       calledBy,
+      signals: [{ step: 'approve', body: { decision: 'yes' }, at: 1_750, bytes: 18 }],
     },
     callFinished: { kind: 'callFinished', jobId: uuid(), callerId: jobId, step: 'ship', attempt: 1 },
     cancelJob: { kind: 'cancelJob', jobId: uuid() },
@@ -170,6 +173,7 @@ export function everyFollowUp(jobId: string): FollowUp[] {
     resumeJob: { kind: 'resumeJob', jobId: uuid() },
     promoteQueued: { kind: 'promoteQueued', jobId, workflow: 'billing' },
     abortJob: { kind: 'abortJob', jobId, root: uuid(), reason: 'there is no order "o-9999"' },
+    notify: { kind: 'notify', jobId, deliveries: [aDeliveryWithEveryField(jobId)] },
   };
   return Object.values(followUps);
 }
@@ -230,5 +234,34 @@ export function aNamespaceSettingsWithEveryField(): Required<NamespaceSettings> 
     queuePrefix: 'team-a.',
     vhosts: ['team-a', 'shared'],
     updatedAt: 1_234,
+  };
+}
+
+/** A delivery a transition records, with every optional field of its body set. */
+export function aDeliveryWithEveryField(jobId: string): NewDelivery {
+  const id = uuid();
+  const body: Required<NotificationBody> = {
+    id,
+    type: 'job.failed',
+    time: '2026-11-28T02:00:00.000Z',
+    namespace: 'team-b',
+    jobId,
+    workflow: 'billing',
+    version: 3,
+    status: 'failed',
+    step: 'charge',
+    attempt: 2,
+    message: 'card declined',
+    result: { total: 42 },
+    resultOmitted: true,
+    error: { step: 'charge', message: 'card declined' },
+  };
+  return {
+    id,
+    jobId,
+    namespace: 'team-b',
+    url: 'https://hooks.example.com/switchyard',
+    secret: 'HOOK_KEY',
+    body,
   };
 }

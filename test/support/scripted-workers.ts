@@ -1,10 +1,10 @@
 import { type Channel, type ChannelModel, connect } from 'amqplib';
 import { AMQP_URL } from './rabbitmq.js';
 
-/** One message a scripted worker sends back: a reply, or an error reply (`type: error`). */
+/** One message a scripted worker sends back: a reply, or a control reply (`type: error`, `suspend`…). */
 export interface ScriptedReply {
   body: string;
-  type?: 'error' | 'heartbeat' | 'abort';
+  type?: 'error' | 'heartbeat' | 'abort' | 'suspend';
   /** More AMQP headers (`x-retryable`). */
   headers?: Record<string, unknown>;
 }
@@ -13,6 +13,8 @@ export interface ScriptedDelivery {
   correlationId: string;
   /** The `x-attempt` header (0 when absent). */
   attempt: number;
+  /** The `x-switchyard-token` header: the attempt's callback token (protocol.md#callbacks). */
+  token: string;
   /** The broker's redelivered flag: a request handed back after a consumer died holding it. */
   redelivered: boolean;
   input: Record<string, unknown>;
@@ -86,6 +88,7 @@ export async function startScriptedWorkers(
       const delivery: ScriptedDelivery = {
         correlationId: String(message.properties.correlationId),
         attempt: Number(message.properties.headers?.['x-attempt'] ?? 0),
+        token: String(message.properties.headers?.['x-switchyard-token'] ?? ''),
         redelivered: message.fields.redelivered,
         input,
         at: Date.now(),

@@ -20,6 +20,8 @@ export const SHARDS = {
   timers: 16,
   /** Job counts per workflow and status. */
   counts: 8,
+  /** Ended top-level jobs whose trees wait for their expiry stamp (gsi2; ttl-stamps.ts). */
+  unstamped: 16,
 } as const;
 
 /** Children index entries per partition: a large fan-out writes its entries to many partitions. */
@@ -71,7 +73,10 @@ export const keys = {
   namespaceSettings: (namespace: string): Key => keyOf('NAMESPACES', namespace),
   managerKey: (name: string): Key => keyOf('KEYS', name),
   auditPk: (namespace: string) => `AUDIT#${namespace}`,
+  /** Until when jobs may have been finished by code older than TTL retention (ttl-stamps.ts). */
+  legacyCutoff: (): Key => keyOf('RET', 'legacy'),
   audit: (namespace: string, id: string): Key => keyOf(`AUDIT#${namespace}`, id),
+  delivery: (id: string): Key => keyOf(`DLV#${id}`, 'D'),
 };
 
 export const gsi = {
@@ -82,6 +87,8 @@ export const gsi = {
     `${time(createdAt)}#${parentId}#${step}#${pad(bucket, 6)}`,
   outbox: (shard: number) => `OBX#${shard}`,
   timers: (shard: number) => `TIM#${shard}`,
+  unstamped: (shard: number) => `TTL#${shard}`,
+  ended: (endedAt: number, id: string) => `${time(endedAt)}#${id}`,
 };
 
 // Attribute values.

@@ -34,21 +34,38 @@ const HEAD_ATTRIBUTES = [
   'gsi2pk',
   'gsi2sk',
   'expiresAt',
+  'tt',
   ...JSON_ATTRIBUTES,
   'pv',
   'po',
 ] as const;
 
-/** Epoch seconds when a finished job's items may expire, or undefined when it is not finished. */
+/**
+ * Epoch seconds when a finished top-level job's items may expire (its end + the retention), or
+ * undefined while it runs. A fan-out child's items expire with its root's tree (ttl-stamps.ts): a
+ * child's own end says nothing of how long its parent will still read it.
+ */
 export function expiryOf(job: JobRecord, retentionSeconds: number | undefined): number | undefined {
-  if (retentionSeconds === undefined || !isFinished(job.status)) return undefined;
+  if (retentionSeconds === undefined || job.parent !== null || !isFinished(job.status)) return undefined;
   return Math.ceil((job.endedAt ?? job.updatedAt) / 1_000) + retentionSeconds;
 }
 
 /**
+ * A top-level job that made items beyond its head and chunks: fan-out children (their heads, index
+ * entries, counters, markers) or a call (the tree's size, `D`). Such a job's end leaves its tree to
+ * be stamped with its expiry; any other job's end commit is all its items.
+ */
+export function hasTreeItems(job: JobRecord): boolean {
+  return job.steps.some((step) => step.children !== undefined || step.job !== undefined);
+}
+
+/**
  * The plain attributes of a job's head item: what filters, listings (gsi1: top-level jobs by
- * workflow and status; retention reads it too) and TTL read. A head is never in gsi2 (heads written
- * before were, by end time: `gsi2pk`/`gsi2sk` are still removed by every head write).
+ * workflow and status; retention reads it too) and TTL read. With a retention, a finished top-level
+ * job's head carries `expiresAt` and `tt` (its tree expires by TTL: the sweep leaves it), and one
+ * whose tree holds more items waits in gsi2 (`TTL#<shard>`, by end time) for them to be stamped
+ * (ttl-stamps.ts). A finished child's head is written with no `expiresAt` of its own: whatever the
+ * stamp gave it is kept (see `keepsExpiry`).
  */
 export function headAttributes(job: JobRecord, retentionSeconds: number | undefined): Item {
   const attrs: Item = { rev: N(job.rev), st: S(job.status), wf: S(job.workflow), ca: N(job.createdAt) };
@@ -61,9 +78,22 @@ export function headAttributes(job: JobRecord, retentionSeconds: number | undefi
     attrs.gsi1sk = S(gsi.created(job.createdAt, job.id));
   }
   const expiresAt = expiryOf(job, retentionSeconds);
-  if (expiresAt !== undefined) attrs.expiresAt = N(expiresAt);
+  if (expiresAt !== undefined) {
+    attrs.expiresAt = N(expiresAt);
+    attrs.tt = N(1);
+    if (hasTreeItems(job)) {
+      attrs.gsi2pk = S(gsi.unstamped(shardOf(job.id, SHARDS.unstamped)));
+      attrs.gsi2sk = S(gsi.ended(job.endedAt ?? job.updatedAt, job.id));
+    }
+  }
   return attrs;
 }
+
+/**
+ * A finished child's head keeps the `expiresAt` its tree's stamp gave it (a late write, such as a
+ * cancel's, must not take it off); a running one loses it (its tree runs again: a retry).
+ */
+export const keepsExpiry = (job: JobRecord): boolean => job.parent !== null && isFinished(job.status);
 
 export interface HeadObx {
   /** Replace the job's unsent-request ids with these. */
@@ -113,8 +143,10 @@ export function headUpdate(
   const sets: string[] = [];
   const removes: string[] = [];
   const set = { ...headAttributes(job, retentionSeconds), ...json };
+  const keep = keepsExpiry(job);
   HEAD_ATTRIBUTES.forEach((name, n) => {
     const value = set[name];
+    if (!value && keep && name === 'expiresAt') return;
     names[`#a${n}`] = name;
     if (value) {
       values[`:a${n}`] = value;

@@ -3,21 +3,37 @@ import { gsi, keys, num, S, SHARDS, str, time } from './items.js';
 import { countsChange, workflowsWithJobs } from './job-counts.js';
 import { isConditionFailure } from './retry.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
+import { childEntries, PARALLEL_JOBS, treeLevels } from './tree-walk.js';
 
-const PARALLEL_JOBS = 16;
+/** How a sweep run is bounded, and which roots it may take. */
+export interface SweepLimits {
+  /** Roots deleted at most in one run (with their trees); the next run goes on. */
+  maxRoots: number;
+  /** Only roots created before this (ms): with TTL on, no job created later can lack `tt` (see below). */
+  createdBefore?: number;
+}
 
 /**
- * Retention: finished top-level jobs that ended before `endedBefore`, each deleted with its whole
- * tree. They are found in the job listing (gsi1 `L#<workflow>#<finished status>#<shard>`, by
- * creation time: a job that ended before `endedBefore` was created before it too), read from the
- * table, and those that ended since are left (a finished job then costs no index entry of its own
- * for retention). The root is first marked (`del`: its own commits, a retry, now fail); its
- * descendants are found level by level (through the `S#<step>` markers and the children index) and
- * deleted deepest level first, and the root last, with its count: a sweep that stops half-way leaves
- * every remaining job reachable from the root for the next one.
+ * Retention by deletion: finished top-level jobs that ended before `endedBefore`, each deleted with
+ * its whole tree. With a retention set, a finished job's tree expires by TTL (`tt` on its head:
+ * ttl-stamps.ts): the sweep is then only the fallback for trees finished by older code, which
+ * carry no `tt`, and it leaves every root that does. They are found in the job listing (gsi1
+ * `L#<workflow>#<finished status>#<shard>`, by creation time: a job that ended before `endedBefore`
+ * was created before it too), read from the table, and those that ended since are left (a finished
+ * job then costs no index entry of its own for retention). The root is first marked (`del`: its own
+ * commits, a retry, now fail); its descendants are found level by level (through the `S#<step>`
+ * markers and the children index) and deleted deepest level first, and the root last, with its
+ * count: a sweep that stops half-way (`maxRoots`) leaves every remaining job reachable from the root
+ * for the next one.
  */
-export async function deleteFinishedJobs(table: DynamoDbTable, endedBefore: number): Promise<number> {
+export async function deleteFinishedJobs(
+  table: DynamoDbTable,
+  endedBefore: number,
+  limits: SweepLimits = { maxRoots: Number.POSITIVE_INFINITY },
+): Promise<number> {
+  const before = Math.min(endedBefore, limits.createdBefore ?? endedBefore);
   let deleted = 0;
+  let roots = 0;
   for (const workflow of await workflowsWithJobs(table)) {
     for (const status of FINISHED_JOB_STATUSES) {
       for (let shard = 0; shard < SHARDS.listing; shard++) {
@@ -28,18 +44,20 @@ export async function deleteFinishedJobs(table: DynamoDbTable, endedBefore: numb
             KeyConditionExpression: 'gsi1pk = :p AND gsi1sk < :before',
             ExpressionAttributeValues: {
               ':p': S(gsi.listing(workflow, status, shard)),
-              ':before': S(time(endedBefore)),
+              ':before': S(time(before)),
             },
             ExclusiveStartKey: start,
           });
           // The index holds keys only: the roots are read from the table, as they are now.
-          const roots = await table.batchGet(
+          const found = await table.batchGet(
             page.items.map((entry) => ({ pk: entry.pk, sk: entry.sk }) as Key),
           );
-          for (const root of roots) {
+          for (const root of found) {
             const ended = num(root, 'ea');
-            if (ended !== undefined && ended < endedBefore)
-              deleted += await deleteTree(table, root, endedBefore);
+            if (ended === undefined || ended >= endedBefore || root.tt) continue;
+            if (roots >= limits.maxRoots) return deleted;
+            roots++;
+            deleted += await deleteTree(table, root, endedBefore);
           }
           start = page.next;
         } while (start);
@@ -75,20 +93,7 @@ async function deleteTree(table: DynamoDbTable, root: Item, endedBefore: number)
     throw error;
   }
 
-  const levels: string[][] = [];
-  for (let level = [rootId]; level.length; ) {
-    levels.push(level);
-    const next: string[] = [];
-    await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
-      for (const step of await fanOutSteps(table, jobId)) {
-        for (const entry of await childEntries(table, jobId, step)) {
-          const id = str(entry, 'id');
-          if (id) next.push(id);
-        }
-      }
-    });
-    level = [...new Set(next)];
-  }
+  const levels = await treeLevels(table, rootId);
   let deleted = 0;
   for (const level of levels.reverse()) {
     await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
@@ -114,30 +119,6 @@ async function deleteTree(table: DynamoDbTable, root: Item, endedBefore: number)
     if (!isConditionFailure(error)) throw error;
   }
   return deleted;
-}
-
-async function fanOutSteps(table: DynamoDbTable, jobId: string): Promise<string[]> {
-  const markers = await table.queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :step)',
-    ExpressionAttributeValues: { ':pk': S(keys.jobPk(jobId)), ':step': S('S#') },
-    ConsistentRead: true,
-  });
-  return markers.map((marker) => (str(marker, 'sk') ?? '').slice(2));
-}
-
-/** Every index entry of one fan-out step (buckets in order; indexes are dense, so the first empty bucket ends them). */
-async function childEntries(table: DynamoDbTable, parentId: string, step: string): Promise<Item[]> {
-  const entries: Item[] = [];
-  for (let bucket = 0; ; bucket++) {
-    const page = await table.queryAll({
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': S(keys.childrenPk(parentId, step, bucket)) },
-      ProjectionExpression: 'pk, sk, id',
-      ConsistentRead: true,
-    });
-    if (!page.length) return entries;
-    entries.push(...page);
-  }
 }
 
 /**

@@ -6,6 +6,9 @@ import type {
   ChildrenPage,
   Commit,
   CommitResult,
+  Delivery,
+  DeliveryPage,
+  DeliveryQuery,
   FanCounts,
   JobPage,
   JobQuery,
@@ -26,6 +29,7 @@ import type {
 } from '../../../engine/index.js';
 import { DynamoDbAuditLog } from './audit-log.js';
 import { applyBatch, applyCommit, type CommitDeps } from './commit.js';
+import { DynamoDbDeliveries } from './deliveries.js';
 import { defaultCounterShards, FanCounters } from './fan-counters.js';
 import { isFanInId, watchPartition, watchSource } from './fan-watch.js';
 import { ackInline, InlineRequests } from './inline-outbox.js';
@@ -46,6 +50,7 @@ import { logSent, SentRequests } from './sent-log.js';
 import { DynamoDbTable, forEachLimit } from './table.js';
 import { DynamoDbTokens } from './tokens.js';
 import { readTree } from './tree-sizes.js';
+import { legacyCutoff, stampEndedTrees } from './ttl-stamps.js';
 import { DynamoDbWorkflows, registeredWorkflows } from './workflows.js';
 import { advanceWatermark, readWatermark, YoungHeads, youngSources } from './young-heads.js';
 
@@ -55,8 +60,16 @@ export interface DynamoDbStoreOptions {
   /** Created once per container by the caller, who also destroys it. */
   client: DynamoDBClient;
   tableName: string;
-  /** TTL: finished jobs' items expire this long after they ended. Unset: no TTL. */
+  /**
+   * TTL: a finished top-level job's items (its whole tree) expire this long after it ended
+   * (ttl-stamps.ts), and `deleteFinishedJobs` only stamps trees and sweeps what older code left.
+   * Unset: no TTL, and `deleteFinishedJobs` deletes every finished tree.
+   */
   retentionSeconds?: number;
+  /** What one `deleteFinishedJobs` run may do. @default 20,000 expiry stamps, 1,000 swept roots */
+  sweepLimits?: { stampWrites: number; sweptRoots: number };
+  /** The time `deleteFinishedJobs` runs at. @default Date.now */
+  clock?: () => number;
   /** Counter shards of a fan-out of `total` children (1 to 32). @default one per 100 children */
   counterShards?: (total: number) => number;
   /** @default 10 attempts, waits from 25 ms doubling to at most 5 s, full jitter */
@@ -77,6 +90,7 @@ export class DynamoDbStore implements Store {
   private readonly workflows: DynamoDbWorkflows;
   private readonly tokens: DynamoDbTokens;
   private readonly audit: DynamoDbAuditLog;
+  private readonly deliveries: DynamoDbDeliveries;
   private readonly namespaces: DynamoDbNamespaceSettings;
   private readonly repliesInHand: DynamoDbRepliesInHand;
   private readonly commitDeps: CommitDeps;
@@ -85,8 +99,14 @@ export class DynamoDbStore implements Store {
   /** Which group item holds each request for a created child this store committed or recovered. */
   private readonly groups = new GroupRequests();
   private closed = false;
+  private readonly retentionSeconds: number | undefined;
+  private readonly sweepLimits: { stampWrites: number; sweptRoots: number };
+  private readonly clock: () => number;
 
   constructor(options: DynamoDbStoreOptions) {
+    this.retentionSeconds = options.retentionSeconds;
+    this.sweepLimits = options.sweepLimits ?? { stampWrites: 20_000, sweptRoots: 1_000 };
+    this.clock = options.clock ?? Date.now;
     this.table = new DynamoDbTable(options.client, options.tableName, options.retry ?? DEFAULT_RETRY_POLICY);
     this.pending = new PendingWrites(this.table);
     this.reader = new JobReader(this.table, this.pending, this.heads);
@@ -94,6 +114,7 @@ export class DynamoDbStore implements Store {
     this.workflows = new DynamoDbWorkflows(this.table);
     this.tokens = new DynamoDbTokens(this.table);
     this.audit = new DynamoDbAuditLog(this.table);
+    this.deliveries = new DynamoDbDeliveries(this.table);
     this.namespaces = new DynamoDbNamespaceSettings(this.table);
     this.repliesInHand = new DynamoDbRepliesInHand(this.table);
     this.commitDeps = {
@@ -148,6 +169,30 @@ export class DynamoDbStore implements Store {
 
   deleteToken(id: string): Promise<boolean> {
     return this.tokens.deleteToken(id);
+  }
+
+  addDeliveries(deliveries: readonly Delivery[]): Promise<void> {
+    return this.deliveries.addDeliveries(deliveries);
+  }
+
+  dueDeliveries(now: number, limit: number): Promise<Delivery[]> {
+    return this.deliveries.dueDeliveries(now, limit);
+  }
+
+  updateDelivery(delivery: Delivery): Promise<boolean> {
+    return this.deliveries.updateDelivery(delivery);
+  }
+
+  getDelivery(id: string): Promise<Delivery | undefined> {
+    return this.deliveries.getDelivery(id);
+  }
+
+  jobDeliveries(jobId: string): Promise<Delivery[]> {
+    return this.deliveries.jobDeliveries(jobId);
+  }
+
+  listDeliveries(query: DeliveryQuery): Promise<DeliveryPage> {
+    return this.deliveries.listDeliveries(query);
   }
 
   recordAudit(entry: AuditEntry): Promise<void> {
@@ -343,9 +388,20 @@ export class DynamoDbStore implements Store {
     return listTimers(this.table, this.pending, page);
   }
 
-  /** Also deletes the groups of requests left for the deleted children (outbox-groups.ts). */
+  /**
+   * With a retention (TTL), stamps the trees of jobs that ended (ttl-stamps.ts), then deletes the
+   * trees that code older than TTL retention finished (no `tt`); without one, deletes every tree
+   * that ended before `endedBefore`. Each part is bounded per run (`sweepLimits`). Also deletes the
+   * groups of requests left for the deleted children (outbox-groups.ts).
+   */
   async deleteFinishedJobs(endedBefore: number): Promise<number> {
-    const deleted = await deleteFinishedJobs(this.table, endedBefore);
+    const now = this.clock();
+    if (this.retentionSeconds !== undefined)
+      await stampEndedTrees(this.table, now, { writes: this.sweepLimits.stampWrites });
+    const deleted = await deleteFinishedJobs(this.table, endedBefore, {
+      maxRoots: this.sweepLimits.sweptRoots,
+      createdBefore: this.retentionSeconds !== undefined ? await legacyCutoff(this.table, now) : undefined,
+    });
     await deleteSpentGroups({
       table: this.table,
       pending: this.pending,

@@ -7,7 +7,12 @@ import {
   type CommitResult,
   changeAllowed,
   countAfter,
+  DELIVERY_RETENTION_MS,
+  type Delivery,
+  type DeliveryPage,
+  type DeliveryQuery,
   definitionText,
+  deliveryPageKey,
   type EveryField,
   type FanCounts,
   type HeldReplyNote,
@@ -68,6 +73,7 @@ export class MemoryStore implements Store {
   private readonly queues = new Map<string, Map<number, string>>();
   /** By tree root: the jobs counted under it (engine/job/tree-quota.ts). */
   private readonly treeSizes = new Map<string, number>();
+  private readonly deliveries = new Map<string, Delivery>();
   /** The crash journal: replies in hand, by key. */
   private readonly repliesInHand = new Map<string, HeldReplyNote>();
   private closed = false;
@@ -353,6 +359,61 @@ export class MemoryStore implements Store {
     const entries = found.slice(0, query.limit).map((entry) => structuredClone(entry));
     const last = entries.at(-1);
     return found.length > query.limit && last ? { entries, cursor: last.id } : { entries };
+  }
+
+  async addDeliveries(deliveries: readonly Delivery[]): Promise<void> {
+    if (!deliveries.length) return;
+    const newest = Math.max(...deliveries.map((delivery) => delivery.createdAt));
+    for (const [id, kept] of this.deliveries) {
+      if (kept.state !== 'pending' && kept.updatedAt < newest - DELIVERY_RETENTION_MS)
+        this.deliveries.delete(id);
+    }
+    for (const delivery of deliveries) {
+      if (!this.deliveries.has(delivery.id)) this.deliveries.set(delivery.id, copy(delivery));
+    }
+  }
+
+  async dueDeliveries(now: number, limit: number): Promise<Delivery[]> {
+    return [...this.deliveries.values()]
+      .filter((delivery) => delivery.state === 'pending' && delivery.nextAttemptAt <= now)
+      .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async updateDelivery(delivery: Delivery): Promise<boolean> {
+    const stored = this.deliveries.get(delivery.id);
+    if (!stored || stored.rev !== delivery.rev - 1) return false;
+    this.deliveries.set(delivery.id, copy(delivery));
+    return true;
+  }
+
+  async getDelivery(id: string): Promise<Delivery | undefined> {
+    const delivery = this.deliveries.get(id);
+    return delivery && copy(delivery);
+  }
+
+  async jobDeliveries(jobId: string): Promise<Delivery[]> {
+    return [...this.deliveries.values()]
+      .filter((delivery) => delivery.jobId === jobId)
+      .sort((a, b) => (deliveryPageKey(a) < deliveryPageKey(b) ? -1 : 1))
+      .map(copy);
+  }
+
+  async listDeliveries(query: DeliveryQuery): Promise<DeliveryPage> {
+    const limit = query.limit ?? 100;
+    const { cursor, namespace } = query;
+    const found = [...this.deliveries.values()]
+      .filter(
+        (delivery) =>
+          delivery.state === query.state &&
+          delivery.namespace === namespace &&
+          (cursor === undefined || deliveryPageKey(delivery) < cursor),
+      )
+      .sort((a, b) => (deliveryPageKey(a) < deliveryPageKey(b) ? 1 : -1));
+    const deliveries = found.slice(0, limit).map(copy);
+    const last = deliveries.at(-1);
+    return found.length > limit && last ? { deliveries, cursor: deliveryPageKey(last) } : { deliveries };
   }
 
   async deleteToken(id: string): Promise<boolean> {

@@ -247,6 +247,26 @@ export const MIGRATIONS: readonly string[] = [
       (SELECT key, value, OLD.created_at, OLD.id FROM json_each(OLD.record, '$.attributes'));
   END;
   `,
+  // Webhook deliveries (engine/ports/deliveries.ts): the record as JSON, indexed for the pump (due
+  // pending ones), a job's page, a state's listing newest first (page_key: time, then id), and the
+  // settled ones past the retention (settled_at: when a delivered or dead one settled).
+  `
+  CREATE TABLE deliveries (
+    id TEXT NOT NULL PRIMARY KEY,
+    job_id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    state TEXT NOT NULL,
+    next_attempt_at INTEGER NOT NULL,
+    page_key TEXT NOT NULL,
+    rev INTEGER NOT NULL,
+    settled_at INTEGER,
+    record TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX deliveries_settled ON deliveries (settled_at) WHERE settled_at IS NOT NULL;
+  CREATE INDEX deliveries_due ON deliveries (state, next_attempt_at);
+  CREATE INDEX deliveries_job ON deliveries (job_id, page_key);
+  CREATE INDEX deliveries_listed ON deliveries (state, namespace, page_key);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -9,6 +9,9 @@ import {
   type CommitResult,
   changeAllowed,
   countAfter,
+  type Delivery,
+  type DeliveryPage,
+  type DeliveryQuery,
   definitionText,
   type FanCounts,
   followUpNotNeeded,
@@ -42,6 +45,7 @@ import {
   zeroRunningCount,
 } from '../../../engine/index.js';
 import { openSqliteDatabase, type SqliteOpenOptions, type SqliteSynchronous } from './connection.js';
+import { DeliveryTable } from './deliveries.js';
 import { DEFAULT_JOB_CACHE_SIZE, JobCache } from './job-cache.js';
 import { encodeJobCursor, jobQuerySql } from './job-query.js';
 import { NamespaceSettingsTable } from './namespace-settings.js';
@@ -136,6 +140,7 @@ const JOB_TIMER_STEP = '';
 export class SqliteStore implements Store {
   private readonly statements: SqliteStatements;
   private readonly namespaces: NamespaceSettingsTable;
+  private readonly deliveries: DeliveryTable;
   private readonly jobListings = new Map<string, Database.Statement<unknown[], [number, string, string]>>();
   private readonly writes: WriteGroups;
   private readonly cache: JobCache;
@@ -163,6 +168,7 @@ export class SqliteStore implements Store {
   ) {
     this.statements = prepareStatements(db);
     this.namespaces = new NamespaceSettingsTable(db);
+    this.deliveries = new DeliveryTable(db);
     this.cache = new JobCache(soleWriter ? jobCacheSize : 0);
     if (soleWriter) this.workflowCache = new Map();
     // IMMEDIATE: take the write lock at BEGIN, so a transaction never fails half-way on a lock.
@@ -328,6 +334,36 @@ export class SqliteStore implements Store {
     const entries = rows.slice(0, query.limit).map(auditEntry);
     const last = entries.at(-1);
     return rows.length > query.limit && last ? { entries, cursor: last.id } : { entries };
+  }
+
+  async addDeliveries(deliveries: readonly Delivery[]): Promise<void> {
+    this.ready();
+    this.outcome.run(() => this.deliveries.add(deliveries));
+  }
+
+  async dueDeliveries(now: number, limit: number): Promise<Delivery[]> {
+    this.ready();
+    return this.deliveries.dueBy(now, limit);
+  }
+
+  async updateDelivery(delivery: Delivery): Promise<boolean> {
+    this.ready();
+    return this.outcome.run(() => this.deliveries.put(delivery));
+  }
+
+  async getDelivery(id: string): Promise<Delivery | undefined> {
+    this.ready();
+    return this.deliveries.get(id);
+  }
+
+  async jobDeliveries(jobId: string): Promise<Delivery[]> {
+    this.ready();
+    return this.deliveries.ofJobId(jobId);
+  }
+
+  async listDeliveries(query: DeliveryQuery): Promise<DeliveryPage> {
+    this.ready();
+    return this.deliveries.list(query);
   }
 
   async deleteToken(id: string): Promise<boolean> {

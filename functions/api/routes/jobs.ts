@@ -419,15 +419,15 @@ export const jobRoutes = [
       200: jobAnswer('Taken: the step waited for it.'),
       202: {
         description:
-          'Kept: the step does not wait yet (a signal step not ready, a worker step not suspended); the job hands the signal over when it does.',
+          'Kept: the step does not wait yet (a signal step not ready, a worker step not suspended, a step beyond a workflow: step that has not started its called job); the job hands the signal over when it does.',
         schema: SignalKeptDocument,
       },
       400: refusal(
-        'Not a step of the job that takes signals (a signal step or a worker step), or the body is not a JSON object.',
+        "Not a step of the job that takes signals (a signal step or a worker step), a path that cannot lead to one (checked against the called workflows' definitions when a call has not started), a body that does not meet the step's signal schema, or a body that is not a JSON object.",
       ),
       404: noSuchJob,
       409: refusal(
-        'Never to be taken: the step already ended (completed, skipped, failed, cancelled), the job ended, or a signal for the step is already kept.',
+        "Never to be taken: the step already ended (completed, skipped, failed, cancelled), the job ended, a signal for the step (or path) is already kept, or a path's fan-out has not created its children yet.",
       ),
       413: refusal(
         'A request the signal would send is larger than the limit, or the job keeps as many early signals (count or bytes) as it may.',

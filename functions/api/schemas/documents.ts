@@ -1,5 +1,11 @@
 import * as z from 'zod/mini';
-import { AUDIT_ACTIONS, HISTORY_KINDS, LISTED_STATUSES, STEP_STATUSES } from '../../../engine/index.js';
+import {
+  AUDIT_ACTIONS,
+  DELIVERY_STATES,
+  HISTORY_KINDS,
+  LISTED_STATUSES,
+  STEP_STATUSES,
+} from '../../../engine/index.js';
 
 /*
  * The schemas of what the API answers. Each one given an `id` is a component of the API description
@@ -384,3 +390,31 @@ export const TokenCreatedDocument = z.extend(TokenListing, {
 export const TokensDocument = z.object({ tokens: z.array(TokenListing) });
 
 export const RevokedDocument = z.object({ id: z.string(), revoked: z.literal(true) });
+
+/** A webhook delivery as the API shows it (docs/notifications.md): never its secret's value. */
+export const DeliveryDocument = z
+  .object({
+    id: uuid.check(about('Also the `Switchyard-Delivery` header: receivers dedupe on it.')),
+    jobId: uuid,
+    type: z.enum(HISTORY_KINDS),
+    url: z.string(),
+    secret: z.string().check(about('The name of the secret that signs it (never its value).')),
+    state: z.enum(DELIVERY_STATES),
+    attempts: z.int(),
+    createdAt: time,
+    updatedAt: time,
+    nextAttemptAt: z.optional(time.check(about('While pending: when the next attempt is due.'))),
+    deliveredAt: z.optional(time),
+    lastStatus: z.optional(z.int().check(about("The receiver's HTTP status at the latest attempt."))),
+    lastError: z.optional(z.string().check(about('Why the latest attempt failed.'))),
+    posting: z.optional(z.boolean().check(about('A delivery pump is posting it now.'))),
+    body: anyObject.check(about('What is posted (docs/notifications.md, "What is posted").')),
+  })
+  .register(z.globalRegistry, { id: 'Delivery' });
+
+export const JobDeliveriesDocument = z.object({ deliveries: z.array(DeliveryDocument) });
+
+export const DeliveryPageDocument = z.object({
+  deliveries: z.array(DeliveryDocument),
+  cursor: z.optional(z.string().check(about('The next page: pass it as `cursor`.'))),
+});

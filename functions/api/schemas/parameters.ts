@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import {
+  DELIVERY_STATES,
   LISTED_STATUSES,
   MAX_ATTRIBUTE_VALUE_LENGTH,
   MAX_NAMESPACE_LENGTH,
@@ -82,6 +83,15 @@ export const PageCursor = z.string().check(z.maxLength(1024), rule('the cursor o
 export const AuditCursor = z
   .string()
   .check(z.regex(/^\d{13}-[0-9a-f]{8}$/), rule('the cursor of the previous page'));
+
+export const DeliveryCursor = z
+  .string()
+  .check(
+    z.regex(/^\d{13}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
+    rule('the cursor of the previous page'),
+  );
+
+export const DeliveryStateName = z.enum(DELIVERY_STATES).check(rule(`one of ${DELIVERY_STATES.join(', ')}`));
 
 /** A fan-out's children page from this index on. */
 export const ChildCursor = z

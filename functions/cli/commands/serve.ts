@@ -26,6 +26,10 @@ export interface ServeCommandOptions {
   archive?: boolean;
   secretsFile?: string;
   secretsEnvPrefix?: string;
+  notifyUrl?: string;
+  notifyEvents?: string;
+  notifySecret?: string;
+  notifyAllowHost?: string[];
   token?: string;
   namespace?: string;
   queuePrefix?: string;
@@ -152,6 +156,8 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
       archiveDir: options.archive === false ? undefined : (options.archiveDir ?? DEFAULT_ARCHIVE_DIR),
       secretsFile: options.secretsFile,
       secretsEnvPrefix: options.secretsEnvPrefix,
+      notify: notifyOption(options),
+      notifyAllowHosts: options.notifyAllowHost,
       token: options.token ?? process.env.SWITCHYARD_TOKEN,
       allowHosts: listOption(options.allowHost, process.env.SWITCHYARD_ALLOW_HOST),
       allowOrigins: listOption(options.allowOrigin, process.env.SWITCHYARD_ALLOW_ORIGIN),
@@ -196,4 +202,27 @@ export async function serve(options: ServeCommandOptions): Promise<void> {
     void handle.failed.then((error) => stop({ reason: error.message }, error));
   });
   if (fatal) throw new CliError(fatal.message);
+}
+
+/** The events `--notify-url` posts when `--notify-events` names none: the ends of a job. */
+export const DEFAULT_NOTIFY_EVENTS = ['job.completed', 'job.failed', 'job.cancelled', 'job.aborted'];
+
+/** `--notify-url`, `--notify-events`, `--notify-secret` together, or a refusal naming what is missing. */
+function notifyOption(
+  options: ServeCommandOptions,
+): { url: string; events: string[]; secret: string } | undefined {
+  if (options.notifyUrl === undefined) {
+    if (options.notifyEvents !== undefined || options.notifySecret !== undefined)
+      throw new CliError('--notify-events and --notify-secret go with --notify-url');
+    return undefined;
+  }
+  if (options.notifySecret === undefined)
+    throw new CliError('--notify-url needs --notify-secret: the name of the secret that signs each delivery');
+  const events = options.notifyEvents
+    ? options.notifyEvents
+        .split(',')
+        .map((event) => event.trim())
+        .filter(Boolean)
+    : DEFAULT_NOTIFY_EVENTS;
+  return { url: options.notifyUrl, events, secret: options.notifySecret };
 }

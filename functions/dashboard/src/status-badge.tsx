@@ -15,10 +15,27 @@ const LABELS: Record<JobStatus | StepStatus, string> = {
   cancelled: 'Cancelled',
 };
 
-/** A job's or step's state as a coloured pill (the same colours as the graph). */
-export function StatusBadge({ status, large }: { status: JobStatus | StepStatus; large?: boolean }) {
+/**
+ * The colour class of a job's status. A job's `waiting` is a running job with a step that waits for
+ * someone, drawn as such a step is (`suspended`), not grey as a step that has not started.
+ */
+export function jobStateClass(status: JobStatus | 'all'): string {
+  return `state-${status === 'waiting' ? 'suspended' : status}`;
+}
+
+/** A job's or step's state as a coloured pill (the same colours as the graph); `job`: a job's status. */
+export function StatusBadge({
+  status,
+  large,
+  job,
+}: {
+  status: JobStatus | StepStatus;
+  large?: boolean;
+  job?: boolean;
+}) {
+  const state = job ? jobStateClass(status as JobStatus) : `state-${status}`;
   return (
-    <span class={`badge state-${status}${large ? ' badge-large' : ''}`} data-status={status}>
+    <span class={`badge ${state}${large ? ' badge-large' : ''}`} data-status={status}>
       <span class="badge-dot" aria-hidden="true" />
       {LABELS[status] ?? status}
     </span>

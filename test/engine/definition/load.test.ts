@@ -324,7 +324,7 @@ describe('Function: loadWorkflows', () => {
         'workflows:\n  - name: w\n    __proto__: { polluted: true }\n    steps: [ { name: a } ]\n',
       );
       expect(errors.map((error) => error.message)).toEqual([
-        'unknown workflow key "__proto__" (known keys: name, description, vhosts, timeout, params, onFailure, maxRunning, steps, tasks, schedules, searchAttributes)',
+        'unknown workflow key "__proto__" (known keys: name, description, vhosts, timeout, params, onFailure, maxRunning, steps, tasks, schedules, searchAttributes, notify)',
       ]);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });

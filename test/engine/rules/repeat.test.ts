@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadWorkflows } from '../../../engine/index.js';
+import { calledJobId } from '../../../engine/job/calls.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 import { scaled } from '../../support/soak.js';
 import { stepsOf } from '../../support/steps-of.js';
@@ -69,6 +70,35 @@ describe('Rules: loops (repeat:)', () => {
     expect(stepsOf(await w.job(id)).check).toMatchObject({ status: 'completed', iterations: 2 });
   });
 
+  it('takes one reply per iteration: a re-sent reply of an earlier iteration, during the delay or the next iteration, is ignored', async () => {
+    const w = new SimulatedWorld();
+    await w.register(POLL("{ until: 'output.polls >= 3', max: 5, delay: 1s }"));
+    const id = await w.start('poll', {});
+    const [first] = w.take();
+    const answer = (request: typeof first, polls: number) =>
+      w.reply(request as never, { polls }, { attempt: request?.attempt });
+    await answer(first, 1);
+    // The same reply again (a worker's reply is at-least-once), while the loop waits out its delay.
+    await answer(first, 1);
+    expect(stepsOf(await w.job(id)).check).toMatchObject({ status: 'running', iterations: 1, attempts: 1 });
+    await w.advance(1_000);
+    const [second] = w.take();
+    expect(second?.attempt).toBe(2);
+    // And once more while the second iteration runs: it is not the second iteration's answer.
+    await answer(first, 1);
+    expect(stepsOf(await w.job(id)).check).toMatchObject({ status: 'running', iterations: 1, attempts: 2 });
+    await answer(second, 2);
+    await w.advance(1_000);
+    const [third] = w.take();
+    await answer(third, 3);
+    expect(stepsOf(await w.job(id)).check).toMatchObject({
+      status: 'completed',
+      iterations: 3,
+      attempts: 3,
+      output: { polls: 3 },
+    });
+  });
+
   it('retries count per iteration', async () => {
     const w = new SimulatedWorld();
     await w.register(POLL("{ until: 'output.ready', max: 3 }", '        retries: 1\n'));
@@ -98,6 +128,82 @@ describe('Rules: loops (repeat:)', () => {
       /"repeat" applies to a step a worker or a called workflow does/,
     );
     expect(errors("        repeat: { until: 'output.x', max: 3, delay: 1s }\n")).toEqual([]);
+  });
+
+  it("repeats a workflow: step: each iteration a new called job, until the called job's result meets the condition", async () => {
+    const w = new SimulatedWorld();
+    await w.register(`workflows:
+  - name: sync
+    steps:
+      - name: round
+        workflow: export
+        repeat: { until: 'output.left == 0', max: 4 }
+      - name: after
+        depends: [ round ]
+  - name: export
+    steps:
+      - name: page
+`);
+    const id = await w.start('sync', { left: 2 });
+    for (const [attempt, left] of [
+      [1, 1],
+      [2, 0],
+    ] as const) {
+      const [page] = w.take();
+      expect(page).toMatchObject({ step: 'page', jobId: calledJobId(id, 'round', attempt) });
+      await w.reply(page as never, { left });
+      await w.manager.drain();
+    }
+    const [after] = w.take();
+    expect(after).toMatchObject({ step: 'after', jobId: id, body: { left: 0 } });
+    const round = stepsOf(await w.job(id)).round;
+    expect(round).toMatchObject({ status: 'completed', iterations: 2, job: calledJobId(id, 'round', 2) });
+    expect(round?.pastAttempts?.map((record) => [record.outcome, record.output])).toEqual([
+      ['repeated', { left: 1 }],
+    ]);
+    expect((await w.job(calledJobId(id, 'round', 1))).status).toBe('completed');
+  });
+
+  it("repeats a step of a fan-out's task in each child; a fan-out step itself is refused, saying why", async () => {
+    const w = new SimulatedWorld();
+    await w.register(`workflows:
+  - name: batch
+    steps:
+      - name: each
+        task: per-item
+    tasks:
+      - name: per-item
+        itemListKey: items
+        steps:
+          - name: poll
+            repeat: { until: 'output.ready', max: 3 }
+`);
+    const id = await w.start('batch', { items: [1, 2] });
+    await w.manager.drain();
+    for (const ready of [false, true]) {
+      const requests = w.take();
+      expect(requests.map((request) => request.step)).toEqual(['poll', 'poll']);
+      for (const request of requests) await w.reply(request, { ready });
+      await w.manager.drain();
+    }
+    expect((await w.job(id)).status).toBe('completed');
+    const refused = loadWorkflows(`workflows:
+  - name: batch
+    steps:
+      - name: each
+        task: per-item
+        repeat: { until: 'output.done', max: 3 }
+    tasks:
+      - name: per-item
+        itemListKey: items
+        steps:
+          - name: poll
+`).errors.map((error) => error.message);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatch(
+      /"repeat" does not apply to a fan-out \(task:\): its children keep one id per element/,
+    );
+    expect(refused[0]).toMatch(/repeat a workflow: step that calls it/);
   });
 
   it('property: a loop never runs more than max iterations, and stops at the first output that meets its condition', async () => {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Actor } from '../../../engine/index.js';
+import { type Actor, newDeliveryRecord } from '../../../engine/index.js';
 import { routes } from '../../../functions/api/api-handler.js';
 import { type ApiDeps, matchRoute } from '../../../functions/api/router.js';
 import { callApi, worldApi } from '../../support/api-calls.js';
+import { aDeliveryWithEveryField } from '../../support/every-field.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 
 // The record of who did what (issue 32): every route that changes something records its actor,
@@ -32,6 +33,8 @@ interface World {
   spareToken: string;
   /** The callback token of the running job's charge request (attempt 1). */
   callbackToken: string;
+  /** A dead webhook delivery of the cancelled job. */
+  delivery: string;
 }
 
 async function aWorld(): Promise<World> {
@@ -62,7 +65,19 @@ async function aWorld(): Promise<World> {
     .id as string;
   await world.manager.tokens.ready();
   const callbackToken = world.manager.tokens.mint(`${running}:charge`, 1);
-  return { deps, call, running, paused, cancelled, approving, spareToken, callbackToken };
+  const delivery = newDeliveryRecord(aDeliveryWithEveryField(cancelled), world.now);
+  await world.store.addDeliveries([{ ...delivery, namespace: 'default', state: 'dead' }]);
+  return {
+    deps,
+    call,
+    running,
+    paused,
+    cancelled,
+    approving,
+    spareToken,
+    callbackToken,
+    delivery: delivery.id,
+  };
 }
 
 interface Found {
@@ -163,6 +178,11 @@ const CASES: ActorCase[] = [
     recorded: (w) => inAudit(w, 'token.created'),
   },
   { method: 'DELETE', path: '/api/tokens/{token}', recorded: (w) => inAudit(w, 'token.revoked') },
+  {
+    method: 'POST',
+    path: '/api/deliveries/{delivery}/redeliver',
+    recorded: (w) => inAudit(w, 'delivery.redelivered'),
+  },
 ];
 
 function filled(w: World, path: string): string {
@@ -172,7 +192,8 @@ function filled(w: World, path: string): string {
     .replace('{cancelled}', w.cancelled)
     .replace('{approving}', w.approving)
     .replace('{token}', w.spareToken)
-    .replace('{callback}', w.callbackToken);
+    .replace('{callback}', w.callbackToken)
+    .replace('{delivery}', w.delivery);
 }
 
 describe('The record of who did what: every route that changes state names its actor', () => {

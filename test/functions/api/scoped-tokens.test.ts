@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Role } from '../../../engine/access/roles.js';
+import { newDeliveryRecord } from '../../../engine/index.js';
 import { routes } from '../../../functions/api/api-handler.js';
 import { isNamespacedApiPath } from '../../../functions/api/namespace-scope.js';
 import { type ApiDeps, matchRoute } from '../../../functions/api/router.js';
 import { callApi, errorOf, worldApi } from '../../support/api-calls.js';
+import { aDeliveryWithEveryField } from '../../support/every-field.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 
 // Every route under each role, for a token of one namespace and a token of every namespace (`*`).
@@ -29,6 +31,8 @@ interface World {
   spareToken: string;
   /** The callback token of the first attempt of jobA's `charge`. */
   callbackA: string;
+  /** A dead webhook delivery of jobA. */
+  deliveryA: string;
   secret(namespace: string, role: Role): Promise<string>;
 }
 
@@ -59,7 +63,9 @@ async function aWorld(): Promise<World> {
     ).secret as string;
   await world.manager.tokens.ready();
   const callbackA = world.manager.tokens.mint(`${jobA}:charge`, 1);
-  return { deps, jobA, cancelledA, jobB, spareToken, callbackA, secret };
+  const delivery = newDeliveryRecord({ ...aDeliveryWithEveryField(jobA), namespace: 'team-a' }, world.now);
+  await world.store.addDeliveries([{ ...delivery, state: 'dead' }]);
+  return { deps, jobA, cancelledA, jobB, spareToken, callbackA, deliveryA: delivery.id, secret };
 }
 
 interface RouteCase {
@@ -85,6 +91,9 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/api/job/{job}', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/job/{job}/children?step=charge', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/job/{job}/events', needs: 'read', namespaced: true },
+  { method: 'GET', path: '/api/job/{job}/deliveries', needs: 'read', namespaced: true },
+  { method: 'GET', path: '/api/deliveries?state=dead', needs: 'read', namespaced: true },
+  { method: 'POST', path: '/api/deliveries/{delivery}/redeliver', needs: 'run', namespaced: true },
   { method: 'GET', path: '/api/queues', needs: 'read', namespaced: true },
   { method: 'POST', path: '/api/workflow/billing', body: '{}', needs: 'run', namespaced: true },
   { method: 'DELETE', path: '/api/job/{job}', needs: 'run', namespaced: true },
@@ -139,7 +148,8 @@ async function send(w: World, route: RouteCase, prefix: string, secret: string) 
     .replace('{job}', w.jobA)
     .replace('{cancelled}', w.cancelledA)
     .replace('{callback}', w.callbackA)
-    .replace('{token}', w.spareToken);
+    .replace('{token}', w.spareToken)
+    .replace('{delivery}', w.deliveryA);
   // `prefix` takes the place of `/api`: `/api/ns/team-a`, or `/api` itself for `default`.
   const [path, search] = (route.namespaced ? `${prefix}${filled.slice('/api'.length)}` : filled).split(
     '?',

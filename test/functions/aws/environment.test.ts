@@ -58,6 +58,7 @@ describe('Function: readHandlerEnvironment', () => {
       retentionDays: 0,
       apiAuthorizer: false,
       replyAuth: false,
+      notify: { httpsOnly: true },
       bus: {
         kind: 'sqs',
         queuePrefix: 'Switchyard-',
@@ -85,6 +86,37 @@ describe('Function: readHandlerEnvironment', () => {
     expect(readHandlerEnvironment({ ...SQS_ENV, REPLY_AUTH: 'true' }).replyAuth).toBe(true);
     expect(() => readHandlerEnvironment({ ...SQS_ENV, REPLY_AUTH: 'on' })).toThrow(
       /REPLY_AUTH must be true or false, got "on"/,
+    );
+  });
+
+  it('reads the webhook settings (docs/notifications.md): a default target needs its secret', () => {
+    expect(
+      readHandlerEnvironment({
+        ...SQS_ENV,
+        NOTIFY_URL: 'https://hooks.example.com/in',
+        NOTIFY_SECRET: 'HOOK_KEY',
+        NOTIFY_EVENTS: 'job.failed, job.aborted',
+        NOTIFY_ALLOW_HOSTS: 'hooks.example.com,*.internal.example.com',
+        NOTIFY_HTTPS_ONLY: 'false',
+      }).notify,
+    ).toEqual({
+      default: {
+        url: 'https://hooks.example.com/in',
+        secret: 'HOOK_KEY',
+        events: ['job.failed', 'job.aborted'],
+      },
+      allowHosts: ['hooks.example.com', '*.internal.example.com'],
+      httpsOnly: false,
+    });
+    expect(
+      readHandlerEnvironment({ ...SQS_ENV, NOTIFY_URL: 'https://x.example.com/', NOTIFY_SECRET: 'K' }).notify
+        .default?.events,
+    ).toEqual(['job.completed', 'job.failed', 'job.cancelled', 'job.aborted']);
+    expect(() => readHandlerEnvironment({ ...SQS_ENV, NOTIFY_URL: 'https://x.example.com/' })).toThrow(
+      /NOTIFY_URL needs NOTIFY_SECRET/,
+    );
+    expect(() => readHandlerEnvironment({ ...SQS_ENV, NOTIFY_HTTPS_ONLY: 'no' })).toThrow(
+      /NOTIFY_HTTPS_ONLY must be true or false, got "no"/,
     );
   });
 

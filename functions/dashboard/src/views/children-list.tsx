@@ -15,6 +15,7 @@ import { plural } from '../format.js';
 import { useApi } from '../hooks.js';
 import { ProgressBar } from '../progress-bar.js';
 import { routeHref } from '../route.js';
+import { jobStateClass } from '../status-badge.js';
 import { ErrorNote } from './notes.js';
 
 /** Children shown at a time: one range of indexes, one request. */
@@ -190,7 +191,7 @@ export function ChildrenList({ jobId, step, total, done, failed, refreshKey }: C
         {shown.map((child) => (
           <li key={child.uuid}>
             <a
-              class={`child state-${child.status}`}
+              class={`child ${jobStateClass(child.status)}`}
               href={routeHref({ view: 'job', id: child.uuid })}
               data-child-index={child.index}
               data-state={child.status}

@@ -54,7 +54,7 @@ export function JobRow({ job, now, workflow = true }: { job: JobSummary; now: nu
       }}
     >
       <td class="col-status">
-        <StatusBadge status={job.status} />
+        <StatusBadge status={job.status} job />
         {job.waitingFor?.map((wait) => (
           <span
             key={wait.step}

@@ -7,18 +7,21 @@ import { absoluteTime, lastChange, shortId } from '../format.js';
 import { layoutGraph } from '../graph-layout.js';
 import { jobGraph, jobSteps } from '../graph-model.js';
 import { GraphView } from '../graph-view.js';
+import { signalsTo, useJobHistory } from '../history-entries.js';
 import { useAction, useApi, useNow, useResource } from '../hooks.js';
 import { JsonView } from '../json-view.js';
 import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
 import { StatusBadge } from '../status-badge.js';
 import { defaultStep, stepNote } from '../step-note.js';
+import { DeliveriesView } from './deliveries-view.js';
 import { HistoryView } from './history-view.js';
 import { JobLinks } from './job-links.js';
 import { KeptSignals } from './kept-signals.js';
 import { type LiveState, useLiveJob } from './live-job.js';
 import { ErrorNote, Loading } from './notes.js';
 import { QueueNote } from './queue-note.js';
+import { canRerun, RerunForm } from './rerun-form.js';
 import { StepPanel } from './step-panel.js';
 import { TimelineView } from './timeline-view.js';
 import { WaitingNote } from './waiting-note.js';
@@ -50,7 +53,13 @@ export function JobView({ id, step }: { id: string; step?: string }) {
   return (
     <section class="view job-view" data-job={job.uuid} data-job-status={job.status}>
       <Breadcrumbs id={id} job={job} />
-      <JobHeader job={job} live={live.live} changedAt={live.changedAt} onJob={live.replace} />
+      <JobHeader
+        job={job}
+        step={step && job.steps[step] ? step : defaultStep(job)}
+        live={live.live}
+        changedAt={live.changedAt}
+        onJob={live.replace}
+      />
       {definition.error && <ErrorNote error={definition.error} onRetry={definition.reload} />}
       <JobBody
         job={job}
@@ -100,11 +109,14 @@ const LIVE_LABELS: Record<LiveState, string> = {
 
 function JobHeader({
   job,
+  step,
   live,
   changedAt,
   onJob,
 }: {
   job: JobDocument;
+  /** The step the page shows: where a rerun starts unless another is chosen. */
+  step?: string;
   live: LiveState;
   changedAt?: number;
   onJob(job: JobDocument): void;
@@ -113,6 +125,7 @@ function JobHeader({
   const action = useAction();
   const now = useNow(1000);
   const [confirming, setConfirming] = useState(false);
+  const [rerunning, setRerunning] = useState(false);
   const active =
     job.status === 'scheduled' ||
     job.status === 'pending' ||
@@ -137,7 +150,7 @@ function JobHeader({
   return (
     <div class="card job-header">
       <div class="job-title">
-        <StatusBadge status={job.status} large />
+        <StatusBadge status={job.status} large job />
         <h1>
           <a class="job-workflow" href={routeHref({ view: 'workflow', name: job.workflow })}>
             {job.workflow}
@@ -208,8 +221,16 @@ function JobHeader({
                 {action.busy ? 'Retrying…' : 'Retry job'}
               </button>
             )}
+          {canRerun(job) && !rerunning && (
+            <button type="button" class="button-ghost" onClick={() => setRerunning(true)}>
+              Rerun…
+            </button>
+          )}
         </div>
       </div>
+      {rerunning && canRerun(job) && (
+        <RerunForm job={job} step={step} onJob={onJob} onClose={() => setRerunning(false)} />
+      )}
       <dl class="facts job-facts">
         <div class="fact">
           <dt>Job</dt>
@@ -302,6 +323,7 @@ function JobBody({
   onJob(job: JobDocument): void;
 }) {
   const now = useNow(1000);
+  const history = useJobHistory(job);
   const selected = step && job.steps[step] ? step : defaultStep(job);
   const layout = useMemo(() => workflow && layoutGraph(jobGraph(workflow, job)), [workflow, job]);
   const steps = workflow ? jobSteps(workflow, job).steps : [];
@@ -351,6 +373,7 @@ function JobBody({
             step={selected}
             definition={steps.find((candidate) => candidate.name === selected)}
             tasks={workflow?.tasks ?? []}
+            signals={signalsTo(history.data?.events, selected)}
             now={now}
             onJob={onJob}
           />
@@ -370,7 +393,8 @@ function JobBody({
           )}
         </section>
       </div>
-      <HistoryView job={job} />
+      <HistoryView history={history} />
+      <DeliveriesView job={job} />
     </>
   );
 }

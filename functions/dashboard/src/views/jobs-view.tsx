@@ -18,6 +18,7 @@ import {
   summaryFromDocument,
 } from '../job-search.js';
 import { type Route, routeHref } from '../route.js';
+import { jobStateClass } from '../status-badge.js';
 import { JobRow, JobTableHead } from './job-row.js';
 import { ErrorNote, Loading } from './notes.js';
 
@@ -155,7 +156,7 @@ export function JobsView({ workflow, status, id, input, attr, error }: Omit<Jobs
             <a
               key={filter}
               href={here({ status: filter })}
-              class={filter === status ? `active state-${filter}` : undefined}
+              class={filter === status ? `active ${jobStateClass(filter)}` : undefined}
               aria-current={filter === status ? 'page' : undefined}
             >
               {FILTER_LABELS[filter]}

@@ -20,7 +20,8 @@ export function KeptSignals({ job, now }: { job: JobDocument; now: number }) {
       <ul class="wait-list">
         {kept.map((signal) => (
           <li key={signal.step} data-kept-signal={signal.step}>
-            <a href={routeHref({ view: 'job', id: job.uuid, step: signal.step })} class="mono">
+            {/* A path (`publish/approve`) is kept by its first step, a workflow: step not started yet. */}
+            <a href={routeHref({ view: 'job', id: job.uuid, step: signal.step.split('/')[0] })} class="mono">
               {signal.step}
             </a>
             <span class="muted" title={absoluteTime(signal.at)}>

@@ -9,6 +9,7 @@ import type {
 } from '../api-types.js';
 import { absoluteTime, elapsedBetween, formatDuration, shortId } from '../format.js';
 import { callLabel } from '../graph-model.js';
+import { type HistoryEntry, who } from '../history-entries.js';
 import { useAction, useApi } from '../hooks.js';
 import { JsonView } from '../json-view.js';
 import { RelativeTime } from '../relative-time.js';
@@ -24,6 +25,8 @@ interface StepPanelProps {
   step: string;
   definition?: StepDefinition;
   tasks: readonly TaskDefinition[];
+  /** The signals sent to the step, oldest first, from the job's history. */
+  signals?: readonly HistoryEntry[];
   now: number;
   onJob(job: JobDocument): void;
 }
@@ -32,7 +35,7 @@ interface StepPanelProps {
  * One step of a job: its state, timings, attempts, error, children, input and output, and what its
  * definition adds: its condition, input mapping, defaults, whether it continues on error, what it calls.
  */
-export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPanelProps) {
+export function StepPanel({ job, step, definition, tasks, signals, now, onJob }: StepPanelProps) {
   const view = job.steps[step];
   if (!view) return null;
   const task = definition?.task ? tasks.find((candidate) => candidate.name === definition.task) : undefined;
@@ -107,7 +110,7 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
                 {view.calledStatus && view.status === 'running' && (
                   <>
                     {' '}
-                    <StatusBadge status={view.calledStatus} />
+                    <StatusBadge status={view.calledStatus} job />
                   </>
                 )}
               </>
@@ -121,6 +124,18 @@ export function StepPanel({ job, step, definition, tasks, now, onJob }: StepPane
           name="Attempts"
           value={`${view.attempt}${definition?.retries ? ` of ${definition.retries + 1}` : ''}`}
         />
+        {definition?.repeat && (
+          <Fact
+            name="Iterations"
+            value={
+              <span class="step-iterations" data-iterations={view.iterations ?? 0}>
+                {iterationText(view, definition.repeat.max)} <span class="muted">until</span>{' '}
+                <code>{definition.repeat.until}</code>
+              </span>
+            }
+          />
+        )}
+        {signals?.length ? <SignalledBy signals={signals} now={now} /> : null}
         <Fact name="Started" value={<RelativeTime iso={view.startedAt} now={now} />} />
         {view.endedAt && <Fact name="Ended" value={<RelativeTime iso={view.endedAt} now={now} />} />}
         {wait && wait.kind !== 'paused-call' ? (
@@ -313,6 +328,30 @@ function AttemptList({ view, now }: { view: StepView; now: number }) {
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** A loop's progress: the iterations that ended, the one running, its bound. */
+function iterationText(view: StepView, max: number): string {
+  const ended = view.iterations ?? 0;
+  if (view.status === 'completed') return `${ended} of at most ${max}, the last met the condition`;
+  if (view.status === 'running') return `iteration ${ended + 1} of at most ${max}`;
+  return `${ended} ended, at most ${max}`;
+}
+
+/** Who sent the step its signal (the latest, when several came): the history's actor. */
+function SignalledBy({ signals, now }: { signals: readonly HistoryEntry[]; now: number }) {
+  const latest = signals[signals.length - 1] as HistoryEntry;
+  return (
+    <Fact
+      name="Signalled by"
+      value={
+        <span class="step-signalled-by" data-signalled-by={who(latest)}>
+          {who(latest) || 'unknown'} <span class="muted">·</span> <RelativeTime iso={latest.at} now={now} />
+          {signals.length > 1 && <span class="muted"> ({signals.length} signals in all)</span>}
+        </span>
+      }
+    />
   );
 }
 

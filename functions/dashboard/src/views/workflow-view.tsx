@@ -15,6 +15,7 @@ import { parseJobInput } from '../job-input.js';
 import { definitionText, diffHunks, diffStats, lineDiff } from '../line-diff.js';
 import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
+import { jobStateClass } from '../status-badge.js';
 import { DefinitionGraph } from './definition-graph.js';
 import { JobRow, JobTableHead } from './job-row.js';
 import { ErrorNote, Loading } from './notes.js';
@@ -119,7 +120,7 @@ export function WorkflowView({ name }: { name: string }) {
           ).map((status) => (
             <li key={status}>
               <a
-                class={`count state-${status}`}
+                class={`count ${jobStateClass(status)}`}
                 href={routeHref({ view: 'jobs', workflow: name, status })}
                 data-count={status}
               >

@@ -4,6 +4,7 @@ import { plural } from '../format.js';
 import { useNow, useResource } from '../hooks.js';
 import { RelativeTime } from '../relative-time.js';
 import { routeHref } from '../route.js';
+import { jobStateClass } from '../status-badge.js';
 import { DefinitionGraph } from './definition-graph.js';
 import { ErrorNote, Loading } from './notes.js';
 
@@ -65,7 +66,7 @@ function WorkflowCard({ workflow, now }: { workflow: WorkflowListing; now: numbe
           {[...COUNTED_WHEN_ANY.filter((status) => (counts[status] ?? 0) > 0), ...COUNTED].map((status) => (
             <li key={status}>
               <a
-                class={`count state-${status}`}
+                class={`count ${jobStateClass(status)}`}
                 href={routeHref({ view: 'jobs', workflow: workflow.name, status })}
                 data-count={status}
               >

@@ -79,6 +79,13 @@ describeStoreContract(
     return {
       store,
       another,
+      deliveryExpiry: async (id: string) => {
+        const item = await local.client.send(
+          new GetItemCommand({ TableName: tableName, Key: { pk: { S: `DLV#${id}` }, sk: { S: 'D' } } }),
+        );
+        const expiresAt = item.Item?.expiresAt?.N;
+        return expiresAt === undefined ? undefined : Number(expiresAt);
+      },
       cleanup: async () => {
         for (const other of others) await other.close();
         await store.close();

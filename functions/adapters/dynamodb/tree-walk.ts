@@ -1,0 +1,53 @@
+import { keys, S, str } from './items.js';
+import { type DynamoDbTable, forEachLimit, type Item } from './table.js';
+
+/** Walking a finished tree from its root: what the expiry stamp (ttl-stamps.ts) and the sweep (retention.ts) both do. */
+
+export const PARALLEL_JOBS = 16;
+
+/** The tree's job ids level by level, the root's level first (through `S#<step>` markers and the children index). */
+export async function treeLevels(table: DynamoDbTable, rootId: string): Promise<string[][]> {
+  const levels: string[][] = [];
+  for (let level = [rootId]; level.length; ) {
+    levels.push(level);
+    const next: string[] = [];
+    await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
+      for (const step of await fanOutSteps(table, jobId)) {
+        for (const entry of await childEntries(table, jobId, step)) {
+          const id = str(entry, 'id');
+          if (id) next.push(id);
+        }
+      }
+    });
+    level = [...new Set(next)];
+  }
+  return levels;
+}
+
+/** The steps of a job that have children (its `S#<step>` markers). */
+export async function fanOutSteps(table: DynamoDbTable, jobId: string): Promise<string[]> {
+  const markers = await table.queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :step)',
+    ExpressionAttributeValues: { ':pk': S(keys.jobPk(jobId)), ':step': S('S#') },
+    ConsistentRead: true,
+  });
+  return markers.map((marker) => (str(marker, 'sk') ?? '').slice(2));
+}
+
+/**
+ * Every item of one fan-out step's children index: entries (`pk`, `sk`, `id`, `expiresAt`) and
+ * bucket listings, buckets in order (indexes are dense, so the first empty bucket ends them).
+ */
+export async function childEntries(table: DynamoDbTable, parentId: string, step: string): Promise<Item[]> {
+  const entries: Item[] = [];
+  for (let bucket = 0; ; bucket++) {
+    const page = await table.queryAll({
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': S(keys.childrenPk(parentId, step, bucket)) },
+      ProjectionExpression: 'pk, sk, id, expiresAt',
+      ConsistentRead: true,
+    });
+    if (!page.length) return entries;
+    entries.push(...page);
+  }
+}

@@ -1,0 +1,163 @@
+import { gsi, keys, N, num, S, SHARDS, str, time } from './items.js';
+import { isConditionFailure } from './retry.js';
+import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
+import { childEntries, fanOutSteps, PARALLEL_JOBS, treeLevels } from './tree-walk.js';
+
+/**
+ * Retention by TTL: a finished top-level job's head carries `expiresAt` (its end + the retention)
+ * from its end commit, which also writes its chunks with it: for a job with no children and no
+ * calls that is every item it has, and DynamoDB deletes them for free. A job whose tree holds more
+ * (children's heads and chunks, their index entries and bucket listings, fan-out counters, `S#`
+ * markers, commit markers, the tree's size `D`, unsent outbox items) waits in gsi2 (`TTL#<shard>`,
+ * by end time) until `stampEndedTrees` has given each of those items the root's `expiresAt`, then
+ * leaves it. None of them carries a TTL before: a tree's items live as long as its root runs, and
+ * no longer than its root's head once it ended.
+ */
+
+/** A root's cancelled children have ended (and the index shows the root) this long after its end. */
+export const SETTLE_MS = 5 * 60_000;
+
+/** What one run may write, so that a run ends in time; a tree it leaves half-stamped is taken up next run. */
+export interface StampBudget {
+  writes: number;
+  /** Set once a write was left for want of budget. */
+  short?: boolean;
+}
+
+function spend(budget: StampBudget): boolean {
+  if (budget.writes <= 0) budget.short = true;
+  return budget.writes-- > 0;
+}
+
+/**
+ * Stamps the trees of roots that ended at least `SETTLE_MS` before `now`, oldest first in each shard,
+ * until `budget` runs out. Returns the trees finished.
+ */
+export async function stampEndedTrees(
+  table: DynamoDbTable,
+  now: number,
+  budget: StampBudget,
+): Promise<number> {
+  let trees = 0;
+  for (let shard = 0; shard < SHARDS.unstamped; shard++) {
+    let start: Item | undefined;
+    do {
+      const page = await table.queryPage({
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :p AND gsi2sk < :before',
+        ExpressionAttributeValues: { ':p': S(gsi.unstamped(shard)), ':before': S(time(now - SETTLE_MS)) },
+        ExclusiveStartKey: start,
+      });
+      const roots = await table.batchGet(page.items.map((entry) => ({ pk: entry.pk, sk: entry.sk }) as Key));
+      for (const root of roots) {
+        if (budget.writes <= 0 || budget.short) return trees;
+        if (await stampTree(table, root, budget)) trees++;
+      }
+      start = page.next;
+    } while (start);
+  }
+  return trees;
+}
+
+/** Gives every item of one root's tree the root's `expiresAt`; true once the root has left gsi2. */
+async function stampTree(table: DynamoDbTable, root: Item, budget: StampBudget): Promise<boolean> {
+  const rootId = (str(root, 'pk') ?? '').slice('JOB#'.length);
+  const expiresAt = num(root, 'expiresAt');
+  const rev = num(root, 'rev');
+  if (!rootId || expiresAt === undefined || rev === undefined || !root.tt) return false;
+  for (const level of await treeLevels(table, rootId)) {
+    await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
+      if (budget.writes > 0) await stampJob(table, jobId, expiresAt, budget);
+      else budget.short = true;
+    });
+  }
+  if (budget.short) return false;
+  try {
+    // Conditional on the revision: a root retried meanwhile keeps what its own commit wrote.
+    await table.update({
+      Key: keys.head(rootId),
+      UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
+      ConditionExpression: 'rev = :rev',
+      ExpressionAttributeValues: { ':rev': N(rev) },
+    });
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** One job's items: its partition, its fan-out steps' counters and children index, its unsent outbox items. */
+async function stampJob(
+  table: DynamoDbTable,
+  jobId: string,
+  expiresAt: number,
+  budget: StampBudget,
+): Promise<void> {
+  const own = await table.queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': S(keys.jobPk(jobId)) },
+    ProjectionExpression: 'pk, sk, expiresAt, obx, pv',
+    ConsistentRead: true,
+  });
+  const items: Item[] = [...own];
+  const outbox: Key[] = [];
+  for (const item of own) {
+    // A child never started is still pending: its unsent requests are named in its versions.
+    const versions = item.pv?.L?.map((version) => version.M ?? {}) ?? [];
+    for (const attrs of [item, ...versions])
+      for (const id of attrs.obx?.SS ?? []) outbox.push(keys.outbox(id));
+  }
+  for (const step of await fanOutSteps(table, jobId)) {
+    const counters = await table.queryAll({
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': S(keys.fanPk(jobId, step)) },
+      ProjectionExpression: 'pk, sk, expiresAt',
+      ConsistentRead: true,
+    });
+    items.push(...counters, ...(await childEntries(table, jobId, step)));
+  }
+  // Any other expiry is replaced: none (written while the tree ran), an older code's backstop, or the
+  // stamp of a run the tree has since been retried past (its root ended again, later).
+  const due = items.filter((item) => num(item, 'expiresAt') !== expiresAt);
+  await forEachLimit([...due.map((item) => ({ pk: item.pk, sk: item.sk }) as Key), ...outbox], 8, (key) =>
+    spend(budget) ? stamp(table, key, expiresAt) : Promise.resolve(),
+  );
+}
+
+/** Sets an item's `expiresAt` to the root's; an item gone meanwhile is not made again. */
+async function stamp(table: DynamoDbTable, key: Key, expiresAt: number): Promise<void> {
+  try {
+    await table.update({
+      Key: key,
+      UpdateExpression: 'SET expiresAt = :at',
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(expiresAt) OR expiresAt <> :at)',
+      ExpressionAttributeValues: { ':at': N(expiresAt) },
+    });
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
+/** A day: old code still running during a deploy finishes its jobs well within it. */
+const LEGACY_MARGIN_MS = 86_400_000;
+
+/**
+ * Jobs created before this may have been finished by code that wrote no `tt` (before TTL
+ * retention): the sweep's fallback looks at no job created later. The first run with TTL on
+ * records its time plus a day (no later run changes it).
+ */
+export async function legacyCutoff(table: DynamoDbTable, now: number): Promise<number> {
+  const found = num(await table.get(keys.legacyCutoff()), 'before');
+  if (found !== undefined) return found;
+  try {
+    await table.put({
+      Item: { ...keys.legacyCutoff(), before: N(now + LEGACY_MARGIN_MS) },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
+    return now + LEGACY_MARGIN_MS;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    return num(await table.get(keys.legacyCutoff()), 'before') ?? now;
+  }
+}
