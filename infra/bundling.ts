@@ -8,6 +8,8 @@ export interface BundleSettings {
   tracing: boolean;
   /** Ship a source map, and have Node read it (`NODE_OPTIONS=--enable-source-maps`). */
   sourceMaps: boolean;
+  /** `-c secretsPrefix`: `params` secrets from Secrets Manager; unset, its client is not in the bundles. */
+  secretsPrefix?: string;
 }
 
 /** The Node version the bundles are for: the Lambda runtime, nodejs24.x. */
@@ -25,6 +27,7 @@ export function bundleDefines(settings: BundleSettings): Record<string, string> 
   return {
     'process.env.SWITCHYARD_BUNDLED_BUS': JSON.stringify(settings.bus),
     'process.env.SWITCHYARD_TRACING': JSON.stringify(String(settings.tracing)),
+    'process.env.SWITCHYARD_BUNDLED_SECRETS': JSON.stringify(String(settings.secretsPrefix !== undefined)),
   };
 }
 

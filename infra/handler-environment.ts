@@ -41,6 +41,8 @@ export function handlerEnvironment(sources: HandlerEnvironmentSources): Record<s
   if (settings.api.auth === 'token') environment.API_AUTHORIZER = 'true';
   // -c replyAuth=true: replies without their request's token are ignored.
   if (settings.replyAuth) environment.REPLY_AUTH = 'true';
+  // -c secretsPrefix: `params` secrets are read from Secrets Manager under this prefix.
+  if (settings.secretsPrefix !== undefined) environment.SECRETSMANAGER_PREFIX = settings.secretsPrefix;
   // Webhooks (docs/notifications.md): the default target, and where deliveries may go.
   const { notify } = settings;
   if (notify.url) environment.NOTIFY_URL = notify.url;

@@ -14,6 +14,8 @@ export const MANAGER_QUEUES = {
   timerDeadLetters: 'switchyard-timers-dlq',
   /** The timers function's asynchronous invocations (schedule ticks, sweeps) that failed every try. */
   timerFailures: 'switchyard-timers-failed',
+  /** Batches of the table stream the job-events function gave up on (`-c jobEvents`). */
+  jobEventFailures: 'switchyard-job-events-failed',
 } as const;
 
 const SQS_QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;

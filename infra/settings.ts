@@ -111,6 +111,11 @@ export interface SwitchyardSettings {
   notify: { url?: string; events?: string; secret?: string; allowHosts?: string; httpsOnly: boolean };
   /** Ship source maps with the functions and have Node use them in stack traces. @default false */
   sourceMaps: boolean;
+  /**
+   * `-c secretsPrefix=P`: a `params` secret NAME is the Secrets Manager secret `P` + NAME, which the
+   * manager functions may read (and no other secret). Unset: no secrets deployed. @default none
+   */
+  secretsPrefix?: string;
   /** How long a worker may hold a request before SQS delivers it again. @default 5 minutes */
   stepVisibilityTimeout: Duration;
   logRetentionDays: number;
@@ -136,6 +141,12 @@ export interface SwitchyardSettings {
   /** Every alarm notifies this SNS topic; with an address, it is subscribed by email. */
   alarms: { email?: string };
   backup: BackupSettings;
+  /**
+   * Job status changes and steps waiting for someone put on the account's default EventBridge bus
+   * (`-c jobEvents=false` turns it off): the table's stream read by the job-events function
+   * (infra/constructs/job-events.ts). @default true
+   */
+  jobEvents: boolean;
   archive: ArchiveSettings;
   workers: WorkerSettings;
 }
@@ -198,6 +209,7 @@ export function readSettings(node: Node): SwitchyardSettings {
     notify: readNotifySettings(context),
     canaryDeployments: context.flag('canaryDeployments', false),
     sourceMaps: context.flag('sourceMaps', false),
+    secretsPrefix: secretsPrefix(context.optionalText('secretsPrefix')),
     stepVisibilityTimeout: Duration.seconds(
       context.durationSeconds('stepVisibilityTimeout', 300, 30, MAX_VISIBILITY_TIMEOUT_SECONDS),
     ),
@@ -224,6 +236,7 @@ export function readSettings(node: Node): SwitchyardSettings {
       deadLettersMaxConcurrency: context.integer('deadLettersMaxConcurrency', 2, 2, 1000),
     },
     alarms: { email: alarmEmail(context.optionalText('alarmEmail')) },
+    jobEvents: context.flag('jobEvents', true),
     archive: {
       enabled: context.flag('archive', false),
       days: context.integer('archiveDays', 365, 1, 36_500),
@@ -392,6 +405,16 @@ class ContextReader {
     }
     return match;
   }
+}
+
+/** Secrets Manager names: letters, digits and `/_+=.@-`; the prefix ends the name's fixed part. */
+function secretsPrefix(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[A-Za-z0-9/_+=.@-]{1,200}$/.test(value))
+    throw new Error(
+      `-c secretsPrefix=${value}: a Secrets Manager name prefix is 1 to 200 letters, digits or /_+=.@- (e.g. switchyard/)`,
+    );
+  return value;
 }
 
 /** `-c notify…`: a URL needs its secret; the handlers check the rest as they start (functions/aws/environment.ts). */

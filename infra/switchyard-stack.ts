@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Fn, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, Fn, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -11,6 +11,7 @@ import { SwitchyardApi } from './constructs/api.js';
 import { CanaryDeployment } from './constructs/canary-deployment.js';
 import { type FunctionNetwork, HandlerFunction, LIVE_ALIAS } from './constructs/handler-function.js';
 import { JobArchive } from './constructs/job-archive.js';
+import { JobEvents } from './constructs/job-events.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
 import { RabbitMqBus } from './constructs/rabbitmq-bus.js';
 import { RunTimeQueueRemoval } from './constructs/run-time-queue-removal.js';
@@ -92,7 +93,7 @@ export class SwitchyardStack extends Stack {
 
     const store = new SwitchyardTable(this, 'Store', {
       destroy: settings.destroy,
-      stream: settings.archive.enabled,
+      stream: settings.jobEvents || settings.archive.enabled,
     });
     if (settings.backup.enabled) {
       new TableBackup(this, 'Backup', {
@@ -188,6 +189,7 @@ export class SwitchyardStack extends Stack {
       }
       if (mqBus)
         fn.allow('ReadBrokerCredentials', ['secretsmanager:GetSecretValue'], [mqBus.credentials.secretArn]);
+      if (settings.secretsPrefix !== undefined) this.allowParamsSecrets(fn, settings.secretsPrefix);
     }
     const allowCreatingQueues = (fn: HandlerFunction): void => {
       fn.allow('CreateStepQueues', CREATE_QUEUE_ACTIONS, [queuesUnderPrefix], taggingQueues);
@@ -289,6 +291,10 @@ export class SwitchyardStack extends Stack {
         creator?.function.node.addDependency(removal.resource);
     }
 
+    const jobEvents = settings.jobEvents
+      ? new JobEvents(this, 'JobEvents', { settings, table: store.table })
+      : undefined;
+
     const archive = settings.archive.enabled
       ? new JobArchive(this, 'Archive', { settings, table: store.table })
       : undefined;
@@ -306,6 +312,7 @@ export class SwitchyardStack extends Stack {
       deadLetterQueues: {
         TimerQueue: timerQueue.deadLetterQueue,
         TimerInvocationFailures: timerQueue.failures,
+        ...(jobEvents ? { JobEventFailures: jobEvents.failures } : {}),
         ...(sqsBus
           ? { ReplyQueue: sqsBus.replyDeadLetterQueue, StepQueues: sqsBus.stepDeadLetterQueue }
           : {}),
@@ -333,6 +340,7 @@ export class SwitchyardStack extends Stack {
           ...managerFunctions,
           ...(registerFunction ? [registerFunction] : []),
           ...(tokenAuthorizer ? [tokenAuthorizer.function] : []),
+          ...(jobEvents ? [jobEvents.function] : []),
           ...workerFunctions,
           ...(archive ? [archive.function] : []),
         ].map((fn) => [fn.node.id, fn.function]),
@@ -472,6 +480,24 @@ export class SwitchyardStack extends Stack {
       // Bound by hand: SqsDestination would also grant GetQueueAttributes and GetQueueUrl.
       onFailure: { bind: () => ({ destination: timerQueue.failures.queueArn }) },
     }).node.addDependency(timers.role);
+  }
+
+  /**
+   * `-c secretsPrefix`: the secrets `params` name, under the prefix only. A secret's ARN ends in a
+   * random suffix (`-AbCdEf`), so the grant names the prefix and a wildcard.
+   */
+  private allowParamsSecrets(fn: HandlerFunction, prefix: string): void {
+    const arn = this.formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: `${prefix}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    fn.allow('ReadParamsSecrets', ['secretsmanager:GetSecretValue'], [arn]);
+    fn.acknowledge(
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${prefix}*]`,
+      `The secrets workflows name in params are read under the -c secretsPrefix ${prefix} only; a secret's ARN ends in a random suffix, so only a wildcard after the name matches it.`,
+    );
   }
 
   private acknowledgeQueuePrefix(functions: HandlerFunction[], prefix: string): void {

@@ -75,8 +75,9 @@ export interface ContainerOptions {
   /** @default Date.now */
   clock?: () => number;
   /**
-   * Where `params` secrets and webhook signing secrets are read. None is wired in deployed yet: a
-   * request naming a secret fails its attempt, and `notify:` is refused at registration, saying so.
+   * Where `params` secrets and webhook signing secrets are read, instead of Secrets Manager under
+   * `-c secretsPrefix` (SECRETSMANAGER_PREFIX). With neither, a request naming a secret fails its
+   * attempt, and `notify:` is refused at registration, saying so.
    */
   secrets?: SecretResolver;
 }
@@ -128,15 +129,22 @@ export async function createContainer(
   const schedules = env.schedules
     ? lazySchedules({ ...env.schedules, clock }, options.clients?.scheduler, capture)
     : undefined;
+  // Secrets given (tests), or Secrets Manager's under -c secretsPrefix; none: a request naming a
+  // secret fails its attempt, and `notify:` is refused at registration, saying so.
+  const secrets =
+    options.secrets ??
+    (env.secretsPrefix
+      ? lazySecrets?.(env.secretsPrefix, options.clients?.secretsManager, capture)
+      : undefined);
   const deliveryRules: DeliveryRules = {
     httpsOnly: env.notify.httpsOnly,
     ...(env.notify.allowHosts ? { allowHosts: env.notify.allowHosts } : {}),
   };
   const manager = new Manager({
     store,
-    bus: secretResolvingBus(bus, options.secrets),
+    bus: secretResolvingBus(bus, secrets),
     defaultNotify: defaultNotifyOf(env),
-    notifyChecks: { rules: deliveryRules, secrets: options.secrets },
+    notifyChecks: { rules: deliveryRules, secrets },
     timers,
     telemetry,
     clock,
@@ -155,7 +163,7 @@ export async function createContainer(
   });
   const deliveries = new DeliveryPump({
     log: store,
-    secrets: options.secrets,
+    secrets,
     rules: deliveryRules,
     logger: telemetry.logger,
     metrics: telemetry.metrics,
@@ -173,6 +181,29 @@ function defaultNotifyOf(env: HandlerEnvironment): NotifyTarget[] | undefined {
     `NOTIFY_URL, NOTIFY_EVENTS, NOTIFY_SECRET: ${read.problems.map((p) => p.message).join('; ')}`,
   );
 }
+
+/**
+ * Secrets Manager's secrets under a prefix (functions/aws/secrets-manager-secrets.ts), the client and
+ * the resolver imported when a request first names a secret. A stack without `-c secretsPrefix`
+ * bundles its functions with `SWITCHYARD_BUNDLED_SECRETS` false (infra/bundling.ts): this is then
+ * `undefined` as esbuild reads it, and neither module nor any of this code is in the bundle.
+ */
+const lazySecrets =
+  process.env.SWITCHYARD_BUNDLED_SECRETS === 'false'
+    ? undefined
+    : (prefix: string, client: SecretsManagerClient | undefined, capture: CaptureClient): SecretResolver => {
+        const resolver = lazy(async () => {
+          const [sdk, { secretsManagerSecrets }] = await Promise.all([
+            import('@aws-sdk/client-secrets-manager'),
+            import('./secrets-manager-secrets.js'),
+          ]);
+          return secretsManagerSecrets({
+            client: capture(client ?? new sdk.SecretsManagerClient(sdkClientConfig())),
+            prefix,
+          });
+        });
+        return { resolve: async (names) => (await resolver()).resolve(names) };
+      };
 
 /**
  * Workflow schedules whose Scheduler client loads on first use: every function of a stack with a

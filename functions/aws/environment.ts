@@ -56,6 +56,11 @@ export interface HandlerEnvironment {
   replyAuth: boolean;
   /** Workflow schedules on EventBridge Scheduler (SCHEDULE_GROUP, SCHEDULE_ROLE_ARN, SCHEDULE_TARGET_ARN). */
   schedules?: ScheduleEnvironment;
+  /**
+   * `params` secrets are read from Secrets Manager, the secret `<prefix><name>` (SECRETSMANAGER_PREFIX,
+   * `-c secretsPrefix`); unset, a request naming a secret fails its attempt.
+   */
+  secretsPrefix?: string;
   /** Webhooks (docs/notifications.md): the stack's default target and where deliveries may go. */
   notify: NotifyEnvironment;
 }
@@ -136,6 +141,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
   if (replyAuthValue !== 'true' && replyAuthValue !== 'false')
     reader.problems.push(`REPLY_AUTH must be true or false, got "${replyAuthValue}"`);
   const replyAuth = replyAuthValue === 'true';
+  const secretsPrefix = reader.optional('SECRETSMANAGER_PREFIX');
   const scheduleGroup = reader.optional('SCHEDULE_GROUP');
   const schedules: ScheduleEnvironment | undefined = scheduleGroup
     ? {
@@ -206,6 +212,7 @@ export function readHandlerEnvironment(env: NodeJS.ProcessEnv = process.env): Ha
     apiAuthorizer,
     replyAuth,
     ...(schedules ? { schedules } : {}),
+    ...(secretsPrefix ? { secretsPrefix } : {}),
     notify,
   };
 }

@@ -18,8 +18,9 @@ export interface SwitchyardTableProps {
   /** Delete the table with the stack (test stacks); otherwise it is retained and protected. */
   destroy: boolean;
   /**
-   * The table's stream, with old and new images: a TTL deletion's record then carries the item it
-   * deleted (the archive, `-c archive=true`). Another reader of the stream uses the same view type.
+   * The table's stream, with old and new images (NEW_AND_OLD_IMAGES): what its readers compare (the
+   * job-events function, `-c jobEvents`) and a TTL deletion's record carries the item it deleted (the
+   * archive, `-c archive=true`). Every reader uses this one view type.
    */
   stream?: boolean;
 }

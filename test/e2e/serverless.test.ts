@@ -2,6 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import {
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
@@ -9,6 +13,8 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWorkflows, type WorkflowDefinition } from '../../engine/index.js';
 import { startOrderWorkers } from '../../examples/order-pipeline/workers.js';
@@ -21,6 +27,7 @@ import { sqsBusFactory } from '../../functions/aws/sqs-bus-factory.js';
 import { POISONED_REASON_ATTRIBUTE, SqsReplyPoisonQueue } from '../../functions/aws/sqs-poison-queue.js';
 import { createApiHandler } from '../../functions/handlers/api.js';
 import { createDeadLettersHandler } from '../../functions/handlers/dead-letters.js';
+import { createJobEventsHandler } from '../../functions/handlers/job-events.js';
 import { createRegisterWorkflowsHandler } from '../../functions/handlers/register-workflows.js';
 import { createRepliesSqsHandler } from '../../functions/handlers/replies-sqs.js';
 import { createTimersHandler } from '../../functions/handlers/timers.js';
@@ -42,6 +49,7 @@ import {
   startDynamoDbLocal,
   uniqueTableName,
 } from '../support/dynamodb-local.js';
+import { type DynamoDbStreamSource, startDynamoDbStreamSource } from '../support/dynamodb-stream-source.js';
 import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../support/fauxqs.js';
 import { managerDyingOn } from '../support/memory-manager.js';
 import {
@@ -131,6 +139,7 @@ let queues: { reply: string; timers: string; stepDlq: string };
 let arns: { reply: string; timers: string; stepDlq: string };
 const containers: { container: Container; telemetry: RecordingTelemetry }[] = [];
 const sources: SqsEventSource[] = [];
+let jobEventsSource: DynamoDbStreamSource | undefined;
 const workers: Worker[] = [];
 let api: ReturnType<typeof createApiHandler>;
 let timersContainer: Container;
@@ -240,10 +249,38 @@ function duplicatingTransport(client: SQSClient, counter: { count: number }): Wo
   };
 }
 
+/** What the job-events function put on EventBridge (played by aws-sdk-client-mock), in order. */
+const putEvents: PutEventsRequestEntry[] = [];
+
+/** The stack's filter on the stream (infra/constructs/job-events.ts): writes of job heads. */
+const jobHeadWrites = (record: DynamoDBRecord): boolean =>
+  (record.eventName === 'INSERT' || record.eventName === 'MODIFY') && record.dynamodb?.Keys?.sk?.S === 'J';
+
 beforeAll(async () => {
   [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startSqsEmulator()]);
   const tableName = uniqueTableName('switchyard-e2e');
-  await createSwitchyardTable(dynamo.client, tableName);
+  const streamArn = await createSwitchyardTable(dynamo.client, tableName, { stream: true });
+  if (!streamArn) throw new Error('DynamoDB Local gave the table no stream');
+  // The job-events function on the table's stream, as deployed; EventBridge records what it is given.
+  const eventBridge = new EventBridgeClient({ region: 'us-east-1' });
+  mockClient(eventBridge)
+    .on(PutEventsCommand)
+    .callsFake((input: { Entries: PutEventsRequestEntry[] }) => {
+      putEvents.push(...input.Entries);
+      return { FailedEntryCount: 0, Entries: input.Entries.map((_, n) => ({ EventId: `event-${n}` })) };
+    });
+  const jobEventsTelemetry = recordingTelemetry();
+  jobEventsSource = startDynamoDbStreamSource({
+    endpoint: dynamo.endpoint,
+    streamArn,
+    filter: jobHeadWrites,
+    handler: createJobEventsHandler({
+      events: eventBridge,
+      source: 'switchyard.Switchyard-e2e',
+      stack: 'Switchyard-e2e',
+      logger: jobEventsTelemetry.logger,
+    }),
+  });
   prefix = uniqueQueuePrefix('e2e');
   // The stack's own queues (infra/constructs/sqs-bus.ts, timers.ts); step queues come with registration.
   const replyDlq = await createQueue(sqs.client, `${prefix}workflow-manager-dlq`);
@@ -341,6 +378,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(workers.map((worker) => worker.stop()));
   await Promise.all(sources.map((source) => source.stop()));
+  await jobEventsSource?.stop();
   for (const { container } of containers) {
     await container.manager.drain();
     container.manager.stop();
@@ -388,6 +426,32 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     );
     expect(ignored).toBeGreaterThanOrEqual(workerDuplicates.count);
     expect(replies?.stats.largestBatch).toBeGreaterThan(1);
+    // The table's stream took the job's status changes to EventBridge, in order, once each.
+    const statuses = await eventually(
+      `job ${id}'s completion on EventBridge`,
+      async () => {
+        const seen = putEvents
+          .filter((entry) => entry.DetailType === 'Switchyard Job Status Change')
+          .map((entry) => JSON.parse(entry.Detail ?? '{}'))
+          .filter((detail) => detail.jobId === id);
+        return seen.some((detail) => detail.status === 'completed') ? seen : undefined;
+      },
+      30_000,
+    );
+    // Started and sent its first request in one commit: created running.
+    expect(statuses.map((detail) => [detail.previousStatus, detail.status])).toEqual([
+      [null, 'running'],
+      ['running', 'completed'],
+    ]);
+    expect(statuses.at(-1)).toMatchObject({
+      workflow: 'book-word-counts',
+      namespace: 'default',
+      parentId: null,
+    });
+    const children = putEvents
+      .map((entry) => JSON.parse(entry.Detail ?? '{}'))
+      .filter((detail) => detail.parentId === id && detail.status === 'completed');
+    expect(children).toHaveLength(12);
   }, 180_000);
 
   it('counts the words with the workers as Lambda functions, fed by SQS event sources', async () => {
@@ -561,6 +625,65 @@ describe('Serverless simulation (DynamoDB Local, fauxqs, Lambda handlers, SDK wo
     expect(job.status).toBe('completed');
     expect(job.result).toEqual({ napper: 'ann' });
     expect(Date.parse(job.steps.doze?.endedAt as string)).toBeGreaterThanOrEqual(wakes);
+  }, 60_000);
+
+  it('sends a params secret read from Secrets Manager under the prefix, and no item of the table or log holds it', async () => {
+    // Prepare: a manager deployed with -c secretsPrefix=switchyard/ (SECRETSMANAGER_PREFIX); Secrets Manager
+    // answers GetSecretValue for switchyard/<name> (aws-sdk-client-mock).
+    const secret = `sk-sim-${randomUUID()}`;
+    const secretsManager = new SecretsManagerClient({ region: 'us-east-1' });
+    mockClient(secretsManager)
+      .on(GetSecretValueCommand, { SecretId: 'switchyard/payments/api-key' })
+      .resolves({ SecretString: secret });
+    const telemetry = recordingTelemetry();
+    const container = await createContainer(
+      { ...environment, secretsPrefix: 'switchyard/' },
+      {
+        buses: { sqs: sqsBusFactory },
+        clients: { dynamodb: dynamo.newClient(), sqs: sqs.newClient(), secretsManager },
+        telemetry,
+      },
+    );
+    containers.push({ container, telemetry });
+    const secretsApi = createApiHandler({ ...container, maxBodyBytes: environment.maxBodyBytes });
+    const registered = await callOn(secretsApi, 'PUT', '/api/workflow/pay-with-secret', {
+      body: 'name: pay-with-secret\nsteps:\n  - name: charge\n    queue: secret-charge\n    params:\n      apiKey: { secret: payments/api-key }\n',
+      headers: { 'content-type': 'application/yaml' },
+    });
+    expect(registered.status).toBe(201);
+    const queueUrl = `${queues.reply.slice(0, queues.reply.lastIndexOf('/') + 1)}${prefix}secret-charge`;
+
+    // Act
+    const started = await callOn(secretsApi, 'POST', '/api/workflow/pay-with-secret', {
+      body: { order: 'o-7' },
+    });
+    const request = await eventually(
+      'the charge request on its queue',
+      async () => {
+        const { Messages } = await sqs.client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            WaitTimeSeconds: 1,
+            MessageAttributeNames: ['All'],
+          }),
+        );
+        return Messages?.[0];
+      },
+      30_000,
+    );
+
+    // Assess: the worker got the value; the table (every item, every attribute) and the logs did not.
+    expect(started.status).toBe(201);
+    expect(JSON.parse(request.Body ?? '{}')).toEqual({ order: 'o-7', apiKey: secret });
+    const { Items = [] } = await dynamo.client.send(new ScanCommand({ TableName: environment.tableName }));
+    const stored = JSON.stringify(Items, (_key, value) =>
+      value instanceof Uint8Array ? gunzipIfZipped(value) : value,
+    );
+    expect(stored).toContain('payments/api-key');
+    expect(stored).not.toContain(secret);
+    expect(JSON.stringify(telemetry.logs)).not.toContain(secret);
+    const job = await callOn(secretsApi, 'GET', `/api/job/${started.body.id}`);
+    expect(JSON.stringify(job.body)).not.toContain(secret);
   }, 60_000);
 
   it('fails the attempt of a request that ends in the step dead-letter queue', async () => {
@@ -1088,3 +1211,11 @@ describe('Serverless simulation: a reply whose handling kills every replies func
     expect(telemetry.counted('replies_poisoned_total')).toBe(1);
   }, 180_000);
 });
+
+/** A binary attribute as text: gzip (the store's compressed JSON) unzipped, other bytes as they are. */
+function gunzipIfZipped(bytes: Uint8Array): string {
+  const buffer = Buffer.from(bytes);
+  return buffer[0] === 0x1f && buffer[1] === 0x8b
+    ? gunzipSync(buffer).toString('utf8')
+    : buffer.toString('latin1');
+}

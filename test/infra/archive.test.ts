@@ -63,8 +63,11 @@ describe('The archive (-c archive=true)', () => {
       });
 
       // The stream's mapping: the alias, TTL removals of heads and chunks only, bounded retries, a failure queue.
+      // (The job events read the same stream with a mapping of their own: job-events.test.ts.)
       const mappings = Object.values(resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')).filter(
-        (mapping) => JSON.stringify(mapping.Properties?.EventSourceArn).includes('StreamArn'),
+        (mapping) =>
+          JSON.stringify(mapping.Properties?.EventSourceArn).includes('StreamArn') &&
+          JSON.stringify(mapping.Properties?.FunctionName).includes('ArchiveFunction'),
       );
       expect(mappings).toHaveLength(1);
       const mapping = mappings[0]?.Properties ?? {};
@@ -107,9 +110,9 @@ describe('The archive (-c archive=true)', () => {
   );
 
   test(
-    'is off by default: no stream, no bucket, no archive function',
+    'is off by default: no stream (with the job events off too), no bucket, no archive function',
     () => {
-      const { template } = synthStack();
+      const { template } = synthStack({ jobEvents: 'false' });
       const table = Object.values(resourcesOfType(template, 'AWS::DynamoDB::Table'))[0];
       expect(table?.Properties?.StreamSpecification).toBeUndefined();
       expect(Object.keys(resourcesOfType(template, 'AWS::S3::Bucket'))).toEqual([]);

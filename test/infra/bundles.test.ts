@@ -23,6 +23,7 @@ describe('the synthesized functions bundle only their bus (SQS)', CDK, () => {
     expect(Object.keys(assets).sort()).toEqual([
       'ApiFunction',
       'DeadLettersFunction',
+      'JobEventsFunction',
       'RegisterWorkflowsFunction',
       'RemoveQueuesFunction',
       'RepliesFunction',
@@ -47,6 +48,7 @@ describe('the synthesized functions bundle only their bus (RabbitMQ)', CDK, () =
     const assets = assetsOf(synthStack({ bus: 'rabbitmq' }));
     expect(Object.keys(assets).sort()).toEqual([
       'ApiFunction',
+      'JobEventsFunction',
       'RegisterWorkflowsFunction',
       'RepliesFunction',
       'TimersFunction',

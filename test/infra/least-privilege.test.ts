@@ -59,6 +59,7 @@ const COMMAND_ACTIONS: Record<string, string[]> = {
   CreateScheduleCommand: ['scheduler:CreateSchedule', 'iam:PassRole'],
   UpdateScheduleCommand: ['scheduler:UpdateSchedule', 'iam:PassRole'],
   DeleteScheduleCommand: ['scheduler:DeleteSchedule'],
+  PutEventsCommand: ['events:PutEvents'],
 };
 
 /** Names that look like actions but are not IAM actions: granting them grants nothing. */
@@ -153,6 +154,7 @@ const VARIANTS: Variant[] = [
   { name: 'SQS bus', context: {} },
   { name: 'RabbitMQ bus', context: { bus: 'rabbitmq' } },
   { name: 'token authorizer', context: { auth: 'token' } },
+  { name: 'params secrets', context: { secretsPrefix: 'switchyard/' } },
   { name: 'archive', context: { archive: 'true' } },
 ];
 
@@ -288,6 +290,7 @@ describe.each(VARIANTS)('IAM least privilege, statement by statement ($name)', (
           'RegisterWorkflowsFunction',
           'RemoveQueuesFunction',
           'ApiAuthorizerFunction',
+          'JobEventsFunction',
           'ArchiveFunction',
         ].includes(f.id),
     );
@@ -405,6 +408,19 @@ function justify(
     all(/^<TimerQueueFailures[A-Z0-9]+\.Arn>$/)
   )
     return "Lambda sends the function's failed asynchronous invocations to its on-failure destination";
+  if (fn.id === 'JobEventsFunction') {
+    if (PLATFORM_ACTIONS.streamTrigger.includes(action) && all(/^<StoreTable[A-Z0-9]+\.StreamArn>$/))
+      return 'the DynamoDB stream event source mapping reads the table stream';
+    if (action === 'dynamodb:ListStreams' && all(/^\*$/))
+      return 'the DynamoDB stream event source mapping (ListStreams has no resource-level permissions)';
+    if (action === 'sqs:SendMessage' && all(/^<JobEventsFailures[A-Z0-9]+\.Arn>$/))
+      return "the event source mapping sends a discarded batch's place to its on-failure queue";
+    if (
+      action === 'events:PutEvents' &&
+      all(/^arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus\/default$/)
+    )
+      return "the job events, on the account's default bus only";
+  }
   if (
     fn.id === 'ArchiveFunction' &&
     PLATFORM_ACTIONS.streamTrigger.includes(action) &&
@@ -433,6 +449,12 @@ function justify(
     return 'the bus and the timer queue';
   if (action === 'secretsmanager:GetSecretValue' && all(/^<RabbitMqBusCredentials[A-Z0-9]+>$/))
     return 'the broker secret';
+  if (
+    action === 'secretsmanager:GetSecretValue' &&
+    variant === 'params secrets' &&
+    all(/^arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:switchyard\/\*$/)
+  )
+    return 'the secrets params name, under -c secretsPrefix only';
   if (
     action === 'secretsmanager:GetSecretValue' &&
     fn.id === 'ApiAuthorizerFunction' &&

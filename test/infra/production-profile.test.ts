@@ -51,7 +51,9 @@ describe('-c profile=production with the SQS bus', CDK, () => {
     const aliases = resourcesOfType(template, 'AWS::Lambda::Alias');
     const aliasIds = new Set(Object.keys(aliases));
     const functions = Object.keys(resourcesOfType(template, 'AWS::Lambda::Function')).filter((id) =>
-      /^(Api|Replies|Timers|DeadLetters|RegisterWorkflows|RemoveQueues|ApiAuthorizer)Function/.test(id),
+      /^(Api|Replies|Timers|DeadLetters|RegisterWorkflows|RemoveQueues|ApiAuthorizer|JobEvents)Function/.test(
+        id,
+      ),
     );
     for (const alias of Object.values(aliases)) {
       expect(alias.Properties?.Name).toBe('live');

@@ -32,6 +32,8 @@ const UNSCOPED_ACTIONS = new Set([
   'xray:PutTraceSegments',
   'xray:PutTelemetryRecords',
   'sqs:ListQueues',
+  // The job-events function's DynamoDB stream event source mapping.
+  'dynamodb:ListStreams',
 ]);
 const WILDCARD_ARNS = [
   // queues of workflows registered after the deploy
@@ -273,6 +275,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     expect(names).toEqual(
       [
         ...FIXTURE_STEP_QUEUES,
+        'switchyard-job-events-failed',
         'switchyard-steps-dlq',
         'switchyard-timers',
         'switchyard-timers-dlq',
@@ -399,10 +402,11 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
     // The functions that register workflows create their schedules, which target the timers function.
     const registering = ['ApiFunction', 'RegisterWorkflowsFunction'];
     const target = { Ref: Match.stringLikeRegexp('^TimersFunctionLive') };
-    // The queue removal reads no environment: it is told everything by its custom resource.
+    // The queue removal reads no environment: it is told everything by its custom resource; the
+    // job-events function reads only STACK_NAME (job-events.test.ts).
     const ids = handlerFunctions(synthesized.stack)
       .map((fn) => fn.node.id)
-      .filter((id) => id !== 'RemoveQueuesFunction');
+      .filter((id) => id !== 'RemoveQueuesFunction' && id !== 'JobEventsFunction');
     expect(ids.sort()).toEqual([
       'ApiFunction',
       'DeadLettersFunction',
@@ -581,12 +585,13 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       (alarm) => alarm.Properties ?? {},
     );
     const dlqAlarms = alarms.filter((alarm) => alarm.MetricName === 'ApproximateNumberOfMessagesVisible');
-    // The reply, step and timer dead-letter queues, and the timers function's failure queue.
-    expect(dlqAlarms).toHaveLength(4);
+    // The reply, step and timer dead-letter queues, the timers function's and the job events' failure queues.
+    expect(dlqAlarms).toHaveLength(5);
     expect(dlqAlarms.every((alarm) => alarm.Threshold === 1)).toBe(true);
+    // API, replies, timers, dead letters, registration and job events.
     expect(
       alarms.filter((alarm) => alarm.MetricName === 'Errors' && alarm.Namespace === 'AWS/Lambda'),
-    ).toHaveLength(5);
+    ).toHaveLength(6);
     expect(alarms).toContainEqual(
       expect.objectContaining({
         Namespace: 'Switchyard',
@@ -619,7 +624,7 @@ describe('SwitchyardStack with the SQS bus (the default)', CDK, () => {
       3 * 24 * 3600,
       3 * 24 * 3600,
     ]);
-    expect(alarms.filter((alarm) => alarm.MetricName === 'Throttles')).toHaveLength(5);
+    expect(alarms.filter((alarm) => alarm.MetricName === 'Throttles')).toHaveLength(6);
     for (const metric of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
       expect(alarms).toContainEqual(
         expect.objectContaining({ Namespace: 'AWS/DynamoDB', MetricName: metric }),
@@ -785,11 +790,12 @@ describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
     template.resourceCountIs('AWS::EC2::FlowLog', 1);
   });
 
-  test('no SQS bus queues: only the timer queue, its dead-letter queue and the failure queue', () => {
+  test('no SQS bus queues: only the timer queue, its dead-letter queue and the failure queues', () => {
     const names = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue')).map(
       (queue) => queue.Properties?.QueueName,
     );
     expect(names.sort()).toEqual([
+      'Switchyard_switchyard-job-events-failed',
       'Switchyard_switchyard-timers',
       'Switchyard_switchyard-timers-dlq',
       'Switchyard_switchyard-timers-failed',
@@ -798,7 +804,7 @@ describe('SwitchyardStack with the RabbitMQ bus (-c bus=rabbitmq)', CDK, () => {
   });
 
   test('the environment contract of the RabbitMQ bus', () => {
-    for (const fn of handlerFunctions(synthesized.stack)) {
+    for (const fn of handlerFunctions(synthesized.stack).filter((f) => f.node.id !== 'JobEventsFunction')) {
       const environment = environmentOf(synthesized, fn.node.id);
       expect(environment).toMatchObject({
         BUS: 'rabbitmq',
@@ -929,8 +935,8 @@ describe('SwitchyardStack context', CDK, () => {
     const names = Object.values(resourcesOfType(synthesized.template, 'AWS::SQS::Queue')).map(
       (queue) => queue.Properties?.QueueName,
     );
-    // The manager's own: reply, its DLQ, step DLQ, timers, its DLQ and its failure queue.
-    expect(names).toHaveLength(6);
+    // The manager's own: reply, its DLQ, step DLQ, timers, its DLQ, its failure queue and the job events'.
+    expect(names).toHaveLength(7);
     expect(unacknowledgedFindings(synthesized)).toEqual([]);
   });
 
@@ -974,7 +980,9 @@ describe('SwitchyardStack context', CDK, () => {
           (mapping.Properties?.ScalingConfig as { MaximumConcurrency?: number } | undefined)
             ?.MaximumConcurrency,
       )
+      .filter((maximum) => maximum !== undefined)
       .sort((a, b) => Number(a) - Number(b));
+    // The SQS event sources' (the job events' stream mapping has no maximum concurrency).
     expect(concurrency).toEqual([3, 4, 20]);
     expect(functionProperties(synthesized, 'ApiFunction').ReservedConcurrentExecutions).toBeUndefined();
     expect(() => synthStack({ repliesMaxConcurrency: '1' })).toThrow(

@@ -97,17 +97,35 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
 }
 
 /** Creates the Switchyard table (schema shared with the store and the stack), waits for ACTIVE, enables TTL. */
-export async function createSwitchyardTable(client: DynamoDBClient, tableName: string): Promise<void> {
-  await client.send(new CreateTableCommand(switchyardTableInput(tableName)));
+/**
+ * Creates the table; with `stream`, its stream of old and new images on (as the stack's, `-c jobEvents`),
+ * and returns the stream's ARN.
+ */
+export async function createSwitchyardTable(
+  client: DynamoDBClient,
+  tableName: string,
+  options: { stream?: boolean } = {},
+): Promise<string | undefined> {
+  await client.send(
+    new CreateTableCommand({
+      ...switchyardTableInput(tableName),
+      ...(options.stream
+        ? { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } }
+        : {}),
+    }),
+  );
   const deadline = Date.now() + 30_000;
+  let streamArn: string | undefined;
   for (;;) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    streamArn = Table?.LatestStreamArn;
     if (Table?.TableStatus === 'ACTIVE') break;
     if (Date.now() > deadline)
       throw new Error(`table ${tableName} is still ${Table?.TableStatus} after 30 s`);
     await delay(50);
   }
   await client.send(new UpdateTimeToLiveCommand(switchyardTimeToLiveInput(tableName)));
+  return streamArn;
 }
 
 /** A table name no other test uses. */

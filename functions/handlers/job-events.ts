@@ -1,0 +1,65 @@
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { StreamImage } from '../adapters/dynamodb/stream-heads.js';
+import { eventSourceOf, type HeadChangeRecord, jobEventsOf, putEventsEntryOf } from '../aws/job-events.js';
+import { createLambdaTelemetry } from '../aws/lambda-telemetry.js';
+import { putInOrder, type SourcedEntry } from '../aws/put-job-events.js';
+import { sdkClientConfig } from '../aws/sdk-clients.js';
+import type { Logger } from '../telemetry/telemetry.js';
+
+export type JobEventsHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
+
+/**
+ * The table's stream, filtered to job heads (infra/constructs/job-events.ts), as EventBridge events on
+ * the account's default bus: a job's status change and a step waiting for someone (docs/deploying.md,
+ * "Events on EventBridge"). Entries go in order, 10 a request; at the first refused one the batch
+ * reports that record as its first failure (ReportBatchItemFailures), and the event source retries
+ * from it, a bounded number of times, then records the rest in its on-failure queue.
+ */
+export function createJobEventsHandler(deps: {
+  events: EventBridgeClient;
+  /** The events' `source`: `switchyard.<stack>`. */
+  source: string;
+  stack: string;
+  logger: Logger;
+}): JobEventsHandler {
+  return async (event) => {
+    const entries: SourcedEntry[] = [];
+    for (const record of event.Records) {
+      const sequenceNumber = record.dynamodb?.SequenceNumber;
+      if (!sequenceNumber) continue;
+      for (const jobEvent of jobEventsOf(headChange(record), deps.stack))
+        entries.push({ entry: putEventsEntryOf(jobEvent, deps.source), sequenceNumber });
+    }
+    if (!entries.length) return { batchItemFailures: [] };
+    const failed = await putInOrder(deps.events, entries, (refused) =>
+      deps.logger.warn('EventBridge refused job events; the batch is retried from their record', refused),
+    );
+    deps.logger.debug('job events put', { records: event.Records.length, entries: entries.length });
+    return { batchItemFailures: failed === undefined ? [] : [{ itemIdentifier: failed }] };
+  };
+}
+
+function headChange(record: DynamoDBRecord): HeadChangeRecord {
+  return {
+    eventName: record.eventName,
+    dynamodb: {
+      NewImage: record.dynamodb?.NewImage as StreamImage | undefined,
+      OldImage: record.dynamodb?.OldImage as StreamImage | undefined,
+    },
+  };
+}
+
+let built: JobEventsHandler | undefined;
+
+export const handler: JobEventsHandler = (event) => {
+  const stack = process.env.STACK_NAME;
+  if (!stack) throw new Error('STACK_NAME is not set: the job-events function names its events by the stack');
+  built ??= createJobEventsHandler({
+    events: new EventBridgeClient(sdkClientConfig()),
+    source: eventSourceOf(stack),
+    stack,
+    logger: createLambdaTelemetry({ logLevel: 'info' }).logger,
+  });
+  return built(event);
+};
