@@ -28,7 +28,9 @@ export interface JobEventsProps {
  * images and puts the events, 10 to a call, reporting the first record whose events EventBridge
  * refused (ReportBatchItemFailures). A batch that keeps failing is retried 10 times, split in
  * halves, then its place in the stream is recorded in the `JobEventFailures` queue (alarmed).
- * The role may put events on the default bus only.
+ * The role may put events on the default bus only, and add to the table's finished counts: a
+ * finished top-level job whose head TTL deleted is taken off them (with job events off, the counts of
+ * finished jobs are totals since the table began: docs/deploying.md).
  */
 export class JobEvents extends Construct {
   readonly function: HandlerFunction;
@@ -51,10 +53,12 @@ export class JobEvents extends Construct {
       description: 'Switchyard job events: job heads from the table stream to the default EventBridge bus',
       memorySize: 256,
       timeout: Duration.seconds(60),
-      environment: { STACK_NAME: settings.stackName },
+      environment: { STACK_NAME: settings.stackName, TABLE_NAME: props.table.tableName },
       settings,
     });
     this.function.allow('PutJobEvents', ['events:PutEvents'], [defaultBusArn(this)]);
+    // A finished job that TTL deleted is taken off the finished counts (one counter item's ADD).
+    this.function.allow('TakeExpiredOffCounts', ['dynamodb:UpdateItem'], [props.table.tableArn]);
     // Lambda sends a discarded batch's place in the stream to the on-failure queue with the function's role.
     this.function.allow('SendDiscardedBatches', ['sqs:SendMessage'], [this.failures.queueArn]);
     this.function.acknowledge(
@@ -78,6 +82,15 @@ export class JobEvents extends Construct {
           // (and the record's own fields) can be filtered on; a head's deletion tells nothing new.
           lambda.FilterCriteria.filter({
             eventName: lambda.FilterRule.or('INSERT', 'MODIFY'),
+            dynamodb: { Keys: { sk: { S: lambda.FilterRule.isEqual('J') } } },
+          }),
+          // A head TTL deleted: a finished job leaves the finished counts (retention by TTL).
+          lambda.FilterCriteria.filter({
+            eventName: lambda.FilterRule.isEqual('REMOVE'),
+            userIdentity: {
+              type: lambda.FilterRule.isEqual('Service'),
+              principalId: lambda.FilterRule.isEqual('dynamodb.amazonaws.com'),
+            },
             dynamodb: { Keys: { sk: { S: lambda.FilterRule.isEqual('J') } } },
           }),
         ],
