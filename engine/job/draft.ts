@@ -14,6 +14,11 @@ export class Draft {
   readonly job: JobRecord;
   readonly graph: Graph;
   readonly changedSteps = new Set<string>();
+  /**
+   * A step was set suspended, or a signal step running, in this transition: only then can a job that
+   * did not wait for someone start to (listed-status.ts, `settleWaits`).
+   */
+  mayStartWaiting = false;
   /** The job's own fields (not its steps) that `updateJob` set. */
   readonly changedFields = new Set<keyof JobRecord>();
   changed = false;
@@ -60,7 +65,11 @@ export class Draft {
    * the object into a slow dictionary).
    */
   updateStep(name: string, changes: Partial<StepState>): StepState {
-    const index = this.indexOf(name);
+    const node = this.graph.byName.get(name);
+    if (!node) throw new Error(`job ${this.job.id} has no step ${name}`);
+    const index = node.index;
+    if (changes.status === 'suspended' || (changes.status === 'running' && node.kind === 'signal'))
+      this.mayStartWaiting = true;
     const next = { ...(this.job.steps.get(index) as StepState), ...changes };
     this.job.steps = this.job.steps.with(index, next, this.stepsEdit);
     this.changedSteps.add(name);

@@ -65,8 +65,9 @@ export function stepWaitsForSomeone(state: StepState, isSignalStep: boolean): bo
 
 /**
  * After a transition's events: the job's `waitsForSomeone` is brought up to date. A job that did
- * not wait and whose changed steps do not wait cannot wait now, so only a job that waits (or
- * starts waiting) reads all its steps: the other transitions cost what they cost before.
+ * not wait can start to only when a step was set suspended or a signal step running (the draft
+ * notes it), so only a job that waits (or starts waiting) reads all its steps: the other
+ * transitions cost what they cost before.
  */
 export function settleWaits(d: Draft): void {
   // Kept whatever the status: a paused job that waits still waits when it is resumed.
@@ -77,6 +78,7 @@ export function settleWaits(d: Draft): void {
 function jobWaits(d: Draft): boolean {
   // Plain loops, no closure: this runs in every transition (a fan-out's slice runs thousands).
   if (!d.job.waitsForSomeone) {
+    if (!d.mayStartWaiting) return false;
     for (const name of d.changedSteps) if (stepWaitsNow(d, name)) return true;
     return false;
   }
