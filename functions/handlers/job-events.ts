@@ -99,8 +99,11 @@ export const handler: JobEventsHandler = (event) => {
     source: eventSourceOf(stack),
     stack,
     logger: createLambdaTelemetry({ logLevel: 'info' }).logger,
-    ...(process.env.TABLE_NAME
-      ? { counts: { client: new DynamoDBClient(sdkClientConfig()), tableName: process.env.TABLE_NAME } }
+    // Not TABLE_NAME: that names the functions that run the manager (infra tests select them by it).
+    ...(process.env.COUNTS_TABLE_NAME
+      ? {
+          counts: { client: new DynamoDBClient(sdkClientConfig()), tableName: process.env.COUNTS_TABLE_NAME },
+        }
       : {}),
   });
   return built(event);

@@ -53,7 +53,7 @@ export class JobEvents extends Construct {
       description: 'Switchyard job events: job heads from the table stream to the default EventBridge bus',
       memorySize: 256,
       timeout: Duration.seconds(60),
-      environment: { STACK_NAME: settings.stackName, TABLE_NAME: props.table.tableName },
+      environment: { STACK_NAME: settings.stackName, COUNTS_TABLE_NAME: props.table.tableName },
       settings,
     });
     this.function.allow('PutJobEvents', ['events:PutEvents'], [defaultBusArn(this)]);

@@ -70,9 +70,8 @@ describe('-c sourceMaps=true', CDK, () => {
       .map(
         (fn) => (fn.Properties?.Environment as { Variables?: Record<string, string> } | undefined)?.Variables,
       )
-      // The functions that use the table: the job-events function too (it takes expired jobs off the counts).
       .filter((variables) => variables?.TABLE_NAME !== undefined);
-    expect(handlerEnvironments).toHaveLength(6);
+    expect(handlerEnvironments).toHaveLength(5);
     for (const variables of handlerEnvironments) expect(variables?.NODE_OPTIONS).toBe('--enable-source-maps');
   });
 });

@@ -87,7 +87,7 @@ describe.each(CONFIGURATIONS)('job events on EventBridge (-c %o)', (context) => 
       });
       template.hasResourceProperties('AWS::Lambda::Function', {
         Environment: {
-          Variables: Match.objectLike({ STACK_NAME: Match.anyValue(), TABLE_NAME: Match.anyValue() }),
+          Variables: Match.objectLike({ STACK_NAME: Match.anyValue(), COUNTS_TABLE_NAME: Match.anyValue() }),
         },
         Description: Match.stringLikeRegexp('job events'),
       });
