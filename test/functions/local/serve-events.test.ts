@@ -1,5 +1,10 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServe, type TestServe } from '../../support/local-serve.js';
+import { AMQP_URL, uniqueName } from '../../support/rabbitmq.js';
+import { spawnServe } from '../../support/serve-process.js';
 
 // GET /api/events over serve on the real RabbitMQ and a real SQLite file, read by a real HTTP client
 // (fetch) as text/event-stream (https://html.spec.whatwg.org/multipage/server-sent-events.html).
@@ -202,5 +207,40 @@ describe('serve: GET /api/events (Server-Sent Events)', { timeout: 60_000 }, () 
     await serve.stop();
     await stream.until(() => false);
     expect(stream.ended).toBe(true);
+  });
+});
+
+describe('switchyard serve (its own process): SIGTERM with an event stream open', { timeout: 60_000 }, () => {
+  it('ends the stream and exits promptly', async () => {
+    // Prepare
+    const dir = await mkdtemp(join(tmpdir(), 'switchyard-events-sigterm-'));
+    const config = join(dir, 'workflows.yaml');
+    await writeFile(config, APPROVAL);
+    const serve = await spawnServe(
+      ['--db', join(dir, 'switchyard.db'), '--reply-queue', uniqueName('replies'), '--config', config],
+      { AMQP_URL },
+    );
+    try {
+      const abort = new AbortController();
+      const stream = new EventReader(await fetch(`${serve.url}/api/events`, { signal: abort.signal }), abort);
+      expect(stream.response.status).toBe(200);
+      await fetch(`${serve.url}/api/workflow/approval`, { method: 'POST', body: '{}' });
+      await stream.until((all) => all.some((event) => event.event === 'step.waiting'));
+
+      // Act
+      const exited = serve.kill('SIGTERM');
+
+      // Assess: the stream ends, and serve exits well before the test's timeout.
+      const code = await Promise.race([
+        exited,
+        new Promise((resolve) => setTimeout(() => resolve('still running after 20 s'), 20_000)),
+      ]);
+      expect(code, serve.output().slice(-2000)).toBe(0);
+      await stream.until(() => false);
+      expect(stream.ended).toBe(true);
+    } finally {
+      await serve.kill('SIGKILL').catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
