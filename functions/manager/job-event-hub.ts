@@ -39,7 +39,9 @@ export const DEFAULT_EVENT_WINDOW = 10_000;
 export class JobEventHub {
   private readonly hub = randomUUID().slice(0, 8);
   private next = 1;
-  private readonly ring: JobEvent[] = [];
+  /** The kept events are `ring[first…]`: dropping the oldest moves `first`, and the array is cut now and then. */
+  private ring: JobEvent[] = [];
+  private first = 0;
   private readonly listeners = new Set<{ filter: JobEventFilter; listener: JobEventListener }>();
   private started = false;
 
@@ -68,7 +70,11 @@ export class JobEventHub {
         namespace,
       };
       this.ring.push(event);
-      if (this.ring.length > this.window) this.ring.shift();
+      if (this.ring.length - this.first > this.window) this.first += 1;
+      if (this.first >= this.window) {
+        this.ring = this.ring.slice(this.first);
+        this.first = 0;
+      }
       for (const { filter, listener } of this.listeners) if (matches(filter, event)) listener(event);
     }
   }
@@ -92,11 +98,12 @@ export class JobEventHub {
   private replay(filter: JobEventFilter, lastEventId: string): Replay {
     const [hub, n] = lastEventId.split('.');
     const seen = Number(n);
-    const oldest = this.ring[0] ? Number(this.ring[0].id.split('.')[1]) : this.next;
+    // Cursors number the events one after the other: the oldest kept is the next less those kept.
+    const oldest = this.next - (this.ring.length - this.first);
     // Events after `seen` are all still kept when the one after it is.
     if (hub !== this.hub || !Number.isInteger(seen) || seen + 1 < oldest || seen >= this.next)
       return { kind: 'reset' };
-    const from = seen + 1 - oldest;
+    const from = this.first + seen + 1 - oldest;
     return { kind: 'events', events: this.ring.slice(from).filter((event) => matches(filter, event)) };
   }
 }

@@ -60,6 +60,21 @@ describe('JobEventHub', () => {
     });
   });
 
+  it('keeps its window across many events (past the point where it cuts its array)', () => {
+    const hub = new JobEventHub(3);
+    const ids: string[] = [];
+    hub.subscribe({ namespace: 'default' }, (event) => ids.push(event.id));
+    for (let seq = 1; seq <= 10; seq++) hub.publish(job('j1', 'flow', [seq]), seq - 1);
+    const seqsAfter = (n: number) => {
+      const { replay } = hub.subscribe({ namespace: 'default' }, () => {}, ids[n - 1]);
+      return replay?.kind === 'events' ? replay.events.map((event) => event.seq) : replay?.kind;
+    };
+    expect(seqsAfter(7)).toEqual([8, 9, 10]);
+    expect(seqsAfter(8)).toEqual([9, 10]);
+    expect(seqsAfter(10)).toEqual([]);
+    expect(seqsAfter(6)).toBe('reset');
+  });
+
   it('stops handing over once unsubscribed', () => {
     const hub = new JobEventHub();
     const seen: string[] = [];
