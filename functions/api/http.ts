@@ -38,7 +38,21 @@ export interface ApiResponse {
   status: number;
   headers?: Record<string, string>;
   body: string;
+  /** A streamed answer (serve's `GET /api/events`): the host writes the headers, then hands it the connection. */
+  stream?: EventStreamStart;
 }
+
+/** Where a streamed answer writes; `write` says false once the client's buffer passes its bound. */
+export interface StreamSink {
+  write(text: string): boolean;
+  end(): void;
+  /** Ends it at once, whatever is still buffered (a client that cannot keep up). */
+  drop(): void;
+  /** Called once, when the client goes away or the host ends the stream. */
+  onClose(handler: () => void): void;
+}
+
+export type EventStreamStart = (sink: StreamSink) => void;
 
 export type ErrorCode =
   | 'bad_request'
@@ -49,6 +63,8 @@ export type ErrorCode =
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'too_many_requests'
+  | 'not_implemented'
   | 'unavailable'
   | 'store_unavailable'
   | 'internal';
@@ -62,6 +78,8 @@ const STATUS: Record<ErrorCode, number> = {
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  too_many_requests: 429,
+  not_implemented: 501,
   unavailable: 503,
   store_unavailable: 503,
   internal: 500,

@@ -1,7 +1,7 @@
 import { DEFAULT_NAMESPACE } from '../../engine/index.js';
 
 /** The routes that live beneath `api/ns/{namespace}/` (api.md, "Owners"); tokens, metrics and health do not. */
-const NAMESPACED = /^(\/?)api\/(workflows?|jobs?|queues|schedules|audit|callback|deliveries)(\/|\?|$)/;
+const NAMESPACED = /^(\/?)api\/(workflows?|jobs?|queues|schedules|audit|callback|deliveries|events)(\/|\?|$)/;
 
 /** Whether an API path (`/api/jobs`, or page-relative `api/jobs`) is one a namespace scopes. */
 export function isNamespacedApiPath(path: string): boolean {

@@ -4,6 +4,7 @@ import { type Route, route } from './router.js';
 import { auditRoutes } from './routes/audit.js';
 import { callbackRoutes } from './routes/callbacks.js';
 import { deliveryRoutes } from './routes/deliveries.js';
+import { eventRoutes } from './routes/events.js';
 import { jobBatchRoutes } from './routes/job-batches.js';
 import { jobRoutes } from './routes/jobs.js';
 import { namespaceRoutes } from './routes/namespaces.js';
@@ -35,6 +36,7 @@ export const routes: readonly Route[] = [
   ...jobBatchRoutes,
   ...callbackRoutes,
   ...deliveryRoutes,
+  ...eventRoutes,
   ...tokenRoutes,
   ...auditRoutes,
   ...namespaceRoutes,

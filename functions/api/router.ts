@@ -1,8 +1,8 @@
 import type * as z from 'zod/mini';
-import type { JsonObject, Role } from '../../engine/index.js';
+import type { HistoryKind, JsonObject, Role } from '../../engine/index.js';
 import type { Logger } from '../telemetry/telemetry.js';
 import type { ApiService } from './api-service.js';
-import { ApiError, type ApiRequest, type ApiResponse } from './http.js';
+import { ApiError, type ApiRequest, type ApiResponse, type EventStreamStart } from './http.js';
 
 export interface ApiDeps {
   /** Everything the routes do, they do through it. */
@@ -36,6 +36,16 @@ export interface ApiDeps {
    * instead (docs/deploying.md, "Live updates"). @default 25
    */
   maxWaitSeconds?: number;
+  /**
+   * Serve's live stream of committed history entries (`GET /api/events`); absent deployed, where
+   * the route answers 501. Throws `too_many_requests` when it holds its most streams.
+   */
+  events?: {
+    open(
+      filter: { namespace: string; job?: string; workflow?: string; kinds?: ReadonlySet<HistoryKind> },
+      lastEventId: string | undefined,
+    ): EventStreamStart;
+  };
   /** Aborted when the host shuts down: long polls answer at once. */
   shutdown?: AbortSignal;
 }

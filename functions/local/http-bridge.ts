@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { handleApiRequest } from '../api/api-handler.js';
-import { ApiError, errorResponse, type HostRequest } from '../api/http.js';
+import { ApiError, errorResponse, type HostRequest, type StreamSink } from '../api/http.js';
 import { rawQueryOf } from '../api/query.js';
 import type { ApiDeps } from '../api/router.js';
 import { withSecurityHeaders } from '../api/security-headers.js';
@@ -68,6 +68,11 @@ async function serve(
     refuse();
     const body = await readBody(request, deps.maxBodyBytes);
     const result = await handleApiRequest(toApiRequest(request, body), deps);
+    if (result.stream) {
+      response.writeHead(result.status, result.headers);
+      result.stream(streamSink(response));
+      return;
+    }
     // With its length declared, the response leaves in one write instead of as chunks.
     const length =
       request.method === 'HEAD' ? {} : { 'content-length': String(Buffer.byteLength(result.body)) };
@@ -80,6 +85,23 @@ async function serve(
       response.writeHead(failure.status, { ...failure.headers, connection: 'close' });
     response.end(failure.body);
   }
+}
+
+/** The most bytes a stream's client may leave unread before it is dropped. */
+export const MAX_STREAM_BUFFER_BYTES = 1024 * 1024;
+
+function streamSink(response: ServerResponse): StreamSink {
+  return {
+    write: (text) => {
+      response.write(text);
+      return response.writableLength <= MAX_STREAM_BUFFER_BYTES;
+    },
+    end: () => response.end(),
+    drop: () => response.destroy(),
+    onClose: (handler) => {
+      response.once('close', handler);
+    },
+  };
 }
 
 /** Reads at most `limit` bytes; a larger body is refused without buffering it. */

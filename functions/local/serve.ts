@@ -20,6 +20,7 @@ import { ApiService } from '../api/api-service.js';
 import type { ApiDeps } from '../api/router.js';
 import { DeliveryPump } from '../manager/delivery-pump.js';
 import type { DeliveryRules } from '../manager/delivery-rules.js';
+import { JobEventHub } from '../manager/job-event-hub.js';
 import { Manager } from '../manager/manager.js';
 import { loadForDeployment, type QueueRules } from '../manager/queue-rules.js';
 import { ReplyPolicy } from '../manager/reply-policy.js';
@@ -30,6 +31,7 @@ import type { Logger } from '../telemetry/telemetry.js';
 import { refuseOpenBind } from './bind-guard.js';
 import { registerConfigWorkflows } from './config-workflows.js';
 import { readDescriptors, reportDescriptors } from './descriptor-budget.js';
+import { EventStreams } from './event-streams.js';
 import { type HttpBounds, httpBounds } from './http-bounds.js';
 import { HEALTH_MAX_CONNECTIONS, listenHttp } from './http-listeners.js';
 import { archiveFinishedJobs } from './job-archive.js';
@@ -291,8 +293,10 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     ? { allowHosts: options.notifyAllowHosts }
     : {};
   const defaultNotify = options.notify ? defaultNotifyTargets(options.notify) : undefined;
+  const events = new JobEventHub();
   const manager: Manager = new Manager({
     store,
+    events,
     // Secrets go into requests only as they are sent: never into the store, the outbox or a log.
     bus: secretResolvingBus(bus, secrets),
     defaultNotify,
@@ -367,6 +371,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       metricsText: () => metrics.text(),
       dashboard: options.dashboard,
+      events: new EventStreams(events, shutdown.signal),
     },
     {
       host: options.host ?? '127.0.0.1',

@@ -48,6 +48,7 @@ import { ManagerError } from './errors.js';
 import { FanOutPace } from './fan-out-pace.js';
 import { FollowUpRunner } from './follow-ups.js';
 import { ReplyIsolation } from './isolate-replies.js';
+import type { JobEventHub } from './job-event-hub.js';
 import type { JobEventInput } from './job-event-input.js';
 import { NamespaceAuthority } from './namespace-authority.js';
 import { OutboxPump } from './outbox-pump.js';
@@ -66,6 +67,8 @@ export interface ManagerOptions {
   bus: Bus;
   timers: TimerScheduler;
   telemetry?: Telemetry;
+  /** Told each committed history entry while a stream listens (serve's `GET /api/events`). */
+  events?: Pick<JobEventHub, 'listening' | 'publish'>;
   /** @default Date.now */
   clock?: () => number;
   /** @default crypto.randomUUID */
@@ -167,9 +170,11 @@ export class Manager {
   private readonly onRegistered?: (definition: WorkflowDefinition) => Promise<void>;
   /** With a request TTL: re-sends the requests still awaited when their copy expires. */
   readonly refresher?: RequestRefresher;
+  private readonly events: ManagerOptions['events'];
 
   constructor(options: ManagerOptions) {
     this.onRegistered = options.onRegistered;
+    this.events = options.events;
     this.store = options.store;
     this.bus = options.bus;
     this.timers = options.timers;
@@ -755,7 +760,8 @@ export class Manager {
       }
       const jobs = await this.store.getJobs([...byJob.keys()]);
       const limits = await this.runningLimitsFor(byJob, jobs);
-      const planned: { items: typeof pending; transition: Transition; commit: Commit }[] = [];
+      const planned: { items: typeof pending; transition: Transition; commit: Commit; afterSeq: number }[] =
+        [];
       const later: typeof pending = [];
       for (const [jobId, items] of byJob) {
         let state = jobs.get(jobId);
@@ -765,6 +771,7 @@ export class Manager {
           continue;
         }
         let combined: Transition | undefined;
+        const afterSeq = state.history?.at(-1)?.seq ?? 0;
         const context = {
           ...this.context(taken.get(jobId), seed),
           runningLimit: limits.get(state.workflow),
@@ -799,7 +806,8 @@ export class Manager {
           combined = combined ? combineTransitions(combined, transition) : transition;
           state = transition.job;
         }
-        if (combined) planned.push({ items, transition: combined, commit: this.toCommit(combined) });
+        if (combined)
+          planned.push({ items, transition: combined, commit: this.toCommit(combined), afterSeq });
       }
       pending = later;
       if (!planned.length) continue;
@@ -814,7 +822,13 @@ export class Manager {
       for (const [k, result] of results.entries()) {
         const plan = planned[k] as (typeof planned)[number];
         if (result.ok) {
-          await this.afterCommit(plan.transition, plan.commit, result.leftOut, options.receivedAt);
+          await this.afterCommit(
+            plan.transition,
+            plan.commit,
+            result.leftOut,
+            options.receivedAt,
+            plan.afterSeq,
+          );
           continue;
         }
         const jobId = plan.transition.job.id;
@@ -921,7 +935,12 @@ export class Manager {
     commit: Commit,
     leftOut: readonly string[] | undefined,
     receivedAt?: number,
+    afterSeq = 0,
   ): Promise<void> {
+    if (this.events?.listening) {
+      this.events.publish(transition.job, afterSeq);
+      for (const child of commit.creates) this.events.publish(child, 0);
+    }
     recordNotes(
       this.telemetry,
       transition.notes,

@@ -4,6 +4,8 @@ import { newDeliveryRecord } from '../../../engine/index.js';
 import { routes } from '../../../functions/api/api-handler.js';
 import { isNamespacedApiPath } from '../../../functions/api/namespace-scope.js';
 import { type ApiDeps, matchRoute } from '../../../functions/api/router.js';
+import { EventStreams } from '../../../functions/local/event-streams.js';
+import { JobEventHub } from '../../../functions/manager/job-event-hub.js';
 import { callApi, errorOf, worldApi } from '../../support/api-calls.js';
 import { aDeliveryWithEveryField } from '../../support/every-field.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
@@ -40,7 +42,13 @@ const asRoot = { authorization: `Bearer ${ROOT}` };
 
 async function aWorld(): Promise<World> {
   const world = new SimulatedWorld();
-  const deps = worldApi(world, { maxBodyBytes: 64 * 1024, token: ROOT, metricsText: async () => '# none\n' });
+  const deps = worldApi(world, {
+    maxBodyBytes: 64 * 1024,
+    token: ROOT,
+    metricsText: async () => '# none\n',
+    // serve's stream of events (the route answers 501 without it); the guard looks at who may open one.
+    events: new EventStreams(new JobEventHub(), new AbortController().signal),
+  });
   const call = async (method: string, path: string, body = '', headers = asRoot) => {
     const response = await callApi(deps, { method, path, body, headers });
     if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${response.body}`);
@@ -93,6 +101,7 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/api/job/{job}/events', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/job/{job}/deliveries', needs: 'read', namespaced: true },
   { method: 'GET', path: '/api/deliveries?state=dead', needs: 'read', namespaced: true },
+  { method: 'GET', path: '/api/events?kinds=job.completed', needs: 'read', namespaced: true },
   { method: 'POST', path: '/api/deliveries/{delivery}/redeliver', needs: 'run', namespaced: true },
   { method: 'GET', path: '/api/queues', needs: 'read', namespaced: true },
   { method: 'POST', path: '/api/workflow/billing', body: '{}', needs: 'run', namespaced: true },

@@ -155,6 +155,19 @@ describe('Handler: api', () => {
     expect(page.headers?.['content-type']).toBe('text/html; charset=utf-8');
   });
 
+  it('answers GET /api/events 501, naming EventBridge and ?wait= (API Gateway and Lambda cannot stream)', async () => {
+    // Prepare
+    const handler = apiHandler(memoryManager());
+
+    // Act
+    const response = await handler(anApiEvent('GET', '/api/events'));
+
+    // Assess
+    expect(response.statusCode).toBe(501);
+    expect(response.body).toContain('EventBridge');
+    expect(response.body).toContain('?wait=');
+  });
+
   it('acts as the scoped token a request carries beside the API key, and as the root without one', async () => {
     // Prepare: the root (API key alone) registers a workflow in team-a and makes a read token of it.
     const harness = memoryManager();
