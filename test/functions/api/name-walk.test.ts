@@ -339,7 +339,10 @@ describe.each([
           attempt.nothingFoundIsFine &&
           response.status === 200 &&
           /^\{"jobs":\[\]\}$|^\{"matched":0[,}]/.test(response.body);
-        if (!allowed.includes(response.status) && !foundNothing) {
+        // The API handler in a process without streams (deployed, and this test's) cannot serve
+        // GET /api/events at all: it answers 501 to everyone, which reaches nothing either.
+        const cannotStream = response.status === 501 && /"code":"not_implemented"/.test(response.body);
+        if (!allowed.includes(response.status) && !foundNothing && !cannotStream) {
           wrong.push(
             `${attempt.method} ${attempt.path} ${attempt.body.slice(0, 60)}: ${response.status} ${response.body.slice(0, 200)}`,
           );
