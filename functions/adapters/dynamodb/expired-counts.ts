@@ -1,4 +1,4 @@
-import { type DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { isFinished } from '../../../engine/index.js';
 import { countsChange } from './job-counts.js';
 import type { StreamHead } from './stream-heads.js';

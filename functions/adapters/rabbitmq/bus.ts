@@ -4,8 +4,6 @@ import {
   DEFAULT_REPLY_QUEUE,
   type DeadLetterHandlers,
   type DeadLetterIntake,
-  type InboundReply,
-  MAX_AMQP_NAME_BYTES,
   type QueueHealth,
   type ReplyConsumption,
   type ReplyHandler,

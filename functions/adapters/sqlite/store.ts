@@ -122,9 +122,6 @@ function writeLimit(s: SqliteStatements, change: LimitChange, count: RunningCoun
  */
 const REPLY_NOTE_LIFETIME_MS = 7 * 24 * 60 * 60_000;
 
-/** The step column of a job's own deadline (step names are never empty). */
-const JOB_TIMER_STEP = '';
-
 /**
  * The Store port on SQLite (better-sqlite3): the local runtime's durable state. Every call runs
  * synchronously on one connection, so a call is never interleaved with another. Commits and outbox

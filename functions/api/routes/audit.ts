@@ -7,16 +7,13 @@ import {
   route,
 } from '../router.js';
 import { AuditPageDocument } from '../schemas/documents.js';
-import { AuditCursor, wholeNumber } from '../schemas/parameters.js';
+import { AuditCursor } from '../schemas/parameters.js';
 import { refusal } from '../schemas/refusal.js';
+import { pageCursorParameter, pageLimitParameter } from '../schemas/shared-parameters.js';
 
 const auditQuery = {
-  limit: {
-    schema: wholeNumber({ min: 1, max: 500 }),
-    description: 'Page size (default 100).',
-    emptyIsAbsent: true,
-  },
-  cursor: { schema: AuditCursor, description: 'From the previous page.', emptyIsAbsent: true },
+  limit: pageLimitParameter(500, 100),
+  cursor: pageCursorParameter(AuditCursor),
 } as const satisfies ParameterSpecs;
 
 /** Who registered and disabled workflows, created and revoked tokens, changed the namespace: newest first. */

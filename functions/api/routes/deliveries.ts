@@ -8,9 +8,9 @@ import {
   route,
 } from '../router.js';
 import { DeliveryDocument, DeliveryPageDocument, JobDeliveriesDocument } from '../schemas/documents.js';
-import { DeliveryCursor, DeliveryStateName, JobId, wholeNumber } from '../schemas/parameters.js';
+import { DeliveryCursor, DeliveryStateName, JobId } from '../schemas/parameters.js';
 import { refusal } from '../schemas/refusal.js';
-import { jobIdParameter } from '../schemas/shared-parameters.js';
+import { jobIdParameter, pageCursorParameter, pageLimitParameter } from '../schemas/shared-parameters.js';
 import { requireJob } from './jobs.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -52,12 +52,8 @@ const listQuery = {
     description: '`dead` (the dead letters, the default), `pending` or `delivered`.',
     emptyIsAbsent: true,
   },
-  limit: {
-    schema: wholeNumber({ min: 1, max: 500 }),
-    description: 'Page size (default 100).',
-    emptyIsAbsent: true,
-  },
-  cursor: { schema: DeliveryCursor, description: 'From the previous page.', emptyIsAbsent: true },
+  limit: pageLimitParameter(500, 100),
+  cursor: pageCursorParameter(DeliveryCursor),
 } as const satisfies ParameterSpecs;
 
 async function listDeliveries(

@@ -38,7 +38,7 @@ import {
   wholeNumber,
 } from '../schemas/parameters.js';
 import { refusal } from '../schemas/refusal.js';
-import { jobIdParameter } from '../schemas/shared-parameters.js';
+import { jobIdParameter, pageCursorParameter, pageLimitParameter } from '../schemas/shared-parameters.js';
 
 const MAX_WAIT_SECONDS = 25;
 /** The most jobs `GET /api/jobs?ids=` reads at once. */
@@ -60,12 +60,8 @@ const listQuery = {
   ...jobFilterQuery,
   status: { ...jobFilterQuery.status, description: `${jobFilterQuery.status.description} Default: running.` },
   detail: { schema: Flag, description: 'Yes: summaries instead of ids.', emptyIsAbsent: true },
-  limit: {
-    schema: wholeNumber({ min: 1, max: 1000 }),
-    description: 'Page size (default 100).',
-    emptyIsAbsent: true,
-  },
-  cursor: { schema: PageCursor, description: 'From the previous page.', emptyIsAbsent: true },
+  limit: pageLimitParameter(1000, 100),
+  cursor: pageCursorParameter(PageCursor),
   ids: {
     schema: JobIdList,
     description: `These jobs only (at most ${MAX_IDS}, comma-separated), as summaries, in this order, tagged with one \`ETag\` for all of them: with \`If-None-Match\`, 304 while none of them changed. Jobs of other namespaces and unknown ids are left out. The other filters do not apply.`,
@@ -163,12 +159,8 @@ async function getJob(request: JobRequest<typeof getQuery>, deps: ApiDeps): Prom
 
 const childrenQuery = {
   step: { schema: StepName, description: 'The fan-out step.', required: true },
-  cursor: { schema: ChildCursor, description: 'From the previous page.', emptyIsAbsent: true },
-  limit: {
-    schema: wholeNumber({ min: 1, max: 1000 }),
-    description: 'Page size (default 1000).',
-    emptyIsAbsent: true,
-  },
+  cursor: pageCursorParameter(ChildCursor),
+  limit: pageLimitParameter(1000, 1000),
 } as const satisfies ParameterSpecs;
 
 async function children(request: JobRequest<typeof childrenQuery>, deps: ApiDeps) {
@@ -277,12 +269,8 @@ async function retry(request: JobRequest, deps: ApiDeps) {
 }
 
 const eventsQuery = {
-  limit: {
-    schema: wholeNumber({ min: 1, max: 500 }),
-    description: 'Page size (default 100).',
-    emptyIsAbsent: true,
-  },
-  cursor: { schema: ChildCursor, description: 'From the previous page.', emptyIsAbsent: true },
+  limit: pageLimitParameter(500, 100),
+  cursor: pageCursorParameter(ChildCursor),
 } as const satisfies ParameterSpecs;
 
 /** A job's history, oldest first, a page at a time (engine/job/history.ts). */

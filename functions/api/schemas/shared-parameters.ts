@@ -1,5 +1,5 @@
 import type { ParameterSpec } from '../router.js';
-import { JobId, NamespaceName, WorkflowName } from './parameters.js';
+import { JobId, NamespaceName, WorkflowName, wholeNumber } from './parameters.js';
 
 /** `/api/ns/{namespace}/…`: the namespace a namespaced route acts in. */
 export const namespaceParameter = {
@@ -16,4 +16,22 @@ export const workflowNameParameter = {
 /** `{id}`: a job. */
 export function jobIdParameter(description: string) {
   return { schema: JobId, description } as const satisfies ParameterSpec;
+}
+
+/** `?limit=`: a page's size, from 1 to `max`, `size` when absent. */
+export function pageLimitParameter(max: number, size: number) {
+  return {
+    schema: wholeNumber({ min: 1, max }),
+    description: `Page size (default ${size}).`,
+    emptyIsAbsent: true,
+  } as const satisfies ParameterSpec;
+}
+
+/** `?cursor=`: where the previous page ended, in the route's own cursor form. */
+export function pageCursorParameter<Schema extends ParameterSpec['schema']>(schema: Schema) {
+  return {
+    schema,
+    description: 'From the previous page.',
+    emptyIsAbsent: true,
+  } as const satisfies ParameterSpec;
 }
