@@ -1,16 +1,15 @@
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import type { DynamoDBRecord, AttributeValue as LambdaAttributeValue } from 'aws-lambda';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../../engine/index.js';
-import { encodeJson, keys } from '../../../functions/adapters/dynamodb/items.js';
+import { keys } from '../../../functions/adapters/dynamodb/items.js';
 import { countsKey } from '../../../functions/adapters/dynamodb/job-counts.js';
-import { HEAD_INLINE_LIMIT, headItem } from '../../../functions/adapters/dynamodb/job-items.js';
-import type { Item } from '../../../functions/adapters/dynamodb/table.js';
 import { createJobEventsHandler } from '../../../functions/handlers/job-events.js';
 import { aJob } from '../../support/factories.js';
 import { recordingTelemetry } from '../../support/recording-telemetry.js';
+import { headOf, lambdaImage } from '../../support/stream-records.js';
 
 /*
  * Retention by TTL deletes a finished job's head for free, and nothing else takes it off the finished
@@ -28,27 +27,13 @@ const eventBridge = mockClient(EventBridgeClient);
 const TABLE = 'switchyard-test';
 let sequence = 500;
 
-function image(item: Item): Record<string, LambdaAttributeValue> {
-  return Object.fromEntries(
-    Object.entries(item).map(([name, value]) => [
-      name,
-      (value.B ? { B: Buffer.from(value.B).toString('base64') } : value) as LambdaAttributeValue,
-    ]),
-  );
-}
-
-function headOf(job: JobRecord): Item {
-  const json = encodeJson(job, HEAD_INLINE_LIMIT, keys.jobPk(job.id), 'token');
-  return headItem(job, json.attrs, [], undefined);
-}
-
 function removed(job: JobRecord, by: 'ttl' | 'someone'): DynamoDBRecord {
   return {
     eventName: 'REMOVE',
     ...(by === 'ttl' ? { userIdentity: { type: 'Service', principalId: 'dynamodb.amazonaws.com' } } : {}),
     dynamodb: {
-      Keys: image(keys.head(job.id)),
-      OldImage: image(headOf(job)),
+      Keys: lambdaImage(keys.head(job.id)),
+      OldImage: lambdaImage(headOf(job)),
       SequenceNumber: String(++sequence),
       StreamViewType: 'NEW_AND_OLD_IMAGES',
     },
@@ -59,9 +44,9 @@ function modified(before: JobRecord, after: JobRecord): DynamoDBRecord {
   return {
     eventName: 'MODIFY',
     dynamodb: {
-      Keys: image(keys.head(after.id)),
-      OldImage: image(headOf(before)),
-      NewImage: image(headOf(after)),
+      Keys: lambdaImage(keys.head(after.id)),
+      OldImage: lambdaImage(headOf(before)),
+      NewImage: lambdaImage(headOf(after)),
       SequenceNumber: String(++sequence),
       StreamViewType: 'NEW_AND_OLD_IMAGES',
     },

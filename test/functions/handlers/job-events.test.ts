@@ -1,15 +1,14 @@
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
-import type { DynamoDBRecord, DynamoDBStreamEvent, AttributeValue as LambdaAttributeValue } from 'aws-lambda';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { HistoryEntry, JobRecord } from '../../../engine/index.js';
-import { encodeJson, keys } from '../../../functions/adapters/dynamodb/items.js';
-import { HEAD_INLINE_LIMIT, headItem } from '../../../functions/adapters/dynamodb/job-items.js';
-import type { Item } from '../../../functions/adapters/dynamodb/table.js';
+import { keys } from '../../../functions/adapters/dynamodb/items.js';
 import { JOB_STATUS_CHANGE, STEP_WAITING } from '../../../functions/aws/job-events.js';
 import { createJobEventsHandler } from '../../../functions/handlers/job-events.js';
 import { aJob, type JobOverrides } from '../../support/factories.js';
 import { recordingTelemetry } from '../../support/recording-telemetry.js';
+import { headOf, lambdaImage } from '../../support/stream-records.js';
 
 /*
  * The job-events function on stream records made of real head items (job-items.ts), as Lambda hands
@@ -24,21 +23,6 @@ const eventBridge = mockClient(EventBridgeClient);
 const STACK = 'Switchyard-test';
 
 let sequence = 100;
-
-/** A head item as a Lambda event shows it: B values base64, as the stream's JSON carries them. */
-function lambdaImage(item: Item): Record<string, LambdaAttributeValue> {
-  return Object.fromEntries(
-    Object.entries(item).map(([name, value]) => [
-      name,
-      (value.B ? { B: Buffer.from(value.B).toString('base64') } : value) as LambdaAttributeValue,
-    ]),
-  );
-}
-
-function headOf(job: JobRecord): Item {
-  const json = encodeJson(job, HEAD_INLINE_LIMIT, keys.jobPk(job.id), 'token');
-  return headItem(job, json.attrs, [], undefined);
-}
 
 function record(before: JobRecord | undefined, after: JobRecord): DynamoDBRecord {
   return {
