@@ -133,3 +133,28 @@ export async function waitFor<T>(
     await delay(everyMs);
   }
 }
+
+/**
+ * `work`, unless `running` exits first: then it rejects at once, naming the exit, rather than leave
+ * the run to poll a dead process until its timeout (an hour and more for the largest fan-out).
+ */
+export async function whileRunning<T>(running: BenchChild, work: Promise<T>): Promise<T> {
+  const { child } = running;
+  const exitError = (code: number | null, signal: NodeJS.Signals | null) =>
+    new Error(`${running.name} exited (${code ?? signal}) during the run`);
+  if (child.exitCode !== null || child.signalCode !== null) {
+    work.catch(() => {});
+    throw exitError(child.exitCode, child.signalCode);
+  }
+  let onExit: ((code: number | null, signal: NodeJS.Signals | null) => void) | undefined;
+  const exited = new Promise<never>((_, reject) => {
+    onExit = (code, signal) => reject(exitError(code, signal));
+    child.once('exit', onExit);
+  });
+  try {
+    return await Promise.race([work, exited]);
+  } finally {
+    if (onExit) child.off('exit', onExit);
+    work.catch(() => {});
+  }
+}

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type FloorRun, runFloorOnce } from './broker-floor.js';
-import { type BenchChild, waitFor } from './child.js';
+import { type BenchChild, waitFor, whileRunning } from './child.js';
 import { getJob, listJobs, readMetrics, submitJobs, waitUntilIdle } from './http-driver.js';
 import { type LowLoadOptions, type LowLoadRun, lowLoadLine, runLowLoadOnce } from './low-load.js';
 import { type CoreRun, runCoreOnce } from './manager-core-run.js';
@@ -207,7 +207,7 @@ export async function runOnce(
       maxReplyBytes: workload === 'fan-out' && size > 100_000 ? Math.max(1 << 20, size * 16) : undefined,
     });
     await replyQueueConsumed(replyQueue);
-    await warmUp(serve.url, workload, instruments.warmUp ?? WARM_UP);
+    await whileRunning(serve, warmUp(serve.url, workload, instruments.warmUp ?? WARM_UP));
     const metricsBefore = await readMetrics(serve.url);
     const before = loadAverage();
     const cpu = new CpuWindow({
@@ -217,7 +217,10 @@ export async function runOnce(
     });
     const started = Date.now();
     const startedUs = monotonicUs();
-    const { ended, cpuSeconds, cpuStoppedUs } = await drive(serve.url, workload, size, cpu);
+    const { ended, cpuSeconds, cpuStoppedUs } = await whileRunning(
+      serve,
+      drive(serve.url, workload, size, cpu),
+    );
     const heapDir = instruments.heapProfileDir;
     if (heapDir) {
       process.kill(serve.pid, 'SIGUSR2');

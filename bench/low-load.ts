@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BenchChild, spawnBenchScript, waitFor } from './child.js';
+import { type BenchChild, spawnBenchScript, waitFor, whileRunning } from './child.js';
 import { type DiskSync, type DiskSyncSamples, sampleDiskSync, summariseDiskSync } from './disk-sync.js';
 import { getJob, readMetrics, submitJobs, waitUntilIdle } from './http-driver.js';
 import { windowFigures } from './metrics-window.js';
@@ -89,7 +89,7 @@ export async function runLowLoadOnce(options: LowLoadOptions = {}): Promise<LowL
     await replyQueueConsumed(replyQueue);
     const url = serve.url;
     await submitJobs(serve.url, CHAIN, options.warmChains ?? 30, 5);
-    await waitUntilIdle(serve.url, CHAIN, 120_000);
+    await whileRunning(serve, waitUntilIdle(serve.url, CHAIN, 120_000));
     const load = loadAverage();
     const before = await readMetrics(serve.url);
     const cpu = new CpuWindow({ serve: [serve.pid] });
@@ -101,14 +101,17 @@ export async function runLowLoadOnce(options: LowLoadOptions = {}): Promise<LowL
       const began = Date.now();
       const [id] = await submitJobs(serve.url, CHAIN, 1, 1);
       // Polled seldom: each poll is work for serve's event loop, which a step would wait behind.
-      const job = await waitFor(
-        'the chain to end',
-        async () => {
-          const state = await getJob(url, id as string);
-          return state.status === 'running' ? undefined : state;
-        },
-        120_000,
-        POLL_MS,
+      const job = await whileRunning(
+        serve,
+        waitFor(
+          'the chain to end',
+          async () => {
+            const state = await getJob(url, id as string);
+            return state.status === 'running' ? undefined : state;
+          },
+          120_000,
+          POLL_MS,
+        ),
       );
       if (job.status !== 'completed') throw new Error(`a chain ended ${job.status}`);
       wallMs += Date.parse(job.endedAt ?? job.updatedAt) - began;
