@@ -1,5 +1,5 @@
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { SecretResolver, StepRequest } from '../../../engine/index.js';
 import { DynamoDbStore } from '../../../functions/adapters/dynamodb/store.js';
 import { secretResolvingBus } from '../../../functions/manager/secret-bus.js';
@@ -26,6 +26,7 @@ const resolver: SecretResolver = {
 describe('Secrets never reach a store: only the request handed to the broker holds the value', () => {
   it('on DynamoDB Local: the broker gets the value; no item of the table holds it, across the job’s whole course', async () => {
     const dynamo = await startDynamoDbLocal();
+    onTestFinished(() => dynamo.stop());
     const tableName = uniqueTableName('secrets');
     await createSwitchyardTable(dynamo.client, tableName);
     const store = new DynamoDbStore({ client: dynamo.client, tableName });
