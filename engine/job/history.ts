@@ -119,13 +119,18 @@ export function appendHistory(
   let seq = history?.at(-1)?.seq ?? 0;
   for (const entry of entries) (entry as HistoryEntry).seq = ++seq;
   const added = entries as HistoryEntry[];
+  const length = (history?.length ?? 0) + added.length;
   // One native copy per transition (the history is at most MAX_HISTORY_ENTRIES long).
-  const kept = history ? history.concat(added) : added.slice();
-  if (kept.length <= MAX_HISTORY_ENTRIES) return kept;
-  const first = kept[0] as HistoryEntry;
-  const latest = kept.slice(kept.length - (MAX_HISTORY_ENTRIES - 1));
-  latest.unshift(first);
-  return latest;
+  if (length <= MAX_HISTORY_ENTRIES) return history ? history.concat(added) : added.slice();
+  // Full (every transition of a long job): the first entry and the latest, copied once.
+  const all = history ?? [];
+  const kept = new Array<HistoryEntry>(MAX_HISTORY_ENTRIES);
+  kept[0] = (all[0] ?? added[0]) as HistoryEntry;
+  const skip = length - MAX_HISTORY_ENTRIES + 1;
+  let at = 1;
+  for (let n = skip; n < all.length; n++) kept[at++] = all[n] as HistoryEntry;
+  for (let n = Math.max(0, skip - all.length); n < added.length; n++) kept[at++] = added[n] as HistoryEntry;
+  return kept;
 }
 
 /** A worker's name as the history keeps it: trimmed and cut, or undefined when empty. */

@@ -118,4 +118,29 @@ describe('Rule: a job records what happened to it, and who did it', () => {
     expect(historyPage(history, 99, 3)).toEqual({ entries: [], dropped: 0 });
     expect(historyPage(undefined, 0, 3)).toEqual({ entries: [], dropped: 0 });
   });
+
+  it('keeps the first entry and the latest when full, whatever the sizes of the history and of what a transition adds', () => {
+    const entries = (from: number, count: number) =>
+      Array.from({ length: count }, (_, n) => ({ at: T0 + from + n, kind: 'step.requested' as const }));
+    for (const before of [0, 1, 150, MAX_HISTORY_ENTRIES - 1, MAX_HISTORY_ENTRIES]) {
+      for (const added of [0, 1, 2, 60, MAX_HISTORY_ENTRIES + 7]) {
+        const history = before ? appendHistory(undefined, entries(0, before)) : undefined;
+        const after = appendHistory(history, entries(before, added));
+        const total = before + added;
+        const seqs = after.map((entry) => entry.seq);
+        const expected =
+          total <= MAX_HISTORY_ENTRIES
+            ? Array.from({ length: total }, (_, n) => n + 1)
+            : [
+                1,
+                ...Array.from(
+                  { length: MAX_HISTORY_ENTRIES - 1 },
+                  (_, n) => total - MAX_HISTORY_ENTRIES + 2 + n,
+                ),
+              ];
+        expect(seqs, `${before} then ${added}`).toEqual(expected);
+        expect(after.every((entry) => entry !== undefined)).toBe(true);
+      }
+    }
+  });
 });
