@@ -140,21 +140,19 @@ export async function waitFor<T>(
  */
 export async function whileRunning<T>(running: BenchChild, work: Promise<T>): Promise<T> {
   const { child } = running;
-  const exitError = (code: number | null, signal: NodeJS.Signals | null) =>
-    new Error(`${running.name} exited (${code ?? signal}) during the run`);
-  if (child.exitCode !== null || child.signalCode !== null) {
-    work.catch(() => {});
-    throw exitError(child.exitCode, child.signalCode);
-  }
-  let onExit: ((code: number | null, signal: NodeJS.Signals | null) => void) | undefined;
+  const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+    fail(new Error(`${running.name} exited (${code ?? signal}) during the run`));
+  let fail: (error: Error) => void = () => {};
   const exited = new Promise<never>((_, reject) => {
-    onExit = (code, signal) => reject(exitError(code, signal));
-    child.once('exit', onExit);
+    fail = reject;
   });
+  if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
+  else child.once('exit', onExit);
   try {
     return await Promise.race([work, exited]);
   } finally {
-    if (onExit) child.off('exit', onExit);
+    child.off('exit', onExit);
+    // When the exit won the race, the work's own end (a failed poll, most likely) is of no interest.
     work.catch(() => {});
   }
 }
