@@ -14,16 +14,17 @@ import type { BenchResults, SectionRun } from '../../bench/results-file.js';
  * judged, not what was measured.
  */
 
-const section = (figures: LocalFigures): BenchResults => ({
-  local: {
-    measuredAt: '2026-11-28T00:00:00.000Z',
-    runs: 1,
-    loadAverage: { start: 0, end: 0 },
-    machine: {} as SectionRun['machine'],
-    command: 'test',
-    figures,
-  },
+/** A section's run around its figures (date, machine and load do not count in the targets). */
+const sectionRun = <F>(figures: F): SectionRun & { figures: F } => ({
+  measuredAt: '2026-11-28T00:00:00.000Z',
+  runs: 1,
+  loadAverage: { start: 0, end: 0 },
+  machine: {} as SectionRun['machine'],
+  command: 'test',
+  figures,
 });
+
+const section = (figures: LocalFigures): BenchResults => ({ local: sectionRun(figures) });
 
 const fanOut = (size: number, wallSeconds: number, servePeakRssMb: number): LocalRun => ({
   workload: 'fan-out',
@@ -175,18 +176,11 @@ describe('the targets of issue 34', () => {
     // Prepare: ahead of Redis `always`, behind Redis in memory only.
     const results: BenchResults = {
       ...section({ serveCommand: '', runs: [diamond(10_000, 7_000, 3.5)] }),
-      bullmq: {
-        measuredAt: '2026-11-28T00:00:00.000Z',
-        runs: 1,
-        loadAverage: { start: 0, end: 0 },
-        machine: {} as SectionRun['machine'],
-        command: 'test',
-        figures: {
-          bullmqVersion: '6',
-          redisVersion: '7',
-          runs: [bullmq(10_000, 'always', 6_000), bullmq(10_000, 'none', 8_000)],
-        },
-      },
+      bullmq: sectionRun({
+        bullmqVersion: '6',
+        redisVersion: '7',
+        runs: [bullmq(10_000, 'always', 6_000), bullmq(10_000, 'none', 8_000)],
+      }),
     };
 
     // Act
