@@ -44,18 +44,6 @@ export function outboxParts(
   };
 }
 
-/** A child's entry in its parent's index: `KIDS#<parent>#<step>#<bucket>` / `<index>#<id>` (in no global index). */
-export function childEntry(child: JobRecord): Item | undefined {
-  const parent = child.parent;
-  if (!parent) return undefined;
-  return {
-    pk: S(keys.childrenPk(parent.id, parent.step, Math.floor(parent.index / CHILD_BUCKET))),
-    sk: S(keys.childSk(parent.index, child.id)),
-    id: S(child.id),
-    ix: N(parent.index),
-  };
-}
-
 /**
  * The listing entry of a bucket of a fan-out step's children: `KIDS#<parent>#<step>#<bucket>` /
  * `L`, in gsi1 `CL#<workflow>#<shard>` / `<createdAt>#<parent>#<step>#<bucket>`. The children

@@ -10,8 +10,8 @@ import {
   type OutboxEntry,
   requestStillOpen,
 } from '../../../engine/index.js';
+import { childPacks } from './child-packs.js';
 import {
-  childEntry,
   childListing,
   childListingKey,
   expiryExtra,
@@ -444,11 +444,10 @@ class CommitPlan {
   /** The writes every path puts in the job's own transaction: counters, its own timers and inits. */
   async prepare(): Promise<void> {
     const { job, commit } = this;
-    const entry = commit.expectedRev === 0 ? childEntry(job) : undefined;
-    if (entry && job.parent) {
+    if (commit.expectedRev === 0 && job.parent) {
       // A child created by its own commit is indexed like one its parent created.
       this.core.push(
-        put(entry),
+        put(childPacks([job], this.token)[0] as Item),
         put(childListing(job) as Item),
         put(keys.fanStep(job.parent.id, job.parent.step)),
       );
@@ -531,9 +530,7 @@ class CommitPlan {
       const counter =
         child.parent === null && countsChange(child.workflow, child.id, undefined, child.status);
       if (counter) items.push({ ...update(counter), createOf: child.id });
-      const entry = childEntry(child);
-      if (entry && child.parent) {
-        items.push({ ...put(entry), createOf: child.id });
+      if (child.parent) {
         const bucket = childListingKey(child) as string;
         if (!buckets.has(bucket)) {
           buckets.add(bucket);
@@ -546,6 +543,7 @@ class CommitPlan {
         }
       }
     }
+    for (const pack of childPacks(this.parts.creates, this.token)) items.push(put(pack));
     for (const init of this.parts.fanInits) {
       if (!this.createdIds.has(init.parentId)) continue;
       const shards = this.deps.fans.shardsFor(init.total);
@@ -675,7 +673,6 @@ class CommitPlan {
         if (counter) topLevelCreates.push({ ...update(counter), createOf: child.id });
         continue;
       }
-      plain.push(childEntry(child) as Item);
       const bucket = childListingKey(child) as string;
       if (!buckets.has(bucket)) {
         buckets.add(bucket);
@@ -690,6 +687,7 @@ class CommitPlan {
       if (obx.length) payload.obx = { SS: [...new Set(obx)] };
       childPuts.push({ key: keys.head(child.id), payload, top: headItemTop(child, deps.retentionSeconds) });
     }
+    plain.push(...childPacks(this.parts.creates, token));
 
     /** `committed`: what to write over an item that turned out to be committed already (none: leave it). */
     const others: (PendingPut & { committed?: Item })[] = [];

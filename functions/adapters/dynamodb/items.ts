@@ -52,8 +52,9 @@ export const keys = {
   timer: (jobId: string, step: string | null): Key => keyOf(`JOB#${jobId}`, `T#${step ?? ''}`),
   childrenPk: (parentId: string, step: string, bucket: number) =>
     `KIDS#${parentId}#${step}#${pad(bucket, 6)}`,
-  childSk: (index: number, childId: string) => `${pad(index, 9)}#${childId}`,
-  /** A bucket's listing entry (after every child's, whose sort keys start with digits). */
+  /** A pack of up to 20 children's ids from `first` on, written by the commit with `token` (child-packs.ts). */
+  childPackSk: (first: number, token: string) => `P#${pad(first, 9)}#${token}`,
+  /** A bucket's listing entry. */
   childListing: () => 'L',
   fanPk: (parentId: string, step: string) => `FAN#${parentId}#${step}`,
   fanShard: (parentId: string, step: string, shard: number): Key =>

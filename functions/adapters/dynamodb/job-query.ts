@@ -9,7 +9,8 @@ import {
   listedStatusOf,
   matchesJobQuery,
 } from '../../../engine/index.js';
-import { gsi, keys, num, pad, S, SHARDS, str } from './items.js';
+import { type ChildEntry, readBucket } from './child-packs.js';
+import { gsi, keys, pad, S, SHARDS, str } from './items.js';
 import { workflowsWithJobs } from './job-counts.js';
 import type { JobReader } from './job-reader.js';
 import { type Candidate, MergeSource, mergePage, pageSizeFor } from './merge.js';
@@ -152,7 +153,8 @@ function childSource(
   const listings: Item[] = [];
   let listingStart: Item | undefined;
   let listingsRead = false;
-  let bucket: { listing: Item; sort: string; below?: number; start?: Item } | undefined;
+  // A bucket's children newest (highest index) first, read whole when reached, handed out a page at a time.
+  let bucket: { sort: string; parentId: string; step: string; entries: ChildEntry[] } | undefined;
   const more = (): boolean => !(listingsRead && !listings.length && !bucket);
   return new MergeSource<JobRecord>(async () => {
     const candidates: Candidate<JobRecord>[] = [];
@@ -173,42 +175,32 @@ function childSource(
         const cursor = query.cursor;
         const below =
           cursor?.startsWith(`${sort}#`) === true ? Number(cursor.slice(sort.length + 1)) : undefined;
-        bucket = { listing, sort, below };
+        // Keys only: the parent and step are in the listing's sort `<createdAt>#<parent>#<step>#<bucket>`.
+        const named = sort.slice(16, sort.lastIndexOf('#'));
+        const entries = (await readBucket(table, str(listing, 'pk') ?? ''))
+          .filter((entry) => below === undefined || entry.index < below)
+          .reverse();
+        bucket =
+          entries.length === 0
+            ? undefined
+            : {
+                sort,
+                parentId: named.slice(0, named.indexOf('#')),
+                step: named.slice(named.indexOf('#') + 1),
+                entries,
+              };
       }
     } else {
-      const { listing, sort, below, start } = bucket;
-      const page = await table.queryPage({
-        KeyConditionExpression: 'pk = :pk AND sk < :below',
-        ExpressionAttributeValues: {
-          ':pk': listing.pk as Item[string],
-          ':below': S(below === undefined ? keys.childListing() : pad(below, 9)),
-        },
-        ScanIndexForward: false,
-        ConsistentRead: true,
-        Limit: pageSize,
-        ExclusiveStartKey: start,
-      });
-      const jobs = await reader.getJobs(page.items.map((item) => str(item, 'id') ?? ''));
-      // Keys only: the parent and step are in the listing's sort `<createdAt>#<parent>#<step>#<bucket>`.
-      const named = sort.slice(16, sort.lastIndexOf('#'));
-      const parentId = named.slice(0, named.indexOf('#'));
-      const step = named.slice(named.indexOf('#') + 1);
-      for (const item of page.items) {
-        const job = jobs.get(str(item, 'id') ?? '');
-        const index = num(item, 'ix');
+      const { sort, parentId, step, entries } = bucket;
+      const page = entries.splice(0, pageSize);
+      const jobs = await reader.getJobs(page.map((entry) => entry.id));
+      for (const { index, id } of page) {
+        const job = jobs.get(id);
         const link = job?.parent;
-        if (
-          !job ||
-          !link ||
-          index === undefined ||
-          link.id !== parentId ||
-          link.step !== step ||
-          link.index !== index
-        )
-          continue;
+        if (!job || !link || link.id !== parentId || link.step !== step || link.index !== index) continue;
         if (matches(job, query)) candidates.push({ sort: `${sort}#${pad(index, 9)}`, value: job });
       }
-      bucket = page.next ? { ...bucket, start: page.next } : undefined;
+      if (!entries.length) bucket = undefined;
     }
     return more() ? { candidates, next: {} } : { candidates };
   });

@@ -1,5 +1,6 @@
 import { type ChildrenPage, type JobJson, type JobRecord, jobFromJson } from '../../../engine/index.js';
-import { CHILD_BUCKET, decodeJson, keys, num, pad, str } from './items.js';
+import { type ChildEntry, readBucket } from './child-packs.js';
+import { CHILD_BUCKET, decodeJson, keys } from './items.js';
 import { type HeadCache, headMeta } from './job-items.js';
 import type { PendingWrites } from './pending.js';
 import { type DynamoDbTable, type Item, type Key, mapLimit } from './table.js';
@@ -53,7 +54,7 @@ export class JobReader {
       const batch: ChildEntry[] = [];
       const want = Math.min(1_000, limit - children.length);
       while (batch.length < want) {
-        const entry = await entries.next(want - batch.length + 1);
+        const entry = await entries.next();
         if (!entry) break;
         batch.push(entry);
       }
@@ -80,69 +81,39 @@ export class JobReader {
   }
 }
 
-interface ChildEntry {
-  index: number;
-  id: string;
-}
-
-/** The index entries of one fan-out step in index order, bucket after bucket, fetched as needed. */
+/** The index entries of one fan-out step in index order, bucket after bucket, each read whole when reached. */
 class ChildEntries {
   private buffer: ChildEntry[] = [];
   private bucket: number;
-  private from: number;
-  private start: Item | undefined;
-  /** The current bucket is read from its first possible index. */
-  private wholeBucket = false;
   private exhausted = false;
 
   constructor(
     private readonly table: DynamoDbTable,
     private readonly parentId: string,
     private readonly step: string,
-    fromIndex: number,
+    private readonly fromIndex: number,
   ) {
-    this.from = Math.max(0, fromIndex);
-    this.bucket = Math.floor(this.from / CHILD_BUCKET);
+    this.bucket = Math.floor(Math.max(0, fromIndex) / CHILD_BUCKET);
   }
 
-  async next(pageSize: number): Promise<ChildEntry | undefined> {
-    while (!this.buffer.length && !this.exhausted) await this.fill(pageSize);
+  async next(): Promise<ChildEntry | undefined> {
+    while (!this.buffer.length && !this.exhausted) await this.fill();
     return this.buffer.shift();
   }
 
   async peek(): Promise<ChildEntry | undefined> {
-    while (!this.buffer.length && !this.exhausted) await this.fill(1);
+    while (!this.buffer.length && !this.exhausted) await this.fill();
     return this.buffer[0];
   }
 
-  private async fill(pageSize: number): Promise<void> {
-    const page = await this.table.queryPage({
-      KeyConditionExpression: 'pk = :pk AND sk >= :from',
-      ExpressionAttributeValues: {
-        ':pk': { S: keys.childrenPk(this.parentId, this.step, this.bucket) },
-        ':from': { S: pad(this.from, 9) },
-      },
-      ConsistentRead: true,
-      Limit: Math.max(1, Math.min(pageSize, 1_000)),
-      ExclusiveStartKey: this.start,
-    });
-    for (const item of page.items) {
-      const index = num(item, 'ix');
-      const id = str(item, 'id');
-      if (index !== undefined && id !== undefined) this.buffer.push({ index, id });
-    }
-    if (page.next) {
-      this.start = page.next;
-      return;
-    }
-    // Indexes are dense (0 … total-1): a bucket empty from its start means there are no more.
-    if (!page.items.length && this.wholeBucket && !this.start) {
+  private async fill(): Promise<void> {
+    const entries = await readBucket(this.table, keys.childrenPk(this.parentId, this.step, this.bucket));
+    // Indexes are dense (0 … total-1): an empty bucket means there are no more.
+    if (!entries.length) {
       this.exhausted = true;
       return;
     }
+    this.buffer = entries.filter((entry) => entry.index >= this.fromIndex);
     this.bucket++;
-    this.from = this.bucket * CHILD_BUCKET;
-    this.start = undefined;
-    this.wholeBucket = true;
   }
 }

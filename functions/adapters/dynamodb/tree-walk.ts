@@ -1,3 +1,4 @@
+import { entriesOf } from './child-packs.js';
 import { keys, S, str } from './items.js';
 import { type DynamoDbTable, forEachLimit, type Item } from './table.js';
 
@@ -13,10 +14,8 @@ export async function treeLevels(table: DynamoDbTable, rootId: string): Promise<
     const next: string[] = [];
     await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
       for (const step of await fanOutSteps(table, jobId)) {
-        for (const entry of await childEntries(table, jobId, step)) {
-          const id = str(entry, 'id');
-          if (id) next.push(id);
-        }
+        for (const item of await childEntries(table, jobId, step))
+          for (const entry of entriesOf(item)) next.push(entry.id);
       }
     });
     level = [...new Set(next)];
@@ -35,8 +34,9 @@ export async function fanOutSteps(table: DynamoDbTable, jobId: string): Promise<
 }
 
 /**
- * Every item of one fan-out step's children index: entries (`pk`, `sk`, `id`, `expiresAt`) and
- * bucket listings, buckets in order (indexes are dense, so the first empty bucket ends them).
+ * Every item of one fan-out step's children index: packs of entries (`pk`, `sk`, `ix`, `ids`,
+ * `expiresAt`; child-packs.ts), older single entries (`id`) and bucket listings, buckets in order
+ * (indexes are dense, so the first empty bucket ends them).
  */
 export async function childEntries(table: DynamoDbTable, parentId: string, step: string): Promise<Item[]> {
   const entries: Item[] = [];
@@ -44,7 +44,7 @@ export async function childEntries(table: DynamoDbTable, parentId: string, step:
     const page = await table.queryAll({
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': S(keys.childrenPk(parentId, step, bucket)) },
-      ProjectionExpression: 'pk, sk, id, expiresAt',
+      ProjectionExpression: 'pk, sk, ix, id, ids, expiresAt',
       ConsistentRead: true,
     });
     if (!page.length) return entries;

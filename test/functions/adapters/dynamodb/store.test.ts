@@ -3,6 +3,7 @@ import {
   type AttributeValue,
   DeleteItemCommand,
   GetItemCommand,
+  PutItemCommand,
   ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -19,6 +20,7 @@ import {
 import { leaveInlineIndex } from '../../../../functions/adapters/dynamodb/inline-outbox.js';
 import { DynamoDbStore } from '../../../../functions/adapters/dynamodb/store.js';
 import { DynamoDbTable } from '../../../../functions/adapters/dynamodb/table.js';
+import { treeLevels } from '../../../../functions/adapters/dynamodb/tree-walk.js';
 import {
   createSwitchyardTable,
   type DynamoDbLocal,
@@ -1175,7 +1177,7 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     return all;
   };
 
-  it('lists a fan-out of 2,100 children with the top-level jobs, newest first, in pages, from one index entry per 1,000 children', async () => {
+  it('lists a fan-out of 2,100 children with the top-level jobs, newest first, in pages, from one index entry per 1,000 children and one item naming 20 of them', async () => {
     // Prepare
     const workflow = `listing-${randomBytes(4).toString('hex')}`;
     const parent = aJob({ workflow, createdAt: 1_000 });
@@ -1206,11 +1208,75 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     const bucket = (n: number) => `KIDS#${parent.id}#fan#${String(n).padStart(6, '0')}`;
     for (const n of [0, 1, 2]) expect((await rawItem(tableName, bucket(n), 'L'))?.gsi1pk).toBeDefined();
     expect(await rawItem(tableName, bucket(3), 'L')).toBeUndefined();
-    const entry = await rawItem(tableName, bucket(1), `000001234#${(children[1_234] as JobRecord).id}`);
-    expect(entry?.id).toEqual({ S: (children[1_234] as JobRecord).id });
-    expect(entry?.gsi1pk).toBeUndefined();
+    // The bucket's children are named by packs of 20: 50 items a bucket, each under a write unit's 1 KB.
+    const packs = (await itemSizes(tableName)).filter(
+      (item) => item.key.startsWith(`${bucket(1)}/`) && item.key !== `${bucket(1)}/L`,
+    );
+    expect(packs.length).toBe(50);
+    expect(Math.max(...packs.map((pack) => pack.bytes))).toBeLessThan(1_024);
+    const pack = await rawItem(
+      tableName,
+      bucket(1),
+      (packs.find((p) => p.key.includes('/P#000001220#'))?.key ?? '').split('/')[1] ?? '',
+    );
+    expect(pack?.ids?.L?.[14]).toEqual({ S: (children[1_234] as JobRecord).id });
+    expect(pack?.gsi1pk).toBeUndefined();
     const waiting = await store.queryJobs({ workflow, includeChildren: true, status: 'waiting' });
     expect(waiting.jobs).toEqual([]);
+  });
+
+  it('reads children that older code indexed one entry each beside packs, in the children page, the listing and the tree', async () => {
+    // Prepare: 45 children indexed by packs; those of 20 to 39 then indexed as older code did, one entry each.
+    const workflow = `older-${randomBytes(4).toString('hex')}`;
+    const parent = aJob({ workflow, createdAt: 1_000 });
+    const { children } = fanOut(parent, 45, 2_000);
+    await store.commit([creating(parent)]);
+    await store.commit([updating(parent, { ...parent, rev: 2 }, { creates: children })]);
+    const bucket = `KIDS#${parent.id}#fan#000000`;
+    const local = await emulator();
+    const middle = (await itemSizes(tableName)).find((item) => item.key.startsWith(`${bucket}/P#000000020#`));
+    await local.client.send(
+      new DeleteItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: bucket }, sk: { S: (middle?.key ?? '').slice(bucket.length + 1) } },
+      }),
+    );
+    for (const child of children.slice(20, 40)) {
+      const index = child.parent?.index ?? -1;
+      await local.client.send(
+        new PutItemCommand({
+          TableName: tableName,
+          Item: {
+            pk: { S: bucket },
+            sk: { S: `${String(index).padStart(9, '0')}#${child.id}` },
+            id: { S: child.id },
+            ix: { N: String(index) },
+          },
+        }),
+      );
+    }
+
+    // Act
+    const all = await store.listChildren(parent.id, 'fan', { limit: 100 });
+    const page = await store.listChildren(parent.id, 'fan', { fromIndex: 15, limit: 10 });
+    const listed = await store.queryJobs({ workflow, includeChildren: true, limit: 100 });
+    const levels = await treeLevels(new DynamoDbTable(local.client, tableName), parent.id);
+
+    // Assess
+    expect(middle).toBeDefined();
+    expect(all.children.map((child) => child.id)).toEqual(children.map((child) => child.id));
+    expect(all.nextIndex).toBeUndefined();
+    expect(page.children.map((child) => child.parent?.index)).toEqual([
+      15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+    ]);
+    expect(page.nextIndex).toBe(25);
+    expect(listed.jobs.map((job) => job.id)).toEqual(
+      [...children.map((child) => child.id)].reverse().concat(parent.id),
+    );
+    expect(levels.map((level) => [...level].sort())).toEqual([
+      [parent.id],
+      children.map((child) => child.id).sort(),
+    ]);
   });
 
   it('keeps the requests of created children in groups that a restarted store sends, leaving out stopped children, and deletes a group once acknowledged', async () => {
