@@ -365,9 +365,12 @@ async function profileCpu(
   log(
     `local ${workload} ${size} ${synchronous} profiled: ${result.run.wallSeconds.toFixed(2)} s under the profiler`,
   );
-  const mainThread = (await readdir(dir).catch(() => [])).find((name) =>
-    name.includes(`.${result.servePid}.0.`),
-  );
+  // bin/switchyard.js re-executes serve's process with its V8 flags: the same pid writes a short
+  // profile before the exec and the workload's after it; names start with the date and time.
+  const mainThread = (await readdir(dir).catch(() => []))
+    .filter((name) => name.includes(`.${result.servePid}.0.`))
+    .sort()
+    .at(-1);
   if (!mainThread) return undefined;
   return summariseProfile(join(dir, mainThread), `serve, ${workload} ${size}, ${synchronous}`, result.window);
 }
