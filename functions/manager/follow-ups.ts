@@ -41,7 +41,8 @@ export interface FollowUpHost {
   store: Pick<Store, 'getJob' | 'listChildren' | 'getFanCounts' | 'setFanCounts' | 'listQueued' | 'getTree'>;
   workflows: { get(name: string, version: number): Promise<CompiledWorkflow | undefined> };
   logger: Logger;
-  apply(inputs: readonly JobEventInput[]): Promise<unknown>;
+  /** Each input's outcome: the job as it is after the events (absent for a missing job). */
+  apply(inputs: readonly JobEventInput[]): Promise<readonly { job?: JobRecord }[]>;
   startJob(params: StartJobParams): Promise<unknown>;
   /** A workflow's `maxRunning` with its counters (undefined: no limit). */
   runningLimit(workflow: string): Promise<RunningLimit | undefined>;
@@ -193,6 +194,11 @@ export class FollowUpRunner {
    * counters (engine/job/running-limit.ts), so promotions racing in several managers never start
    * more than the limit; one that lost is read again. Done again after a crash, it starts nobody
    * twice: a job promoted already is no longer queued.
+   *
+   * One at a time, in the queue's order, stopping at the first that finds no slot: the free slots
+   * counted may have been taken since (by another manager's promotions), and a store may land one
+   * call's commits in any order (DynamoDB's run in parallel), so promoting the listed jobs together
+   * could start a later one and leave an earlier one queued.
    */
   async promoteQueued(workflow: string): Promise<void> {
     for (let round = 0; round < MAX_PROMOTE_ROUNDS; round++) {
@@ -200,9 +206,10 @@ export class FollowUpRunner {
       if (free === 0) return;
       const queued = await this.host.store.listQueued(workflow, Math.min(free ?? PAGE, PAGE));
       if (!queued.length) return;
-      await this.host.apply(
-        queued.map(({ jobId }): JobEventInput => ({ jobId, event: { type: 'promote' } })),
-      );
+      for (const { jobId } of queued) {
+        const [outcome] = await this.host.apply([{ jobId, event: { type: 'promote' } }]);
+        if (outcome?.job?.status === 'queued') return;
+      }
     }
     throw new Error(
       `workflow "${workflow}": its queued jobs kept losing races for ${MAX_PROMOTE_ROUNDS} rounds`,
