@@ -6,7 +6,7 @@ import {
   type TransitionNote,
   unhandled,
 } from '../../engine/index.js';
-import type { LogFields, StepLabels, Telemetry } from '../telemetry/telemetry.js';
+import type { LogFields, Logger, StepLabels, Telemetry } from '../telemetry/telemetry.js';
 
 /**
  * The labels of a note's step: the job's namespace and workflow, the step, and its queue when the
@@ -27,6 +27,33 @@ export function stepLabelsOf(
   };
 }
 
+/** Each compiled workflow's step labels, by task (null: the main graph) and step: notes are many. */
+const labelsByWorkflow = new WeakMap<
+  CompiledWorkflow,
+  Map<string | null, Map<string, Readonly<StepLabels>>>
+>();
+
+/** `stepLabelsOf`, computed once per workflow version, task and step; the object is shared, not to be changed. */
+function cachedStepLabels(job: JobRecord, step: string | undefined, workflow?: CompiledWorkflow): StepLabels {
+  if (!workflow || step === undefined) return stepLabelsOf(job, step, workflow);
+  let byTask = labelsByWorkflow.get(workflow);
+  if (!byTask) {
+    byTask = new Map();
+    labelsByWorkflow.set(workflow, byTask);
+  }
+  let byStep = byTask.get(job.task);
+  if (!byStep) {
+    byStep = new Map();
+    byTask.set(job.task, byStep);
+  }
+  let labels = byStep.get(step);
+  if (!labels) {
+    labels = Object.freeze(stepLabelsOf(job, step, workflow));
+    byStep.set(step, labels);
+  }
+  return labels;
+}
+
 function queueOf(workflow: CompiledWorkflow, job: JobRecord, step: string): string {
   const graphs = [
     job.task === null ? workflow.main : workflow.tasks.get(job.task),
@@ -34,6 +61,12 @@ function queueOf(workflow: CompiledWorkflow, job: JobRecord, step: string): stri
   ];
   const node = graphs.map((graph) => graph?.byName.get(step)).find((found) => found !== undefined);
   return node?.kind === 'worker' ? node.queue : '';
+}
+
+/** A job's own course at INFO; a fan-out child's at DEBUG (see recordNotes). */
+function lifecycle(logger: Logger, child: boolean, message: string, fields: LogFields): void {
+  if (child) logger.debug(message, fields);
+  else logger.info(message, fields);
 }
 
 /**
@@ -49,12 +82,10 @@ export function recordNotes(
   workflow?: CompiledWorkflow,
 ): void {
   for (const note of notes) {
-    const labels = stepLabelsOf(job, note.step, workflow);
+    const labels = cachedStepLabels(job, note.step, workflow);
     const fields: LogFields = { jobId: note.jobId, step: note.step, attempt: note.attempt };
     // Notes of other jobs are of the children this transition created (and ended at once).
     const child = note.jobId !== job.id || job.parent !== null;
-    const lifecycle = (message: string, fields: LogFields) =>
-      child ? logger.debug(message, fields) : logger.info(message, fields);
     // Only a step's end is looked up (a linear search): a transition may dispatch thousands of steps.
     const ended = note.kind === 'stepCompleted' || note.kind === 'stepFailed';
     const fanOut =
@@ -71,8 +102,9 @@ export function recordNotes(
         metrics.count('steps_completed_total', labels);
         if (note.durationMs !== undefined)
           metrics.observe('step_duration_seconds', note.durationMs / 1000, labels);
-        logger.debug('step completed', { ...fields, durationMs: note.durationMs });
-        if (fanOut) logger.info('fan-out completed', { ...fields, durationMs: note.durationMs });
+        fields.durationMs = note.durationMs;
+        logger.debug('step completed', fields);
+        if (fanOut) logger.info('fan-out completed', fields);
         break;
       case 'attemptFailed':
         metrics.count('step_attempts_failed_total', labels);
@@ -85,14 +117,14 @@ export function recordNotes(
         break;
       case 'retryScheduled':
         metrics.count('retries_total', labels);
-        lifecycle('retry scheduled', { ...fields, detail: note.message });
+        lifecycle(logger, child, 'retry scheduled', { ...fields, detail: note.message });
         break;
       case 'stepFailed':
         logger.warn('step failed', { ...fields, error: note.message });
         break;
       case 'jobCompleted':
         metrics.count('jobs_finished_total', { status: 'completed' });
-        lifecycle('job completed', fields);
+        lifecycle(logger, child, 'job completed', fields);
         break;
       case 'jobFailed':
         metrics.count('jobs_finished_total', { status: 'failed' });
@@ -101,17 +133,17 @@ export function recordNotes(
         else logger.warn('job failed', { ...fields, error: note.message });
         break;
       case 'jobPaused':
-        lifecycle('job paused', fields);
+        lifecycle(logger, child, 'job paused', fields);
         break;
       case 'jobResumed':
-        lifecycle('job resumed', fields);
+        lifecycle(logger, child, 'job resumed', fields);
         break;
       case 'jobQueued':
         logger.info('job queued: its workflow runs maxRunning jobs already', fields);
         break;
       case 'jobCancelled':
         metrics.count('jobs_finished_total', { status: 'cancelled' });
-        lifecycle('job cancelled', fields);
+        lifecycle(logger, child, 'job cancelled', fields);
         break;
       case 'jobAborted':
         metrics.count('jobs_finished_total', { status: 'aborted' });

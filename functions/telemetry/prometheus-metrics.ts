@@ -45,6 +45,8 @@ const LABELS: Partial<Record<CounterName, string[]>> = {
   timeouts_total: STEP,
 };
 
+const NO_LABELS: Record<string, string> = Object.freeze({});
+
 /** Distinct values each label keeps before the rest count as `other` (docs/api.md, "Metrics"). */
 export const DEFAULT_LABEL_VALUES = 100;
 
@@ -64,25 +66,36 @@ export type JobCountSource = Pick<WorkflowRegistry, 'listWorkflows'> & Pick<JobQ
 /** The manager's metrics in Prometheus' text format, plus job counts by workflow and status read from the store. */
 export class PrometheusMetrics implements Metrics {
   readonly registry = new Registry();
-  private readonly counters = new Map<string, Counter>();
+  /**
+   * Each counter's totals by its (capped) labels, handed to prom-client only when /metrics is read:
+   * prom-client hashes a counter's labels at every increment, and a step counts several times.
+   */
+  private readonly totals = new Map<string, Map<Record<string, string>, number>>();
   private readonly histograms = new Map<string, Histogram>();
   private readonly overhead: BucketHistogram;
   private readonly cap: LabelCap;
+  /** The capped labels of a labels object seen before (callers keep one per step): a value capped stays so. */
+  private readonly cappedLabels = new WeakMap<Record<string, string>, Record<string, string>>();
+  /** Bounded: at most the product of the labels' caps. */
+  private readonly canonicalLabels = new Map<string, Record<string, string>>();
 
   constructor(store?: JobCountSource, options: { maxLabelValues?: number } = {}) {
     this.cap = new LabelCap(options.maxLabelValues ?? DEFAULT_LABEL_VALUES);
     const prefix = 'switchyard_';
     for (const name of Object.keys(HELP) as (CounterName | HistogramName)[]) {
       if (name.endsWith('_total')) {
-        this.counters.set(
-          name,
-          new Counter({
-            name: prefix + name,
-            help: HELP[name],
-            labelNames: LABELS[name as CounterName] ?? [],
-            registers: [this.registry],
-          }),
-        );
+        const totals = new Map<Record<string, string>, number>();
+        this.totals.set(name, totals);
+        new Counter({
+          name: prefix + name,
+          help: HELP[name],
+          labelNames: LABELS[name as CounterName] ?? [],
+          registers: [this.registry],
+          collect() {
+            this.reset();
+            for (const [labels, value] of totals) this.inc(labels, value);
+          },
+        });
       }
     }
     this.histograms.set(
@@ -130,13 +143,31 @@ export class PrometheusMetrics implements Metrics {
     }
   }
 
-  count(name: CounterName, labels: Record<string, string> = {}, value = 1): void {
-    this.counters.get(name)?.inc(this.cap.apply(labels), value);
+  count(name: CounterName, labels: Record<string, string> = NO_LABELS, value = 1): void {
+    const totals = this.totals.get(name);
+    if (!totals || !(value >= 0)) return;
+    const capped = this.capped(labels);
+    totals.set(capped, (totals.get(capped) ?? 0) + value);
   }
 
-  observe(name: HistogramName, value: number, labels: Record<string, string> = {}): void {
+  observe(name: HistogramName, value: number, labels: Record<string, string> = NO_LABELS): void {
     if (name === 'step_overhead_seconds') this.overhead.observe(value);
-    else this.histograms.get(name)?.observe(this.cap.apply(labels), value);
+    else this.histograms.get(name)?.observe(this.capped(labels), value);
+  }
+
+  /** One object per combination of capped values (the totals' keys), whatever object the caller passed. */
+  private capped(labels: Record<string, string>): Record<string, string> {
+    let capped = this.cappedLabels.get(labels);
+    if (capped) return capped;
+    const values = this.cap.apply(labels);
+    const key = Object.entries(values).flat().join('\u0000');
+    capped = this.canonicalLabels.get(key);
+    if (!capped) {
+      capped = Object.freeze(values);
+      this.canonicalLabels.set(key, capped);
+    }
+    this.cappedLabels.set(labels, capped);
+    return capped;
   }
 
   /**

@@ -92,6 +92,27 @@ describe('Metrics with labels: the failing step of an incident, from /metrics al
     expect(text).not.toContain('workflow="w3"');
   });
 
+  it('adds counts of the same labels into one series, whether passed as one object or many, and across scrapes', async () => {
+    const metrics = new PrometheusMetrics();
+    const step = { namespace: 'default', workflow: 'w', step: 'a', queue: 'q' };
+    for (let n = 0; n < 5; n++) metrics.count('steps_completed_total', step);
+    for (let n = 0; n < 3; n++) metrics.count('steps_completed_total', { ...step });
+    for (let n = 0; n < 4; n++) metrics.count('jobs_finished_total', { status: 'completed' });
+    metrics.count('jobs_finished_total', { status: 'failed' }, 2);
+    const first = await metrics.text();
+    metrics.count('steps_completed_total', step);
+    const second = await metrics.text();
+
+    expect(seriesValue(first, 'switchyard_steps_completed_total', step)).toBe(8);
+    expect(
+      first.split('\n').filter((line) => line.startsWith('switchyard_steps_completed_total{')),
+    ).toHaveLength(1);
+    expect(seriesValue(first, 'switchyard_jobs_finished_total', { status: 'completed' })).toBe(4);
+    expect(seriesValue(first, 'switchyard_jobs_finished_total', { status: 'failed' })).toBe(2);
+    expect(seriesValue(second, 'switchyard_steps_completed_total', step)).toBe(9);
+    expect(seriesValue(second, 'switchyard_jobs_finished_total', { status: 'completed' })).toBe(4);
+  });
+
   it('gauges each step queue’s ready messages and consumers at the scrape, and a failed look sets none', async () => {
     const metrics = new PrometheusMetrics();
     let broken = false;
