@@ -14,13 +14,26 @@ export async function treeLevels(table: DynamoDbTable, rootId: string): Promise<
     const next: string[] = [];
     await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
       for (const step of await fanOutSteps(table, jobId)) {
-        for (const item of await childEntries(table, jobId, step))
-          for (const entry of entriesOf(item)) next.push(entry.id);
+        const named = (await childEntries(table, jobId, step)).flatMap(entriesOf).map((entry) => entry.id);
+        next.push(...(await childrenOf(table, jobId, [...new Set(named)])));
       }
     });
     level = [...new Set(next)];
   }
   return levels;
+}
+
+/**
+ * Of the ids a job's children index names, those whose heads are the job's children: committed with
+ * it as their parent (`par`), or still pending from its commit (`po`). An index entry can name another
+ * job: a commit that wrote its entries before it found a child's id taken (an element bringing another
+ * job's id) leaves that entry behind, and retention must never stamp or delete that other job.
+ */
+async function childrenOf(table: DynamoDbTable, parentId: string, ids: string[]): Promise<string[]> {
+  const heads = await table.batchGet(ids.map((id) => keys.head(id)));
+  return heads
+    .filter((head) => str(head, 'par') === parentId || str(head, 'po') === parentId)
+    .map((head) => (str(head, 'pk') ?? '').slice('JOB#'.length));
 }
 
 /** The steps of a job that have children (its `S#<step>` markers). */

@@ -1279,6 +1279,41 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     ]);
   });
 
+  it("walks a tree through its children only: an index entry naming another job (a clash's leftover) is passed over", async () => {
+    // Prepare: a job of another tree, and a fan-out whose index also names it, as a commit leaves an
+    // entry written before it found that a child's id was taken.
+    const workflow = `clash-${randomBytes(4).toString('hex')}`;
+    const other = aJob({ workflow: `other-${workflow}` });
+    await store.commit([creating(other)]);
+    const parent = aJob({ workflow });
+    const { children } = fanOut(parent, 30, 2_000);
+    await store.commit([creating(parent)]);
+    await store.commit([updating(parent, { ...parent, rev: 2 }, { creates: children })]);
+    const local = await emulator();
+    await local.client.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: {
+          pk: { S: `KIDS#${parent.id}#fan#000000` },
+          sk: { S: 'P#000000000#leftover0000' },
+          ix: { N: '0' },
+          ids: { L: [{ S: other.id }] },
+        },
+      }),
+    );
+
+    // Act
+    const levels = await treeLevels(new DynamoDbTable(local.client, tableName), parent.id);
+    const listed = await store.listChildren(parent.id, 'fan', { limit: 100 });
+
+    // Assess
+    expect(levels.map((level) => [...level].sort())).toEqual([
+      [parent.id],
+      children.map((child) => child.id).sort(),
+    ]);
+    expect(listed.children.map((child) => child.id)).toEqual(children.map((child) => child.id));
+  });
+
   it('keeps the requests of created children in groups that a restarted store sends, leaving out stopped children, and deletes a group once acknowledged', async () => {
     // Prepare: a fan-out of 300 (a big commit) and a small one of 3 (one transaction).
     for (const total of [300, 3]) {
