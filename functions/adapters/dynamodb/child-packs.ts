@@ -61,15 +61,18 @@ export function entriesOf(item: Item): ChildEntry[] {
   return entries;
 }
 
-/** Every child one bucket partition names (strongly consistent), in index order, each once. */
-export async function readBucket(table: DynamoDbTable, pk: string): Promise<ChildEntry[]> {
-  const items = await table.queryAll({
+/** Every item of one bucket partition (packs, older entries, the listing), strongly consistent. */
+export const bucketItems = (table: DynamoDbTable, pk: string, projection: string): Promise<Item[]> =>
+  table.queryAll({
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': S(pk) },
-    ProjectionExpression: 'ix, id, ids',
+    ProjectionExpression: projection,
     ConsistentRead: true,
   });
-  const entries = items
+
+/** Every child one bucket partition names (strongly consistent), in index order, each once. */
+export async function readBucket(table: DynamoDbTable, pk: string): Promise<ChildEntry[]> {
+  const entries = (await bucketItems(table, pk, 'ix, id, ids'))
     .flatMap(entriesOf)
     .sort((a, b) => a.index - b.index || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   // Two commits' packs may name the same child (ids are derived from the index): it is listed once.

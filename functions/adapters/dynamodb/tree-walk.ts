@@ -1,4 +1,4 @@
-import { entriesOf } from './child-packs.js';
+import { bucketItems, entriesOf } from './child-packs.js';
 import { keys, S, str } from './items.js';
 import { type DynamoDbTable, forEachLimit, type Item } from './table.js';
 
@@ -54,12 +54,11 @@ export async function fanOutSteps(table: DynamoDbTable, jobId: string): Promise<
 export async function childEntries(table: DynamoDbTable, parentId: string, step: string): Promise<Item[]> {
   const entries: Item[] = [];
   for (let bucket = 0; ; bucket++) {
-    const page = await table.queryAll({
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': S(keys.childrenPk(parentId, step, bucket)) },
-      ProjectionExpression: 'pk, sk, ix, id, ids, expiresAt',
-      ConsistentRead: true,
-    });
+    const page = await bucketItems(
+      table,
+      keys.childrenPk(parentId, step, bucket),
+      'pk, sk, ix, id, ids, expiresAt',
+    );
     if (!page.length) return entries;
     entries.push(...page);
   }
