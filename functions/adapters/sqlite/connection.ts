@@ -50,7 +50,12 @@ export function openSqliteDatabase(path: string, options: SqliteOpenOptions = {}
     // 16 MB of page cache: it holds the pages a running workload touches (index roots, the tables'
     // tails), and every page more counts in serve's memory; older pages come back from the OS's cache.
     db.pragma('cache_size = -16384');
-    db.pragma('temp_store = MEMORY');
+    // Temporary files on disk, not in memory: a commit that creates children runs in a savepoint, and
+    // SQLite keeps the savepoint's journal (every page the commit changes, ~48 MB for a slice of 10,000
+    // children) in the heap when temp_store is MEMORY; with FILE it spills to a temporary file past
+    // 64 KB. The freed journal had left glibc's heap fragmented: serve's RSS grew with every slice
+    // (BENCHMARKS.md, "The savepoint's journal").
+    db.pragma('temp_store = FILE');
     // Checkpoint every ~40 MB of WAL instead of every 4 MB: pages written again and again (the
     // outbox's tail, counters, index roots) are copied into the database once per checkpoint.
     db.pragma('wal_autocheckpoint = 10000');

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Commit, JobJson, JobRecord, OutboxEntry, StepState } from '../../../../engine/index.js';
 import { InvalidCursorError, jobFromJson } from '../../../../engine/index.js';
+import { openSqliteDatabase } from '../../../../functions/adapters/sqlite/connection.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../../../functions/adapters/sqlite/schema.js';
 import { SqliteStore } from '../../../../functions/adapters/sqlite/store.js';
 import {
@@ -168,6 +169,18 @@ describe('SqliteStore', () => {
     it('uses WAL with synchronous FULL and an exclusive lock by default', async () => {
       const store = open(join(freshDirectory(), 'default.db'));
       expect(store.settings()).toEqual({ journalMode: 'wal', synchronous: 'FULL', lockingMode: 'exclusive' });
+    });
+
+    it("keeps temporary files, such as a savepoint's journal, on disk rather than in serve's memory", () => {
+      // A commit that creates children runs in a savepoint; with temp_store MEMORY its journal (a copy
+      // of every page the commit changes, ~48 MB for 10,000 children) went to the C heap, which kept
+      // growing, fragmented, with each slice of a large fan-out (BENCHMARKS.md).
+      const db = openSqliteDatabase(join(freshDirectory(), 'temp.db'));
+      try {
+        expect(db.pragma('temp_store', { simple: true })).toBe(1); // FILE
+      } finally {
+        db.close();
+      }
     });
 
     it('takes synchronous NORMAL and a shared lock when asked', async () => {
