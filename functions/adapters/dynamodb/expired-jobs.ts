@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord, AttributeValue as StreamValue } from 'aws-lambda';
 import { type JobJson, jobFromJson } from '../../../engine/index.js';
-import { chunkKeys, chunkRefOf, decodeJson } from './items.js';
+import { chunkKeys, chunkRefOf, decodeJson, jobIdOf } from './items.js';
 import type { Item } from './table.js';
 
 /**
@@ -60,7 +60,7 @@ export async function expiredJobs(records: readonly DynamoDBRecord[]): Promise<E
 /** What a head says of its job without its JSON: id, workflow, status and times. */
 function plainJob(item: Item): JobJson {
   return {
-    id: (item.pk?.S ?? '').slice('JOB#'.length),
+    id: jobIdOf(item),
     workflow: item.wf?.S ?? '',
     status: item.st?.S,
     createdAt: Number(item.ca?.N ?? 0),

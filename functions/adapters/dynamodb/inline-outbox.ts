@@ -5,7 +5,7 @@ import {
   type OutboxEntry,
   type StepRequest,
 } from '../../../engine/index.js';
-import { keys, N, pad, S, SHARDS, shardOf, time } from './items.js';
+import { jobIdOf, keys, N, pad, S, SHARDS, shardOf, time } from './items.js';
 import { isConditionFailure } from './retry.js';
 import type { DynamoDbTable, Item } from './table.js';
 import { SWITCHYARD_TABLE } from './table-schema.js';
@@ -207,7 +207,7 @@ export const inlineIndexKey = (jobId: string, at: number, seq = 0): { pk: string
 /** The inline requests a head item holds, oldest first, each with its sort. */
 export function inlineEntries(head: Item): { sort: string; short: string; entry: OutboxEntry }[] {
   const found: { sort: string; short: string; entry: OutboxEntry }[] = [];
-  const jobId = (head.pk?.S ?? '').slice('JOB#'.length);
+  const jobId = jobIdOf(head);
   for (const short of head.oi?.SS ?? []) {
     const value = head[inlineAttribute(short)]?.S;
     if (value === undefined) continue;

@@ -1,5 +1,6 @@
 import type { OutboxEntry } from '../../../engine/index.js';
 import { inlineEntries } from './inline-outbox.js';
+import { jobIdOf } from './items.js';
 import type { Candidate } from './merge.js';
 import type { SentRequests } from './sent-log.js';
 import type { Item } from './table.js';
@@ -33,7 +34,7 @@ export async function recoverable(
   const wanted = unsent.filter(({ sort }) => cursor === undefined || sort > cursor);
   if (wanted.length)
     recovery.onInline(
-      (head.pk?.S ?? '').slice('JOB#'.length),
+      jobIdOf(head),
       wanted.map(({ short }) => short),
     );
   return {

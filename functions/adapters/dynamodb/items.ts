@@ -96,6 +96,8 @@ export const gsi = {
 export const S = (value: string): AttributeValue => ({ S: value });
 export const N = (value: number): AttributeValue => ({ N: String(value) });
 export const str = (item: Item | undefined, name: string): string | undefined => item?.[name]?.S;
+/** The id of the job whose head (or other `JOB#` item) this is. */
+export const jobIdOf = (item: Item): string => (str(item, 'pk') ?? '').slice('JOB#'.length);
 export const num = (item: Item | undefined, name: string): number | undefined => {
   const value = item?.[name]?.N;
   return value === undefined ? undefined : Number(value);

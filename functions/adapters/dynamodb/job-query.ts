@@ -10,7 +10,7 @@ import {
   matchesJobQuery,
 } from '../../../engine/index.js';
 import { type ChildEntry, readBucket } from './child-packs.js';
-import { gsi, keys, pad, S, SHARDS, str } from './items.js';
+import { gsi, jobIdOf, keys, pad, S, SHARDS, str } from './items.js';
 import { workflowsWithJobs } from './job-counts.js';
 import type { JobReader } from './job-reader.js';
 import { type Candidate, MergeSource, mergePage, pageSizeFor } from './merge.js';
@@ -123,7 +123,7 @@ async function topLevelPage(
   const { items, next } = await newestFirst(table, partition, query, pageSize, start);
   // The index holds keys only: the jobs come from the table, as they are now. One whose status
   // moved on since the index was written is listed under its new status, not this one.
-  const ids = items.map((item) => (str(item, 'pk') ?? '').slice('JOB#'.length));
+  const ids = items.map((item) => jobIdOf(item));
   const jobs = await reader.getJobs(ids);
   const candidates: Candidate<JobRecord>[] = [];
   items.forEach((item, n) => {

@@ -1,7 +1,7 @@
 import type { OutboxEntry, OutboxPage, Timer } from '../../../engine/index.js';
 import { INLINE_INDEX, inlinePartition, leaveInlineIndex } from './inline-outbox.js';
 import { type InlineRecovery, recoverable } from './inline-recovery.js';
-import { decodeJson, gsi, keys, S, SHARDS, str, time } from './items.js';
+import { decodeJson, gsi, jobIdOf, keys, S, SHARDS, str, time } from './items.js';
 import { type Candidate, heldUntilRead, MergeSource, mergePage, pageSizeFor } from './merge.js';
 import type { PendingWrites } from './pending.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
@@ -107,7 +107,7 @@ function inlineSource(
       const head = found.get(keyString(entry));
       if (!head) continue;
       const recovered = await recoverable(head, recovery);
-      const jobId = (str(head, 'pk') ?? '').slice('JOB#'.length);
+      const jobId = jobIdOf(head);
       if (!recovered.holds) done.push(head);
       else for (const short of recovered.sent) recovery.sent.noteSent(jobId, short);
       candidates.push(...recovered.candidates);

@@ -1,5 +1,5 @@
 import { FINISHED_JOB_STATUSES, type JobStatus } from '../../../engine/index.js';
-import { gsi, keys, num, S, SHARDS, str, time } from './items.js';
+import { gsi, jobIdOf, keys, num, S, SHARDS, str, time } from './items.js';
 import { countsChange, workflowsWithJobs } from './job-counts.js';
 import { isConditionFailure } from './retry.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
@@ -71,7 +71,7 @@ export async function deleteFinishedJobs(
 const FINISHED: Item = Object.fromEntries(FINISHED_JOB_STATUSES.map((status, n) => [`:s${n}`, S(status)]));
 
 async function deleteTree(table: DynamoDbTable, root: Item, endedBefore: number): Promise<number> {
-  const rootId = (str(root, 'pk') ?? '').slice('JOB#'.length);
+  const rootId = jobIdOf(root);
   const rev = num(root, 'rev');
   const status = str(root, 'st') as JobStatus | undefined;
   const workflow = str(root, 'wf');

@@ -1,5 +1,5 @@
 import { bucketItems, entriesOf } from './child-packs.js';
-import { keys, S, str } from './items.js';
+import { jobIdOf, keys, S, str } from './items.js';
 import { type DynamoDbTable, forEachLimit, type Item } from './table.js';
 
 /** Walking a finished tree from its root: what the expiry stamp (ttl-stamps.ts) and the sweep (retention.ts) both do. */
@@ -15,7 +15,7 @@ export async function treeLevels(table: DynamoDbTable, rootId: string): Promise<
     await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
       for (const step of await fanOutSteps(table, jobId)) {
         const named = (await childEntries(table, jobId, step)).flatMap(entriesOf).map((entry) => entry.id);
-        next.push(...(await childrenOf(table, jobId, [...new Set(named)])));
+        next.push(...(await childrenOf(table, jobId, named)));
       }
     });
     level = [...new Set(next)];
@@ -33,7 +33,7 @@ async function childrenOf(table: DynamoDbTable, parentId: string, ids: string[])
   const heads = await table.batchGet(ids.map((id) => keys.head(id)));
   return heads
     .filter((head) => str(head, 'par') === parentId || str(head, 'po') === parentId)
-    .map((head) => (str(head, 'pk') ?? '').slice('JOB#'.length));
+    .map((head) => jobIdOf(head));
 }
 
 /** The steps of a job that have children (its `S#<step>` markers). */

@@ -1,4 +1,4 @@
-import { gsi, keys, N, num, S, SHARDS, str, time } from './items.js';
+import { gsi, jobIdOf, keys, N, num, S, SHARDS, time } from './items.js';
 import { isConditionFailure } from './retry.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
 import { childEntries, fanOutSteps, PARALLEL_JOBS, treeLevels } from './tree-walk.js';
@@ -61,7 +61,7 @@ export async function stampEndedTrees(
 
 /** Gives every item of one root's tree the root's `expiresAt`; true once the root has left gsi2. */
 async function stampTree(table: DynamoDbTable, root: Item, budget: StampBudget): Promise<boolean> {
-  const rootId = (str(root, 'pk') ?? '').slice('JOB#'.length);
+  const rootId = jobIdOf(root);
   const expiresAt = num(root, 'expiresAt');
   const rev = num(root, 'rev');
   if (!rootId || expiresAt === undefined || rev === undefined || !root.tt) return false;

@@ -7,7 +7,7 @@ import {
 } from '../../../engine/index.js';
 import { INLINE_INDEX, inlineIndexKey } from './inline-outbox.js';
 import { type InlineRecovery, recoverable } from './inline-recovery.js';
-import { gsi, N, num, S, SHARDS, str, time } from './items.js';
+import { gsi, jobIdOf, N, num, S, SHARDS, str, time } from './items.js';
 import { type Candidate, heldUntilRead, type MergeSource, pageSizeFor } from './merge.js';
 import { isConditionFailure } from './retry.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
@@ -79,7 +79,7 @@ export class YoungHeads {
    */
   async promote(): Promise<void> {
     await forEachLimit([...this.found.values()], 16, async (head) => {
-      const jobId = (str(head, 'pk') ?? '').slice('JOB#'.length);
+      const jobId = jobIdOf(head);
       const index = inlineIndexKey(jobId, num(head, 'ca') ?? 0);
       try {
         await this.table.update({
@@ -155,8 +155,7 @@ function listingSource(
       if (head[INLINE_INDEX.partitionKey]) continue;
       const recovered = await recoverable(head, recovery);
       if (recovered.unsent) heads.note(head);
-      for (const short of recovered.sent)
-        recovery.sent.noteSent((str(head, 'pk') ?? '').slice('JOB#'.length), short);
+      for (const short of recovered.sent) recovery.sent.noteSent(jobIdOf(head), short);
       candidates.push(...recovered.candidates);
     }
     return { candidates, lastTime: str(page.items.at(-1), 'gsi1sk')?.slice(0, 15), next: page.next };
