@@ -23,6 +23,7 @@ import {
   type JobRecord,
   type JobStatus,
   jobFromJson,
+  jobRecordJson,
   type LimitChange,
   type ListedStatus,
   listedStatusOf,
@@ -487,7 +488,7 @@ export class SqliteStore implements Store {
     const tree = commit.tree;
     if (tree && !treeChangeAllowed(readTree(s, tree.root), tree, job.id))
       return { result: { ok: false, conflict: true } };
-    const record = JSON.stringify(job);
+    const record = jobRecordJson(job);
     const before = commit.expectedRev === 0 ? undefined : this.cache.get(job.id);
     const written =
       commit.expectedRev === 0
@@ -508,12 +509,8 @@ export class SqliteStore implements Store {
     // Children already stored (the same parent, step and index) are left as they are; an id that
     // another job holds takes the whole commit back.
     const childrenWritten =
-      insertAll(
-        commit.creates,
-        (child) => jobRow(child, JSON.stringify(child)),
-        s.insertJob,
-        s.insertJobs,
-      ) === commit.creates.length;
+      insertAll(commit.creates, (child) => jobRow(child, jobRecordJson(child)), s.insertJob, s.insertJobs) ===
+      commit.creates.length;
     if (!childrenWritten) {
       const taken = takenIds(s.jobParent, commit.creates);
       if (taken.length) throw new CreatesTaken(taken);
