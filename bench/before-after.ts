@@ -1,4 +1,5 @@
 import { runOnce, type Workload } from './local.js';
+import { runLowLoadOnce } from './low-load.js';
 import { spread } from './stats.js';
 
 /*
@@ -9,26 +10,40 @@ import { spread } from './stats.js';
  *
  *   BENCH_BEFORE_ROOT=/path/to/other/checkout node --import tsx bench/before-after.ts
  *
- * Environment: BENCH_BEFORE_ROOT (required), BENCH_PAIRS (default 3), BENCH_WORKLOAD (`diamond` or
- * `fan-out`, default diamond), BENCH_SIZE (default 5000).
+ * Environment: BENCH_BEFORE_ROOT (required), BENCH_PAIRS (default 3), BENCH_WORKLOAD (`diamond`,
+ * `fan-out` or `low-load`, default diamond), BENCH_SIZE (default 5000; for `low-load`, the chains of
+ * 100 steps measured, default 5). `low-load` also prints the overhead a step (bench/low-load.ts).
  */
 
 const env = process.env;
 const beforeRoot = env.BENCH_BEFORE_ROOT;
 if (!beforeRoot) throw new Error('BENCH_BEFORE_ROOT must name the checkout to compare with');
 const pairs = Number(env.BENCH_PAIRS ?? 3);
-const workload = (env.BENCH_WORKLOAD ?? 'diamond') as Workload;
-const size = Number(env.BENCH_SIZE ?? 5000);
+const workload = (env.BENCH_WORKLOAD ?? 'diamond') as Workload | 'low-load';
+const size = Number(env.BENCH_SIZE ?? (workload === 'low-load' ? 5 : 5000));
 const trees: [string, string | undefined][] = [
   ['before', beforeRoot],
   ['after', undefined],
 ];
 const cpu: Record<string, number[]> = { before: [], after: [] };
+const overhead: Record<string, number[]> = { before: [], after: [] };
 
 for (let pair = 1; pair <= pairs; pair++) {
   for (const [name, root] of trees) {
     if (root) process.env.BENCH_SERVE_ROOT = root;
     else delete process.env.BENCH_SERVE_ROOT;
+    if (workload === 'low-load') {
+      const run = await runLowLoadOnce({ chains: size });
+      const p50 = run.overheadMs['0.5'] ?? Number.NaN;
+      cpu[name]?.push(run.serveCpuUsPerStep);
+      overhead[name]?.push(p50);
+      process.stdout.write(
+        `pair ${pair} ${name}: overhead a step p50 ${p50.toFixed(2)} ms, p99 ${(run.overheadMs['0.99'] ?? Number.NaN).toFixed(2)} ms, ` +
+          `${run.msPerStep.toFixed(2)} ms a step end to end, serve ${Math.round(run.serveCpuUsPerStep)} µs of CPU a step, ` +
+          `SQLite commit p50 ${run.disk.sqliteCommitMs.median.toFixed(2)} ms, load ${run.loadAverage}\n`,
+      );
+      continue;
+    }
     const { run } = await runOnce(workload, size, 'FULL');
     const usPerStep = ((run.cpuSeconds.serve ?? Number.NaN) * 1e6) / run.steps;
     cpu[name]?.push(usPerStep);
@@ -40,8 +55,14 @@ for (let pair = 1; pair <= pairs; pair++) {
 }
 for (const [name, values] of Object.entries(cpu)) {
   const { min, median, max } = spread(values);
+  const p50s = overhead[name] ?? [];
+  const p50 = p50s.length ? spread(p50s) : undefined;
   process.stdout.write(
-    `${name}: serve ${Math.round(median)} µs a step (min ${Math.round(min)}, max ${Math.round(max)})\n`,
+    `${name}: serve ${Math.round(median)} µs a step (min ${Math.round(min)}, max ${Math.round(max)})` +
+      (p50
+        ? `, overhead p50 ${p50.median.toFixed(2)} ms (min ${p50.min.toFixed(2)}, max ${p50.max.toFixed(2)})`
+        : '') +
+      '\n',
   );
 }
 process.exit(0);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { type Bus, loadWorkflows, type StepRequest, type TimerScheduler } from '../engine/index.js';
 import { SqliteStore } from '../functions/adapters/sqlite/store.js';
 import { Manager } from '../functions/manager/manager.js';
+import { CHAIN, CHAIN_STEPS, chainWorkflowYaml } from './low-load.js';
 import { benchQueues, benchWorkflowsYaml, DIAMOND, DIAMOND_STEPS, SUBMIT_CONCURRENCY } from './workloads.js';
 
 /*
@@ -17,11 +18,16 @@ import { benchQueues, benchWorkflowsYaml, DIAMOND, DIAMOND_STEPS, SUBMIT_CONCURR
  * Environment: BENCH_JOBS (measured diamonds), BENCH_WARM_JOBS, BENCH_SYNCHRONOUS (FULL or NORMAL),
  * BENCH_IN_FLIGHT (diamonds running at once), BENCH_REPLY_BATCH (replies per batch). Prints
  * `done <JSON>` (wall seconds, CPU seconds, peak RSS) once every measured diamond has completed.
+ *
+ * BENCH_CORE_SHAPE=chain: the low-load case's work instead (bench/low-load.ts): 100-step chains one
+ * after the other, each request answered alone, so that every step is a transaction and a sync of
+ * its own; BENCH_JOBS and BENCH_WARM_JOBS count chains (default 40 and 20). Prints the CPU a step.
  */
 
 const env = process.env;
-const measuredJobs = Number(env.BENCH_JOBS ?? 10_000);
-const warmJobs = Number(env.BENCH_WARM_JOBS ?? 3_000);
+const chains = env.BENCH_CORE_SHAPE === 'chain';
+const measuredJobs = Number(env.BENCH_JOBS ?? (chains ? 40 : 10_000));
+const warmJobs = Number(env.BENCH_WARM_JOBS ?? (chains ? 20 : 3_000));
 const synchronous = env.BENCH_SYNCHRONOUS === 'NORMAL' ? 'NORMAL' : 'FULL';
 const inFlight = Number(env.BENCH_IN_FLIGHT ?? 200);
 const replyBatch = Number(env.BENCH_REPLY_BATCH ?? 50);
@@ -30,6 +36,8 @@ export interface CoreFigures {
   wallSeconds: number;
   cpuSeconds: number;
   peakRssMb: number;
+  /** BENCH_CORE_SHAPE=chain: the CPU a step, µs, user and system apart. */
+  cpuUsPerStep?: { user: number; system: number };
 }
 
 /** Requests the manager sent, in order; answered from the front. */
@@ -47,8 +55,21 @@ const timers: TimerScheduler = { async arm() {}, async disarm() {} };
 const dir = await mkdtemp(join(tmpdir(), 'switchyard-core-'));
 const store = SqliteStore.open(join(dir, 'core.db'), { synchronous });
 const manager = new Manager({ store, bus, timers });
-for (const workflow of loadWorkflows(benchWorkflowsYaml(benchQueues('core-'))).workflows) {
-  await manager.registerWorkflow(workflow);
+const yaml = chains ? chainWorkflowYaml('core-chain') : benchWorkflowsYaml(benchQueues('core-'));
+for (const workflow of loadWorkflows(yaml).workflows) await manager.registerWorkflow(workflow);
+
+/** Runs `count` chains one after the other, each request answered alone. */
+async function runChains(count: number): Promise<void> {
+  for (let n = 0; n < count; n++) {
+    await manager.startJob({ workflow: CHAIN, id: randomUUID() });
+    await manager.drain();
+    for (let request = sent.shift(); request; request = sent.shift()) {
+      await manager.handleReplies([
+        { correlationId: request.correlationId, body: '{}', attempt: request.attempt },
+      ]);
+      await manager.drain();
+    }
+  }
 }
 
 /** Runs `jobs` diamonds to completion, at most `inFlight` at a time. */
@@ -80,21 +101,26 @@ async function runDiamonds(jobs: number): Promise<void> {
 }
 
 try {
-  await runDiamonds(warmJobs);
+  const run = chains ? runChains : runDiamonds;
+  await run(warmJobs);
   const cpuBefore = process.cpuUsage();
   const startedAt = process.hrtime.bigint();
-  await runDiamonds(measuredJobs);
+  await run(measuredJobs);
   const wallSeconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
   const cpu = process.cpuUsage(cpuBefore);
-  const counts = await store.countJobs(DIAMOND);
+  const counts = await store.countJobs(chains ? CHAIN : DIAMOND);
   if (counts.completed !== warmJobs + measuredJobs) {
-    throw new Error(`${counts.completed} of ${warmJobs + measuredJobs} diamonds completed`);
+    throw new Error(`${counts.completed} of ${warmJobs + measuredJobs} jobs completed`);
   }
   const figures: CoreFigures = {
     wallSeconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
   };
+  if (chains) {
+    const steps = measuredJobs * CHAIN_STEPS;
+    figures.cpuUsPerStep = { user: cpu.user / steps, system: cpu.system / steps };
+  }
   process.stdout.write(`done ${JSON.stringify(figures)}\n`);
 } finally {
   await store.close();
