@@ -10,6 +10,10 @@ import { spread } from './stats.js';
  *
  *   BENCH_BEFORE_ROOT=/path/to/other/checkout node --import tsx bench/before-after.ts
  *
+ * BENCH_AFTER_ROOT names another checkout for the after side (default this one), and
+ * BENCH_BEFORE_NODE / BENCH_AFTER_NODE the Node.js that runs each side's serve (default the
+ * benchmark's own): the same code on two versions of Node.
+ *
  * Environment: BENCH_BEFORE_ROOT (required), BENCH_PAIRS (default 3), BENCH_WORKLOAD (`diamond`,
  * `fan-out` or `low-load`, default diamond), BENCH_SIZE (default 5000; for `low-load`, the chains of
  * 100 steps measured, default 5). `low-load` also prints the overhead a step (bench/low-load.ts).
@@ -21,17 +25,19 @@ if (!beforeRoot) throw new Error('BENCH_BEFORE_ROOT must name the checkout to co
 const pairs = Number(env.BENCH_PAIRS ?? 3);
 const workload = (env.BENCH_WORKLOAD ?? 'diamond') as Workload | 'low-load';
 const size = Number(env.BENCH_SIZE ?? (workload === 'low-load' ? 5 : 5000));
-const trees: [string, string | undefined][] = [
-  ['before', beforeRoot],
-  ['after', undefined],
+const sides: { name: string; root?: string; node?: string }[] = [
+  { name: 'before', root: beforeRoot, node: env.BENCH_BEFORE_NODE },
+  { name: 'after', root: env.BENCH_AFTER_ROOT, node: env.BENCH_AFTER_NODE },
 ];
 const cpu: Record<string, number[]> = { before: [], after: [] };
 const overhead: Record<string, number[]> = { before: [], after: [] };
 
 for (let pair = 1; pair <= pairs; pair++) {
-  for (const [name, root] of trees) {
+  for (const { name, root, node } of sides) {
     if (root) process.env.BENCH_SERVE_ROOT = root;
     else delete process.env.BENCH_SERVE_ROOT;
+    if (node) process.env.BENCH_SERVE_NODE = node;
+    else delete process.env.BENCH_SERVE_NODE;
     if (workload === 'low-load') {
       const run = await runLowLoadOnce({ chains: size });
       const p50 = run.overheadMs['0.5'] ?? Number.NaN;

@@ -8,6 +8,8 @@ const ROOT = join(import.meta.dirname, '..');
  * for before/after runs alternating in one benchmark process. Its own `npm run build:cli` first.
  */
 const serveBin = (): string => join(process.env.BENCH_SERVE_ROOT ?? ROOT, 'bin/switchyard.js');
+/** `BENCH_SERVE_NODE`: the Node.js that runs serve, when not the benchmark's own (another version). */
+const serveNode = (): string => process.env.BENCH_SERVE_NODE ?? process.execPath;
 const ENTRY = join(ROOT, 'bench/serve-entry.ts');
 
 export type Synchronous = 'FULL' | 'NORMAL';
@@ -82,7 +84,7 @@ export async function startBenchServe(options: BenchServeOptions): Promise<Bench
     : [...profile, '--import', 'tsx', ENTRY];
   const child = await spawnChild({
     name: 'serve',
-    command: process.execPath,
+    command: serveNode(),
     args,
     cwd: ROOT,
     env: {
