@@ -40,6 +40,8 @@ const WORKFLOW = 'dashboard-e2e';
 const TOKEN = 'local-token-for-the-dashboard-test';
 const API_KEY = 'gateway-key-for-the-dashboard-test';
 const STATE_TIMEOUT = 15_000;
+/** Half the 15 s at which the workflow page's panels read again by themselves. */
+const SOONER_THAN_A_REFRESH = 7_500;
 
 // Queue names of this file's own (parallel test files must not take each other's messages).
 const suffix = uniqueName('dash');
@@ -755,7 +757,8 @@ schedules:
       startAt: expectedAt,
       input: { from: 'the form' },
     });
-    await view.locator(`.scheduled-jobs tr[data-job="${id}"]`).waitFor({ timeout: STATE_TIMEOUT });
+    // At once: well before the panel's own refresh (every 15 s), which it once waited for.
+    await view.locator(`.scheduled-jobs tr[data-job="${id}"]`).waitFor({ timeout: SOONER_THAN_A_REFRESH });
     // Its page says when it starts.
     await link.click();
     await page.locator(`.job-view[data-job="${id}"] .job-start-at time`).waitFor({ timeout: STATE_TIMEOUT });

@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'preact/hooks';
 import type { WorkflowSchedulesDocument } from '../api-types.js';
 import { absoluteTime } from '../format.js';
 import { useResource } from '../hooks.js';
@@ -7,9 +8,18 @@ import { ErrorNote } from './notes.js';
 
 /**
  * A workflow's cron schedules with their next ticks, and its jobs waiting for a delayed start
- * (`?at=`), soonest first. Nothing is shown for a workflow that has neither.
+ * (`?at=`), soonest first. Nothing is shown for a workflow that has neither. `startedHere` counts the
+ * jobs the page's form started: a job scheduled there shows at once, not at the next refresh.
  */
-export function SchedulesPanel({ workflow, now }: { workflow: string; now: number }) {
+export function SchedulesPanel({
+  workflow,
+  now,
+  startedHere = 0,
+}: {
+  workflow: string;
+  now: number;
+  startedHere?: number;
+}) {
   const schedules = useResource(
     (client, signal) =>
       client.request<WorkflowSchedulesDocument>(
@@ -19,6 +29,13 @@ export function SchedulesPanel({ workflow, now }: { workflow: string; now: numbe
     `schedules:${workflow}`,
     15_000,
   );
+  const { reload } = schedules;
+  const reloadedFor = useRef(startedHere);
+  useEffect(() => {
+    if (reloadedFor.current === startedHere) return;
+    reloadedFor.current = startedHere;
+    reload();
+  }, [startedHere, reload]);
   if (schedules.error) return <ErrorNote error={schedules.error} onRetry={schedules.reload} />;
   const document = schedules.data;
   if (!document || (document.schedules.length === 0 && document.scheduledCount === 0)) return null;

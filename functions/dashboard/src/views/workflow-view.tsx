@@ -58,6 +58,13 @@ export function WorkflowView({ name }: { name: string }) {
   );
   const now = useNow();
   const [version, setVersion] = useState<number>();
+  /** Jobs started from the form: each reloads what shows them (the counts, the schedules). */
+  const [startedHere, setStartedHere] = useState(0);
+  const onStarted = () => {
+    recent.reload();
+    listing.reload();
+    setStartedHere((n) => n + 1);
+  };
 
   if (latest.error && !latest.data) {
     const missing = latest.error instanceof ApiRequestError && latest.error.status === 404;
@@ -160,11 +167,11 @@ export function WorkflowView({ name }: { name: string }) {
           latest={document.version}
           versions={document.versions}
           enabled={document.enabled}
-          onStarted={recent.reload}
+          onStarted={onStarted}
         />
       </div>
       {(counts.queued ?? 0) > 0 && <QueuedJobs name={name} now={now} />}
-      <SchedulesPanel workflow={name} now={now} />
+      <SchedulesPanel workflow={name} now={now} startedHere={startedHere} />
       <section class="card table-card recent-jobs" aria-label="Recent jobs">
         <div class="card-head">
           <h2>Recent jobs</h2>
