@@ -29,22 +29,17 @@ function fragment(value: object | undefined): string {
 export function jobRecordJson(job: JobRecord): string {
   const history = job.history;
   if (job.steps.length + (history?.length ?? 0) < CACHE_FROM) return JSON.stringify(job);
-  let text = '{';
+  const fields: string[] = [];
   for (const key of Object.keys(job)) {
     const value = job[key as keyof JobRecord];
-    let json: string | undefined;
-    if (key === 'steps') {
-      const parts: string[] = [];
-      for (const state of job.steps) parts.push(fragment(state));
-      json = `[${parts.join(',')}]`;
-    } else if (key === 'history' && history) {
-      const parts = new Array<string>(history.length);
-      for (let n = 0; n < history.length; n++) parts[n] = fragment(history[n]);
-      json = `[${parts.join(',')}]`;
-    } else json = JSON.stringify(value);
+    const json =
+      key === 'steps'
+        ? `[${job.steps.map(fragment).join(',')}]`
+        : key === 'history' && history
+          ? `[${history.map(fragment).join(',')}]`
+          : JSON.stringify(value);
     // JSON.stringify leaves out a key whose value has no JSON (undefined, a function).
-    if (json === undefined) continue;
-    text += `${text.length > 1 ? ',' : ''}${JSON.stringify(key)}:${json}`;
+    if (json !== undefined) fields.push(`${JSON.stringify(key)}:${json}`);
   }
-  return `${text}}`;
+  return `{${fields.join(',')}}`;
 }
