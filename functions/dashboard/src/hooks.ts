@@ -21,12 +21,14 @@ export interface Resource<T> {
 
 /**
  * Fetches on mount and whenever `key` changes; with `refreshMs`, again every so often while mounted
- * (keeping the data shown meanwhile). A credential prompt stops it: the view unmounts.
+ * (keeping the data shown meanwhile); and again, keeping the data too, whenever `reloadOn` changes
+ * (something the page did that the resource shows). A credential prompt stops it: the view unmounts.
  */
 export function useResource<T>(
   load: (client: ApiClient, signal: AbortSignal) => Promise<T>,
   key: string,
   refreshMs?: number,
+  reloadOn?: unknown,
 ): Resource<T> {
   const client = useApi();
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean; fetchedAt?: number }>({
@@ -62,7 +64,7 @@ export function useResource<T>(
       controller.abort();
       clearTimeout(timer);
     };
-  }, [client, key, tick, refreshMs]);
+  }, [client, key, tick, refreshMs, reloadOn]);
 
   const reload = useCallback(() => setTick((n) => n + 1), []);
   return { ...state, reload };

@@ -1,4 +1,3 @@
-import { useEffect, useRef } from 'preact/hooks';
 import type { WorkflowSchedulesDocument } from '../api-types.js';
 import { absoluteTime } from '../format.js';
 import { useResource } from '../hooks.js';
@@ -28,14 +27,8 @@ export function SchedulesPanel({
       ),
     `schedules:${workflow}`,
     15_000,
+    startedHere,
   );
-  const { reload } = schedules;
-  const reloadedFor = useRef(startedHere);
-  useEffect(() => {
-    if (reloadedFor.current === startedHere) return;
-    reloadedFor.current = startedHere;
-    reload();
-  }, [startedHere, reload]);
   if (schedules.error) return <ErrorNote error={schedules.error} onRetry={schedules.reload} />;
   const document = schedules.data;
   if (!document || (document.schedules.length === 0 && document.scheduledCount === 0)) return null;
