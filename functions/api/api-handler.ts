@@ -124,7 +124,7 @@ function authorize(
   }
 }
 
-/** API Gateway (REST API, v1 proxy event) in, API Gateway result out. */
+/** API Gateway (a REST API's proxy event, or an HTTP API's in payload format 1.0) in, its result out. */
 export async function handleApiGatewayEvent(
   event: APIGatewayProxyEvent,
   deps: ApiDeps,
@@ -137,12 +137,24 @@ export async function handleApiGatewayEvent(
       : event.body
     : '';
   // Behind the Lambda authorizer, its context is who the request acts as (the token is not looked up again).
-  const principal = deps.authorizer ? principalOfContext(event.requestContext?.authorizer) : undefined;
+  const principal = deps.authorizer ? principalOfContext(authorizerContextOf(event)) : undefined;
   const response = await handleApiRequest(
     { method: event.httpMethod, path: event.path, query, headers, body, principal },
     deps,
   );
   return { statusCode: response.status, headers: response.headers ?? {}, body: response.body };
+}
+
+/**
+ * The Lambda authorizer's context: a REST API gives its keys in `requestContext.authorizer`; an HTTP
+ * API (`-c api=http`) puts them under `authorizer.lambda` in its 2.0 events, and AWS's documentation
+ * shows no 1.0 event with an authorizer's context, so both places are read (the nested one first).
+ */
+function authorizerContextOf(event: APIGatewayProxyEvent): unknown {
+  const authorizer: unknown = event.requestContext?.authorizer;
+  if (!authorizer || typeof authorizer !== 'object') return undefined;
+  const nested = (authorizer as { lambda?: unknown }).lambda;
+  return nested && typeof nested === 'object' ? nested : authorizer;
 }
 
 /**

@@ -261,3 +261,54 @@ describe('Handler: api behind the Lambda authorizer (-c auth=token)', () => {
     expect(openPage.statusCode).toBe(200);
   });
 });
+
+describe('Handler: api behind an HTTP API (-c api=http): payload format 1.0', () => {
+  /**
+   * What an HTTP API sends in payload format 1.0 (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html):
+   * the REST API's fields, `version: "1.0"`, the `$default` stage (no stage in `path`); its 2.0 events
+   * put a Lambda authorizer's context under `authorizer.lambda`, the REST API's at `authorizer` itself.
+   */
+  const anHttpApiEvent = (
+    method: string,
+    path: string,
+    authorizer: Record<string, unknown>,
+    options: Parameters<typeof anApiEvent>[2] = {},
+  ): APIGatewayProxyEvent => {
+    const event = anApiEvent(method, path, options) as APIGatewayProxyEvent & { version: string };
+    event.version = '1.0';
+    event.requestContext = { ...event.requestContext, stage: '$default', authorizer };
+    return event;
+  };
+
+  it("acts as the token authorizer's principal whether its context is nested under lambda or not", async () => {
+    // Prepare
+    const harness = memoryManager();
+    const handler = createApiHandler({ ...harness, maxBodyBytes: 1024, authorizer: true });
+    const root = { lambda: { namespace: '*', role: 'admin' }, claims: null, scopes: null };
+    await handler(anHttpApiEvent('PUT', '/api/ns/team-a/workflow/greet', root, { body: DEFINITION }));
+    const nested = { lambda: { tokenId: '0123456789abcdef', namespace: 'team-a', role: 'read' } };
+    const flat = { tokenId: '0123456789abcdef', namespace: 'team-a', role: 'run', principalId: 'x' };
+
+    // Act
+    const readerStarts = await handler(
+      anHttpApiEvent('POST', '/api/ns/team-a/workflow/greet', nested, { body: {} }),
+    );
+    const readerLists = await handler(anHttpApiEvent('GET', '/api/ns/team-a/workflows', nested));
+    const runnerStarts = await handler(
+      anHttpApiEvent('POST', '/api/ns/team-a/workflow/greet', flat, { body: {} }),
+    );
+    const otherTeam = await handler(anHttpApiEvent('GET', '/api/ns/team-b/workflows', nested));
+    const noPrincipal = await handler(anHttpApiEvent('GET', '/api/ns/team-a/workflows', { lambda: null }));
+
+    // Assess
+    expect(readerStarts.statusCode).toBe(403);
+    expect(JSON.parse(readerStarts.body).error.message).toMatch(/this token has "read"/);
+    expect(readerLists.statusCode).toBe(200);
+    expect(JSON.parse(readerLists.body)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'greet' })]),
+    );
+    expect(runnerStarts.statusCode).toBe(201);
+    expect(otherTeam.statusCode).toBe(404);
+    expect(noPrincipal.statusCode).toBe(401);
+  });
+});
