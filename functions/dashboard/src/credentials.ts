@@ -11,12 +11,21 @@ export interface Credential {
 
 /**
  * Which credential a 401/403 asks for. Switchyard's own handler refuses with the codes
- * `unauthorized`/`forbidden` (only `serve --token` makes it do so); anything else (API Gateway's
- * `INVALID_API_KEY`, `ACCESS_DENIED`, …) comes from the gateway in front of it, which wants a key.
+ * `unauthorized`/`forbidden` (`serve --token`, or the REST API's token authorizer). An HTTP API
+ * (`-c api=http`), which has no API keys, refuses in its own fixed shape, `{"message":"Unauthorized"}`
+ * or `"Forbidden"`: its token or JWT authorizer wants a bearer token. Anything else (the REST API's
+ * `INVALID_API_KEY`, `ACCESS_DENIED`, …) comes from a REST API's key check.
  */
 export function credentialKindFor(body: unknown): CredentialKind {
   const code = errorCode(body);
-  return code === 'unauthorized' || code === 'forbidden' ? 'token' : 'api-key';
+  if (code === 'unauthorized' || code === 'forbidden') return 'token';
+  return isHttpApiRefusal(body) ? 'token' : 'api-key';
+}
+
+function isHttpApiRefusal(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || 'error' in body) return false;
+  const message = (body as { message?: unknown }).message;
+  return message === 'Unauthorized' || message === 'Forbidden';
 }
 
 export function errorCode(body: unknown): string | undefined {
@@ -64,7 +73,7 @@ export function parseCredential(text: string | null): Credential | undefined {
 export const CREDENTIAL_LABELS: Record<CredentialKind, { name: string; hint: string }> = {
   token: {
     name: 'Access token',
-    hint: 'This server was started with a token (serve --token or SWITCHYARD_TOKEN). Enter it to continue.',
+    hint: 'This server requires a token (serve --token or SWITCHYARD_TOKEN; deployed, the root token or a scoped token). Enter it to continue.',
   },
   'api-key': {
     name: 'API key',

@@ -12,10 +12,17 @@ describe('Function: credentialKindFor', () => {
     expect(credentialKindFor({ error: { code: 'forbidden', message: 'x' } })).toBe('token');
   });
 
-  it('asks for an API key when the gateway in front refuses', () => {
+  it("asks for an API key when a REST API's key check refuses (the stack gives its refusals the error shape)", () => {
     expect(credentialKindFor({ error: { code: 'INVALID_API_KEY', message: 'Forbidden' } })).toBe('api-key');
-    expect(credentialKindFor({ message: 'Forbidden' })).toBe('api-key');
+    expect(credentialKindFor({ error: { code: 'ACCESS_DENIED', message: 'Forbidden' } })).toBe('api-key');
     expect(credentialKindFor(undefined)).toBe('api-key');
+    expect(credentialKindFor({ message: 'Internal server error' })).toBe('api-key');
+  });
+
+  it("asks for a token when an HTTP API (-c api=http: no API keys) refuses in API Gateway's own shape", () => {
+    // No Authorization header: 401; the token authorizer's Deny (or IAM's refusal): 403.
+    expect(credentialKindFor({ message: 'Unauthorized' })).toBe('token');
+    expect(credentialKindFor({ message: 'Forbidden' })).toBe('token');
   });
 });
 
