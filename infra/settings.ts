@@ -10,6 +10,11 @@ export type BusKind = 'sqs' | 'rabbitmq';
  * (`token`) a Lambda authorizer taking the stack's root token or a scoped token alone.
  */
 export type AuthKind = 'apiKey' | 'iam' | 'cognito' | 'token';
+/**
+ * Which API Gateway API fronts the API function: a REST API (API keys, usage plans, WAF) or an HTTP
+ * API (a third of the price a request, none of those three).
+ */
+export type ApiKind = 'rest' | 'http';
 export type BrokerDeploymentMode = 'SINGLE_INSTANCE' | 'CLUSTER_MULTI_AZ';
 /** Where the workers of the deployed workflows run: elsewhere (processes you run), or as Lambda functions. */
 export type WorkersKind = 'external' | 'lambda';
@@ -36,6 +41,9 @@ export interface BrokerSettings {
 }
 
 export interface ApiSettings {
+  /** `-c api=http`: an HTTP API instead of the REST API. @default rest */
+  kind: ApiKind;
+  /** @default apiKey on a REST API, token on an HTTP API (which has no API keys) */
   auth: AuthKind;
   /** Steady requests per second, for the stage and the usage plan. @default 50 */
   rateLimit: number;
@@ -45,6 +53,11 @@ export interface ApiSettings {
   dailyQuota: number;
   /** With `-c auth=cognito`: the user pool whose JWTs (ID tokens) the API accepts. */
   cognitoUserPoolArn?: string;
+  /**
+   * With `-c api=http -c auth=cognito` (`-c cognitoClientIds=id1,id2`): the app clients whose tokens
+   * the HTTP API's JWT authorizer accepts (their `aud`, or `client_id` for access tokens).
+   */
+  cognitoClientIds?: string[];
   /** Concurrent executions reserved for (and capping) the API function; 0: none reserved. @default 50 */
   reservedConcurrency: number;
   /** An AWS WAF web ACL on the stage: AWS managed rules and a per-address rate rule. @default false */
@@ -180,6 +193,7 @@ export function readSettings(node: Node): SwitchyardSettings {
     );
   }
   const explicitWorkflows = context.optionalText('workflows');
+  const apiKind = context.oneOf('api', ['rest', 'http'], 'rest');
   const deploymentMode = context.oneOf(
     'brokerDeploymentMode',
     ['SINGLE_INSTANCE', 'CLUSTER_MULTI_AZ'],
@@ -218,12 +232,18 @@ export function readSettings(node: Node): SwitchyardSettings {
     maxMessageBytes: context.integer('maxMessageBytes', 1024 * 1024, 1024, 1024 * 1024),
     maxTreeJobs: context.integer('maxTreeJobs', DEFAULT_MAX_TREE_JOBS, 1, 1_000_000_000),
     api: {
-      auth: context.oneOf('auth', ['apiKey', 'iam', 'cognito', 'token'], 'apiKey'),
+      kind: apiKind,
+      auth: context.oneOf(
+        'auth',
+        ['apiKey', 'iam', 'cognito', 'token'],
+        apiKind === 'http' ? 'token' : 'apiKey',
+      ),
       rateLimit: context.integer('apiRateLimit', 50, 1, 10_000),
       burstLimit: context.integer('apiBurstLimit', 100, 1, 5_000),
       dailyQuota: context.integer('apiDailyQuota', 0, 0, 1_000_000_000),
       createCloudWatchRole: context.flag('apiGatewayCloudWatchRole', true),
       cognitoUserPoolArn: context.optionalText('cognitoUserPoolArn'),
+      cognitoClientIds: cognitoClientIds(context.optionalText('cognitoClientIds')),
       reservedConcurrency: context.integer('apiReservedConcurrency', 50, 0, 10_000),
       waf: context.flag('waf', false),
       wafRateLimit: context.integer('wafRateLimit', 2000, 100, 2_000_000_000),
@@ -255,6 +275,7 @@ export function readSettings(node: Node): SwitchyardSettings {
     },
   };
   checkWorkers(settings);
+  if (settings.api.kind === 'http') checkHttpApi(settings.api);
   if (settings.api.auth === 'cognito' && !settings.api.cognitoUserPoolArn) {
     throw new Error(
       '-c auth=cognito needs -c cognitoUserPoolArn=arn:aws:cognito-idp:<region>:<account>:userpool/<id>',
@@ -269,6 +290,44 @@ export function readSettings(node: Node): SwitchyardSettings {
     );
   }
   return settings;
+}
+
+/**
+ * What an HTTP API cannot do (docs/deploying.md, "REST or HTTP API"): API keys and usage plans, and an
+ * AWS WAF web ACL, exist on REST APIs only; its JWT authorizer needs the app clients it accepts.
+ */
+function checkHttpApi(api: ApiSettings): void {
+  if (api.auth === 'apiKey') {
+    throw new Error(
+      '-c api=http has no API keys (they exist on REST APIs only): choose -c auth=token (the default with api=http), iam or cognito',
+    );
+  }
+  if (api.dailyQuota > 0) {
+    throw new Error(
+      `-c apiDailyQuota=${api.dailyQuota} needs a usage plan, which exists on REST APIs only: leave -c api=http out, or the quota`,
+    );
+  }
+  if (api.waf) {
+    throw new Error(
+      '-c waf=true: AWS WAF attaches to REST APIs, not HTTP APIs: leave -c api=http out, or the web ACL',
+    );
+  }
+  if (api.auth === 'cognito' && !api.cognitoClientIds?.length) {
+    throw new Error(
+      "-c api=http -c auth=cognito needs -c cognitoClientIds=<app client id>[,<id>…]: an HTTP API's JWT authorizer accepts the tokens of the app clients it names",
+    );
+  }
+}
+
+function cognitoClientIds(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const ids = value.split(',').map((id) => id.trim());
+  const wrong = ids.find((id) => !/^[A-Za-z0-9]{1,128}$/.test(id));
+  if (wrong !== undefined)
+    throw new Error(
+      `-c cognitoClientIds=${value}: "${wrong}" is not a Cognito app client id (letters and digits)`,
+    );
+  return ids;
 }
 
 /**

@@ -10,6 +10,7 @@ import { replyQueuesOf } from '../functions/transport/amqp/reply-shards.js';
 import { SwitchyardApi } from './constructs/api.js';
 import { CanaryDeployment } from './constructs/canary-deployment.js';
 import { type FunctionNetwork, HandlerFunction, LIVE_ALIAS } from './constructs/handler-function.js';
+import { SwitchyardHttpApi } from './constructs/http-api.js';
 import { JobArchive } from './constructs/job-archive.js';
 import { JobEvents } from './constructs/job-events.js';
 import { Monitoring, QUEUE_AGE_THRESHOLDS } from './constructs/monitoring.js';
@@ -232,11 +233,11 @@ export class SwitchyardStack extends Stack {
 
     const tokenAuthorizer =
       settings.api.auth === 'token' ? addTokenAuthorizer(this, settings, store) : undefined;
-    const api = new SwitchyardApi(this, 'Api', {
-      handler: apiFunction.alias,
-      authorizer: tokenAuthorizer?.function.alias,
-      settings,
-    });
+    const apiProps = { handler: apiFunction.alias, authorizer: tokenAuthorizer?.function.alias, settings };
+    const api =
+      settings.api.kind === 'http'
+        ? new SwitchyardHttpApi(this, 'HttpApi', apiProps)
+        : new SwitchyardApi(this, 'Api', apiProps);
     // settings.ts refuses -c workers=lambda on the RabbitMQ bus.
     const workerFunctions =
       sqsBus && settings.workers.kind === 'lambda' ? addLambdaWorkers(this, settings, sqsBus) : [];
@@ -345,7 +346,7 @@ export class SwitchyardStack extends Stack {
           ...(archive ? [archive.function] : []),
         ].map((fn) => [fn.node.id, fn.function]),
       ),
-      apiStage: api.restApi.deploymentStage,
+      apiStage: api instanceof SwitchyardHttpApi ? api.stage : api.restApi.deploymentStage,
       stepQueues: sqsBus ? [...sqsBus.stepQueues.values()] : [],
       tableIndexes: TABLE_SCHEMA.indexes.map((index) => index.name),
       broker: mqBus
@@ -359,7 +360,7 @@ export class SwitchyardStack extends Stack {
     });
 
     new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'Base URL of the API and the dashboard' });
-    if (api.apiKey) {
+    if (api instanceof SwitchyardApi && api.apiKey) {
       new CfnOutput(this, 'ApiKeyId', {
         value: api.apiKey.keyId,
         description: 'aws apigateway get-api-key --include-value --api-key <id> prints the key',

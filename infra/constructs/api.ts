@@ -22,7 +22,7 @@ export interface SwitchyardApiProps {
 export const AUTHORIZER_CACHE_TTL = Duration.millis(DEPLOYED_TOKEN_CACHE_MS);
 
 /** Routes served without credentials: the dashboard page asks for the key itself (api.md, Auth). */
-const OPEN_ROUTES = [
+export const OPEN_ROUTES = [
   { path: [], method: 'GET' },
   { path: ['openapi.json'], method: 'GET' },
   { path: ['assets', '{proxy+}'], method: 'GET' },

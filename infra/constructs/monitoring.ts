@@ -1,5 +1,6 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -53,7 +54,8 @@ export interface MonitoringProps {
   /** Functions by a readable name. */
   functions: Record<string, lambda.Function>;
   /** The API's stage: 5XX errors and latency. */
-  apiStage: apigateway.Stage;
+  /** The API's stage: the REST API's, or the HTTP API's (`-c api=http`). */
+  apiStage: ApiStageMetrics;
   /** The step queues deployed with the stack (SQS bus): the age of their oldest request. */
   stepQueues: readonly sqs.IQueue[];
   /** The table's global secondary indexes. */
@@ -68,6 +70,12 @@ export interface MonitoringProps {
   /** Titles the dashboard. */
   stackName: string;
 }
+
+/** What the API's alarms read: a REST API's stage and an HTTP API's both give these. */
+export type ApiStageMetrics = Pick<
+  apigateway.Stage | apigwv2.HttpStage,
+  'metricServerError' | 'metricLatency'
+>;
 
 /**
  * Alarms on what needs a person, every one notifying one SNS topic (subscribe your pager to it, or
@@ -199,7 +207,7 @@ export class Monitoring extends Construct {
    * API Gateway's view: 5XX answers (the function failed or timed out, API Gateway's own faults) and
    * latency near the 29-second integration limit.
    */
-  private apiAlarms(stage: apigateway.Stage): void {
+  private apiAlarms(stage: ApiStageMetrics): void {
     this.alarm('ApiServerErrors', {
       threshold: 5,
       evaluationPeriods: 1,

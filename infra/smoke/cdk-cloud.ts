@@ -12,23 +12,59 @@ export interface CdkCloudOptions {
   profile: string;
   /** Each stack's name: `<prefix><Bus>`. */
   stackPrefix: string;
+  /**
+   * The API in front (`-c api=`): the REST API with its API key, or the HTTP API with the root token
+   * from Secrets Manager (its default `-c auth=token`). @default rest
+   */
+  api?: 'rest' | 'http';
   log: (line: string) => void;
 }
 
 /**
  * A real account: stacks deployed and destroyed with the CDK CLI (`npx cdk deploy|destroy`), the API
- * key read and the alarms described with the AWS CLI, all under `--profile`. Each stack is throwaway:
+ * key (or, with `api: 'http'`, the root token) read and the alarms described with the AWS CLI, all
+ * under `--profile`. Each stack is throwaway:
  * `-c destroy=true` (the table and logs go with it); on SQS the word count's workers are Lambda
  * functions (`-c workers=lambda`); on Amazon MQ the broker is private, so no worker reaches it from here.
  */
 export function cdkCloud(options: CdkCloudOptions): SmokeCloud {
   const stackName = (bus: SmokeBus) => `${options.stackPrefix}${bus === 'sqs' ? 'Sqs' : 'Mq'}`;
   const profile = ['--profile', options.profile];
+  const http = options.api === 'http';
   const cli = async (command: string, args: string[]): Promise<string> => {
     options.log(`$ ${command} ${args.join(' ')}`);
     const { stdout } = await run(command, args, { maxBuffer: 64 * 1024 * 1024 });
     return stdout;
   };
+  const apiKey = async (id: string) =>
+    (
+      await cli('aws', [
+        'apigateway',
+        'get-api-key',
+        ...profile,
+        '--api-key',
+        id,
+        '--include-value',
+        '--query',
+        'value',
+        '--output',
+        'text',
+      ])
+    ).trim();
+  const rootToken = async (secretArn: string) =>
+    (
+      await cli('aws', [
+        'secretsmanager',
+        'get-secret-value',
+        ...profile,
+        '--secret-id',
+        secretArn,
+        '--query',
+        'SecretString',
+        '--output',
+        'text',
+      ])
+    ).trim();
   return {
     async deploy(bus) {
       const dir = await mkdtemp(join(tmpdir(), 'switchyard-smoke-'));
@@ -48,8 +84,7 @@ export function cdkCloud(options: CdkCloudOptions): SmokeCloud {
           `bus=${bus}`,
           '-c',
           'destroy=true',
-          '-c',
-          'auth=apiKey',
+          ...(http ? ['-c', 'api=http'] : ['-c', 'auth=apiKey']),
           '-c',
           'workflows=examples/word-counts/workflows.yaml',
           ...(bus === 'sqs' ? ['-c', 'workers=lambda'] : []),
@@ -59,27 +94,16 @@ export function cdkCloud(options: CdkCloudOptions): SmokeCloud {
           string
         >;
         const apiUrl = (outputs.ApiUrl ?? '').replace(/\/$/, '');
-        const apiKey = (
-          await cli('aws', [
-            'apigateway',
-            'get-api-key',
-            ...profile,
-            '--api-key',
-            outputs.ApiKeyId ?? '',
-            '--include-value',
-            '--query',
-            'value',
-            '--output',
-            'text',
-          ])
-        ).trim();
+        const credential = http
+          ? { authorization: `Bearer ${await rootToken(outputs.RootTokenSecretArn ?? '')}` }
+          : { 'x-api-key': await apiKey(outputs.ApiKeyId ?? '') };
         const stack: SmokeStack = {
           workers: bus === 'sqs',
           async call(method, path, body, headers = {}) {
             const response = await fetch(`${apiUrl}${path}`, {
               method,
               body,
-              headers: { 'x-api-key': apiKey, ...headers },
+              headers: { ...credential, ...headers },
             });
             const text = await response.text();
             let parsed: unknown = text;

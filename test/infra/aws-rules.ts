@@ -31,6 +31,13 @@ export const GUARD_EXCEPTIONS: Record<string, GuardException> = {
     reason:
       'X-Ray bills per trace: the stage is traced with -c tracing=true, off by default (docs/deploying.md)',
   },
+  api_gw_v2_authorization_type_configured_check: {
+    reason:
+      "-c api=http: the dashboard page, its assets and the OpenAPI document load without credentials (api.md, Auth), as on the REST API; every other route takes the stack's authorizer",
+    holds: (route) =>
+      ['GET /', 'GET /openapi.json', 'GET /assets/{proxy+}'].includes(String(route.Properties?.RouteKey)) &&
+      (route.Properties?.AuthorizationType ?? 'NONE') === 'NONE',
+  },
   cloudwatch_log_group_retention_period_check: {
     reason:
       'retention is the logRetentionDays setting (30 days, 90 in production): a year of every log is the operator’s choice',
