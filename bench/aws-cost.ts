@@ -28,13 +28,18 @@ export interface CostBreakdown {
   lambda: number;
   /** SQS requests of the manager's side: sending requests, the event source taking replies. */
   sqsManager: number;
+  /** The REST API's requests (the default): one a job start. */
   apiGateway: number;
+  /** The same starts through an HTTP API (`-c api=http`). */
+  apiGatewayHttp: number;
   /** The retention run's DynamoDB units: stamping trees with their expiry (TTL's deletes are free). */
   retention: number;
   /** CloudWatch Logs ingestion: what the functions log, and Lambda's start and report records. */
   logs: number;
-  /** Orchestration: everything above. */
+  /** Orchestration: everything above but the HTTP API (the REST API's stack). */
   orchestration: number;
+  /** Orchestration on a stack with `-c api=http`: the HTTP API's requests in place of the REST API's. */
+  orchestrationHttpApi: number;
   /** SQS requests of the workers: taking requests, deleting them, sending replies. */
   sqsWorkers: number;
   total: number;
@@ -202,20 +207,25 @@ function price(measured: AwsWorkloadCounts): CostBreakdown {
       PRICES.lambdaArmGbSecond.usd;
   const sqsManager = (manager.sqsBilledRequests + c('eventSource').sqsBilledRequests) * PRICES.sqsRequest.usd;
   const apiGateway = measured.jobs * PRICES.apiGatewayRestRequest.usd;
+  // A job start's body is far under 512 KB: one metered request each.
+  const apiGatewayHttp = measured.jobs * PRICES.apiGatewayHttpRequest.usd;
   const retention =
     c('retention').writeUnits * PRICES.dynamoWriteRequestUnit.usd +
     c('retention').readUnits * PRICES.dynamoReadRequestUnit.usd;
   const logs = (loggedBytes(measured) / 1e9) * PRICES.cloudWatchLogsIngestionGb.usd;
   const orchestration = dynamodb + lambda + sqsManager + apiGateway + retention + logs;
+  const orchestrationHttpApi = orchestration - apiGateway + apiGatewayHttp;
   const sqsWorkers = c('workers').sqsBilledRequests * PRICES.sqsRequest.usd;
   return {
     dynamodb,
     lambda,
     sqsManager,
     apiGateway,
+    apiGatewayHttp,
     retention,
     logs,
     orchestration,
+    orchestrationHttpApi,
     sqsWorkers,
     total: orchestration + sqsWorkers,
   };
@@ -342,7 +352,8 @@ function summary(c: AwsCase): string {
     `retention WRU by kind ${JSON.stringify(c.counts.retention?.writeUnitsByKind ?? {})}; ` +
     `$${p.usdPerMillion.dynamodb.toFixed(2)} DynamoDB, $${p.usdPerMillion.lambda.toFixed(2)} Lambda, ` +
     `$${p.usdPerMillion.sqsManager.toFixed(2)} SQS, $${p.usdPerMillion.apiGateway.toFixed(2)} API Gateway; ` +
-    `$${p.usdPerMillion.orchestration.toFixed(2)} orchestration + ` +
+    `$${p.usdPerMillion.orchestration.toFixed(2)} orchestration ` +
+    `($${p.usdPerMillion.orchestrationHttpApi.toFixed(2)} with an HTTP API) + ` +
     `$${p.usdPerMillion.sqsWorkers.toFixed(2)} worker messaging per million steps ` +
     `(Step Functions Standard $${c.stepFunctions.standardPerMillionSteps.toFixed(2)})`
   );

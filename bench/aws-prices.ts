@@ -58,6 +58,14 @@ export const PRICES = {
       'https://docs.aws.amazon.com/whitepapers/latest/best-practices-api-gateway-private-apis-integration/cost-optimization.html (Table 4: REST $3.50 per million, first 333 million)',
     ],
   },
+  apiGatewayHttpRequest: {
+    usd: 1 / 1e6,
+    per: 'API Gateway HTTP API request, each 512 KB of it (first 300 million a month; `-c api=http`)',
+    sources: [
+      'https://aws.amazon.com/api-gateway/pricing/',
+      'https://docs.aws.amazon.com/whitepapers/latest/best-practices-api-gateway-private-apis-integration/cost-optimization.html (Table 4: HTTP $1.00 per million, first 300 million)',
+    ],
+  },
   stepFunctionsStandardTransition: {
     usd: 25 / 1e6,
     per: 'Step Functions Standard state transition',
