@@ -1183,6 +1183,17 @@ describe('Another site in chromium, against a serve without a token', () => {
     expect(await view.locator('.queued-jobs [data-status="queued"]').count()).toBe(2);
     await screenshot(page, 'workflow-queued');
 
+    // A job the form starts joins the queue, and the panel shows it at once: sooner than its own
+    // refresh (every 5 s), which it once waited for.
+    const form = view.locator('form.start-job');
+    await form.locator('textarea[name="input"]').fill('{}');
+    await form.getByRole('button', { name: 'Start job' }).click();
+    const started = form.locator('.started-job a');
+    await started.waitFor({ timeout: STATE_TIMEOUT });
+    const fourth = String(await started.getAttribute('data-started-job'));
+    ids.push(fourth);
+    await view.locator(`.queued-jobs tr[data-job="${fourth}"]`).waitFor({ timeout: 2_500 });
+
     // A queued job's page: its status and its place.
     await view.locator(`.queued-jobs tr[data-job="${ids[2]}"] a.mono`).click();
     await page.locator(`.job-view[data-job="${ids[2]}"]`).waitFor({ timeout: STATE_TIMEOUT });
@@ -1192,7 +1203,7 @@ describe('Another site in chromium, against a serve without a token', () => {
     // The jobs list filters on Queued.
     await page.goto(`${serve.url}/#/jobs?workflow=${name}&status=queued`);
     await page.locator(`.jobs-table tr[data-job="${ids[1]}"]`).waitFor({ timeout: STATE_TIMEOUT });
-    expect(await page.locator('.jobs-table tbody tr').count()).toBe(2);
+    expect(await page.locator('.jobs-table tbody tr').count()).toBe(3);
     expect(errors).toEqual([]);
     for (const id of ids) await fetch(`${serve.url}/api/job/${id}`, { method: 'DELETE' });
     await page.close();

@@ -170,7 +170,7 @@ export function WorkflowView({ name }: { name: string }) {
           onStarted={onStarted}
         />
       </div>
-      {(counts.queued ?? 0) > 0 && <QueuedJobs name={name} now={now} />}
+      {(counts.queued ?? 0) > 0 && <QueuedJobs name={name} now={now} startedHere={startedHere} />}
       <SchedulesPanel workflow={name} now={now} startedHere={startedHere} />
       <section class="card table-card recent-jobs" aria-label="Recent jobs">
         <div class="card-head">
@@ -199,8 +199,11 @@ export function WorkflowView({ name }: { name: string }) {
   );
 }
 
-/** The workflow's queued jobs (maxRunning), first to start first. */
-function QueuedJobs({ name, now }: { name: string; now: number }) {
+/**
+ * The workflow's queued jobs (maxRunning), first to start first; read again at once when the form
+ * starts a job (`startedHere`), which may join the queue.
+ */
+function QueuedJobs({ name, now, startedHere }: { name: string; now: number; startedHere: number }) {
   const queued = useResource(
     async (client, signal) => {
       const path = `api/workflow/${encodeURIComponent(name)}`;
@@ -212,6 +215,7 @@ function QueuedJobs({ name, now }: { name: string; now: number }) {
     },
     `queued:${name}`,
     5000,
+    startedHere,
   );
   return (
     <section class="card table-card queued-jobs" aria-label="Queued jobs">
