@@ -1,32 +1,11 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cognito from 'aws-cdk-lib/aws-cognito';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { DEPLOYED_TOKEN_CACHE_MS } from '../../functions/api/scoped-tokens.js';
 import type { SwitchyardSettings } from '../settings.js';
-
-export interface SwitchyardApiProps {
-  handler: lambda.IFunction;
-  /** With `-c auth=token`: the Lambda REQUEST authorizer (functions/handlers/api-authorizer.ts). */
-  authorizer?: lambda.IFunction;
-  settings: SwitchyardSettings;
-}
-
-/**
- * How long API Gateway keeps an authorizer's answer per Authorization header: the most a revoked
- * scoped token still works (docs/deploying.md, "Scoped tokens").
- */
-export const AUTHORIZER_CACHE_TTL = Duration.millis(DEPLOYED_TOKEN_CACHE_MS);
-
-/** Routes served without credentials: the dashboard page asks for the key itself (api.md, Auth). */
-export const OPEN_ROUTES = [
-  { path: [], method: 'GET' },
-  { path: ['openapi.json'], method: 'GET' },
-  { path: ['assets', '{proxy+}'], method: 'GET' },
-] as const;
+import { AUTHORIZER_CACHE_TTL, accessLogGroup, OPEN_ROUTES, type SwitchyardApiProps } from './api-common.js';
 
 /**
  * The REST API (API keys and usage plans exist only on REST APIs) in front of the API function.
@@ -44,10 +23,7 @@ export class SwitchyardApi extends Construct {
   constructor(scope: Construct, id: string, props: SwitchyardApiProps) {
     super(scope, id);
     const { settings } = props;
-    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
-      retention: settings.logRetentionDays as logs.RetentionDays,
-      removalPolicy: settings.destroy ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    });
+    const accessLogs = accessLogGroup(this, settings);
     this.restApi = new apigateway.RestApi(this, 'Api', {
       restApiName: settings.stackName,
       description: `Switchyard workflow manager (${settings.stackName})`,

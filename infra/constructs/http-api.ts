@@ -1,4 +1,4 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import {
@@ -9,10 +9,9 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as cognito from 'aws-cdk-lib/aws-cognito';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { SwitchyardSettings } from '../settings.js';
-import { AUTHORIZER_CACHE_TTL, OPEN_ROUTES, type SwitchyardApiProps } from './api.js';
+import { AUTHORIZER_CACHE_TTL, accessLogGroup, OPEN_ROUTES, type SwitchyardApiProps } from './api-common.js';
 
 /**
  * What an access log line holds: HTTP APIs have their own `$context` variables
@@ -49,10 +48,7 @@ export class SwitchyardHttpApi extends Construct {
   constructor(scope: Construct, id: string, props: SwitchyardApiProps) {
     super(scope, id);
     const { settings } = props;
-    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
-      retention: settings.logRetentionDays as logs.RetentionDays,
-      removalPolicy: settings.destroy ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    });
+    const accessLogs = accessLogGroup(this, settings);
     this.httpApi = new apigwv2.HttpApi(this, 'Api', {
       apiName: settings.stackName,
       description: `Switchyard workflow manager (${settings.stackName})`,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { DEPLOYED_TOKEN_CACHE_MS } from '../../functions/api/scoped-tokens.js';
-import { AUTHORIZER_CACHE_TTL } from '../../infra/constructs/api.js';
+import { AUTHORIZER_CACHE_TTL } from '../../infra/constructs/api-common.js';
 import { REPO_ROOT } from '../../infra/paths.js';
 import { unacknowledgedFindings } from './nag-findings.js';
 import { type SynthesizedStack, synthStack } from './synth-stack.js';
