@@ -6,10 +6,11 @@ import { PROFILES, type ProfileName, profileDefaults } from './profiles.js';
 
 export type BusKind = 'sqs' | 'rabbitmq';
 /**
- * How API Gateway checks the credentialed routes: the stack's API key, IAM (SigV4), a Cognito JWT, or
- * (`token`) a Lambda authorizer taking the stack's root token or a scoped token alone.
+ * How API Gateway checks the credentialed routes: the stack's API key, IAM (SigV4), a Cognito JWT,
+ * (`token`) a Lambda authorizer taking the stack's root token or a scoped token alone, or (`jwt`,
+ * HTTP API only) any OpenID Connect issuer's JWTs.
  */
-export type AuthKind = 'apiKey' | 'iam' | 'cognito' | 'token';
+export type AuthKind = 'apiKey' | 'iam' | 'cognito' | 'token' | 'jwt';
 /**
  * Which API Gateway API fronts the API function: a REST API (API keys, usage plans, WAF) or an HTTP
  * API (a third of the price a request, none of those three).
@@ -58,6 +59,12 @@ export interface ApiSettings {
    * the HTTP API's JWT authorizer accepts (their `aud`, or `client_id` for access tokens).
    */
   cognitoClientIds?: string[];
+  /**
+   * With `-c api=http -c auth=jwt`: the OpenID Connect issuer (`-c jwtIssuer=https://…`, its
+   * `iss`, whose `/.well-known/openid-configuration` API Gateway reads) and the audiences accepted
+   * (`-c jwtAudience=a,b`: a token's `aud` or `client_id`).
+   */
+  jwt?: { issuer: string; audience: string[] };
   /** Concurrent executions reserved for (and capping) the API function; 0: none reserved. @default 50 */
   reservedConcurrency: number;
   /** An AWS WAF web ACL on the stage: AWS managed rules and a per-address rate rule. @default false */
@@ -235,7 +242,7 @@ export function readSettings(node: Node): SwitchyardSettings {
       kind: apiKind,
       auth: context.oneOf(
         'auth',
-        ['apiKey', 'iam', 'cognito', 'token'],
+        ['apiKey', 'iam', 'cognito', 'token', 'jwt'],
         apiKind === 'http' ? 'token' : 'apiKey',
       ),
       rateLimit: context.integer('apiRateLimit', 50, 1, 10_000),
@@ -244,6 +251,7 @@ export function readSettings(node: Node): SwitchyardSettings {
       createCloudWatchRole: context.flag('apiGatewayCloudWatchRole', true),
       cognitoUserPoolArn: context.optionalText('cognitoUserPoolArn'),
       cognitoClientIds: cognitoClientIds(context.optionalText('cognitoClientIds')),
+      jwt: jwtSettings(context.optionalText('jwtIssuer'), context.optionalText('jwtAudience')),
       reservedConcurrency: context.integer('apiReservedConcurrency', 50, 0, 10_000),
       waf: context.flag('waf', false),
       wafRateLimit: context.integer('wafRateLimit', 2000, 100, 2_000_000_000),
@@ -276,6 +284,11 @@ export function readSettings(node: Node): SwitchyardSettings {
   };
   checkWorkers(settings);
   if (settings.api.kind === 'http') checkHttpApi(settings.api);
+  else if (settings.api.auth === 'jwt') {
+    throw new Error(
+      "-c auth=jwt needs -c api=http: a REST API's JWT authorizer takes Cognito user pools only (-c auth=cognito)",
+    );
+  }
   if (settings.api.auth === 'cognito' && !settings.api.cognitoUserPoolArn) {
     throw new Error(
       '-c auth=cognito needs -c cognitoUserPoolArn=arn:aws:cognito-idp:<region>:<account>:userpool/<id>',
@@ -299,7 +312,7 @@ export function readSettings(node: Node): SwitchyardSettings {
 function checkHttpApi(api: ApiSettings): void {
   if (api.auth === 'apiKey') {
     throw new Error(
-      '-c api=http has no API keys (they exist on REST APIs only): choose -c auth=token (the default with api=http), iam or cognito',
+      '-c api=http has no API keys (they exist on REST APIs only): choose -c auth=token (the default with api=http), iam, cognito or jwt',
     );
   }
   if (api.dailyQuota > 0) {
@@ -312,11 +325,33 @@ function checkHttpApi(api: ApiSettings): void {
       '-c waf=true: AWS WAF attaches to REST APIs, not HTTP APIs: leave -c api=http out, or the web ACL',
     );
   }
+  if (api.auth === 'jwt' && !api.jwt) {
+    throw new Error(
+      '-c auth=jwt needs -c jwtIssuer=https://<issuer> and -c jwtAudience=<audience>[,<audience>…]: the issuer whose tokens the API accepts, and for whom',
+    );
+  }
   if (api.auth === 'cognito' && !api.cognitoClientIds?.length) {
     throw new Error(
       "-c api=http -c auth=cognito needs -c cognitoClientIds=<app client id>[,<id>…]: an HTTP API's JWT authorizer accepts the tokens of the app clients it names",
     );
   }
+}
+
+/** Both or neither: an issuer without an audience would take any of its tokens. */
+function jwtSettings(issuer: string | undefined, audience: string | undefined): ApiSettings['jwt'] {
+  if (issuer === undefined && audience === undefined) return undefined;
+  if (issuer === undefined || audience === undefined)
+    throw new Error('-c jwtIssuer and -c jwtAudience go together (-c auth=jwt)');
+  let url: URL | undefined;
+  try {
+    url = new URL(issuer);
+  } catch {}
+  if (url?.protocol !== 'https:')
+    throw new Error(`-c jwtIssuer=${issuer}: an OpenID Connect issuer is an https:// URL (a token's iss)`);
+  const audiences = audience.split(',').map((entry) => entry.trim());
+  if (audiences.some((entry) => !/^\S{1,256}$/.test(entry)))
+    throw new Error(`-c jwtAudience=${audience}: a comma-separated list of audiences, none empty`);
+  return { issuer, audience: audiences };
 }
 
 function cognitoClientIds(value: string | undefined): string[] | undefined {

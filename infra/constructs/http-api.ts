@@ -3,6 +3,7 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   HttpIamAuthorizer,
+  HttpJwtAuthorizer,
   HttpLambdaAuthorizer,
   HttpLambdaResponseType,
   HttpUserPoolAuthorizer,
@@ -35,8 +36,9 @@ const ACCESS_LOG_FIELDS = {
 /**
  * `-c api=http`: an HTTP API in front of the API function, at $1.00 a million requests against the
  * REST API's $3.50 (https://aws.amazon.com/api-gateway/pricing/), with what that costs: no API keys or
- * usage plans (credentials are a token through the Lambda authorizer, the default here; IAM; or a
- * Cognito JWT), no AWS WAF, and API Gateway's own refusals in its own shape (`{"message":…}`).
+ * usage plans (credentials are a token through the Lambda authorizer, the default here; IAM; a
+ * Cognito JWT; or any OpenID Connect issuer's JWT), no AWS WAF, and API Gateway's own refusals in
+ * its own shape (`{"message":…}`).
  * The integration sends payload format 1.0, the REST API's proxy event, so the API function and the
  * authorizer serve both. The routes and their credentials are the REST API's: everything needs them
  * but the open routes.
@@ -90,9 +92,13 @@ export class SwitchyardHttpApi extends Construct {
     return `${this.httpApi.apiEndpoint}/`;
   }
 
-  /** The credentialed routes' authorizer: the token authorizer (default), IAM, or a Cognito JWT. */
+  /** The credentialed routes' authorizer: the token authorizer (default), IAM, a Cognito or any OIDC issuer's JWT. */
   private authorizer(settings: SwitchyardSettings, handler: SwitchyardApiProps['authorizer']) {
     if (settings.api.auth === 'iam') return new HttpIamAuthorizer();
+    if (settings.api.auth === 'jwt') {
+      const jwt = settings.api.jwt as NonNullable<SwitchyardSettings['api']['jwt']>;
+      return new HttpJwtAuthorizer('JwtAuthorizer', jwt.issuer, { jwtAudience: jwt.audience });
+    }
     if (settings.api.auth === 'cognito') {
       const pool = cognito.UserPool.fromUserPoolArn(
         this,

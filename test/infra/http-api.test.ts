@@ -135,6 +135,26 @@ describe(
       });
       expect(unacknowledgedFindings(cognito)).toEqual([]);
     });
+
+    test('-c auth=jwt: any OpenID Connect issuer, for the audiences given', () => {
+      const oidc = synthStack({
+        api: 'http',
+        auth: 'jwt',
+        jwtIssuer: 'https://example.eu.auth0.com/',
+        jwtAudience: 'https://switchyard.example.com, ops-cli',
+      });
+      expect(routesByKey(oidc)['ANY /{proxy+}']).toMatchObject({ AuthorizationType: 'JWT' });
+      oidc.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+        AuthorizerType: 'JWT',
+        IdentitySource: ['$request.header.Authorization'],
+        JwtConfiguration: {
+          Audience: ['https://switchyard.example.com', 'ops-cli'],
+          Issuer: 'https://example.eu.auth0.com/',
+        },
+      });
+      oidc.template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+      expect(unacknowledgedFindings(oidc)).toEqual([]);
+    });
   },
 );
 
@@ -156,6 +176,20 @@ describe('-c api=http: what an HTTP API cannot do is refused at synth, naming th
     [{ api: 'http', apiDailyQuota: '1000' }, /needs a usage plan, which exists on REST APIs only/],
     [{ api: 'http', auth: 'cognito', cognitoUserPoolArn: POOL_ARN }, /needs -c cognitoClientIds=/],
     [{ api: 'graphql' }, /-c api=graphql: expected one of rest, http/],
+    [{ auth: 'jwt', jwtIssuer: 'https://id.example.com', jwtAudience: 'a' }, /-c auth=jwt needs -c api=http/],
+    [{ api: 'http', auth: 'jwt' }, /-c auth=jwt needs -c jwtIssuer=https/],
+    [
+      { api: 'http', auth: 'jwt', jwtIssuer: 'https://id.example.com' },
+      /jwtIssuer and -c jwtAudience go together/,
+    ],
+    [
+      { api: 'http', auth: 'jwt', jwtIssuer: 'http://id.example.com', jwtAudience: 'a' },
+      /an OpenID Connect issuer is an https:\/\/ URL/,
+    ],
+    [
+      { api: 'http', auth: 'jwt', jwtIssuer: 'https://id.example.com', jwtAudience: 'a,,b' },
+      /a comma-separated list of audiences, none empty/,
+    ],
     [
       { api: 'http', auth: 'cognito', cognitoUserPoolArn: POOL_ARN, cognitoClientIds: 'ok123,not ok' },
       /"not ok" is not a Cognito app client id/,
