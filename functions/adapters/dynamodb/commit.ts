@@ -878,7 +878,8 @@ class CommitPlan {
    * The follow-ups only the last child needs: left out when the counters (read after this child
    * was counted, strongly consistent) fall short of the total, since the child that completes them
    * reads them after its own write and finds them complete. Otherwise written now, as outbox items
-   * (one for a whole batch of children).
+   * (one for a whole batch of children), by the one commit that takes the fan-in (`takeFanIn`):
+   * commits that finish the last children at the same moment all find the counters complete.
    * A crash before that write is covered by the fan-out's watcher (fan-watch.ts), which
    * recovery reads: a step whose counters are complete while it still runs gets its fan-in then.
    */
@@ -896,6 +897,15 @@ class CommitPlan {
         continue;
       }
       if (counts && batch) batch.fanInStored = true;
+      // Another batch that finished the last children at the same moment took the fan-in.
+      if (
+        outcome &&
+        counts &&
+        !(await this.deps.fans.takeFanIn(outcome.parentId, outcome.step, this.token))
+      ) {
+        leftOut.push(entry.id);
+        continue;
+      }
       const parts = outboxParts(entry, seq, this.token);
       needed.push(...parts.chunks, { ...keys.outbox(entry.id), ...parts.payload, ...parts.index });
     }

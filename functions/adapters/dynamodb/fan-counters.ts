@@ -3,6 +3,7 @@ import type { EveryField, FanCounts, FanInit } from '../../../engine/index.js';
 import { fanWatch, type StoredFan } from './fan-watch.js';
 import { keys, N, num, pad } from './items.js';
 import type { PendingWrites } from './pending.js';
+import { isConditionFailure } from './retry.js';
 import type { DynamoDbTable, Item } from './table.js';
 
 /** Shards of one fan-out's counters: each is an item of its own, so finishing children rarely meet. */
@@ -30,7 +31,7 @@ const continueOnErrorAttribute = (init: KeptInit): Item =>
  * written pending (a big commit creating a nested fan-out), shard 0's version carries the starting
  * values as `bt`/`bs`/`bd`/`bf` and the shards' own `dn`/`fl` only what children added since.
  * Shard 0 is also the fan-out's watcher in gsi3 until recovery finds its step ended
- * (fan-watch.ts).
+ * (fan-watch.ts), and says which commit took the fan-in (`fi`, `takeFanIn`).
  */
 export class FanCounters {
   private readonly shards = new Map<string, number>();
@@ -152,6 +153,29 @@ export class FanCounters {
    */
   isWatched(parentId: string, step: string): boolean {
     return this.watched.has(`${parentId}\u0000${step}`);
+  }
+
+  /**
+   * Takes the fan-out's fan-in for one commit: `fi` on shard 0, set once. Two reply batches that
+   * finish the last children at the same time both read complete counters; only the one that takes
+   * the fan-in writes its follow-up, so its children are gathered once (each gather reads every
+   * child). Counters written anew (a new or retried fan-out) are put whole, without `fi`. A taker
+   * that stops before writing its follow-up leaves the fan-in to the watcher (fan-watch.ts), as a
+   * crash after the child's commit always did.
+   */
+  async takeFanIn(parentId: string, step: string, token: string): Promise<boolean> {
+    try {
+      await this.table.update({
+        Key: keys.fanShard(parentId, step, 0),
+        UpdateExpression: 'SET fi = :token',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(fi)',
+        ExpressionAttributeValues: { ':token': { S: token } },
+      });
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
   }
 
   /** Counts a retried fan-out anew; its `continueOnError`, fixed when it was created, is kept. */

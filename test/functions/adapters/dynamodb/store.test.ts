@@ -1516,6 +1516,118 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     expect(shard?.dn).toEqual({ N: '3' });
   });
 
+  it('writes one fan-in follow-up when two managers finish the last children at once; counters set anew take it again', async () => {
+    // Prepare: parents whose fan-out of 2 children runs; two stores, as two reply batches in two Lambdas.
+    const other = new DynamoDbStore({ client: (await emulator()).client, tableName });
+    const running = { name: 'fan', status: 'running' as const, attempts: 1, firstAttempt: 1 };
+    const finish = (parent: JobRecord, child: JobRecord): Commit => {
+      const outcome = {
+        parentId: parent.id,
+        step: 'fan',
+        index: child.parent?.index ?? 0,
+        status: 'completed' as const,
+      };
+      return updating(
+        child,
+        { ...child, rev: 2, status: 'completed' },
+        {
+          childOutcome: outcome,
+          outbox: [
+            {
+              id: `${child.id}:2:f0`,
+              kind: 'followUp',
+              jobId: child.id,
+              createdAt: 5_000,
+              followUp: { kind: 'childFinished', ...outcome, onlyIfLast: true },
+            },
+          ],
+        },
+      );
+    };
+    const fanOut = async () => {
+      const parent = aJob({ steps: [running] });
+      const children = [0, 1].map((index) => aChild(parent, 'fan', index));
+      await store.commit([
+        creating(parent, {
+          creates: children,
+          fanInits: [{ parentId: parent.id, step: 'fan', total: 2, done: 0, failed: 0 }],
+        }),
+      ]);
+      return { parent, children: children as [JobRecord, JobRecord] };
+    };
+    const storedFollowUps = async (children: readonly JobRecord[]) =>
+      (await Promise.all(children.map((child) => rawItem(tableName, `OUT#${child.id}:2:f0`, 'O')))).filter(
+        Boolean,
+      ).length;
+
+    // Act: each fan-out's two children finish at the same moment, each in its own store.
+    const raced = [];
+    for (let round = 0; round < 5; round++) {
+      const { parent, children } = await fanOut();
+      const [first, second] = await Promise.all([
+        store.commit([finish(parent, children[0])]),
+        other.commit([finish(parent, children[1])]),
+      ]);
+      raced.push({
+        children,
+        leftOut: [first?.[0], second?.[0]].map((r) => (r?.ok ? (r.leftOut ?? []) : ['?'])),
+      });
+    }
+    // Another manager took the fan-in (its commit between this child's count and its follow-up).
+    const taken = await fanOut();
+    await store.commit([finish(taken.parent, taken.children[0])]);
+    await (await emulator()).client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `FAN#${taken.parent.id}#fan` }, sk: { S: '000' } },
+        UpdateExpression: 'SET fi = :t',
+        ExpressionAttributeValues: { ':t': { S: 'another-commit' } },
+      }),
+    );
+    const [afterTaken] = await other.commit([finish(taken.parent, taken.children[1])]);
+    const watcher = await pendingOf(other, `FAN#${taken.parent.id}`);
+    // A retried fan-out: its counters are written anew, and its last child takes the fan-in again.
+    await store.setFanCounts(taken.parent.id, 'fan', { total: 2, done: 1, failed: 0 });
+    const retriedChild = { ...(taken.children[1] as JobRecord), rev: 2 };
+    const [afterRetry] = await store.commit([
+      updating(
+        retriedChild,
+        { ...retriedChild, rev: 3, status: 'completed' },
+        {
+          childOutcome: { parentId: taken.parent.id, step: 'fan', index: 1, status: 'completed' },
+          outbox: [
+            {
+              id: `${retriedChild.id}:3:f0`,
+              kind: 'followUp',
+              jobId: retriedChild.id,
+              createdAt: 6_000,
+              followUp: {
+                kind: 'childFinished',
+                parentId: taken.parent.id,
+                step: 'fan',
+                index: 1,
+                status: 'completed',
+                onlyIfLast: true,
+              },
+            },
+          ],
+        },
+      ),
+    ]);
+
+    // Assess: one follow-up a fan-out, whichever child wrote it; the others are left out.
+    for (const { children, leftOut } of raced) {
+      expect(await storedFollowUps(children)).toBe(1);
+      expect(leftOut.flat()).toHaveLength(1);
+    }
+    expect(afterTaken?.ok && afterTaken.leftOut).toEqual([`${taken.children[1].id}:2:f0`]);
+    expect(await storedFollowUps(taken.children)).toBe(0);
+    // The fan-in is not lost: the fan-out's watcher offers it, as after a crash.
+    expect(watcher.map((entry) => entry.id)).toEqual([`FAN#${taken.parent.id}#fan`]);
+    expect(afterRetry?.ok && afterRetry.leftOut).toBeUndefined();
+    expect(await rawItem(tableName, `OUT#${retriedChild.id}:3:f0`, 'O')).toBeDefined();
+  });
+
   it("fans in a continueOnError fan-out with a failed child after a crash lost the last child's follow-up, as the engine's rule says, and not one without continueOnError", async () => {
     // Prepare: two fan-outs of 3 children; child 0 fails first (its follow-up is always written, and
     // was carried out), then 1 and 2 complete; the last one's follow-up is lost in a crash.
