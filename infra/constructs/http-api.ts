@@ -84,7 +84,6 @@ export class SwitchyardHttpApi extends Construct {
       });
       if (open) acknowledgeOpen(open);
     }
-    this.acknowledgeRules(settings);
   }
 
   /** The $default stage serves the API at the root of its endpoint; the REST API's URL ends with `/` too. */
@@ -121,16 +120,6 @@ export class SwitchyardHttpApi extends Construct {
       identitySource: ['$request.header.Authorization'],
       resultsCacheTtl: AUTHORIZER_CACHE_TTL,
     });
-  }
-
-  private acknowledgeRules(settings: SwitchyardSettings): void {
-    if (settings.api.auth !== 'cognito') {
-      Validations.of(this.httpApi).acknowledge({
-        id: 'AwsSolutions-COG4',
-        reason:
-          'No user pool unless -c auth=cognito: callers are services and operators with a root or scoped token checked by a Lambda authorizer (IAM with -c auth=iam), per api.md, Auth.',
-      });
-    }
   }
 }
 
