@@ -97,6 +97,28 @@ describeStoreContract(
   { timeout: TIMEOUT },
 );
 
+/** A child of `parentId`'s fan-out step `fan` completing: its count, and the follow-up only the last one needs. */
+function finishingChild(parentId: string, child: JobRecord): Commit {
+  const rev = child.rev + 1;
+  const outcome = { parentId, step: 'fan', index: child.parent?.index ?? 0, status: 'completed' as const };
+  return updating(
+    child,
+    { ...child, rev, status: 'completed' },
+    {
+      childOutcome: outcome,
+      outbox: [
+        {
+          id: `${child.id}:${rev}:f0`,
+          kind: 'followUp',
+          jobId: child.id,
+          createdAt: 5_000,
+          followUp: { kind: 'childFinished', ...outcome, onlyIfLast: true },
+        },
+      ],
+    },
+  );
+}
+
 async function rawItem(
   tableName: string,
   pk: string,
@@ -1450,26 +1472,7 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
         fanInits: [{ parentId: parent.id, step: 'fan', total: 3, done: 0, failed: 0 }],
       }),
     ]);
-    const finish = (child: JobRecord): Commit => {
-      const index = child.parent?.index ?? 0;
-      const outcome = { parentId: parent.id, step: 'fan', index, status: 'completed' as const };
-      return updating(
-        child,
-        { ...child, rev: 2, status: 'completed' },
-        {
-          childOutcome: outcome,
-          outbox: [
-            {
-              id: `${child.id}:2:f0`,
-              kind: 'followUp',
-              jobId: child.id,
-              createdAt: 5_000,
-              followUp: { kind: 'childFinished', ...outcome, onlyIfLast: true },
-            },
-          ],
-        },
-      );
-    };
+    const finish = (child: JobRecord): Commit => finishingChild(parent.id, child);
 
     // Act
     const results = [];
@@ -1520,30 +1523,7 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     // Prepare: parents whose fan-out of 2 children runs; two stores, as two reply batches in two Lambdas.
     const other = new DynamoDbStore({ client: (await emulator()).client, tableName });
     const running = { name: 'fan', status: 'running' as const, attempts: 1, firstAttempt: 1 };
-    const finish = (parent: JobRecord, child: JobRecord): Commit => {
-      const outcome = {
-        parentId: parent.id,
-        step: 'fan',
-        index: child.parent?.index ?? 0,
-        status: 'completed' as const,
-      };
-      return updating(
-        child,
-        { ...child, rev: 2, status: 'completed' },
-        {
-          childOutcome: outcome,
-          outbox: [
-            {
-              id: `${child.id}:2:f0`,
-              kind: 'followUp',
-              jobId: child.id,
-              createdAt: 5_000,
-              followUp: { kind: 'childFinished', ...outcome, onlyIfLast: true },
-            },
-          ],
-        },
-      );
-    };
+    const finish = (parent: JobRecord, child: JobRecord): Commit => finishingChild(parent.id, child);
     const fanOut = async () => {
       const parent = aJob({ steps: [running] });
       const children = [0, 1].map((index) => aChild(parent, 'fan', index));
@@ -1589,31 +1569,7 @@ describe('DynamoDbStore on DynamoDB Local: what each child costs', { timeout: TI
     // A retried fan-out: its counters are written anew, and its last child takes the fan-in again.
     await store.setFanCounts(taken.parent.id, 'fan', { total: 2, done: 1, failed: 0 });
     const retriedChild = { ...(taken.children[1] as JobRecord), rev: 2 };
-    const [afterRetry] = await store.commit([
-      updating(
-        retriedChild,
-        { ...retriedChild, rev: 3, status: 'completed' },
-        {
-          childOutcome: { parentId: taken.parent.id, step: 'fan', index: 1, status: 'completed' },
-          outbox: [
-            {
-              id: `${retriedChild.id}:3:f0`,
-              kind: 'followUp',
-              jobId: retriedChild.id,
-              createdAt: 6_000,
-              followUp: {
-                kind: 'childFinished',
-                parentId: taken.parent.id,
-                step: 'fan',
-                index: 1,
-                status: 'completed',
-                onlyIfLast: true,
-              },
-            },
-          ],
-        },
-      ),
-    ]);
+    const [afterRetry] = await store.commit([finishingChild(taken.parent.id, retriedChild)]);
 
     // Assess: one follow-up a fan-out, whichever child wrote it; the others are left out.
     for (const { children, leftOut } of raced) {
