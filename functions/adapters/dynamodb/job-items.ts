@@ -51,6 +51,19 @@ export function expiryOf(job: JobRecord, retentionSeconds: number | undefined): 
 }
 
 /**
+ * How long past the retention a fan-out child's head may outlive its root's. A child's head gets
+ * an expiry when it is created, its tree's horizon: its creation + the retention + this slack. A
+ * tree that ends within the slack of its children's creation then needs no stamp on their heads
+ * (the stamp only ever raises an expiry), and the hourly keep-alive (ttl-stamps.ts) raises the
+ * horizon of a tree that runs so long that it comes near.
+ */
+export const TREE_SLACK_SECONDS = 86_400;
+
+/** Epoch seconds of the horizon of a tree item written at `at` (ms): see `TREE_SLACK_SECONDS`. */
+export const treeHorizon = (at: number, retentionSeconds: number): number =>
+  Math.ceil(at / 1_000) + retentionSeconds + TREE_SLACK_SECONDS;
+
+/**
  * A top-level job that made items beyond its head and chunks: fan-out children (their heads, index
  * entries, counters, markers) or a call (the tree's size, `D`). Such a job's end leaves its tree to
  * be stamped with its expiry; any other job's end commit is all its items.
@@ -64,8 +77,8 @@ export function hasTreeItems(job: JobRecord): boolean {
  * workflow and status; retention reads it too) and TTL read. With a retention, a finished top-level
  * job's head carries `expiresAt` and `tt` (its tree expires by TTL: the sweep leaves it), and one
  * whose tree holds more items waits in gsi2 (`TTL#<shard>`, by end time) for them to be stamped
- * (ttl-stamps.ts). A finished child's head is written with no `expiresAt` of its own: whatever the
- * stamp gave it is kept (see `keepsExpiry`).
+ * (ttl-stamps.ts). A fan-out child's head carries its tree's horizon (`treeHorizon`, from the time
+ * of the write that creates it), which later writes keep (see `headUpdate`).
  */
 export function headAttributes(job: JobRecord, retentionSeconds: number | undefined): Item {
   const attrs: Item = { rev: N(job.rev), st: S(job.status), wf: S(job.workflow), ca: N(job.createdAt) };
@@ -77,6 +90,8 @@ export function headAttributes(job: JobRecord, retentionSeconds: number | undefi
     attrs.gsi1pk = S(gsi.listing(job.workflow, listedStatusOf(job), shardOf(job.id, SHARDS.listing)));
     attrs.gsi1sk = S(gsi.created(job.createdAt, job.id));
   }
+  if (job.parent && retentionSeconds !== undefined)
+    attrs.expiresAt = N(treeHorizon(job.updatedAt, retentionSeconds));
   const expiresAt = expiryOf(job, retentionSeconds);
   if (expiresAt !== undefined) {
     attrs.expiresAt = N(expiresAt);
@@ -88,12 +103,6 @@ export function headAttributes(job: JobRecord, retentionSeconds: number | undefi
   }
   return attrs;
 }
-
-/**
- * A finished child's head keeps the `expiresAt` its tree's stamp gave it (a late write, such as a
- * cancel's, must not take it off); a running one loses it (its tree runs again: a retry).
- */
-export const keepsExpiry = (job: JobRecord): boolean => job.parent !== null && isFinished(job.status);
 
 export interface HeadObx {
   /** Replace the job's unsent-request ids with these. */
@@ -143,12 +152,16 @@ export function headUpdate(
   const sets: string[] = [];
   const removes: string[] = [];
   const set = { ...headAttributes(job, retentionSeconds), ...json };
-  const keep = keepsExpiry(job);
   HEAD_ATTRIBUTES.forEach((name, n) => {
     const value = set[name];
-    if (!value && keep && name === 'expiresAt') return;
+    const childExpiry = name === 'expiresAt' && job.parent !== null;
+    // A child's head keeps the expiry it has: its horizon, or what a stamp or a keep-alive raised it to.
+    if (childExpiry && !value) return;
     names[`#a${n}`] = name;
-    if (value) {
+    if (childExpiry && value) {
+      values[`:a${n}`] = value;
+      sets.push(`#a${n} = if_not_exists(#a${n}, :a${n})`);
+    } else if (value) {
       values[`:a${n}`] = value;
       sets.push(`#a${n} = :a${n}`);
     } else {

@@ -49,6 +49,7 @@ import { listQueued, readRunningCount } from './running-limits.js';
 import { logSent, SentRequests } from './sent-log.js';
 import { DynamoDbTable, forEachLimit } from './table.js';
 import { DynamoDbTokens } from './tokens.js';
+import { keepLongTreesAlive } from './tree-horizons.js';
 import { readTree } from './tree-sizes.js';
 import { legacyCutoff, stampEndedTrees } from './ttl-stamps.js';
 import { DynamoDbWorkflows, registeredWorkflows } from './workflows.js';
@@ -389,15 +390,19 @@ export class DynamoDbStore implements Store {
   }
 
   /**
-   * With a retention (TTL), stamps the trees of jobs that ended (ttl-stamps.ts), then deletes the
+   * With a retention (TTL), raises the horizon of trees that run long (tree-horizons.ts) and stamps
+   * the trees of jobs that ended (ttl-stamps.ts), then deletes the
    * trees that code older than TTL retention finished (no `tt`); without one, deletes every tree
    * that ended before `endedBefore`. Each part is bounded per run (`sweepLimits`). Also deletes the
    * groups of requests left for the deleted children (outbox-groups.ts).
    */
   async deleteFinishedJobs(endedBefore: number): Promise<number> {
     const now = this.clock();
-    if (this.retentionSeconds !== undefined)
-      await stampEndedTrees(this.table, now, { writes: this.sweepLimits.stampWrites });
+    if (this.retentionSeconds !== undefined) {
+      const budget = { writes: this.sweepLimits.stampWrites };
+      await keepLongTreesAlive(this.table, now, this.retentionSeconds, budget);
+      await stampEndedTrees(this.table, now, budget);
+    }
     const deleted = await deleteFinishedJobs(this.table, endedBefore, {
       maxRoots: this.sweepLimits.sweptRoots,
       createdBefore: this.retentionSeconds !== undefined ? await legacyCutoff(this.table, now) : undefined,

@@ -10,8 +10,11 @@ import { childEntries, fanOutSteps, PARALLEL_JOBS, treeLevels } from './tree-wal
  * (children's heads and chunks, their index entries and bucket listings, fan-out counters, `S#`
  * markers, commit markers, the tree's size `D`, unsent outbox items) waits in gsi2 (`TTL#<shard>`,
  * by end time) until `stampEndedTrees` has given each of those items the root's `expiresAt`, then
- * leaves it. None of them carries a TTL before: a tree's items live as long as its root runs, and
- * no longer than its root's head once it ended.
+ * leaves it. A stamp only raises an expiry: a child's head carries its tree's horizon from its
+ * creation (job-items.ts, `treeHorizon`), which is past the root's expiry when the tree ended within
+ * a day of it, and then is not written again. No other item carries a TTL before the stamp, and no
+ * child's head expires while its tree runs (tree-horizons.ts raises the horizon of a tree that
+ * runs long).
  */
 
 /** A root's cancelled children have ended (and the index shows the root) this long after its end. */
@@ -24,7 +27,8 @@ export interface StampBudget {
   short?: boolean;
 }
 
-function spend(budget: StampBudget): boolean {
+/** Takes one write from the budget; false (and marks it short) once none is left. */
+export function spend(budget: StampBudget): boolean {
   if (budget.writes <= 0) budget.short = true;
   return budget.writes-- > 0;
 }
@@ -117,21 +121,22 @@ async function stampJob(
     });
     items.push(...counters, ...(await childEntries(table, jobId, step)));
   }
-  // Any other expiry is replaced: none (written while the tree ran), an older code's backstop, or the
-  // stamp of a run the tree has since been retried past (its root ended again, later).
-  const due = items.filter((item) => num(item, 'expiresAt') !== expiresAt);
+  // An expiry is only ever raised: none (written while the tree ran), an older code's backstop, or
+  // the stamp of a run the tree has since been retried past (its root ended again, later). A child's
+  // head whose horizon (job-items.ts, `treeHorizon`) lies past the root's expiry keeps it.
+  const due = items.filter((item) => (num(item, 'expiresAt') ?? 0) < expiresAt);
   await forEachLimit([...due.map((item) => ({ pk: item.pk, sk: item.sk }) as Key), ...outbox], 8, (key) =>
     spend(budget) ? stamp(table, key, expiresAt) : Promise.resolve(),
   );
 }
 
-/** Sets an item's `expiresAt` to the root's; an item gone meanwhile is not made again. */
+/** Raises an item's `expiresAt` to the root's; an item gone meanwhile is not made again. */
 async function stamp(table: DynamoDbTable, key: Key, expiresAt: number): Promise<void> {
   try {
     await table.update({
       Key: key,
       UpdateExpression: 'SET expiresAt = :at',
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(expiresAt) OR expiresAt <> :at)',
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(expiresAt) OR expiresAt < :at)',
       ExpressionAttributeValues: { ':at': N(expiresAt) },
     });
   } catch (error) {

@@ -77,6 +77,10 @@ function ownerOf(item: Item): string | undefined {
 const key = (item: Item): string => `${item.pk?.S}/${item.sk?.S}`;
 const expiry = (item: Item): number | undefined => (item.expiresAt?.N ? Number(item.expiresAt.N) : undefined);
 const endOf = (job: JobRecord): number => Math.ceil((job.endedAt ?? 0) / 1_000) + RETENTION_SECONDS;
+const DAY_MS = 86_400_000;
+/** A child's head's horizon: its creation + retention + a day. */
+const horizonOf = (child: JobRecord): number =>
+  Math.ceil(child.createdAt / 1_000) + RETENTION_SECONDS + DAY_MS / 1_000;
 
 /** Requests sent and not yet answered, by world. */
 const unanswered = new WeakMap<SimulatedWorld, ReturnType<SimulatedWorld['take']>>();
@@ -108,7 +112,7 @@ async function treeWorld(store: DynamoDbStore): Promise<{ world: SimulatedWorld;
 
 describe('DynamoDB retention by TTL', () => {
   it(
-    'gives every item of a finished tree (120 children: a commit too big for one transaction; a called job) its root’s end + retention, and none while it runs',
+    'gives every item of a finished tree (120 children: a commit too big for one transaction; a called job) its root’s end + retention at least, and while it runs only its children’s heads their horizon',
     async () => {
       // Prepare
       const { local, tableName } = await freshTable();
@@ -138,23 +142,33 @@ describe('DynamoDB retention by TTL', () => {
       expect(children).toHaveLength(CHILDREN);
       const tree = new Set([rootId, ...children.map((child) => child.id)]);
 
-      // While the root ran, none of its tree's items had a TTL.
+      // While the root ran, only its children's heads had a TTL: their horizon, a day past their
+      // creation + retention.
       const runningItems = halfway.filter((item) => tree.has(ownerOf(item) ?? ''));
       expect(runningItems.length).toBeGreaterThan(CHILDREN);
-      expect(runningItems.filter((item) => item.expiresAt).map(key)).toEqual([]);
+      const childHeads = new Map(children.map((child) => [`JOB#${child.id}/J`, horizonOf(child)]));
+      const withTtl = runningItems.filter((item) => item.expiresAt);
+      expect(withTtl.map(key).sort()).toEqual([...childHeads.keys()].sort());
+      expect(withTtl.filter((item) => expiry(item) !== childHeads.get(key(item))).map(key)).toEqual([]);
 
       // At its end only the root's head (and chunks) carry it; the head waits in gsi2 for the stamp.
       const rootHead = beforeStamp.find((item) => key(item) === `JOB#${rootId}/J`);
       expect(expiry(rootHead ?? {})).toBe(endOf(root));
       expect(rootHead?.gsi2pk?.S).toMatch(/^TTL#/);
 
-      // The sweep stamped the tree and deleted nothing: every item of it expires with the root.
+      // The sweep stamped the tree and deleted nothing: every item of it expires with the root, but
+      // the children's heads, whose horizon lies later (the tree ended within a day), kept it.
       expect(deleted).toBe(0);
       const treeItems = after.filter((item) => tree.has(ownerOf(item) ?? ''));
       expect(treeItems.length).toBe(runningItems.length);
       const kinds = new Set(treeItems.map((item) => `${item.pk?.S?.split('#')[0]}/${item.sk?.S?.[0]}`));
       expect([...kinds].sort()).toEqual(['FAN/0', 'JOB/D', 'JOB/J', 'JOB/K', 'JOB/S', 'KIDS/L', 'KIDS/P']);
-      expect(treeItems.filter((item) => expiry(item) !== endOf(root)).map(key)).toEqual([]);
+      const others = treeItems.filter((item) => !childHeads.has(key(item)));
+      expect(others.filter((item) => expiry(item) !== endOf(root)).map(key)).toEqual([]);
+      const heads = treeItems.filter((item) => childHeads.has(key(item)));
+      expect(heads).toHaveLength(CHILDREN);
+      expect(heads.filter((item) => expiry(item) !== childHeads.get(key(item))).map(key)).toEqual([]);
+      expect(Math.min(...heads.map((item) => expiry(item) ?? 0))).toBeGreaterThan(endOf(root));
       expect(after.find((item) => key(item) === `JOB#${rootId}/J`)?.gsi2pk).toBeUndefined();
 
       // The called job is a root of its own: its items expire with its own end.
@@ -171,16 +185,25 @@ describe('DynamoDB retention by TTL', () => {
   );
 
   it(
-    'stamps a tree over several runs when one run’s budget is smaller than the tree',
+    'raises the children’s heads of a tree that ended more than a day after it began, over several runs when one run’s budget is smaller than the tree',
     async () => {
-      // Prepare
+      // Prepare: half the children answered, the rest two days later
       const { local, tableName } = await freshTable();
       const options = { client: local.client, tableName, retentionSeconds: RETENTION_SECONDS };
       const { world, rootId } = await treeWorld(new DynamoDbStore(options));
+      let answered = 0;
+      await answerAll(world, () => answered++ >= CHILDREN / 2);
+      world.now += 2 * DAY_MS;
       await answerAll(world);
+      const root = await world.job(rootId);
       const small = new DynamoDbStore({ ...options, sweepLimits: { stampWrites: 10, sweptRoots: 10 } });
+      const children = (await small.listChildren(rootId, 'each', { limit: 1_000 })).children;
+      const tree = new Set([rootId, ...children.map((child) => child.id)]);
+      // Items of the tree that would expire before the root.
       const unstamped = async () =>
-        (await scan(local, tableName)).filter((item) => ownerOf(item) && !item.expiresAt).length;
+        (await scan(local, tableName)).filter(
+          (item) => tree.has(ownerOf(item) ?? '') && (expiry(item) ?? 0) < endOf(root),
+        ).length;
 
       // Act
       const counts: number[] = [await unstamped()];
@@ -196,6 +219,59 @@ describe('DynamoDB retention by TTL', () => {
         expect((counts[n - 1] ?? 0) - (counts[n] ?? 0)).toBeLessThanOrEqual(10);
       const head = (await scan(local, tableName)).find((item) => key(item) === `JOB#${rootId}/J`);
       expect(head?.gsi2pk).toBeUndefined();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'raises the horizon of a tree that runs near it, once, and its children’s later commits keep the raised one',
+    async () => {
+      // Prepare: a tree whose children have half answered, a store whose clock reads 25 days later
+      // (the retention is 30 days: the children's heads would expire in 6 days)
+      const { local, tableName } = await freshTable();
+      const options = { client: local.client, tableName, retentionSeconds: RETENTION_SECONDS };
+      const { world, rootId } = await treeWorld(new DynamoDbStore(options));
+      let answered = 0;
+      await answerAll(world, () => answered++ >= CHILDREN / 2);
+      let clock = world.now + 25 * DAY_MS;
+      const sweeper = new DynamoDbStore({ ...options, clock: () => clock });
+      const children = (await sweeper.listChildren(rootId, 'each', { limit: 1_000 })).children;
+      const heads = new Set(children.map((child) => `JOB#${child.id}/J`));
+      const headExpiries = async () =>
+        (await scan(local, tableName))
+          .filter((item) => heads.has(key(item)))
+          .map((item) => expiry(item) ?? 0)
+          .sort();
+      const before = await headExpiries();
+
+      // Act: a run at 25 days, another an hour later; the other children answered 12 hours later
+      const firstRun = clock;
+      await sweeper.deleteFinishedJobs(0);
+      const raised = await headExpiries();
+      const rootHead = (await scan(local, tableName)).find((item) => key(item) === `JOB#${rootId}/J`);
+      clock += 3_600_000;
+      await sweeper.deleteFinishedJobs(0);
+      const again = await headExpiries();
+      world.now = clock + DAY_MS / 2;
+      await answerAll(world);
+      const root = await world.job(rootId);
+      clock = world.now + 10 * 60_000;
+      await sweeper.deleteFinishedJobs(0);
+      const afterEnd = await headExpiries();
+      const stampedRoot = (await scan(local, tableName)).find((item) => key(item) === `JOB#${rootId}/J`);
+
+      // Assess
+      const raisedTo = Math.ceil(firstRun / 1_000) + RETENTION_SECONDS + DAY_MS / 1_000;
+      expect(before).toHaveLength(CHILDREN);
+      expect(Math.max(...before)).toBeLessThan(raisedTo - 20 * 86_400);
+      expect(raised).toEqual(Array(CHILDREN).fill(raisedTo));
+      expect(Number(rootHead?.hz?.N)).toBe(raisedTo - 3_600);
+      expect(again).toEqual(raised);
+      expect(root.status).toBe('completed');
+      // The tree ended within a day of the raise: its end's stamp left the raised heads as they were.
+      expect(stampedRoot?.gsi2pk).toBeUndefined();
+      expect(raisedTo).toBeGreaterThan(endOf(root));
+      expect(afterEnd).toEqual(raised);
     },
     TIMEOUT,
   );
