@@ -1,7 +1,7 @@
 import { gsi, jobIdOf, keys, N, num, S, SHARDS, time } from './items.js';
 import { isConditionFailure } from './retry.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
-import { childEntries, fanOutSteps, PARALLEL_JOBS, treeLevels } from './tree-walk.js';
+import { childEntries, PARALLEL_JOBS, treeLevels } from './tree-walk.js';
 
 /**
  * Retention by TTL: a finished top-level job's head carries `expiresAt` (its end + the retention)
@@ -112,7 +112,9 @@ async function stampJob(
     for (const attrs of [item, ...versions])
       for (const id of attrs.obx?.SS ?? []) outbox.push(keys.outbox(id));
   }
-  for (const step of await fanOutSteps(table, jobId)) {
+  // Its fan-out steps' markers (`S#<step>`) are among its partition's items.
+  const steps = own.map((item) => item.sk?.S ?? '').filter((sk) => sk.startsWith('S#'));
+  for (const step of steps.map((sk) => sk.slice(2))) {
     const counters = await table.queryAll({
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': S(keys.fanPk(jobId, step)) },
