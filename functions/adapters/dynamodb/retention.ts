@@ -1,6 +1,7 @@
 import { FINISHED_JOB_STATUSES, type JobStatus } from '../../../engine/index.js';
-import { gsi, jobIdOf, keys, num, S, SHARDS, str, time } from './items.js';
-import { countsChange, workflowsWithJobs } from './job-counts.js';
+import { jobIdOf, keys, num, S, str } from './items.js';
+import { countsChange } from './job-counts.js';
+import { listedHeads } from './listed-heads.js';
 import { isConditionFailure } from './retry.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
 import { childEntries, PARALLEL_JOBS, treeLevels } from './tree-walk.js';
@@ -34,35 +35,13 @@ export async function deleteFinishedJobs(
   const before = Math.min(endedBefore, limits.createdBefore ?? endedBefore);
   let deleted = 0;
   let roots = 0;
-  for (const workflow of await workflowsWithJobs(table)) {
-    for (const status of FINISHED_JOB_STATUSES) {
-      for (let shard = 0; shard < SHARDS.listing; shard++) {
-        let start: Item | undefined;
-        do {
-          const page = await table.queryPage({
-            IndexName: 'gsi1',
-            KeyConditionExpression: 'gsi1pk = :p AND gsi1sk < :before',
-            ExpressionAttributeValues: {
-              ':p': S(gsi.listing(workflow, status, shard)),
-              ':before': S(time(before)),
-            },
-            ExclusiveStartKey: start,
-          });
-          // The index holds keys only: the roots are read from the table, as they are now.
-          const found = await table.batchGet(
-            page.items.map((entry) => ({ pk: entry.pk, sk: entry.sk }) as Key),
-          );
-          for (const root of found) {
-            const ended = num(root, 'ea');
-            if (ended === undefined || ended >= endedBefore || root.tt) continue;
-            if (roots >= limits.maxRoots) return deleted;
-            roots++;
-            deleted += await deleteTree(table, root, endedBefore);
-          }
-          start = page.next;
-        } while (start);
-      }
-    }
+  // A job that ended before `endedBefore` was created before it too; those that ended since are left.
+  for await (const root of listedHeads(table, FINISHED_JOB_STATUSES, before)) {
+    const ended = num(root, 'ea');
+    if (ended === undefined || ended >= endedBefore || root.tt) continue;
+    if (roots >= limits.maxRoots) return deleted;
+    roots++;
+    deleted += await deleteTree(table, root, endedBefore);
   }
   return deleted;
 }

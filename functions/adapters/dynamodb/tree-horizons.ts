@@ -1,9 +1,9 @@
 import { ACTIVE_LISTED_STATUSES } from '../../../engine/index.js';
-import { gsi, jobIdOf, keys, N, num, S, SHARDS, time } from './items.js';
-import { workflowsWithJobs } from './job-counts.js';
+import { jobIdOf, keys, N, num } from './items.js';
 import { TREE_SLACK_SECONDS, treeHorizon } from './job-items.js';
+import { listedHeads } from './listed-heads.js';
 import { isConditionFailure } from './retry.js';
-import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
+import { type DynamoDbTable, forEachLimit, type Key } from './table.js';
 import { PARALLEL_JOBS, treeLevels } from './tree-walk.js';
 import { type StampBudget, spend } from './ttl-stamps.js';
 
@@ -47,36 +47,11 @@ export async function keepLongTreesAlive(
   const createdBefore = (due - retentionSeconds - TREE_SLACK_SECONDS) * 1_000;
   if (createdBefore <= 0) return 0;
   let raised = 0;
-  for (const workflow of await workflowsWithJobs(table)) {
-    for (const status of ACTIVE_LISTED_STATUSES) {
-      for (let shard = 0; shard < SHARDS.listing; shard++) {
-        let start: Item | undefined;
-        do {
-          const page = await table.queryPage({
-            IndexName: 'gsi1',
-            KeyConditionExpression: 'gsi1pk = :p AND gsi1sk < :before',
-            ExpressionAttributeValues: {
-              ':p': S(gsi.listing(workflow, status, shard)),
-              ':before': S(time(createdBefore)),
-            },
-            ExclusiveStartKey: start,
-          });
-          const roots = await table.batchGet(
-            page.items.map((entry) => ({ pk: entry.pk, sk: entry.sk }) as Key),
-          );
-          for (const root of roots) {
-            const horizon = Math.max(
-              num(root, 'hz') ?? 0,
-              treeHorizon(num(root, 'ca') ?? 0, retentionSeconds),
-            );
-            if (horizon >= due) continue;
-            if (budget.writes <= 0 || budget.short) return raised;
-            if (await raiseTree(table, jobIdOf(root), treeHorizon(now, retentionSeconds), budget)) raised++;
-          }
-          start = page.next;
-        } while (start);
-      }
-    }
+  for await (const root of listedHeads(table, ACTIVE_LISTED_STATUSES, createdBefore)) {
+    const horizon = Math.max(num(root, 'hz') ?? 0, treeHorizon(num(root, 'ca') ?? 0, retentionSeconds));
+    if (horizon >= due) continue;
+    if (budget.writes <= 0 || budget.short) return raised;
+    if (await raiseTree(table, jobIdOf(root), treeHorizon(now, retentionSeconds), budget)) raised++;
   }
   return raised;
 }

@@ -110,6 +110,16 @@ async function treeWorld(store: DynamoDbStore): Promise<{ world: SimulatedWorld;
   return { world, rootId };
 }
 
+/** A fresh table, a store with retention on it, and a tree of which half the children have answered. */
+async function halfAnsweredTree() {
+  const { local, tableName } = await freshTable();
+  const options = { client: local.client, tableName, retentionSeconds: RETENTION_SECONDS };
+  const { world, rootId } = await treeWorld(new DynamoDbStore(options));
+  let answered = 0;
+  await answerAll(world, () => answered++ >= CHILDREN / 2);
+  return { local, tableName, options, world, rootId };
+}
+
 describe('DynamoDB retention by TTL', () => {
   it(
     'gives every item of a finished tree (120 children: a commit too big for one transaction; a called job) its root’s end + retention at least, and while it runs only its children’s heads their horizon',
@@ -188,11 +198,7 @@ describe('DynamoDB retention by TTL', () => {
     'raises the children’s heads of a tree that ended more than a day after it began, over several runs when one run’s budget is smaller than the tree',
     async () => {
       // Prepare: half the children answered, the rest two days later
-      const { local, tableName } = await freshTable();
-      const options = { client: local.client, tableName, retentionSeconds: RETENTION_SECONDS };
-      const { world, rootId } = await treeWorld(new DynamoDbStore(options));
-      let answered = 0;
-      await answerAll(world, () => answered++ >= CHILDREN / 2);
+      const { local, tableName, options, world, rootId } = await halfAnsweredTree();
       world.now += 2 * DAY_MS;
       await answerAll(world);
       const root = await world.job(rootId);
@@ -228,11 +234,7 @@ describe('DynamoDB retention by TTL', () => {
     async () => {
       // Prepare: a tree whose children have half answered, a store whose clock reads 25 days later
       // (the retention is 30 days: the children's heads would expire in 6 days)
-      const { local, tableName } = await freshTable();
-      const options = { client: local.client, tableName, retentionSeconds: RETENTION_SECONDS };
-      const { world, rootId } = await treeWorld(new DynamoDbStore(options));
-      let answered = 0;
-      await answerAll(world, () => answered++ >= CHILDREN / 2);
+      const { local, tableName, options, world, rootId } = await halfAnsweredTree();
       let clock = world.now + 25 * DAY_MS;
       const sweeper = new DynamoDbStore({ ...options, clock: () => clock });
       const children = (await sweeper.listChildren(rootId, 'each', { limit: 1_000 })).children;
