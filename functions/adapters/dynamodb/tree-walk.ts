@@ -29,7 +29,7 @@ export async function treeLevels(table: DynamoDbTable, rootId: string): Promise<
  * job: a commit that wrote its entries before it found a child's id taken (an element bringing another
  * job's id) leaves that entry behind, and retention must never stamp or delete that other job.
  */
-async function childrenOf(table: DynamoDbTable, parentId: string, ids: string[]): Promise<string[]> {
+export async function childrenOf(table: DynamoDbTable, parentId: string, ids: string[]): Promise<string[]> {
   const heads = await table.batchGet(ids.map((id) => keys.head(id)));
   return heads
     .filter((head) => str(head, 'par') === parentId || str(head, 'po') === parentId)

@@ -1,7 +1,8 @@
+import { entriesOf } from './child-packs.js';
 import { gsi, jobIdOf, keys, N, num, S, SHARDS, time } from './items.js';
 import { isConditionFailure } from './retry.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
-import { childEntries, PARALLEL_JOBS, treeLevels } from './tree-walk.js';
+import { childEntries, childrenOf, PARALLEL_JOBS } from './tree-walk.js';
 
 /**
  * Retention by TTL: a finished top-level job's head carries `expiresAt` (its end + the retention)
@@ -69,11 +70,14 @@ async function stampTree(table: DynamoDbTable, root: Item, budget: StampBudget):
   const expiresAt = num(root, 'expiresAt');
   const rev = num(root, 'rev');
   if (!rootId || expiresAt === undefined || rev === undefined || !root.tt) return false;
-  for (const level of await treeLevels(table, rootId)) {
+  // Level by level, as tree-walk.ts's `treeLevels` goes, from what each job's stamp reads anyway.
+  for (let level = [rootId]; level.length && !budget.short; ) {
+    const next: string[] = [];
     await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
-      if (budget.writes > 0) await stampJob(table, jobId, expiresAt, budget);
+      if (budget.writes > 0) next.push(...(await stampJob(table, jobId, expiresAt, budget)));
       else budget.short = true;
     });
+    level = [...new Set(next)];
   }
   if (budget.short) return false;
   try {
@@ -91,13 +95,16 @@ async function stampTree(table: DynamoDbTable, root: Item, budget: StampBudget):
   }
 }
 
-/** One job's items: its partition, its fan-out steps' counters and children index, its unsent outbox items. */
+/**
+ * One job's items: its partition, its fan-out steps' counters and children index, its unsent outbox
+ * items. Returns the ids of its children (those whose heads name it: tree-walk.ts, `childrenOf`).
+ */
 async function stampJob(
   table: DynamoDbTable,
   jobId: string,
   expiresAt: number,
   budget: StampBudget,
-): Promise<void> {
+): Promise<string[]> {
   const own = await table.queryAll({
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': S(keys.jobPk(jobId)) },
@@ -114,6 +121,7 @@ async function stampJob(
   }
   // Its fan-out steps' markers (`S#<step>`) are among its partition's items.
   const steps = own.map((item) => item.sk?.S ?? '').filter((sk) => sk.startsWith('S#'));
+  const children: string[] = [];
   for (const step of steps.map((sk) => sk.slice(2))) {
     const counters = await table.queryAll({
       KeyConditionExpression: 'pk = :pk',
@@ -121,7 +129,15 @@ async function stampJob(
       ProjectionExpression: 'pk, sk, expiresAt',
       ConsistentRead: true,
     });
-    items.push(...counters, ...(await childEntries(table, jobId, step)));
+    const entries = await childEntries(table, jobId, step);
+    items.push(...counters, ...entries);
+    children.push(
+      ...(await childrenOf(
+        table,
+        jobId,
+        entries.flatMap(entriesOf).map((entry) => entry.id),
+      )),
+    );
   }
   // An expiry is only ever raised: none (written while the tree ran), an older code's backstop, or
   // the stamp of a run the tree has since been retried past (its root ended again, later). A child's
@@ -130,6 +146,7 @@ async function stampJob(
   await forEachLimit([...due.map((item) => ({ pk: item.pk, sk: item.sk }) as Key), ...outbox], 8, (key) =>
     spend(budget) ? stamp(table, key, expiresAt) : Promise.resolve(),
   );
+  return children;
 }
 
 /** Raises an item's `expiresAt` to the root's; an item gone meanwhile is not made again. */

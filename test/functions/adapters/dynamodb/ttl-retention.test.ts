@@ -41,6 +41,24 @@ const TREE = `workflows:
       - name: inner
 `;
 
+/** A task whose children fan out again. */
+const NESTED = `workflows:
+  - name: nested
+    steps:
+      - name: outer
+        task: per-group
+    tasks:
+      - name: per-group
+        itemListKey: groups
+        steps:
+          - name: inner
+            task: per-item
+      - name: per-item
+        itemListKey: items
+        steps:
+          - name: work
+`;
+
 type Item = Record<string, AttributeValue>;
 
 let dynamo: Promise<DynamoDbLocal> | undefined;
@@ -225,6 +243,51 @@ describe('DynamoDB retention by TTL', () => {
         expect((counts[n - 1] ?? 0) - (counts[n] ?? 0)).toBeLessThanOrEqual(10);
       const head = (await scan(local, tableName)).find((item) => key(item) === `JOB#${rootId}/J`);
       expect(head?.gsi2pk).toBeUndefined();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'stamps every level of a nested tree (a task fanning out over a task) that ended two days after it began',
+    async () => {
+      // Prepare
+      const { local, tableName } = await freshTable();
+      const store = new DynamoDbStore({
+        client: local.client,
+        tableName,
+        retentionSeconds: RETENTION_SECONDS,
+      });
+      const world = new SimulatedWorld(store);
+      await world.register(NESTED);
+      // Each child gets the root's input less `groups`: its `items` are its own list to fan out over.
+      const input = { groups: [0, 1, 2, 3], items: [{ n: 0 }, { n: 1 }, { n: 2 }] };
+      const rootId = await world.start('nested', input);
+      let answered = 0;
+      await answerAll(world, () => answered++ >= 6);
+      world.now += 2 * DAY_MS;
+      await answerAll(world);
+      const root = await world.job(rootId);
+
+      // Act
+      await store.deleteFinishedJobs(0);
+
+      // Assess: the root, its 4 children and their 12 children, every item of each at the root's expiry
+      const children = (await store.listChildren(rootId, 'outer', { limit: 100 })).children;
+      const grandchildren = (
+        await Promise.all(
+          children.map(
+            async (child) => (await store.listChildren(child.id, 'inner', { limit: 100 })).children,
+          ),
+        )
+      ).flat();
+      expect(root.status).toBe('completed');
+      expect(children).toHaveLength(4);
+      expect(grandchildren).toHaveLength(12);
+      const tree = new Set([rootId, ...children.map((job) => job.id), ...grandchildren.map((job) => job.id)]);
+      const items = (await scan(local, tableName)).filter((item) => tree.has(ownerOf(item) ?? ''));
+      const heads = items.filter((item) => item.sk?.S === 'J');
+      expect(heads).toHaveLength(17);
+      expect(items.filter((item) => expiry(item) !== endOf(root)).map(key)).toEqual([]);
     },
     TIMEOUT,
   );
