@@ -225,6 +225,19 @@ function sumCapacity(capacity: ConsumedCapacity | ConsumedCapacity[] | undefined
 }
 
 /**
+ * The read units AWS bills for a read DynamoDB Local reported as `reported`. A Query or Scan that finds
+ * nothing is billed on AWS ("you'll still be charged additional read throughput based on read
+ * consistency and the number of partitions searched to serve the request, even if no data exists",
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html): at
+ * least one 4 KB read, a unit strongly consistent and half a unit eventually consistent. DynamoDB
+ * Local reports 0 for it (a GetItem of a missing item it reports as AWS bills it).
+ */
+export function billedReadUnits(command: string, consistentRead: boolean, reported: number): number {
+  if (command !== 'Query' && command !== 'Scan') return reported;
+  return Math.max(reported, consistentRead ? 1 : 0.5);
+}
+
+/**
  * Counts every call `client` makes into `counts`. Pricing writes reads the items before and after
  * each write (on `probe`), which slows the calls down: `probing()` false counts the calls only, for
  * a pass that measures durations.
@@ -243,8 +256,12 @@ export function meterDynamoDb(
       if (READ_COMMANDS.has(command)) {
         input.ReturnConsumedCapacity = 'TOTAL';
         const output = await next(args);
-        counts.readUnits += sumCapacity(
-          (output.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }).ConsumedCapacity,
+        counts.readUnits += billedReadUnits(
+          command,
+          input.ConsistentRead === true,
+          sumCapacity(
+            (output.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }).ConsumedCapacity,
+          ),
         );
         return output;
       }
