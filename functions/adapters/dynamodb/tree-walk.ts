@@ -2,7 +2,7 @@ import { bucketItems, entriesOf } from './child-packs.js';
 import { jobIdOf, keys, S, str } from './items.js';
 import { type DynamoDbTable, forEachLimit, type Item } from './table.js';
 
-/** Walking a finished tree from its root: what the expiry stamp (ttl-stamps.ts) and the sweep (retention.ts) both do. */
+/** Walking a tree from its root: the keep-alive of running trees (tree-horizons.ts) and the sweep (retention.ts) go level by level; the expiry stamp (ttl-stamps.ts) reads children as it goes. */
 
 export const PARALLEL_JOBS = 16;
 
