@@ -54,7 +54,7 @@ export function expiryOf(job: JobRecord, retentionSeconds: number | undefined): 
  * How long past the retention a fan-out child's head may outlive its root's. A child's head gets
  * an expiry when it is created, its tree's horizon: its creation + the retention + this slack. A
  * tree that ends within the slack of its children's creation then needs no stamp on their heads
- * (the stamp only ever raises an expiry), and the hourly keep-alive (ttl-stamps.ts) raises the
+ * (the stamp only ever raises an expiry), and the hourly keep-alive (tree-horizons.ts) raises the
  * horizon of a tree that runs so long that it comes near.
  */
 export const TREE_SLACK_SECONDS = 86_400;

@@ -3,9 +3,9 @@ import { jobIdOf, keys, N, num } from './items.js';
 import { TREE_SLACK_SECONDS, treeHorizon } from './job-items.js';
 import { listedHeads } from './listed-heads.js';
 import { isConditionFailure } from './retry.js';
-import { type DynamoDbTable, forEachLimit, type Key } from './table.js';
+import { type DynamoDbTable, forEachLimit } from './table.js';
 import { PARALLEL_JOBS, treeLevels } from './tree-walk.js';
-import { type StampBudget, spend } from './ttl-stamps.js';
+import { raiseExpiry, type StampBudget, spend } from './ttl-stamps.js';
 
 /**
  * The keep-alive of trees that run long. A fan-out child's head expires at its tree's horizon
@@ -66,7 +66,7 @@ async function raiseTree(
   const [, ...levels] = await treeLevels(table, rootId);
   for (const level of levels) {
     await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
-      if (spend(budget)) await raise(table, keys.head(jobId), horizon);
+      if (spend(budget)) await raiseExpiry(table, keys.head(jobId), horizon, 'leave');
     });
   }
   if (budget.short) return false;
@@ -81,19 +81,5 @@ async function raiseTree(
   } catch (error) {
     if (isConditionFailure(error)) return false;
     throw error;
-  }
-}
-
-/** Raises a head's expiry to `horizon`; a head without one (older code's: it never expires) is left. */
-async function raise(table: DynamoDbTable, key: Key, horizon: number): Promise<void> {
-  try {
-    await table.update({
-      Key: key,
-      UpdateExpression: 'SET expiresAt = :at',
-      ConditionExpression: 'attribute_exists(expiresAt) AND expiresAt < :at',
-      ExpressionAttributeValues: { ':at': N(horizon) },
-    });
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
   }
 }

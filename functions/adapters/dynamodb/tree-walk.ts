@@ -6,21 +6,49 @@ import { type DynamoDbTable, forEachLimit, type Item } from './table.js';
 
 export const PARALLEL_JOBS = 16;
 
-/** The tree's job ids level by level, the root's level first (through `S#<step>` markers and the children index). */
-export async function treeLevels(table: DynamoDbTable, rootId: string): Promise<string[][]> {
+/**
+ * Visits a tree level by level from its root, the root's level first: `visit` gives each job's
+ * children (the next level is theirs, without repeats), until there are none or `stop()` says so.
+ * Returns the levels visited.
+ */
+export async function walkLevels(
+  rootId: string,
+  visit: (jobId: string) => Promise<string[]>,
+  stop: () => boolean = () => false,
+): Promise<string[][]> {
   const levels: string[][] = [];
-  for (let level = [rootId]; level.length; ) {
+  for (let level = [rootId]; level.length && !stop(); ) {
     levels.push(level);
     const next: string[] = [];
     await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
-      for (const step of await fanOutSteps(table, jobId)) {
-        const named = (await childEntries(table, jobId, step)).flatMap(entriesOf).map((entry) => entry.id);
-        next.push(...(await childrenOf(table, jobId, named)));
-      }
+      next.push(...(await visit(jobId)));
     });
     level = [...new Set(next)];
   }
   return levels;
+}
+
+/** The tree's job ids level by level, the root's level first (through `S#<step>` markers and the children index). */
+export function treeLevels(table: DynamoDbTable, rootId: string): Promise<string[][]> {
+  return walkLevels(rootId, async (jobId) => {
+    const children: string[] = [];
+    for (const step of await fanOutSteps(table, jobId))
+      children.push(...(await childrenIn(table, jobId, await childEntries(table, jobId, step))));
+    return children;
+  });
+}
+
+/** The children a job's children-index items (`childEntries`) name, as `childrenOf` keeps them. */
+export function childrenIn(
+  table: DynamoDbTable,
+  parentId: string,
+  entries: readonly Item[],
+): Promise<string[]> {
+  return childrenOf(
+    table,
+    parentId,
+    entries.flatMap(entriesOf).map((entry) => entry.id),
+  );
 }
 
 /**
@@ -29,7 +57,7 @@ export async function treeLevels(table: DynamoDbTable, rootId: string): Promise<
  * job: a commit that wrote its entries before it found a child's id taken (an element bringing another
  * job's id) leaves that entry behind, and retention must never stamp or delete that other job.
  */
-export async function childrenOf(table: DynamoDbTable, parentId: string, ids: string[]): Promise<string[]> {
+async function childrenOf(table: DynamoDbTable, parentId: string, ids: string[]): Promise<string[]> {
   const heads = await table.batchGet(ids.map((id) => keys.head(id)));
   return heads
     .filter((head) => str(head, 'par') === parentId || str(head, 'po') === parentId)

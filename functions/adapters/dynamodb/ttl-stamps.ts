@@ -1,8 +1,7 @@
-import { entriesOf } from './child-packs.js';
 import { gsi, jobIdOf, keys, N, num, S, SHARDS, time } from './items.js';
 import { isConditionFailure } from './retry.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
-import { childEntries, childrenOf, PARALLEL_JOBS } from './tree-walk.js';
+import { childEntries, childrenIn, walkLevels } from './tree-walk.js';
 
 /**
  * Retention by TTL: a finished top-level job's head carries `expiresAt` (its end + the retention)
@@ -70,15 +69,16 @@ async function stampTree(table: DynamoDbTable, root: Item, budget: StampBudget):
   const expiresAt = num(root, 'expiresAt');
   const rev = num(root, 'rev');
   if (!rootId || expiresAt === undefined || rev === undefined || !root.tt) return false;
-  // Level by level, as tree-walk.ts's `treeLevels` goes, from what each job's stamp reads anyway.
-  for (let level = [rootId]; level.length && !budget.short; ) {
-    const next: string[] = [];
-    await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
-      if (budget.writes > 0) next.push(...(await stampJob(table, jobId, expiresAt, budget)));
-      else budget.short = true;
-    });
-    level = [...new Set(next)];
-  }
+  // Each job's children come from what its stamp reads anyway.
+  await walkLevels(
+    rootId,
+    async (jobId) => {
+      if (budget.writes > 0) return stampJob(table, jobId, expiresAt, budget);
+      budget.short = true;
+      return [];
+    },
+    () => budget.short === true,
+  );
   if (budget.short) return false;
   try {
     // Conditional on the revision: a root retried meanwhile keeps what its own commit wrote.
@@ -97,7 +97,7 @@ async function stampTree(table: DynamoDbTable, root: Item, budget: StampBudget):
 
 /**
  * One job's items: its partition, its fan-out steps' counters and children index, its unsent outbox
- * items. Returns the ids of its children (those whose heads name it: tree-walk.ts, `childrenOf`).
+ * items. Returns the ids of its children (tree-walk.ts, `childrenIn`).
  */
 async function stampJob(
   table: DynamoDbTable,
@@ -131,31 +131,37 @@ async function stampJob(
     });
     const entries = await childEntries(table, jobId, step);
     items.push(...counters, ...entries);
-    children.push(
-      ...(await childrenOf(
-        table,
-        jobId,
-        entries.flatMap(entriesOf).map((entry) => entry.id),
-      )),
-    );
+    children.push(...(await childrenIn(table, jobId, entries)));
   }
   // An expiry is only ever raised: none (written while the tree ran), an older code's backstop, or
   // the stamp of a run the tree has since been retried past (its root ended again, later). A child's
   // head whose horizon (job-items.ts, `treeHorizon`) lies past the root's expiry keeps it.
   const due = items.filter((item) => (num(item, 'expiresAt') ?? 0) < expiresAt);
   await forEachLimit([...due.map((item) => ({ pk: item.pk, sk: item.sk }) as Key), ...outbox], 8, (key) =>
-    spend(budget) ? stamp(table, key, expiresAt) : Promise.resolve(),
+    spend(budget) ? raiseExpiry(table, key, expiresAt, 'set') : Promise.resolve(),
   );
   return children;
 }
 
-/** Raises an item's `expiresAt` to the root's; an item gone meanwhile is not made again. */
-async function stamp(table: DynamoDbTable, key: Key, expiresAt: number): Promise<void> {
+/**
+ * Raises an item's `expiresAt` to `expiresAt` (an item gone meanwhile is not made again). An item
+ * without one gets it when `unset` is 'set' (the stamp of an ended tree); with 'leave' it keeps none
+ * (the keep-alive: such a head, older code's, never expires).
+ */
+export async function raiseExpiry(
+  table: DynamoDbTable,
+  key: Key,
+  expiresAt: number,
+  unset: 'set' | 'leave',
+): Promise<void> {
   try {
     await table.update({
       Key: key,
       UpdateExpression: 'SET expiresAt = :at',
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(expiresAt) OR expiresAt < :at)',
+      ConditionExpression:
+        unset === 'set'
+          ? 'attribute_exists(pk) AND (attribute_not_exists(expiresAt) OR expiresAt < :at)'
+          : 'attribute_exists(expiresAt) AND expiresAt < :at',
       ExpressionAttributeValues: { ':at': N(expiresAt) },
     });
   } catch (error) {
