@@ -128,11 +128,17 @@ async function treeWorld(store: DynamoDbStore): Promise<{ world: SimulatedWorld;
   return { world, rootId };
 }
 
-/** A fresh table, a store with retention on it, and a tree of which half the children have answered. */
-async function halfAnsweredTree() {
+/** A fresh table and a store with retention on it (`options` to make more such stores). */
+async function retentionStore() {
   const { local, tableName } = await freshTable();
   const options = { client: local.client, tableName, retentionSeconds: RETENTION_SECONDS };
-  const { world, rootId } = await treeWorld(new DynamoDbStore(options));
+  return { local, tableName, options, store: new DynamoDbStore(options) };
+}
+
+/** A fresh table, a store with retention on it, and a tree of which half the children have answered. */
+async function halfAnsweredTree() {
+  const { local, tableName, options, store } = await retentionStore();
+  const { world, rootId } = await treeWorld(store);
   let answered = 0;
   await answerAll(world, () => answered++ >= CHILDREN / 2);
   return { local, tableName, options, world, rootId };
@@ -143,12 +149,7 @@ describe('DynamoDB retention by TTL', () => {
     'gives every item of a finished tree (120 children: a commit too big for one transaction; a called job) its root’s end + retention at least, and while it runs only its children’s heads their horizon',
     async () => {
       // Prepare
-      const { local, tableName } = await freshTable();
-      const store = new DynamoDbStore({
-        client: local.client,
-        tableName,
-        retentionSeconds: RETENTION_SECONDS,
-      });
+      const { local, tableName, store } = await retentionStore();
       const { world, rootId } = await treeWorld(store);
 
       // Act: half the children answered, then the rest, the called job and the last step
@@ -251,12 +252,7 @@ describe('DynamoDB retention by TTL', () => {
     'stamps every level of a nested tree (a task fanning out over a task) that ended two days after it began',
     async () => {
       // Prepare
-      const { local, tableName } = await freshTable();
-      const store = new DynamoDbStore({
-        client: local.client,
-        tableName,
-        retentionSeconds: RETENTION_SECONDS,
-      });
+      const { local, tableName, store } = await retentionStore();
       const world = new SimulatedWorld(store);
       await world.register(NESTED);
       // Each child gets the root's input less `groups`: its `items` are its own list to fan out over.
@@ -345,12 +341,7 @@ describe('DynamoDB retention by TTL', () => {
     'moves a retried tree’s items to the expiry of its new end, the next time it is stamped',
     async () => {
       // Prepare: a tree that failed (one child's error), stamped
-      const { local, tableName } = await freshTable();
-      const store = new DynamoDbStore({
-        client: local.client,
-        tableName,
-        retentionSeconds: RETENTION_SECONDS,
-      });
+      const { local, tableName, store } = await retentionStore();
       const { world, rootId } = await treeWorld(store);
       let failed = false;
       for (let requests = world.take(); requests.length; requests = world.take()) {
