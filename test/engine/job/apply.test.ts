@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyEvent, createJob, type JobRecord } from '../../../engine/index.js';
+import { NESTED_WORKFLOW } from '../../support/nested-workflow.js';
 import { compiled, T0 } from '../../support/simulated-world.js';
 import { stepsOf } from '../../support/steps-of.js';
 
@@ -274,22 +275,7 @@ describe('Fan-out children: a large fan-out creates them slice by slice', () => 
   });
 
   it('creates a later slice child that would finish as it starts waiting, for a follow-up to start', () => {
-    const nested = compiled(`workflows:
-  - name: nested
-    steps:
-      - name: outer
-        task: per-group
-    tasks:
-      - name: per-group
-        itemListKey: groups
-        steps:
-          - name: inner
-            task: per-item
-      - name: per-item
-        itemListKey: group
-        itemKey: item
-        steps: [ { name: leaf } ]
-`);
+    const nested = compiled(NESTED_WORKFLOW);
     const first = createJob(nested, { id: ID, input: { groups: [[], [1], [], [2]] } }, context);
     // In the first slice, the empty group's child completes at once and is counted in the counters.
     expect(first.creates.filter((job) => job.parent?.id === ID).map((child) => child.status)).toEqual([

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { derivedChildId } from '../../../engine/index.js';
+import { NESTED_WORKFLOW } from '../../support/nested-workflow.js';
 import { SimulatedWorld } from '../../support/simulated-world.js';
 import { stepsOf } from '../../support/steps-of.js';
 
@@ -231,22 +232,7 @@ describe('Rules: fan-out steps', () => {
 
   it('runs nested tasks: a child that fans out again', async () => {
     const world = new SimulatedWorld();
-    await world.register(`workflows:
-  - name: nested
-    steps:
-      - name: outer
-        task: per-group
-    tasks:
-      - name: per-group
-        itemListKey: groups
-        steps:
-          - name: inner
-            task: per-item
-      - name: per-item
-        itemListKey: group
-        itemKey: item
-        steps: [ { name: leaf } ]
-`);
+    await world.register(NESTED_WORKFLOW);
     const id = await world.start('nested', { groups: [[1, 2], [], [3]] });
     const leaves = world.take();
     expect(leaves.map((request) => request.body)).toEqual([{ item: 1 }, { item: 2 }, { item: 3 }]);

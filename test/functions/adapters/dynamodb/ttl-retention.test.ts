@@ -8,6 +8,7 @@ import {
   startDynamoDbLocal,
   uniqueTableName,
 } from '../../../support/dynamodb-local.js';
+import { NESTED_WORKFLOW } from '../../../support/nested-workflow.js';
 import { SimulatedWorld } from '../../../support/simulated-world.js';
 
 /**
@@ -39,24 +40,6 @@ const TREE = `workflows:
   - name: callee
     steps:
       - name: inner
-`;
-
-/** A task whose children fan out again. */
-const NESTED = `workflows:
-  - name: nested
-    steps:
-      - name: outer
-        task: per-group
-    tasks:
-      - name: per-group
-        itemListKey: groups
-        steps:
-          - name: inner
-            task: per-item
-      - name: per-item
-        itemListKey: items
-        steps:
-          - name: work
 `;
 
 type Item = Record<string, AttributeValue>;
@@ -254,9 +237,15 @@ describe('DynamoDB retention by TTL', () => {
       // Prepare
       const { local, tableName, store } = await retentionStore();
       const world = new SimulatedWorld(store);
-      await world.register(NESTED);
-      // Each child gets the root's input less `groups`: its `items` are its own list to fan out over.
-      const input = { groups: [0, 1, 2, 3], items: [{ n: 0 }, { n: 1 }, { n: 2 }] };
+      await world.register(NESTED_WORKFLOW);
+      const input = {
+        groups: [
+          [0, 1, 2],
+          [3, 4, 5],
+          [6, 7, 8],
+          [9, 10, 11],
+        ],
+      };
       const rootId = await world.start('nested', input);
       let answered = 0;
       await answerAll(world, () => answered++ >= 6);
