@@ -267,6 +267,12 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_job ON deliveries (job_id, page_key);
   CREATE INDEX deliveries_listed ON deliveries (state, namespace, page_key);
   `,
+  // Job counts of starts and status changes: the store writes them, summed once a transaction
+  // (job-count-changes.ts), instead of two upserts a job here. Deletes keep their trigger.
+  `
+  DROP TRIGGER job_counts_insert;
+  DROP TRIGGER job_counts_update;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -181,6 +181,15 @@ export function prepareStatements(db: Database.Database) {
     countJobs: db
       .prepare<[string], [string, number]>('SELECT status, count FROM job_counts WHERE workflow = ?')
       .raw(),
+    /** A write group's summed change to one count (job-count-changes.ts). */
+    bumpJobCount: db.prepare<[workflow: string, status: string, by: number]>(
+      `INSERT INTO job_counts (workflow, status, count) VALUES (?, ?, ?)
+       ON CONFLICT (workflow, status) DO UPDATE SET count = count + excluded.count`,
+    ),
+    /** The listed status a job's row holds at a revision: what its update moves the counts from. */
+    listedStatusAt: db
+      .prepare<[id: string, rev: number], string>('SELECT status FROM jobs WHERE id = ? AND rev = ?')
+      .pluck(),
 
     getFanCounts: db.prepare<[string, string], FanCountsRow>(
       'SELECT total, done, failed FROM fan_counts WHERE parent_id = ? AND step = ?',

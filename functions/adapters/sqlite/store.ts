@@ -48,6 +48,7 @@ import {
 import { openSqliteDatabase, type SqliteOpenOptions, type SqliteSynchronous } from './connection.js';
 import { DeliveryTable } from './deliveries.js';
 import { DEFAULT_JOB_CACHE_SIZE, JobCache } from './job-cache.js';
+import { JobCountChanges } from './job-count-changes.js';
 import { encodeJobCursor, jobQuerySql } from './job-query.js';
 import { NamespaceSettingsTable } from './namespace-settings.js';
 import {
@@ -152,6 +153,8 @@ export class SqliteStore implements Store {
   ) => { version: number; created: boolean };
   private readonly deleteJobs: (ids: readonly string[]) => number;
   private readonly withSavepoint: <T>(body: () => T) => T;
+  /** What the commits of the write group under way change in the job counts. */
+  private readonly countChanges = new JobCountChanges();
   private closed = false;
   private readonly outcome: WriteOutcome;
 
@@ -170,7 +173,15 @@ export class SqliteStore implements Store {
     this.cache = new JobCache(soleWriter ? jobCacheSize : 0);
     if (soleWriter) this.workflowCache = new Map();
     // IMMEDIATE: take the write lock at BEGIN, so a transaction never fails half-way on a lock.
-    const transaction = db.transaction((body: () => unknown) => body());
+    const transaction = db.transaction((body: () => unknown) => {
+      try {
+        const result = body();
+        this.countChanges.write(this.statements.bumpJobCount);
+        return result;
+      } finally {
+        this.countChanges.clear();
+      }
+    });
     this.outcome = new WriteOutcome(path);
     this.writes = new WriteGroups(<T>(body: () => T) =>
       this.outcome.run(() => transaction.immediate(body) as T),
@@ -471,9 +482,11 @@ export class SqliteStore implements Store {
    */
   private applyCommit(commit: Commit): { result: CommitResult; childrenWritten?: boolean } {
     if (!commit.creates.length) return this.applyCommitNow(commit);
+    const counted = this.countChanges.mark();
     try {
       return this.withSavepoint(() => this.applyCommitNow(commit));
     } catch (error) {
+      this.countChanges.rollBackTo(counted);
       if (error instanceof CreatesTaken) return { result: { ok: false, conflict: false, taken: error.ids } };
       throw error;
     }
@@ -489,23 +502,34 @@ export class SqliteStore implements Store {
     if (tree && !treeChangeAllowed(readTree(s, tree.root), tree, job.id))
       return { result: { ok: false, conflict: true } };
     const record = jobRecordJson(job);
-    const before = commit.expectedRev === 0 ? undefined : this.cache.get(job.id);
-    const written =
-      commit.expectedRev === 0
-        ? s.insertJob.run(...jobRow(job, record)).changes
-        : before?.rev === commit.expectedRev &&
-            listedStatusOf(before) === listedStatusOf(job) &&
-            before.endedAt === job.endedAt
-          ? s.updateJobRecord.run(job.rev, record, job.id, commit.expectedRev).changes
-          : s.updateJob.run(
-              job.rev,
-              listedStatusOf(job),
-              job.endedAt ?? null,
-              record,
-              job.id,
-              commit.expectedRev,
-            ).changes;
+    const listed = listedStatusOf(job);
+    const cached = commit.expectedRev === 0 ? undefined : this.cache.get(job.id);
+    const before = cached?.rev === commit.expectedRev ? cached : undefined;
+    // The listed status the job moves from (none: it is new), for the job counts of top-level jobs.
+    let from: string | undefined;
+    let written: number;
+    if (commit.expectedRev === 0) {
+      written = s.insertJob.run(...jobRow(job, record)).changes;
+    } else if (before && listedStatusOf(before) === listed && before.endedAt === job.endedAt) {
+      from = listed;
+      written = s.updateJobRecord.run(job.rev, record, job.id, commit.expectedRev).changes;
+    } else {
+      from = before
+        ? listedStatusOf(before)
+        : job.parent
+          ? listed
+          : s.listedStatusAt.get(job.id, commit.expectedRev);
+      written = s.updateJob.run(
+        job.rev,
+        listed,
+        job.endedAt ?? null,
+        record,
+        job.id,
+        commit.expectedRev,
+      ).changes;
+    }
     if (written === 0) return { result: { ok: false, conflict: true } };
+    if (!job.parent) this.countChanges.add(job.workflow, from, listed);
     // Children already stored (the same parent, step and index) are left as they are; an id that
     // another job holds takes the whole commit back.
     const childrenWritten =

@@ -585,6 +585,150 @@ describe('SqliteStore', () => {
     });
   });
 
+  describe('Job counts', () => {
+    /** What the rows say: top-level jobs of `workflow` by listed status, counted afresh. */
+    function countedAfresh(path: string, workflow: string): Record<string, number> {
+      const db = new Database(path, { readonly: true });
+      try {
+        const rows = db
+          .prepare(
+            'SELECT status, count(*) AS n FROM jobs WHERE parent_id IS NULL AND workflow = ? GROUP BY status',
+          )
+          .all(workflow) as { status: string; n: number }[];
+        return Object.fromEntries(rows.map((row) => [row.status, row.n]));
+      } finally {
+        db.close();
+      }
+    }
+
+    /** The store's counts without the statuses it counts none of. */
+    async function countsOf(store: SqliteStore, workflow: string): Promise<Record<string, number>> {
+      return Object.fromEntries(Object.entries(await store.countJobs(workflow)).filter(([, n]) => n !== 0));
+    }
+
+    it('counts every start and status change of one write group, and none of its refused commits', async () => {
+      // Prepare: two running jobs; a child id that another parent holds.
+      const path = join(freshDirectory(), 'counts.db');
+      const store = open(path, { exclusive: false });
+      const workflow = `counts-${uuid()}`;
+      const [a, b] = [aJob({ workflow }), aJob({ workflow })] as [JobRecord, JobRecord];
+      const holder = aJob({ workflow });
+      const held = aChild(holder, 'each', 0, { workflow });
+      await store.commit([creating(a), creating(b), creating(holder, { creates: [held] })]);
+      const fresh = aJob({ workflow });
+      const paused = aJob({ workflow, status: 'paused' });
+      const taker = aJob({ workflow });
+
+      // Act: in one turn, a job ends, another pauses and resumes, two start, one start is refused by
+      // its children (savepoint), one update is a lost race, one job starts and ends.
+      const results = await Promise.all([
+        store.commit([updating(a, { ...a, rev: 2, status: 'completed', endedAt: 2_000 })]),
+        store.commit([
+          updating(b, { ...b, rev: 2, status: 'paused' }),
+          updating({ ...b, rev: 2, status: 'paused' }, { ...b, rev: 3 }),
+        ]),
+        store.commit([creating(fresh), creating(paused)]),
+        store.commit([
+          creating(taker, { creates: [{ ...held, parent: { id: taker.id, step: 'each', index: 0 } }] }),
+        ]),
+        store.commit([updating(a, { ...a, rev: 2, status: 'failed', endedAt: 2_000 })]),
+      ]);
+      const late = aJob({ workflow });
+      await Promise.all([
+        store.commit([creating(late)]),
+        store.commit([updating(late, { ...late, rev: 2, status: 'cancelled', endedAt: 3_000 })]),
+      ]);
+
+      // Assess
+      expect(results.map((result) => result.map((one) => one.ok))).toEqual([
+        [true],
+        [true, true],
+        [true, true],
+        [false],
+        [false],
+      ]);
+      expect(countedAfresh(path, workflow)).toEqual({ running: 3, completed: 1, paused: 1, cancelled: 1 });
+      expect(await countsOf(store, workflow)).toEqual(countedAfresh(path, workflow));
+    });
+
+    it('counts right after a group that failed was written one commit at a time', async () => {
+      // Prepare
+      const path = join(freshDirectory(), 'counts-failed.db');
+      const store = open(path, { exclusive: false });
+      const workflow = `counts-${uuid()}`;
+      const job = aJob({ workflow });
+      await store.commit([creating(job)]);
+      const bad = aJob({ workflow, input: { size: 1n } as unknown as JobRecord['input'] });
+
+      // Act
+      const results = await Promise.allSettled([
+        store.commit([updating(job, { ...job, rev: 2, status: 'completed', endedAt: 2_000 })]),
+        store.commit([creating(aJob({ workflow }))]),
+        store.commit([creating(bad)]),
+      ]);
+
+      // Assess
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+      expect(countedAfresh(path, workflow)).toEqual({ running: 1, completed: 1 });
+      expect(await countsOf(store, workflow)).toEqual({ running: 1, completed: 1 });
+    });
+
+    it('moves the count of a job it has not read since it opened', async () => {
+      // Prepare: jobs written by an earlier opening of the file; this store has none in its cache.
+      const path = join(freshDirectory(), 'counts-cold.db');
+      const workflow = `counts-${uuid()}`;
+      const [a, b] = [aJob({ workflow }), aJob({ workflow })] as [JobRecord, JobRecord];
+      const first = open(path);
+      await first.commit([creating(a), creating(b)]);
+      await first.close();
+      const store = open(path);
+
+      // Act
+      await store.commit([
+        updating(a, { ...a, rev: 2, status: 'completed', endedAt: 2_000 }),
+        updating(b, { ...b, rev: 2, updatedAt: 2_000 }),
+      ]);
+
+      // Assess
+      expect(await countsOf(store, workflow)).toEqual({ running: 1, completed: 1 });
+    });
+
+    it('keeps the counts of a database the version before wrote, and moves them from there', async () => {
+      // Prepare: a database at the schema version before this one, counting by triggers.
+      const path = join(freshDirectory(), 'counts-before.db');
+      const workflow = `counts-${uuid()}`;
+      const db = new Database(path);
+      for (const migration of MIGRATIONS.slice(0, SCHEMA_VERSION - 1)) db.exec(migration);
+      db.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+      const jobs = [
+        aJob({ workflow }),
+        aJob({ workflow }),
+        aJob({ workflow, status: 'completed', endedAt: 1_000 }),
+      ];
+      const insert = db.prepare(
+        `INSERT INTO jobs (id, rev, workflow, status, root, parent_id, parent_step, parent_index, vhost, created_at, ended_at, record)
+         VALUES (?, 1, ?, ?, ?, NULL, NULL, NULL, NULL, 0, ?, ?)`,
+      );
+      for (const job of jobs)
+        insert.run(job.id, workflow, job.status, job.root, job.endedAt ?? null, JSON.stringify(job));
+      db.close();
+
+      // Act
+      const store = open(path, { exclusive: false });
+      const before = await countsOf(store, workflow);
+      const running = jobs[0] as JobRecord;
+      await store.commit([
+        updating(running, { ...running, rev: 2, status: 'failed', endedAt: 2_000 }),
+        creating(aJob({ workflow })),
+      ]);
+
+      // Assess
+      expect(before).toEqual({ running: 2, completed: 1 });
+      expect(await countsOf(store, workflow)).toEqual({ running: 2, completed: 1, failed: 1 });
+      expect(await countsOf(store, workflow)).toEqual(countedAfresh(path, workflow));
+    });
+  });
+
   describe('Method: ackOutbox', () => {
     it('writes acknowledgements with the next transaction, hiding them from pendingOutbox until then', async () => {
       // Prepare
