@@ -3,8 +3,9 @@ import type Database from 'better-sqlite3';
 /**
  * The changes a write group's commits make to `job_counts` (top-level jobs by workflow and listed
  * status), summed and written once at the end of the group's transaction: one upsert a workflow
- * and status the group moved, where a trigger on `jobs` wrote two for each job started or ended
- * (about a fifth of the job writes' time, BENCHMARKS.md "The job counts: summed a transaction").
+ * and status the group moved, where triggers on `jobs` wrote one for each job started and two for each
+ * job whose status changed
+ * (BENCHMARKS.md, "A new job's writes").
  *
  * A commit taken back by its savepoint takes its changes back with `rollBackTo`; a group whose
  * transaction fails drops them all with `clear`.

@@ -267,11 +267,13 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX deliveries_job ON deliveries (job_id, page_key);
   CREATE INDEX deliveries_listed ON deliveries (state, namespace, page_key);
   `,
-  // Job counts of starts and status changes: the store writes them, summed once a transaction
-  // (job-count-changes.ts), instead of two upserts a job here. Deletes keep their trigger.
+  // A new job's search attribute rows and the job counts of starts and status changes: the store
+  // writes them (the counts summed once a transaction, job-count-changes.ts), where triggers parsed
+  // every new job's record and wrote two upserts a job. Deletes keep their triggers.
   `
   DROP TRIGGER job_counts_insert;
   DROP TRIGGER job_counts_update;
+  DROP TRIGGER job_attributes_insert;
   `,
 ];
 

@@ -186,6 +186,10 @@ export function prepareStatements(db: Database.Database) {
       `INSERT INTO job_counts (workflow, status, count) VALUES (?, ?, ?)
        ON CONFLICT (workflow, status) DO UPDATE SET count = count + excluded.count`,
     ),
+    /** A new top-level job's search attribute (what `queryJobs` walks by attribute). */
+    insertJobAttribute: db.prepare<[name: string, value: string, createdAt: number, jobId: string]>(
+      'INSERT OR IGNORE INTO job_attributes (name, value, created_at, job_id) VALUES (?, ?, ?, ?)',
+    ),
     /** The listed status a job's row holds at a revision: what its update moves the counts from. */
     listedStatusAt: db
       .prepare<[id: string, rev: number], string>('SELECT status FROM jobs WHERE id = ? AND rev = ?')

@@ -510,6 +510,9 @@ export class SqliteStore implements Store {
     let written: number;
     if (commit.expectedRev === 0) {
       written = s.insertJob.run(...jobRow(job, record)).changes;
+      if (written && !job.parent && job.attributes)
+        for (const [name, value] of Object.entries(job.attributes))
+          s.insertJobAttribute.run(name, value, job.createdAt, job.id);
     } else if (before && listedStatusOf(before) === listed && before.endedAt === job.endedAt) {
       from = listed;
       written = s.updateJobRecord.run(job.rev, record, job.id, commit.expectedRev).changes;

@@ -693,7 +693,7 @@ describe('SqliteStore', () => {
       expect(await countsOf(store, workflow)).toEqual({ running: 1, completed: 1 });
     });
 
-    it('keeps the counts of a database the version before wrote, and moves them from there', async () => {
+    it('keeps the counts and search attributes of a database the version before wrote, and adds to them', async () => {
       // Prepare: a database at the schema version before this one, counting by triggers.
       const path = join(freshDirectory(), 'counts-before.db');
       const workflow = `counts-${uuid()}`;
@@ -701,7 +701,7 @@ describe('SqliteStore', () => {
       for (const migration of MIGRATIONS.slice(0, SCHEMA_VERSION - 1)) db.exec(migration);
       db.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
       const jobs = [
-        aJob({ workflow }),
+        aJob({ workflow, attributes: { customer: 'acme' } }),
         aJob({ workflow }),
         aJob({ workflow, status: 'completed', endedAt: 1_000 }),
       ];
@@ -717,15 +717,20 @@ describe('SqliteStore', () => {
       const store = open(path, { exclusive: false });
       const before = await countsOf(store, workflow);
       const running = jobs[0] as JobRecord;
+      const started = aJob({ workflow, attributes: { customer: 'acme', region: 'eu' }, createdAt: 5_000 });
       await store.commit([
         updating(running, { ...running, rev: 2, status: 'failed', endedAt: 2_000 }),
-        creating(aJob({ workflow })),
+        creating(started),
       ]);
 
-      // Assess
+      // Assess: the counts, and the search attributes of a job the old version wrote and of a new one.
       expect(before).toEqual({ running: 2, completed: 1 });
       expect(await countsOf(store, workflow)).toEqual({ running: 2, completed: 1, failed: 1 });
       expect(await countsOf(store, workflow)).toEqual(countedAfresh(path, workflow));
+      const acme = await store.queryJobs({ workflow, attributes: { customer: 'acme' } });
+      expect(acme.jobs.map((job) => job.id)).toEqual([started.id, running.id]);
+      const eu = await store.queryJobs({ attributes: { region: 'eu', customer: 'acme' } });
+      expect(eu.jobs.map((job) => job.id)).toEqual([started.id]);
     });
   });
 
