@@ -3,9 +3,8 @@ import type Database from 'better-sqlite3';
 /**
  * The changes a write group's commits make to `job_counts` (top-level jobs by workflow and listed
  * status), summed and written once at the end of the group's transaction: one upsert a workflow
- * and status the group moved, where triggers on `jobs` wrote one for each job started and two for each
- * job whose status changed
- * (BENCHMARKS.md, "A new job's writes").
+ * and status the group moved, where triggers on `jobs` wrote one for each job started and two for
+ * each change of status (BENCHMARKS.md, "A new job's writes").
  *
  * A commit taken back by its savepoint takes its changes back with `rollBackTo`; a group whose
  * transaction fails drops them all with `clear`.
@@ -28,7 +27,7 @@ export class JobCountChanges {
     this.changes.length = mark;
   }
 
-  /** Writes the summed changes (inside the caller's transaction) and forgets them. */
+  /** Writes the summed changes, inside the caller's transaction; the caller then clears them. */
   write(bump: Database.Statement<[workflow: string, status: string, by: number]>): void {
     if (!this.changes.length) return;
     const sums = new Map<string, [workflow: string, status: string, by: number]>();
@@ -38,7 +37,6 @@ export class JobCountChanges {
       if (sum) sum[2] += by;
       else sums.set(key, [workflow, status, by]);
     }
-    this.changes = [];
     for (const [workflow, status, by] of sums.values()) if (by !== 0) bump.run(workflow, status, by);
   }
 

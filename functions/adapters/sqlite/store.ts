@@ -501,38 +501,7 @@ export class SqliteStore implements Store {
     const tree = commit.tree;
     if (tree && !treeChangeAllowed(readTree(s, tree.root), tree, job.id))
       return { result: { ok: false, conflict: true } };
-    const record = jobRecordJson(job);
-    const listed = listedStatusOf(job);
-    const cached = commit.expectedRev === 0 ? undefined : this.cache.get(job.id);
-    const before = cached?.rev === commit.expectedRev ? cached : undefined;
-    // The listed status the job moves from (none: it is new), for the job counts of top-level jobs.
-    let from: string | undefined;
-    let written: number;
-    if (commit.expectedRev === 0) {
-      written = s.insertJob.run(...jobRow(job, record)).changes;
-      if (written && !job.parent && job.attributes)
-        for (const [name, value] of Object.entries(job.attributes))
-          s.insertJobAttribute.run(name, value, job.createdAt, job.id);
-    } else if (before && listedStatusOf(before) === listed && before.endedAt === job.endedAt) {
-      from = listed;
-      written = s.updateJobRecord.run(job.rev, record, job.id, commit.expectedRev).changes;
-    } else {
-      from = before
-        ? listedStatusOf(before)
-        : job.parent
-          ? listed
-          : s.listedStatusAt.get(job.id, commit.expectedRev);
-      written = s.updateJob.run(
-        job.rev,
-        listed,
-        job.endedAt ?? null,
-        record,
-        job.id,
-        commit.expectedRev,
-      ).changes;
-    }
-    if (written === 0) return { result: { ok: false, conflict: true } };
-    if (!job.parent) this.countChanges.add(job.workflow, from, listed);
+    if (!this.writeJob(commit)) return { result: { ok: false, conflict: true } };
     // Children already stored (the same parent, step and index) are left as they are; an id that
     // another job holds takes the whole commit back.
     const childrenWritten =
@@ -570,6 +539,40 @@ export class SqliteStore implements Store {
       result: leftOut ? { ok: true, fanCounts: counts, leftOut } : { ok: true, fanCounts: counts },
       childrenWritten,
     };
+  }
+
+  /**
+   * The job's own row, on its condition (absent, or at the expected revision); for a top-level job,
+   * also its search attributes when it is new, and its move in the job counts.
+   */
+  private writeJob(commit: Commit): boolean {
+    const { job, expectedRev } = commit;
+    const s = this.statements;
+    const record = jobRecordJson(job);
+    const listed = listedStatusOf(job);
+    if (expectedRev === 0) {
+      if (s.insertJob.run(...jobRow(job, record)).changes === 0) return false;
+      if (job.parent) return true;
+      if (job.attributes)
+        for (const [name, value] of Object.entries(job.attributes))
+          s.insertJobAttribute.run(name, value, job.createdAt, job.id);
+      this.countChanges.add(job.workflow, undefined, listed);
+      return true;
+    }
+    const cached = this.cache.get(job.id);
+    const before = cached?.rev === expectedRev ? cached : undefined;
+    if (before && listedStatusOf(before) === listed && before.endedAt === job.endedAt)
+      return s.updateJobRecord.run(job.rev, record, job.id, expectedRev).changes > 0;
+    // The status it moves from: the cached revision's, else the row's (read before it changes).
+    const from = job.parent
+      ? undefined
+      : before
+        ? listedStatusOf(before)
+        : s.listedStatusAt.get(job.id, expectedRev);
+    if (s.updateJob.run(job.rev, listed, job.endedAt ?? null, record, job.id, expectedRev).changes === 0)
+      return false;
+    if (!job.parent) this.countChanges.add(job.workflow, from, listed);
+    return true;
   }
 
   async listChildren(
