@@ -14,6 +14,17 @@ import { benchQueues, DIAMOND_STEPS } from './workloads.js';
 /** Diamonds the floor manager keeps running: its rate is flat from 100 to 1,000 (20 waits on round trips). */
 export const FLOOR_IN_FLIGHT = 100;
 
+/**
+ * The AMQP client the floor manager speaks through: serve's own (amqplib, through RabbitMqBus), or
+ * `rabbitmq-client` (bench/floor-manager-rabbitmq-client.ts), to compare the two (bench/amqp-clients.ts).
+ */
+export type FloorClient = 'amqplib' | 'rabbitmq-client';
+
+const FLOOR_SCRIPTS: Record<FloorClient, string> = {
+  amqplib: 'floor-manager.ts',
+  'rabbitmq-client': 'floor-manager-rabbitmq-client.ts',
+};
+
 export interface FloorRun {
   workload: 'diamond';
   size: number;
@@ -25,14 +36,18 @@ export interface FloorRun {
   loadAverage: { before: number; after: number };
 }
 
-export async function runFloorOnce(jobs: number, warmJobs: number): Promise<FloorRun> {
+export async function runFloorOnce(
+  jobs: number,
+  warmJobs: number,
+  client: FloorClient = 'amqplib',
+): Promise<FloorRun> {
   const prefix = `bench-floor-${randomUUID().slice(0, 8)}-`;
   const queues = benchQueues(prefix);
   let workers: BenchChild | undefined;
   let manager: BenchChild | undefined;
   try {
     workers = await startWorkers(prefix);
-    manager = await spawnBenchScript('floor-manager.ts', {
+    manager = await spawnBenchScript(FLOOR_SCRIPTS[client], {
       name: 'floor-manager',
       env: {
         AMQP_URL,
@@ -74,7 +89,7 @@ export async function runFloorOnce(jobs: number, warmJobs: number): Promise<Floo
     };
   } catch (error) {
     throw new Error(
-      `the broker's floor, ${jobs} diamonds, failed: ${(error as Error).message}\n` +
+      `the broker's floor (${client}), ${jobs} diamonds, failed: ${(error as Error).message}\n` +
         `the manager said:\n${manager?.output().slice(-4_000) ?? '(not started)'}\nthe workers said:\n${workers?.output().slice(-2_000) ?? ''}`,
     );
   } finally {

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { benchAwsCost } from '../../bench/aws-cost.js';
+import { runFloorOnce } from '../../bench/broker-floor.js';
 import { benchBullmq } from '../../bench/bullmq.js';
 import { benchEngine } from '../../bench/engine.js';
 import { benchLocal } from '../../bench/local.js';
@@ -99,6 +100,16 @@ describe('Benchmark harness (toy sizes)', () => {
     expect(lowLoad?.disk.samples).toBeGreaterThan(0);
     results.local = { ...section(), figures };
   }, 120_000);
+
+  it("runs the broker's floor on rabbitmq-client, the AMQP client it is compared with", async () => {
+    // Act
+    const run = await runFloorOnce(10, 5, 'rabbitmq-client');
+
+    // Assess
+    expect(run).toMatchObject({ workload: 'diamond', size: 10, steps: 40 });
+    expect(run.wallSeconds).toBeGreaterThan(0);
+    expect(run.cpuSeconds.manager).toBeGreaterThanOrEqual(0);
+  });
 
   it('runs the same workloads as BullMQ flows on its own redis-server', async () => {
     // Prepare
