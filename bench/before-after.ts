@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import { runOnce, type Workload } from './local.js';
 import { runLowLoadOnce } from './low-load.js';
 import { spread } from './stats.js';
@@ -14,15 +15,22 @@ import { spread } from './stats.js';
  * BENCH_BEFORE_NODE / BENCH_AFTER_NODE the Node.js that runs each side's serve (default the
  * benchmark's own): the same code on two versions of Node.
  *
- * Environment: BENCH_BEFORE_ROOT (required), BENCH_PAIRS (default 3), BENCH_WORKLOAD (`diamond`,
+ * A run right after another can run slower (the broker still deletes the last run's queues: the
+ * broker's floor read 10–25% worse second in a pair, BENCHMARKS.md "AMQP clients"), so the pairs
+ * alternate which side goes first, with a pause before each run; an even number of pairs gives each
+ * side the first place as often.
+ *
+ * Environment: BENCH_BEFORE_ROOT (required), BENCH_PAIRS (default 4), BENCH_WORKLOAD (`diamond`,
  * `fan-out` or `low-load`, default diamond), BENCH_SIZE (default 5000; for `low-load`, the chains of
- * 100 steps measured, default 5). `low-load` also prints the overhead a step (bench/low-load.ts).
+ * 100 steps measured, default 5), BENCH_PAUSE_MS (before each run, default 3000). `low-load` also
+ * prints the overhead a step (bench/low-load.ts).
  */
 
 const env = process.env;
 const beforeRoot = env.BENCH_BEFORE_ROOT;
 if (!beforeRoot) throw new Error('BENCH_BEFORE_ROOT must name the checkout to compare with');
-const pairs = Number(env.BENCH_PAIRS ?? 3);
+const pairs = Number(env.BENCH_PAIRS ?? 4);
+const pauseMs = Number(env.BENCH_PAUSE_MS ?? 3_000);
 const workload = (env.BENCH_WORKLOAD ?? 'diamond') as Workload | 'low-load';
 const size = Number(env.BENCH_SIZE ?? (workload === 'low-load' ? 5 : 5000));
 const sides: { name: string; root?: string; node?: string }[] = [
@@ -33,7 +41,8 @@ const cpu: Record<string, number[]> = { before: [], after: [] };
 const overhead: Record<string, number[]> = { before: [], after: [] };
 
 for (let pair = 1; pair <= pairs; pair++) {
-  for (const { name, root, node } of sides) {
+  for (const { name, root, node } of pair % 2 ? sides : [...sides].reverse()) {
+    await setTimeout(pauseMs);
     if (root) process.env.BENCH_SERVE_ROOT = root;
     else delete process.env.BENCH_SERVE_ROOT;
     if (node) process.env.BENCH_SERVE_NODE = node;
