@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { StepRequest } from '../engine/index.js';
 
 /*
  * What every floor manager (bench/floor-manager*.ts) does but speak AMQP: the diamonds it keeps
@@ -20,11 +21,24 @@ export class FloorDiamonds {
   private finished = 0;
   private onAllFinished: (() => void) | undefined;
 
-  /** `send`: hands a step's request to the caller's batch. */
+  /** `queues`: each step's queue; `send`: hands a step's request to the caller's batch. */
   constructor(
     private readonly inFlight: number,
-    private readonly send: (jobId: string, step: DiamondStep) => void,
+    private readonly queues: Record<DiamondStep, string>,
+    private readonly sendRequest: (request: StepRequest) => void,
   ) {}
+
+  private send(jobId: string, step: DiamondStep): void {
+    this.sendRequest({
+      jobId,
+      step,
+      queue: this.queues[step],
+      vhost: null,
+      correlationId: `${jobId}:${step}`,
+      attempt: 1,
+      body: {},
+    });
+  }
 
   /** Starts diamonds while fewer than `inFlight` run and some are left to start. */
   startMore(): void {
@@ -91,7 +105,7 @@ export const floorSettings = (env: NodeJS.ProcessEnv = process.env) => ({
 export async function serveFloorRuns(
   run: (count: number) => Promise<number>,
   close: () => Promise<void>,
-  settings = floorSettings(),
+  settings: ReturnType<typeof floorSettings>,
 ): Promise<void> {
   await run(settings.warmJobs);
   process.once('SIGUSR2', () => {

@@ -1,6 +1,7 @@
 import { type AsyncMessage, Connection } from 'rabbitmq-client';
-import { REPLY_QUEUE_HEADER } from '../functions/adapters/rabbitmq/dead-letters.js';
-import { type DiamondStep, FloorDiamonds, floorSettings, serveFloorRuns } from './floor-diamonds.js';
+import type { StepRequest } from '../engine/index.js';
+import { requestMessage } from '../functions/adapters/rabbitmq/request-message.js';
+import { FloorDiamonds, floorSettings, serveFloorRuns } from './floor-diamonds.js';
 import { benchQueues } from './workloads.js';
 
 /*
@@ -8,9 +9,9 @@ import { benchQueues } from './workloads.js';
  * a maintained alternative to amqplib costs less (bench/amqp-clients.ts runs the two side by side).
  * The same diamonds, messages and batching as the amqplib floor, written with the client's channel
  * methods: replies consumed with a prefetch of 1,000 and taken in batches of what arrived in one
- * I/O turn (at most 500); the requests a batch causes published persistent and mandatory with the
- * headers serve sets, their confirms awaited together; then the batch acknowledged with one
- * `multiple` ack. TCP_NODELAY as serve's connection sets it.
+ * I/O turn (at most 500); the requests a batch causes published as serve's messages
+ * (`requestMessage`: persistent, mandatory, its headers), their confirms awaited together; then the
+ * batch acknowledged with one `multiple` ack. TCP_NODELAY as serve's connection sets it.
  *
  * Environment, output and signals as bench/floor-manager.ts.
  */
@@ -30,26 +31,32 @@ for (const queue of [...Object.values(queues), replyQueue]) {
   await publisher.queueDeclare({ queue, durable: true });
 }
 
-const EMPTY_BODY = Buffer.from('{}');
+/** serve's message for a request (requestMessage), published through rabbitmq-client. */
+function publish(request: StepRequest): Promise<void> {
+  const { queue, content, options } = requestMessage(request, {
+    replyQueue,
+    maxBytes: Number.POSITIVE_INFINITY,
+    requestTtlMs: undefined,
+    now: Date.now(),
+  });
+  return publisher.basicPublish(
+    {
+      routingKey: queue,
+      correlationId: options.correlationId,
+      replyTo: options.replyTo,
+      contentType: options.contentType,
+      durable: options.deliveryMode === 2,
+      mandatory: options.mandatory,
+      headers: options.headers,
+      expiration: options.expiration === undefined ? undefined : String(options.expiration),
+    },
+    content,
+  );
+}
 
 /** The confirms of the batch in hand. */
 let batch: Promise<void>[] = [];
-const diamonds = new FloorDiamonds(settings.inFlight, (jobId: string, step: DiamondStep) => {
-  batch.push(
-    publisher.basicPublish(
-      {
-        routingKey: queues[step],
-        correlationId: `${jobId}:${step}`,
-        replyTo: replyQueue,
-        contentType: 'application/json',
-        durable: true,
-        mandatory: true,
-        headers: { 'x-attempt': 1, [REPLY_QUEUE_HEADER]: replyQueue },
-      },
-      EMPTY_BODY,
-    ),
-  );
-});
+const diamonds = new FloorDiamonds(settings.inFlight, queues, (request) => batch.push(publish(request)));
 
 async function sendBatch(): Promise<void> {
   const confirms = batch;

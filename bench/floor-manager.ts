@@ -1,6 +1,6 @@
 import type { StepRequest } from '../engine/index.js';
 import { RabbitMqBus } from '../functions/adapters/rabbitmq/bus.js';
-import { type DiamondStep, FloorDiamonds, floorSettings, serveFloorRuns } from './floor-diamonds.js';
+import { FloorDiamonds, floorSettings, serveFloorRuns } from './floor-diamonds.js';
 import { benchQueues } from './workloads.js';
 
 /*
@@ -24,17 +24,7 @@ const settings = floorSettings(env);
 
 /** The requests of the batch in hand. */
 let batch: StepRequest[] = [];
-const diamonds = new FloorDiamonds(settings.inFlight, (jobId: string, step: DiamondStep) => {
-  batch.push({
-    jobId,
-    step,
-    queue: queues[step],
-    vhost: null,
-    correlationId: `${jobId}:${step}`,
-    attempt: 1,
-    body: {},
-  });
-});
+const diamonds = new FloorDiamonds(settings.inFlight, queues, (request) => batch.push(request));
 
 function sendBatch(): Promise<void> {
   const requests = batch;
