@@ -237,6 +237,7 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     logger,
   );
   const metrics = new PrometheusMetrics(store);
+  store.timeWrites((seconds) => metrics.observeStoreWrite(seconds));
   const consumers = new Map<string, ReplyConsumption>();
   let fail: (error: Error) => void = () => {};
   const failed = new Promise<Error>((resolve) => {

@@ -405,6 +405,8 @@ describe('The HTTP API, route by route (serve on RabbitMQ and SQLite)', () => {
       expect(headers.get('content-type')).toContain('text/plain');
       expect(body).toContain('switchyard_steps_completed_total');
       expect(body).toMatch(/switchyard_jobs\{workflow="pipeline",status="completed"\} \d+/);
+      // The jobs above were written: each write transaction was timed.
+      expect(Number(body.match(/^switchyard_store_write_seconds_count (\d+)$/m)?.[1])).toBeGreaterThan(0);
     });
 
     it('GET /openapi.json and GET / answer without credentials', async () => {

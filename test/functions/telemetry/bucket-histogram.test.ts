@@ -54,4 +54,16 @@ describe('BucketHistogram', () => {
     expect(text).toContain('switchyard_step_overhead_seconds_bucket{le="+Inf"} 2');
     expect(text).toContain('switchyard_step_overhead_seconds_count 2');
   });
+
+  it("is how PrometheusMetrics writes the store's write transactions out", async () => {
+    const metrics = new PrometheusMetrics();
+    metrics.observeStoreWrite(0.0003);
+    metrics.observeStoreWrite(0.00004);
+    const text = await metrics.text();
+    expect(text).toContain('# TYPE switchyard_store_write_seconds histogram');
+    expect(text).toContain('switchyard_store_write_seconds_bucket{le="0.00005"} 1');
+    expect(text).toContain('switchyard_store_write_seconds_bucket{le="0.000252"} 1');
+    expect(text).toContain('switchyard_store_write_seconds_bucket{le="0.000317"} 2');
+    expect(text).toContain('switchyard_store_write_seconds_count 2');
+  });
 });

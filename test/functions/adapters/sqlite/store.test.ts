@@ -734,6 +734,33 @@ describe('SqliteStore', () => {
     });
   });
 
+  describe('Method: timeWrites', () => {
+    it('tells its listener the time of each write transaction, one for a group of calls', async () => {
+      // Prepare
+      const store = open(join(freshDirectory(), 'timed.db'));
+      const seconds: number[] = [];
+      store.timeWrites((taken) => seconds.push(taken));
+      const [a, b, c] = [aJob(), aJob(), aJob()];
+
+      // Act: one turn's calls (one transaction), a lone one, a refused one (its transaction commits
+      // having written nothing), then one after the listener is removed.
+      await Promise.all([store.commit([creating(a)]), store.commit([creating(b)])]);
+      await store.commit([creating(c)]);
+      const grouped = seconds.length;
+      await store.commit([creating(c)]);
+      store.timeWrites(undefined);
+      await store.commit([creating(aJob())]);
+
+      // Assess
+      expect(grouped).toBe(2);
+      expect(seconds).toHaveLength(3);
+      for (const taken of seconds) {
+        expect(taken).toBeGreaterThan(0);
+        expect(taken).toBeLessThan(30);
+      }
+    });
+  });
+
   describe('Method: ackOutbox', () => {
     it('writes acknowledgements with the next transaction, hiding them from pendingOutbox until then', async () => {
       // Prepare
