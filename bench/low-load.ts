@@ -34,6 +34,12 @@ export interface LowLoadRun {
   overheadMs: Record<string, number>;
   /** Steps the overhead quantiles were read from (the requests replies caused). */
   overheadCount: number;
+  /**
+   * serve's own write transactions over the chains (`switchyard_store_write_seconds`: BEGIN to the
+   * end of COMMIT, the job's row and the outbox written and synced), ms by quantile; absent from a
+   * serve that does not time them.
+   */
+  serveWriteMs?: Record<string, number>;
   /** A chain's wall time over its steps: the whole round trip a step, worker and broker included, ms. */
   msPerStep: number;
   /** serve's CPU a step over the measured chains, µs. */
@@ -120,13 +126,14 @@ export async function runLowLoadOnce(options: LowLoadOptions = {}): Promise<LowL
 
     sampleDiskSync(dir, DISK_SAMPLES, disk);
     const metrics = windowFigures(before, await readMetrics(serve.url));
-    const overheadMs: Record<string, number> = {};
-    for (const [q, seconds] of Object.entries(metrics.overhead)) overheadMs[q] = seconds * 1000;
+    const ms = (quantiles: Record<string, number>) =>
+      Object.fromEntries(Object.entries(quantiles).map(([q, seconds]) => [q, seconds * 1000]));
     return {
       chains,
       steps: chains * steps,
-      overheadMs,
+      overheadMs: ms(metrics.overhead),
       overheadCount: metrics.overheadCount,
+      ...(Object.keys(metrics.storeWrite).length ? { serveWriteMs: ms(metrics.storeWrite) } : {}),
       msPerStep: wallMs / (chains * steps),
       serveCpuUsPerStep: ((cpuSeconds.serve ?? Number.NaN) * 1e6) / (chains * steps),
       disk: summariseDiskSync(disk),
@@ -151,7 +158,9 @@ export function lowLoadLine(run: LowLoadRun): string {
     `low load (one ${run.steps / run.chains}-step chain at a time, one worker): manager overhead a step ` +
     `p50 ${f(run.overheadMs['0.5'])} ms, p99 ${f(run.overheadMs['0.99'])} ms; ${f(run.msPerStep)} ms a step ` +
     `end to end; the disk's SQLite commit (WAL, FULL) p50 ${f(run.disk.sqliteCommitMs.median)} ms ` +
-    `p99 ${f(run.disk.sqliteCommitMs.p99)} ms, fdatasync p50 ${f(run.disk.fdatasyncMs.median)} ms; ` +
+    `p99 ${f(run.disk.sqliteCommitMs.p99)} ms, fdatasync p50 ${f(run.disk.fdatasyncMs.median)} ms` +
+    (run.serveWriteMs ? `, serve's own write transactions p50 ${f(run.serveWriteMs['0.5'])} ms` : '') +
+    '; ' +
     `serve ${Math.round(run.serveCpuUsPerStep)} µs CPU a step`
   );
 }

@@ -4,10 +4,14 @@
  * they fall in, as Prometheus' histogram_quantile does; the warm-up before the window is left out.
  */
 
+type Buckets = [number, number][];
+
 /** One reading of the figures the report uses. */
 export interface MetricsReading {
   /** `[upper bound, observations at or below it]`, ascending; the last bound is Infinity. */
-  overheadBuckets: [number, number][];
+  overheadBuckets: Buckets;
+  /** The same of serve's write transactions (empty from a serve that does not time them). */
+  storeWriteBuckets: Buckets;
   batchSum: number;
   batchCount: number;
 }
@@ -16,23 +20,30 @@ export interface WindowFigures {
   /** The manager's overhead per step in the window, seconds, by quantile ("0.5", "0.9", "0.99"). */
   overhead: Record<string, number>;
   overheadCount: number;
+  /** serve's write transactions in the window (BEGIN to the end of COMMIT), seconds, by quantile; empty when not timed. */
+  storeWrite: Record<string, number>;
   /** Mean replies per store transaction in the window. */
   meanReplyBatch: number;
 }
 
 const QUANTILES = [0.5, 0.9, 0.99];
 
-export function parseMetrics(text: string): MetricsReading {
-  const overheadBuckets: [number, number][] = [];
-  for (const match of text.matchAll(/^switchyard_step_overhead_seconds_bucket\{le="([^"]+)"\} (\S+)$/gm)) {
+function histogramBuckets(text: string, name: string): Buckets {
+  const buckets: Buckets = [];
+  for (const match of text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\S+)$`, 'gm'))) {
     const bound = match[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(match[1]);
-    overheadBuckets.push([bound, Number(match[2])]);
+    buckets.push([bound, Number(match[2])]);
   }
+  return buckets.sort((a, b) => a[0] - b[0]);
+}
+
+export function parseMetrics(text: string): MetricsReading {
+  const overheadBuckets = histogramBuckets(text, 'switchyard_step_overhead_seconds');
   if (!overheadBuckets.length) throw new Error('serve wrote no switchyard_step_overhead_seconds buckets');
-  overheadBuckets.sort((a, b) => a[0] - b[0]);
   const value = (pattern: RegExp): number => Number(text.match(pattern)?.[1] ?? Number.NaN);
   return {
     overheadBuckets,
+    storeWriteBuckets: histogramBuckets(text, 'switchyard_store_write_seconds'),
     batchSum: value(/^switchyard_reply_batch_size_sum (\S+)$/m),
     batchCount: value(/^switchyard_reply_batch_size_count (\S+)$/m),
   };
@@ -56,17 +67,28 @@ export function bucketQuantile(buckets: readonly [number, number][], quantile: n
   return lower;
 }
 
-export function windowFigures(before: MetricsReading, after: MetricsReading): WindowFigures {
-  const earlier = new Map(before.overheadBuckets);
-  const buckets = after.overheadBuckets.map(([bound, cumulative]): [number, number] => [
+/** The observations between two readings of one histogram. */
+function windowBuckets(before: Buckets, after: Buckets): Buckets {
+  const earlier = new Map(before);
+  return after.map(([bound, cumulative]): [number, number] => [
     bound,
     cumulative - (earlier.get(bound) ?? 0),
   ]);
-  const overhead: Record<string, number> = {};
-  for (const quantile of QUANTILES) overhead[String(quantile)] = bucketQuantile(buckets, quantile);
+}
+
+function quantiles(buckets: Buckets): Record<string, number> {
+  const figures: Record<string, number> = {};
+  if (buckets.length)
+    for (const quantile of QUANTILES) figures[String(quantile)] = bucketQuantile(buckets, quantile);
+  return figures;
+}
+
+export function windowFigures(before: MetricsReading, after: MetricsReading): WindowFigures {
+  const buckets = windowBuckets(before.overheadBuckets, after.overheadBuckets);
   return {
-    overhead,
+    overhead: quantiles(buckets),
     overheadCount: buckets.at(-1)?.[1] ?? 0,
+    storeWrite: quantiles(windowBuckets(before.storeWriteBuckets, after.storeWriteBuckets)),
     meanReplyBatch: (after.batchSum - before.batchSum) / (after.batchCount - before.batchCount),
   };
 }

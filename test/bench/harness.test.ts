@@ -97,6 +97,8 @@ describe('Benchmark harness (toy sizes)', () => {
     const [lowLoad] = figures.lowLoadRuns ?? [];
     expect(lowLoad?.overheadMs['0.5']).toBeGreaterThan(0);
     expect(lowLoad?.disk.sqliteCommitMs.median).toBeGreaterThan(0);
+    // serve's own write transactions over the same chains, from its /metrics.
+    expect(lowLoad?.serveWriteMs?.['0.5']).toBeGreaterThan(0);
     expect(lowLoad?.disk.samples).toBeGreaterThan(0);
     results.local = { ...section(), figures };
   }, 120_000);

@@ -45,6 +45,20 @@ describe("The benchmark's window on serve's /metrics", () => {
     expect(figures.overhead['0.99']).toBeLessThanOrEqual(0.1 * 1.26);
   });
 
+  it("reads serve's write transactions over the window, and nothing from a serve that does not time them", async () => {
+    const metrics = new PrometheusMetrics();
+    metrics.observeStoreWrite(1);
+    const before = parseMetrics(await metrics.text());
+    for (let n = 0; n < 10; n++) metrics.observeStoreWrite(0.0004);
+    const figures = windowFigures(before, parseMetrics(await metrics.text()));
+    expect(figures.storeWrite['0.5']).toBeGreaterThan(0.000317);
+    expect(figures.storeWrite['0.99']).toBeLessThanOrEqual(0.0004);
+
+    const older = (text: string) => parseMetrics(text.replace(/^switchyard_store_write_seconds.*$/gm, ''));
+    const text = await metrics.text();
+    expect(windowFigures(older(text), older(text)).storeWrite).toEqual({});
+  });
+
   it('says so when serve writes no overhead buckets', () => {
     expect(() => parseMetrics('switchyard_steps_completed_total 3\n')).toThrow(
       /no switchyard_step_overhead_seconds/,
