@@ -188,7 +188,11 @@ export class SqliteStore implements Store {
       this.outcome.run(() => {
         const began = performance.now();
         const result = transaction.immediate(body) as T;
-        this.writeTimes?.((performance.now() - began) / 1000);
+        try {
+          this.writeTimes?.((performance.now() - began) / 1000);
+        } catch {
+          // Committed is committed: a listener that throws must not make the write look failed.
+        }
         return result;
       }),
     );
@@ -227,7 +231,7 @@ export class SqliteStore implements Store {
   /**
    * Tells `listener` how long each write transaction of the commit path took once it committed
    * (transitions, acknowledgements; from BEGIN to the end of COMMIT, the disk's sync included).
-   * One listener; undefined removes it.
+   * One listener; undefined removes it. What it throws is ignored.
    */
   timeWrites(listener: ((seconds: number) => void) | undefined): void {
     this.writeTimes = listener;

@@ -759,6 +759,16 @@ describe('SqliteStore', () => {
         expect(taken).toBeLessThan(30);
       }
     });
+
+    it('keeps a committed write committed when its listener throws', async () => {
+      const store = open(':memory:');
+      store.timeWrites(() => {
+        throw new Error('a broken listener');
+      });
+      const job = aJob();
+      expect(await store.commit([creating(job)])).toEqual([{ ok: true }]);
+      expect(await store.getJob(job.id)).toEqual(job);
+    });
   });
 
   describe('Method: ackOutbox', () => {
