@@ -15,7 +15,7 @@ const MARKERS = {
 describe('the synthesized functions bundle only their bus (SQS)', CDK, () => {
   let synthesized: SynthesizedStack;
   beforeAll(() => {
-    synthesized = synthStack();
+    synthesized = synthStack({}, { bundle: true });
   });
 
   test('no function ships amqplib or the Secrets Manager client; no source maps', () => {
@@ -45,7 +45,7 @@ describe('the synthesized functions bundle only their bus (SQS)', CDK, () => {
 
 describe('the synthesized functions bundle only their bus (RabbitMQ)', CDK, () => {
   test('no function ships the SQS bus adapter; the API function carries amqplib', () => {
-    const assets = assetsOf(synthStack({ bus: 'rabbitmq' }));
+    const assets = assetsOf(synthStack({ bus: 'rabbitmq' }, { bundle: true }));
     expect(Object.keys(assets).sort()).toEqual([
       'ApiFunction',
       'JobEventsFunction',
@@ -62,7 +62,7 @@ describe('the synthesized functions bundle only their bus (RabbitMQ)', CDK, () =
 
 describe('-c sourceMaps=true', CDK, () => {
   test('ships each bundle with its source map and has Node read it', () => {
-    const synthesized = synthStack({ sourceMaps: 'true' });
+    const synthesized = synthStack({ sourceMaps: 'true' }, { bundle: true });
     for (const [id, asset] of Object.entries(assetsOf(synthesized))) {
       expect({ id, files: asset.files }).toEqual({ id, files: ['index.mjs', 'index.mjs.map'] });
     }

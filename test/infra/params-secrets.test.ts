@@ -16,7 +16,7 @@ const CDK = { timeout: 120_000 };
 const MANAGERS = ['ApiFunction', 'RepliesFunction', 'TimersFunction', 'DeadLettersFunction'];
 
 function secretGrants(context: Record<string, string>) {
-  const synthesized = synthStack(context);
+  const synthesized = synthStack(context, { bundle: true });
   const grants = identityStatements(synthesized.template)
     .filter((statement) => asList(statement.Action).includes('secretsmanager:GetSecretValue'))
     .map((statement) => ({

@@ -29,9 +29,22 @@ const checked = new Set<string>();
 /**
  * The app as `npx cdk synth -c key=value ...` builds it (the fixture workflows unless told otherwise),
  * its template checked against AWS's own rules (aws-rules.ts): a finding throws `AwsRulesError`.
+ * Its functions are bundled only when asked (`bundle`: a test that reads their code): the template is
+ * the same but for the assets' hashes, and esbuild's ten bundles take most of a synth's time.
  */
-export function synthStack(context: Record<string, string> = {}): SynthesizedStack {
-  const app = new App({ context: { ...cdkJsonContext(), workflows: FIXTURE_WORKFLOWS, ...context } });
+export function synthStack(
+  context: Record<string, string> = {},
+  options: { bundle?: boolean } = {},
+): SynthesizedStack {
+  const app = new App({
+    context: {
+      ...cdkJsonContext(),
+      workflows: FIXTURE_WORKFLOWS,
+      // What the CDK CLI sets to bundle only the stacks it deploys: here none (CDK stages the source).
+      ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
+      ...context,
+    },
+  });
   const stack = buildApp(app);
   const template = Template.fromStack(stack);
   // Every configuration a test synthesizes meets AWS's own rules, or the synth throws saying why.

@@ -32,7 +32,7 @@ function interfaceEndpoints(synthesized: SynthesizedStack): string[] {
 
 describe('X-Ray tracing (-c tracing)', CDK, () => {
   test('off by default: no active tracing, no X-Ray permission, no tracer in any bundle', () => {
-    const synthesized = synthStack();
+    const synthesized = synthStack({}, { bundle: true });
     expect(tracingModes(synthesized).length).toBeGreaterThanOrEqual(5);
     for (const mode of tracingModes(synthesized)) expect(mode).toBeUndefined();
     expect(xrayStatements(synthesized)).toEqual([]);
@@ -42,7 +42,7 @@ describe('X-Ray tracing (-c tracing)', CDK, () => {
   });
 
   test('on: active tracing and X-Ray permission on every handler function, the tracer in every manager bundle', () => {
-    const synthesized = synthStack({ tracing: 'true' });
+    const synthesized = synthStack({ tracing: 'true' }, { bundle: true });
     const handlers = Object.keys(assetsOf(synthesized));
     for (const mode of tracingModes(synthesized)) expect(mode).toEqual({ Mode: 'Active' });
     expect(xrayStatements(synthesized)).toHaveLength(handlers.length);
