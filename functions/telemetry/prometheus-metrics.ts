@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 import type { JobQueries, WorkflowRegistry } from '../../engine/index.js';
-import { BucketHistogram, geometricBounds } from './bucket-histogram.js';
+import { BucketHistogram, type BucketHistogramOptions, geometricBounds } from './bucket-histogram.js';
 import { LabelCap } from './label-cap.js';
 import { type CounterName, type HistogramName, type Metrics, STEP_LABELS } from './telemetry.js';
 
@@ -120,19 +120,17 @@ export class PrometheusMetrics implements Metrics {
     );
     // Observed once per request sent: buckets three to a doubling from 0.1 ms to 2 minutes, which
     // subtract (a benchmark reads the quantiles of its own window) and aggregate across instances.
-    this.overhead = new BucketHistogram({
+    this.overhead = this.bucketHistogram({
       name: `${prefix}step_overhead_seconds`,
       help: HELP.step_overhead_seconds,
       bounds: geometricBounds(0.0001, 120, 3),
     });
-    this.registry.registerMetric(this.overhead as unknown as Metric);
     // serve's own (observeStoreWrite): its disk's part of a step, beside the overhead it is part of.
-    this.storeWrites = new BucketHistogram({
+    this.storeWrites = this.bucketHistogram({
       name: `${prefix}store_write_seconds`,
       help: "The store's write transactions on the commit path (transitions, acknowledgements), from BEGIN to the end of COMMIT: the disk's sync included.",
       bounds: geometricBounds(0.00005, 120, 3),
     });
-    this.registry.registerMetric(this.storeWrites as unknown as Metric);
     if (store) {
       new Gauge({
         name: `${prefix}jobs`,
@@ -161,6 +159,12 @@ export class PrometheusMetrics implements Metrics {
   observe(name: HistogramName, value: number, labels: Record<string, string> = NO_LABELS): void {
     if (name === 'step_overhead_seconds') this.overhead.observe(value);
     else this.histograms.get(name)?.observe(this.capped(labels), value);
+  }
+
+  private bucketHistogram(options: BucketHistogramOptions): BucketHistogram {
+    const histogram = new BucketHistogram(options);
+    this.registry.registerMetric(histogram as unknown as Metric);
+    return histogram;
   }
 
   /** One write transaction of the store (serve's SQLite: `SqliteStore.timeWrites`), in seconds. */
