@@ -1,3 +1,4 @@
+import { AWS_CALL_MS } from './aws-call-latency.js';
 import { addCounts, type Counts, cloneCounts, diffCounts, emptyCounts } from './aws-meter.js';
 import { LAMBDA_MEMORY_GB, PLATFORM_LOG_BYTES_PER_INVOCATION, PRICES } from './aws-prices.js';
 import { type Invocations, type Role, type Simulation, startSimulation } from './aws-simulation.js';
@@ -82,6 +83,8 @@ export interface AwsFigures {
   };
   prices: typeof PRICES;
   lambdaMemoryGb: typeof LAMBDA_MEMORY_GB;
+  /** What each AWS call of the manager's functions was taken to last beyond the emulators' answer, ms (absent in older results). */
+  awsCallMs?: number;
 }
 
 export interface AwsOptions {
@@ -299,14 +302,20 @@ export async function benchAwsCost(options: AwsOptions): Promise<AwsFigures> {
   try {
     // Warm up: the first job pays for queue URL look-ups and cold caches that a deployment amortises.
     const quietMs = options.quietMs ?? 2_500;
-    // Each workload twice: pricing the writes (probing item sizes), then timing the invocations.
+    // Each workload twice: pricing the writes (probing item sizes), then timing the invocations, one
+    // at a time and each AWS call taking AWS's time (Simulation.setOneAtATime).
     const twice = async (workload: 'diamond' | 'fan-out', size: number): Promise<AwsWorkloadCounts> => {
       simulation.setProbing(true);
       const priced = await measure(simulation, workload, size, quietMs);
       simulation.setProbing(false);
       if (options.timeInvocations === false) return priced;
-      const timed = await measure(simulation, workload, size, quietMs);
-      return { ...priced, lambda: timed.lambda };
+      simulation.setOneAtATime(true);
+      try {
+        const timed = await measure(simulation, workload, size, quietMs);
+        return { ...priced, lambda: timed.lambda };
+      } finally {
+        simulation.setOneAtATime(false);
+      }
     };
     simulation.setProbing(false);
     await measure(simulation, 'diamond', 2, quietMs);
@@ -339,7 +348,7 @@ export async function benchAwsCost(options: AwsOptions): Promise<AwsFigures> {
       usd: (large.cost.total - small.cost.total) / extra,
     };
   }
-  return { cases, perChild, prices: PRICES, lambdaMemoryGb: LAMBDA_MEMORY_GB };
+  return { cases, perChild, prices: PRICES, lambdaMemoryGb: LAMBDA_MEMORY_GB, awsCallMs: AWS_CALL_MS };
 }
 
 function summary(c: AwsCase): string {

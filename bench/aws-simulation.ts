@@ -21,26 +21,24 @@ import {
 import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../test/support/fauxqs.js';
 import { recordingTelemetry } from '../test/support/recording-telemetry.js';
 import { type SqsEventSource, startSqsEventSource } from '../test/support/sqs-event-source.js';
+import { AWS_CALL_MS, addCallLatency } from './aws-call-latency.js';
 import { type Counts, emptyCounts, meterDynamoDb, meterSqs } from './aws-meter.js';
+import { InvocationRunner, type Invocations } from './lambda-invocations.js';
 import { benchQueues, benchWorkflowsYaml, listItems, noOpQueues } from './workloads.js';
 
 /*
  * The deployed path, simulated as test/e2e/serverless.test.ts does it: the Lambda handlers on
  * DynamoDB Local and fauxqs, the SQS event source played by pollers with the stack's batch size
- * (10), several reply lanes (concurrent Lambda instances, each a container of its own), and the
- * SDK's workers on SQS. Every client is metered (aws-meter.ts) under the role that would pay for
+ * (10), several reply lanes (concurrent Lambda instances, each a container of its own), the API
+ * function in as many containers as starts run at once, and the SDK's workers on SQS. Every client is metered (aws-meter.ts) under the role that would pay for
  * it: `api` and `replies` (the manager's functions), `eventSource` (Lambda's SQS pollers),
  * `workers`; `setup` and `observer` (registration, and the benchmark watching jobs) are not part
  * of any step's cost.
  */
 
-export type Role = 'api' | 'replies' | 'eventSource' | 'workers' | 'retention' | 'setup' | 'observer';
+export type { Invocations };
 
-export interface Invocations {
-  count: number;
-  /** Billed milliseconds (each invocation rounded up to 1 ms), measured with the write probing off. */
-  billedMs: number;
-}
+export type Role = 'api' | 'replies' | 'eventSource' | 'workers' | 'retention' | 'setup' | 'observer';
 
 export interface Simulation {
   counts: Record<Role, Counts>;
@@ -49,6 +47,11 @@ export interface Simulation {
   observer: Container;
   /** Whether DynamoDB writes are priced (probing item sizes); off to measure durations. */
   setProbing(on: boolean): void;
+  /**
+   * Whether invocations run one at a time, each timed alone (InvocationRunner), and the manager's
+   * calls take AWS's time (aws-call-latency.ts): on to measure durations.
+   */
+  setOneAtATime(on: boolean): void;
   /** Bytes the manager's functions wrote to their logs (application lines and EMF metrics) so far. */
   logBytes(): number;
   /**
@@ -56,23 +59,14 @@ export interface Simulation {
    * minutes had passed: it stamps the trees of every job ended so far with their expiry.
    */
   retentionRun(): Promise<void>;
-  /** Starts a job through the API function, as API Gateway would. */
+  /** The API function's execution environments so far: as many as starts ever ran at once. */
+  apiEnvironments(): number;
+  /** Starts a job through the API function, as API Gateway would, in an idle environment or a new one. */
   startJob(workflow: string, input: Record<string, unknown>): Promise<string>;
   stop(): Promise<void>;
 }
 
 const REPLY_LANES = 4;
-
-/** Runs `call` as one Lambda invocation: counts it and its billed duration (rounded up to 1 ms). */
-async function invoke<T>(record: Invocations, call: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  try {
-    return await call();
-  } finally {
-    record.count++;
-    record.billedMs += Math.max(1, Math.ceil(performance.now() - started));
-  }
-}
 
 export async function startSimulation(): Promise<Simulation> {
   const [dynamo, sqs]: [DynamoDbLocal, Fauxqs] = await Promise.all([
@@ -139,13 +133,20 @@ export async function startSimulation(): Promise<Simulation> {
     return true;
   }) as typeof process.stdout.write;
   const containers: Container[] = [];
+  const runner = new InvocationRunner();
   const newContainer = async (role: Role): Promise<Container> => {
     const dynamodb = dynamo.newClient();
     meterDynamoDb(dynamodb, probe, counts[role], () => probing);
     const logs = role === 'api' || role === 'replies';
+    const sqsForRole = sqsClient(role);
+    if (logs) {
+      const timing = () => runner.oneAtATime;
+      addCallLatency(dynamodb, AWS_CALL_MS, timing);
+      addCallLatency(sqsForRole, AWS_CALL_MS, timing);
+    }
     const container = await createContainer(environment, {
       buses: { sqs: sqsBusFactory },
-      clients: { dynamodb, sqs: sqsClient(role) },
+      clients: { dynamodb, sqs: sqsForRole },
       telemetry: logs ? createLambdaTelemetry({ logLevel: environment.logLevel }) : recordingTelemetry(),
     });
     containers.push(container);
@@ -159,13 +160,25 @@ export async function startSimulation(): Promise<Simulation> {
   );
 
   const invocations = { api: { count: 0, billedMs: 0 }, replies: { count: 0, billedMs: 0 } };
-  const apiContainer = await newContainer('api');
-  const api = createApiHandler({ ...apiContainer, maxBodyBytes: environment.maxBodyBytes });
+  // "For each concurrent request, Lambda provisions a separate instance of your execution
+  // environment" (https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html), and an
+  // idle one takes the next request: an API container starts one job at a time. Sharing one between
+  // concurrent starts batched their writes and sends across invocations and billed each start for
+  // the others' waits.
+  type ApiHandler = ReturnType<typeof createApiHandler>;
+  const idleApis: ApiHandler[] = [];
+  let apiEnvironments = 0;
+  const takeApi = async (): Promise<ApiHandler> => {
+    const idle = idleApis.pop();
+    if (idle) return idle;
+    apiEnvironments++;
+    return createApiHandler({ ...(await newContainer('api')), maxBodyBytes: environment.maxBodyBytes });
+  };
   const replyHandlers = [];
   for (let lane = 0; lane < REPLY_LANES; lane++) {
     const handler = createRepliesSqsHandler(await newContainer('replies'));
     replyHandlers.push((event: SQSEvent) =>
-      invoke(invocations.replies, () => handler(event, aLambdaContext())),
+      runner.run(invocations.replies, () => handler(event, aLambdaContext())),
     );
   }
   const sources: SqsEventSource[] = [
@@ -210,14 +223,21 @@ export async function startSimulation(): Promise<Simulation> {
     setProbing(on) {
       probing = on;
     },
+    setOneAtATime(on) {
+      runner.oneAtATime = on;
+    },
     logBytes: () => loggedBytes,
     async retentionRun() {
       await retentionStore.deleteFinishedJobs(Date.now() - environment.retentionDays * 86_400_000);
     },
+    apiEnvironments: () => apiEnvironments,
     async startJob(workflow, input) {
-      const result = await invoke(invocations.api, () =>
-        api(anApiEvent('POST', `/api/workflow/${workflow}`, { body: input }), aLambdaContext(29_000)),
-      );
+      const api = await takeApi();
+      const result = await runner
+        .run(invocations.api, () =>
+          api(anApiEvent('POST', `/api/workflow/${workflow}`, { body: input }), aLambdaContext(29_000)),
+        )
+        .finally(() => idleApis.push(api));
       if (result.statusCode !== 201)
         throw new Error(`starting ${workflow} answered ${result.statusCode}: ${result.body}`);
       return (JSON.parse(result.body) as { id: string }).id;

@@ -369,7 +369,12 @@ function awsTables(figures: AwsFigures): string {
   row('DynamoDB read request units', (c) => n(c.perStep.readUnits, 2));
   row('SQS requests (64 KB chunks; manager, event source and workers)', (c) => n(c.perStep.sqsRequests, 2));
   row('Lambda invocations', (c) => n(c.perStep.lambdaInvocations, 3));
-  row('Lambda billed ms (measured on the emulators)', (c) => n(c.perStep.lambdaBilledMs, 1));
+  row(
+    figures.awsCallMs === undefined
+      ? 'Lambda billed ms (measured on the emulators)'
+      : `Lambda billed ms (one at a time on the emulators, ${n(figures.awsCallMs)} ms an AWS call)`,
+    (c) => n(c.perStep.lambdaBilledMs, 1),
+  );
   row('**$ per million steps**: DynamoDB', (c) => usd(c.perStep.usdPerMillion.dynamodb));
   row('Lambda (requests + GB-s, arm64, 1 GB)', (c) => usd(c.perStep.usdPerMillion.lambda));
   row("SQS, manager's side", (c) => usd(c.perStep.usdPerMillion.sqsManager));

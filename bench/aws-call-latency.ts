@@ -1,0 +1,33 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
+/**
+ * The time AWS takes to answer one call, added to each call the manager's functions make while the
+ * invocations are timed. The emulators answer on this machine's loopback in 1 to 3 ms; AWS says that
+ * for "most atomic operations, such as GetItem and PutItem, you can expect an average latency in
+ * single-digit milliseconds" (https://repost.aws/knowledge-center/dynamodb-high-latency), which
+ * counts DynamoDB's own time and not the network. It publishes no such figure for SQS; the same is
+ * assumed. A Lambda function is billed for the time it waits on these calls, so without them the
+ * timed invocations would be billed as if AWS answered as fast as a process on the same machine.
+ * `BENCH_AWS_CALL_MS` sets another value (0: the emulators' own time only).
+ */
+export const AWS_CALL_MS = Number(process.env.BENCH_AWS_CALL_MS ?? 10);
+
+interface WithMiddleware {
+  middlewareStack: {
+    add(
+      middleware: (next: (args: never) => Promise<unknown>) => (args: never) => Promise<unknown>,
+      options: { step: 'finalizeRequest'; name: string },
+    ): void;
+  };
+}
+
+/** Waits `ms` before each call `client` sends while `on()` holds. */
+export function addCallLatency(client: WithMiddleware, ms: number, on: () => boolean): void {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      if (on() && ms > 0) await delay(ms);
+      return next(args);
+    },
+    { step: 'finalizeRequest', name: 'simulatedAwsCallLatency' },
+  );
+}
