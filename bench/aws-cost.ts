@@ -303,18 +303,18 @@ export async function benchAwsCost(options: AwsOptions): Promise<AwsFigures> {
     // Warm up: the first job pays for queue URL look-ups and cold caches that a deployment amortises.
     const quietMs = options.quietMs ?? 2_500;
     // Each workload twice: pricing the writes (probing item sizes), then timing the invocations, one
-    // at a time and each AWS call taking AWS's time (Simulation.setOneAtATime).
+    // at a time and each AWS call taking AWS's time (Simulation.setTiming).
     const twice = async (workload: 'diamond' | 'fan-out', size: number): Promise<AwsWorkloadCounts> => {
       simulation.setProbing(true);
       const priced = await measure(simulation, workload, size, quietMs);
       simulation.setProbing(false);
       if (options.timeInvocations === false) return priced;
-      simulation.setOneAtATime(true);
+      simulation.setTiming(true);
       try {
         const timed = await measure(simulation, workload, size, quietMs);
         return { ...priced, lambda: timed.lambda };
       } finally {
-        simulation.setOneAtATime(false);
+        simulation.setTiming(false);
       }
     };
     simulation.setProbing(false);

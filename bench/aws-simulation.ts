@@ -30,10 +30,10 @@ import { benchQueues, benchWorkflowsYaml, listItems, noOpQueues } from './worklo
  * The deployed path, simulated as test/e2e/serverless.test.ts does it: the Lambda handlers on
  * DynamoDB Local and fauxqs, the SQS event source played by pollers with the stack's batch size
  * (10), several reply lanes (concurrent Lambda instances, each a container of its own), the API
- * function in as many containers as starts run at once, and the SDK's workers on SQS. Every client is metered (aws-meter.ts) under the role that would pay for
- * it: `api` and `replies` (the manager's functions), `eventSource` (Lambda's SQS pollers),
- * `workers`; `setup` and `observer` (registration, and the benchmark watching jobs) are not part
- * of any step's cost.
+ * function in as many containers as starts run at once, and the SDK's workers on SQS. Every client
+ * is metered (aws-meter.ts) under the role that would pay for it: `api` and `replies` (the
+ * manager's functions), `eventSource` (Lambda's SQS pollers), `workers`; `setup` and `observer`
+ * (registration, and the benchmark watching jobs) are not part of any step's cost.
  */
 
 export type { Invocations };
@@ -48,10 +48,10 @@ export interface Simulation {
   /** Whether DynamoDB writes are priced (probing item sizes); off to measure durations. */
   setProbing(on: boolean): void;
   /**
-   * Whether invocations run one at a time, each timed alone (InvocationRunner), and the manager's
-   * calls take AWS's time (aws-call-latency.ts): on to measure durations.
+   * The timing pass: while on, invocations run one at a time, each timed alone (InvocationRunner),
+   * and the manager's calls take AWS's time (aws-call-latency.ts).
    */
-  setOneAtATime(on: boolean): void;
+  setTiming(on: boolean): void;
   /** Bytes the manager's functions wrote to their logs (application lines and EMF metrics) so far. */
   logBytes(): number;
   /**
@@ -223,7 +223,7 @@ export async function startSimulation(): Promise<Simulation> {
     setProbing(on) {
       probing = on;
     },
-    setOneAtATime(on) {
+    setTiming(on) {
       runner.oneAtATime = on;
     },
     logBytes: () => loggedBytes,
