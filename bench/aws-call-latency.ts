@@ -1,10 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 
 /**
- * The time AWS takes to answer one call, added to each call the manager's functions make while the
- * invocations are timed. The emulators answer on this machine's loopback in 1 to 3 ms; AWS says that
- * for "most atomic operations, such as GetItem and PutItem, you can expect an average latency in
- * single-digit milliseconds" (https://repost.aws/knowledge-center/dynamodb-high-latency), which
+ * The time AWS takes to answer one call: while the invocations are timed, each call the manager's
+ * functions make lasts at least this long, the emulator's own answer counted toward it. The
+ * emulators answer on this machine's loopback in 1 to 3 ms, more while the machine is busy; AWS says
+ * that for "most atomic operations, such as GetItem and PutItem, you can expect an average latency
+ * in single-digit milliseconds" (https://repost.aws/knowledge-center/dynamodb-high-latency), which
  * counts DynamoDB's own time and not the network. It publishes no such figure for SQS; the same is
  * assumed. A Lambda function is billed for the time it waits on these calls, so without them the
  * timed invocations would be billed as if AWS answered as fast as a process on the same machine.
@@ -21,12 +22,16 @@ interface WithMiddleware {
   };
 }
 
-/** Waits `ms` before each call `client` sends while `on()` holds. */
+/** Makes each call `client` sends while `on()` holds last at least `ms`. */
 export function addCallLatency(client: WithMiddleware, ms: number, on: () => boolean): void {
   client.middlewareStack.add(
     (next) => async (args) => {
-      if (on() && ms > 0) await delay(ms);
-      return next(args);
+      if (!on() || ms <= 0) return next(args);
+      const started = performance.now();
+      const answer = await next(args);
+      const left = ms - (performance.now() - started);
+      if (left > 0) await delay(left);
+      return answer;
     },
     { step: 'finalizeRequest', name: 'simulatedAwsCallLatency' },
   );
