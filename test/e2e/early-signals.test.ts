@@ -18,6 +18,7 @@ const WEBHOOK = `webhook-${suffix}`;
 const SUSPENDING = `suspending-${suffix}`;
 const CALLING = `calling-${suffix}`;
 const JOBS = 100;
+const ENDED = new Set(['completed', 'failed', 'cancelled', 'aborted']);
 
 const WORKFLOWS = `workflows:
   - name: webhook-then-wait
@@ -166,13 +167,13 @@ describe('Signals that come before their step waits (serve on RabbitMQ and SQLit
     }
     let jobs: JobDocument[] = [];
     await eventually(
-      `${JOBS} jobs of ${workflow} to end`,
+      `${JOBS} jobs of ${workflow} to end and the partner to have every answer's status`,
       async () => {
         jobs = await Promise.all(ids.map(read));
-        // A job still running after every answer came would be one that lost its signal.
-        return (
-          jobs.every((job) => job.status !== 'running') || (answers.length === JOBS && stuckLongEnough())
-        );
+        // Ended, not just "not running": a job waiting for its signal is not running either, and
+        // its answer, still on its way, would be counted in the next test. A job that has not
+        // ended long after every answer came is one that lost its signal.
+        return answers.length === JOBS && (jobs.every((job) => ENDED.has(job.status)) || stuckLongEnough());
       },
       120_000,
     );
