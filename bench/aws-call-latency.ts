@@ -1,4 +1,4 @@
-import { setTimeout as delay } from 'node:timers/promises';
+import { delay } from './child.js';
 
 /**
  * The time AWS takes to answer one call: while the invocations are timed, each call the manager's

@@ -1,8 +1,9 @@
 import { AWS_CALL_MS } from './aws-call-latency.js';
 import { addCounts, type Counts, cloneCounts, diffCounts, emptyCounts } from './aws-meter.js';
 import { LAMBDA_MEMORY_GB, PLATFORM_LOG_BYTES_PER_INVOCATION, PRICES } from './aws-prices.js';
-import { type Invocations, type Role, type Simulation, startSimulation } from './aws-simulation.js';
+import { type Role, type Simulation, startSimulation } from './aws-simulation.js';
 import { delay, waitFor } from './child.js';
+import type { Invocations } from './lambda-invocations.js';
 import { DIAMOND, DIAMOND_STEPS, FAN_OUT, fanOutSteps } from './workloads.js';
 
 /*

@@ -36,8 +36,6 @@ import { benchQueues, benchWorkflowsYaml, listItems, noOpQueues } from './worklo
  * (registration, and the benchmark watching jobs) are not part of any step's cost.
  */
 
-export type { Invocations };
-
 export type Role = 'api' | 'replies' | 'eventSource' | 'workers' | 'retention' | 'setup' | 'observer';
 
 export interface Simulation {

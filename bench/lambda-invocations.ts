@@ -16,19 +16,14 @@ export class InvocationRunner {
   oneAtATime = false;
   private turn: Promise<void> = Promise.resolve();
 
-  async run<T>(record: Invocations, call: () => Promise<T>): Promise<T> {
+  run<T>(record: Invocations, call: () => Promise<T>): Promise<T> {
     if (!this.oneAtATime) return timed(record, call);
-    const previous = this.turn;
-    let done = (): void => {};
-    this.turn = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    await previous;
-    try {
-      return await timed(record, call);
-    } finally {
-      done();
-    }
+    const turn = this.turn.then(() => timed(record, call));
+    this.turn = turn.then(
+      () => {},
+      () => {},
+    );
+    return turn;
   }
 }
 

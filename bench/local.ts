@@ -8,7 +8,7 @@ import { type BenchChild, waitFor, whileRunning } from './child.js';
 import { getJob, listJobs, readMetrics, submitJobs, waitUntilIdle } from './http-driver.js';
 import { type LowLoadOptions, type LowLoadRun, lowLoadLine, runLowLoadOnce } from './low-load.js';
 import { type CoreRun, runCoreOnce } from './manager-core-run.js';
-import { windowFigures } from './metrics-window.js';
+import { quantilesMs, windowFigures } from './metrics-window.js';
 import { CpuWindow, cpuLine, loadAverage, peakRssMb, pidsNamed } from './proc.js';
 import {
   type HeapSummary,
@@ -234,8 +234,6 @@ export async function runOnce(
     const metrics = windowFigures(metricsBefore, await readMetrics(serve.url));
     const steps = workload === 'diamond' ? size * DIAMOND_STEPS : fanOutSteps(size);
     const wallSeconds = (ended - started) / 1000;
-    const overheadMs: Record<string, number> = {};
-    for (const [quantile, seconds] of Object.entries(metrics.overhead)) overheadMs[quantile] = seconds * 1000;
     const { wallSeconds: _window, ...byProcess } = cpuSeconds;
     return {
       serveCommand: serve.command,
@@ -249,7 +247,7 @@ export async function runOnce(
         wallSeconds,
         stepsPerSecond: steps / wallSeconds,
         itemsPerSecond: workload === 'fan-out' ? size / wallSeconds : undefined,
-        overheadMs,
+        overheadMs: quantilesMs(metrics.overhead),
         meanReplyBatch: metrics.meanReplyBatch,
         servePeakRssMb: peakRssMb(serve.pid) ?? Number.NaN,
         cpuSeconds: byProcess,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { type BenchChild, spawnBenchScript, waitFor, whileRunning } from './child.js';
 import { type DiskSync, type DiskSyncSamples, sampleDiskSync, summariseDiskSync } from './disk-sync.js';
 import { getJob, readMetrics, submitJobs, waitUntilIdle } from './http-driver.js';
-import { windowFigures } from './metrics-window.js';
+import { quantilesMs, windowFigures } from './metrics-window.js';
 import { CpuWindow, loadAverage } from './proc.js';
 import { AMQP_URL, deleteQueues, replyQueueConsumed } from './rabbitmq-side.js';
 import { startBenchServe } from './serve.js';
@@ -126,14 +126,12 @@ export async function runLowLoadOnce(options: LowLoadOptions = {}): Promise<LowL
 
     sampleDiskSync(dir, DISK_SAMPLES, disk);
     const metrics = windowFigures(before, await readMetrics(serve.url));
-    const ms = (quantiles: Record<string, number>) =>
-      Object.fromEntries(Object.entries(quantiles).map(([q, seconds]) => [q, seconds * 1000]));
     return {
       chains,
       steps: chains * steps,
-      overheadMs: ms(metrics.overhead),
+      overheadMs: quantilesMs(metrics.overhead),
       overheadCount: metrics.overheadCount,
-      ...(Object.keys(metrics.storeWrite).length ? { serveWriteMs: ms(metrics.storeWrite) } : {}),
+      ...(Object.keys(metrics.storeWrite).length ? { serveWriteMs: quantilesMs(metrics.storeWrite) } : {}),
       msPerStep: wallMs / (chains * steps),
       serveCpuUsPerStep: ((cpuSeconds.serve ?? Number.NaN) * 1e6) / (chains * steps),
       disk: summariseDiskSync(disk),

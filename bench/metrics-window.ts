@@ -83,6 +83,11 @@ function quantiles(buckets: Buckets): Record<string, number> {
   return figures;
 }
 
+/** Quantiles in seconds (a window's figures) as milliseconds, by the same keys. */
+export function quantilesMs(seconds: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(seconds).map(([quantile, value]) => [quantile, value * 1000]));
+}
+
 export function windowFigures(before: MetricsReading, after: MetricsReading): WindowFigures {
   const buckets = windowBuckets(before.overheadBuckets, after.overheadBuckets);
   return {
