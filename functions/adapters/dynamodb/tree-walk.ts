@@ -39,11 +39,7 @@ export function treeLevels(table: DynamoDbTable, rootId: string): Promise<string
 }
 
 /** The children a job's children-index items (`childEntries`) name, as `childrenOf` keeps them. */
-export function childrenIn(
-  table: DynamoDbTable,
-  parentId: string,
-  entries: readonly Item[],
-): Promise<string[]> {
+function childrenIn(table: DynamoDbTable, parentId: string, entries: readonly Item[]): Promise<string[]> {
   return childrenOf(
     table,
     parentId,
@@ -59,10 +55,12 @@ export function childrenIn(
  */
 async function childrenOf(table: DynamoDbTable, parentId: string, ids: string[]): Promise<string[]> {
   const heads = await table.batchGet(ids.map((id) => keys.head(id)));
-  return heads
-    .filter((head) => str(head, 'par') === parentId || str(head, 'po') === parentId)
-    .map((head) => jobIdOf(head));
+  return heads.filter((head) => isChildOf(head, parentId)).map((head) => jobIdOf(head));
 }
+
+/** Whether a head is a child of `parentId`: committed with it as its parent (`par`), or still pending from its commit (`po`). */
+export const isChildOf = (head: Item, parentId: string): boolean =>
+  str(head, 'par') === parentId || str(head, 'po') === parentId;
 
 /** The steps of a job that have children (its `S#<step>` markers). */
 export async function fanOutSteps(table: DynamoDbTable, jobId: string): Promise<string[]> {

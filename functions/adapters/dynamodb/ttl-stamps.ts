@@ -1,7 +1,8 @@
+import { entriesOf } from './child-packs.js';
 import { gsi, jobIdOf, keys, N, num, S, SHARDS, time } from './items.js';
 import { isConditionFailure } from './retry.js';
 import { type DynamoDbTable, forEachLimit, type Item, type Key } from './table.js';
-import { childEntries, childrenIn, walkLevels } from './tree-walk.js';
+import { childEntries, isChildOf, walkLevels } from './tree-walk.js';
 
 /**
  * Retention by TTL: a finished top-level job's head carries `expiresAt` (its end + the retention)
@@ -69,11 +70,13 @@ async function stampTree(table: DynamoDbTable, root: Item, budget: StampBudget):
   const expiresAt = num(root, 'expiresAt');
   const rev = num(root, 'rev');
   if (!rootId || expiresAt === undefined || rev === undefined || !root.tt) return false;
-  // Each job's children come from what its stamp reads anyway.
+  // Each job's children come from what its stamp reads anyway, and so does the check that a job
+  // named by a children index is that parent's child (its head, read with the rest of its partition).
+  const namedBy = new Map<string, string[]>();
   await walkLevels(
     rootId,
     async (jobId) => {
-      if (budget.writes > 0) return stampJob(table, jobId, expiresAt, budget);
+      if (budget.writes > 0) return stampJob(table, jobId, jobId === rootId, namedBy, expiresAt, budget);
       budget.short = true;
       return [];
     },
@@ -97,20 +100,36 @@ async function stampTree(table: DynamoDbTable, root: Item, budget: StampBudget):
 
 /**
  * One job's items: its partition, its fan-out steps' counters and children index, its unsent outbox
- * items. Returns the ids of its children (tree-walk.ts, `childrenIn`).
+ * items. Returns the ids its children index names, each noted in `namedBy` (until it is visited)
+ * with this job as a parent that names it. A job other than the root is stamped only if its head is the child of a parent that
+ * names it: an index entry can name another job (tree-walk.ts, `childrenOf`), which the stamp must
+ * leave alone.
+ *
+ * Its reads are eventually consistent, at half the price of strongly consistent ones: such a read
+ * "may not reflect the results of a recently completed write operation"
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html),
+ * and the tree's writes are not recent: it ended at least `SETTLE_MS` ago.
  */
 async function stampJob(
   table: DynamoDbTable,
   jobId: string,
+  isRoot: boolean,
+  namedBy: Map<string, string[]>,
   expiresAt: number,
   budget: StampBudget,
 ): Promise<string[]> {
   const own = await table.queryAll({
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': S(keys.jobPk(jobId)) },
-    ProjectionExpression: 'pk, sk, expiresAt, obx, pv',
-    ConsistentRead: true,
+    ProjectionExpression: 'pk, sk, expiresAt, obx, pv, par, po',
+    ConsistentRead: false,
   });
+  if (!isRoot) {
+    const head = own.find((item) => item.sk?.S === keys.head(jobId).sk?.S);
+    const parents = namedBy.get(jobId) ?? [];
+    namedBy.delete(jobId);
+    if (!head || !parents.some((parentId) => isChildOf(head, parentId))) return [];
+  }
   const items: Item[] = [...own];
   const outbox: Key[] = [];
   for (const item of own) {
@@ -127,11 +146,16 @@ async function stampJob(
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': S(keys.fanPk(jobId, step)) },
       ProjectionExpression: 'pk, sk, expiresAt',
-      ConsistentRead: true,
+      ConsistentRead: false,
     });
     const entries = await childEntries(table, jobId, step);
     items.push(...counters, ...entries);
-    children.push(...(await childrenIn(table, jobId, entries)));
+    for (const { id } of entries.flatMap(entriesOf)) {
+      children.push(id);
+      const parents = namedBy.get(id);
+      if (!parents) namedBy.set(id, [jobId]);
+      else if (!parents.includes(jobId)) parents.push(jobId);
+    }
   }
   // An expiry is only ever raised: none (written while the tree ran), an older code's backstop, or
   // the stamp of a run the tree has since been retried past (its root ended again, later). A child's

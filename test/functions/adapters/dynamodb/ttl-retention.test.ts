@@ -1,4 +1,9 @@
-import { type AttributeValue, ScanCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  PutItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../../../engine/index.js';
 import { DynamoDbStore } from '../../../../functions/adapters/dynamodb/store.js';
@@ -192,6 +197,45 @@ describe('DynamoDB retention by TTL', () => {
       const jobItems = after.filter((item) => /^(JOB|KIDS|FAN|OUT)#/.test(item.pk?.S ?? ''));
       expect(jobItems.filter((item) => expiry(item) === undefined).map(key)).toEqual([]);
       expect((await store.getJob(rootId))?.status).toBe('completed');
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "stamps a tree through its children only: a job its children index also names (a clash's leftover) keeps no expiry",
+    async () => {
+      // Prepare: a tree that ended; another job, still running; and an entry in the tree's children
+      // index naming that job, as a commit leaves one written before it found a child's id taken.
+      const { local, tableName, store } = await retentionStore();
+      const { world, rootId } = await treeWorld(store);
+      await answerAll(world);
+      const otherId = await world.start('callee', {});
+      await local.client.send(
+        new PutItemCommand({
+          TableName: tableName,
+          Item: {
+            pk: { S: `KIDS#${rootId}#each#000000` },
+            sk: { S: 'P#000000000#leftover0000' },
+            ix: { N: '0' },
+            ids: { L: [{ S: otherId }] },
+          },
+        }),
+      );
+
+      // Act
+      await store.deleteFinishedJobs(world.now + RETENTION_SECONDS * 1_000 + 1);
+      const after = await scan(local, tableName);
+
+      // Assess: the tree was stamped whole (its root left gsi2), the other job's items were not.
+      const root = await world.job(rootId);
+      expect(root.status).toBe('completed');
+      expect((await world.job(otherId)).status).toBe('running');
+      expect(after.find((item) => key(item) === `JOB#${rootId}/J`)?.gsi2pk).toBeUndefined();
+      const treeIndex = after.filter((item) => item.pk?.S?.startsWith(`KIDS#${rootId}#`));
+      expect(treeIndex.filter((item) => expiry(item) !== endOf(root)).map(key)).toEqual([]);
+      const otherItems = after.filter((item) => ownerOf(item) === otherId);
+      expect(otherItems.length).toBeGreaterThan(0);
+      expect(otherItems.filter((item) => expiry(item) !== undefined).map(key)).toEqual([]);
     },
     TIMEOUT,
   );
