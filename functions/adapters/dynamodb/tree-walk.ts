@@ -9,19 +9,20 @@ export const PARALLEL_JOBS = 16;
 /**
  * Visits a tree level by level from its root, the root's level first: `visit` gives each job's
  * children (the next level is theirs, without repeats), until there are none or `stop()` says so.
- * Returns the levels visited.
+ * `depth` is 0 for the root. Returns the levels visited.
  */
 export async function walkLevels(
   rootId: string,
-  visit: (jobId: string) => Promise<string[]>,
+  visit: (jobId: string, depth: number) => Promise<string[]>,
   stop: () => boolean = () => false,
 ): Promise<string[][]> {
   const levels: string[][] = [];
   for (let level = [rootId]; level.length && !stop(); ) {
+    const depth = levels.length;
     levels.push(level);
     const next: string[] = [];
     await forEachLimit(level, PARALLEL_JOBS, async (jobId) => {
-      next.push(...(await visit(jobId)));
+      next.push(...(await visit(jobId, depth)));
     });
     level = [...new Set(next)];
   }

@@ -75,8 +75,9 @@ async function stampTree(table: DynamoDbTable, root: Item, budget: StampBudget):
   const namedBy = new Map<string, string[]>();
   await walkLevels(
     rootId,
-    async (jobId) => {
-      if (budget.writes > 0) return stampJob(table, jobId, jobId === rootId, namedBy, expiresAt, budget);
+    async (jobId, depth) => {
+      // Only the walk's first visit is the root's: an index entry naming the root is checked as any other.
+      if (budget.writes > 0) return stampJob(table, jobId, depth === 0, namedBy, expiresAt, budget);
       budget.short = true;
       return [];
     },

@@ -202,25 +202,27 @@ describe('DynamoDB retention by TTL', () => {
   );
 
   it(
-    "stamps a tree through its children only: a job its children index also names (a clash's leftover) keeps no expiry",
+    "stamps a tree through its children only: a job its children index also names (a clash's leftover) keeps no expiry, and one naming the root is not walked again",
     async () => {
-      // Prepare: a tree that ended; another job, still running; and an entry in the tree's children
-      // index naming that job, as a commit leaves one written before it found a child's id taken.
+      // Prepare: a tree that ended; another job, still running; and entries in the tree's children
+      // index naming that job and the root itself, as a commit leaves one written before it found a
+      // child's id taken.
       const { local, tableName, store } = await retentionStore();
       const { world, rootId } = await treeWorld(store);
       await answerAll(world);
       const otherId = await world.start('callee', {});
-      await local.client.send(
-        new PutItemCommand({
-          TableName: tableName,
-          Item: {
-            pk: { S: `KIDS#${rootId}#each#000000` },
-            sk: { S: 'P#000000000#leftover0000' },
-            ix: { N: '0' },
-            ids: { L: [{ S: otherId }] },
-          },
-        }),
-      );
+      for (const [n, named] of [otherId, rootId].entries())
+        await local.client.send(
+          new PutItemCommand({
+            TableName: tableName,
+            Item: {
+              pk: { S: `KIDS#${rootId}#each#000000` },
+              sk: { S: `P#00000000${n}#leftover0000` },
+              ix: { N: String(n) },
+              ids: { L: [{ S: named }] },
+            },
+          }),
+        );
 
       // Act
       await store.deleteFinishedJobs(world.now + RETENTION_SECONDS * 1_000 + 1);
