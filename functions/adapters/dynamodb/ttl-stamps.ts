@@ -102,11 +102,12 @@ async function stampTree(table: DynamoDbTable, root: Item, budget: StampBudget):
 /**
  * One job's items: its partition, its fan-out steps' counters and children index, its unsent outbox
  * items. Returns the ids its children index names, each noted in `namedBy` (until it is visited)
- * with this job as a parent that names it. A job other than the root is stamped only if its head is the child of a parent that
- * names it: an index entry can name another job (tree-walk.ts, `childrenOf`), which the stamp must
- * leave alone.
+ * with this job as a parent that names it. A job other than the root is stamped only if its head is
+ * the child of a parent that names it: an index entry can name another job (tree-walk.ts,
+ * `childrenOf`), which the stamp must leave alone.
  *
- * Its reads are eventually consistent, at half the price of strongly consistent ones: such a read
+ * The queries of its partition and counters are eventually consistent, at half the price of
+ * strongly consistent ones (its children index is read as every reader of it reads it): such a read
  * "may not reflect the results of a recently completed write operation"
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html),
  * and the tree's writes are not recent: it ended at least `SETTLE_MS` ago.
