@@ -1,6 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ACTIVE_LISTED_STATUSES } from '../../engine/index.js';
 import type { JobDocument } from '../../functions/api/job-document.js';
 import { awaitCallback, createWorker, suspend, type Worker } from '../../functions/worker/index.js';
 import { describeRun, runCli } from '../support/cli-process.js';
@@ -18,7 +19,6 @@ const WEBHOOK = `webhook-${suffix}`;
 const SUSPENDING = `suspending-${suffix}`;
 const CALLING = `calling-${suffix}`;
 const JOBS = 100;
-const ENDED = new Set(['completed', 'failed', 'cancelled', 'aborted']);
 
 const WORKFLOWS = `workflows:
   - name: webhook-then-wait
@@ -173,7 +173,10 @@ describe('Signals that come before their step waits (serve on RabbitMQ and SQLit
         // Ended, not just "not running": a job waiting for its signal is not running either, and
         // its answer, still on its way, would be counted in the next test. A job that has not
         // ended long after every answer came is one that lost its signal.
-        return answers.length === JOBS && (jobs.every((job) => ENDED.has(job.status)) || stuckLongEnough());
+        return (
+          answers.length === JOBS &&
+          (jobs.every((job) => !ACTIVE_LISTED_STATUSES.includes(job.status)) || stuckLongEnough())
+        );
       },
       120_000,
     );
