@@ -2,11 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { handleApiRequest } from '../api/api-handler.js';
 import { ApiError, errorResponse, type HostRequest, type StreamSink } from '../api/http.js';
-import { rawQueryOf } from '../api/query.js';
 import type { ApiDeps } from '../api/router.js';
 import { withSecurityHeaders } from '../api/security-headers.js';
 import { DEFAULT_HTTP_BOUNDS, enforceBounds, type HttpBounds, serverOptions } from './http-bounds.js';
 import { refuseForeignRequest, type SourcePolicy, sourcePolicy } from './request-source.js';
+import { pathAndQuery } from './request-target.js';
 
 /**
  * Serves the API on node:http: each request goes to the same `handleApiRequest` the deployed API
@@ -135,22 +135,9 @@ function readBody(request: IncomingMessage, limit: number): Promise<string> {
 
 /** node:http's request as the API handler takes it: lower-case header names, every query value given. */
 function toApiRequest(request: IncomingMessage, body: string): HostRequest {
-  const url = new URL(request.url ?? '/', 'http://localhost');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
-  const query = rawQueryOf(url.searchParams);
-  return { method: request.method ?? 'GET', path: rawPath(request.url, url), query, headers, body };
-}
-
-/**
- * The path as the client sent it. WHATWG URL would resolve `..` and `%2E%2E` first, so that
- * `/api/ns/%2E%2E/workflow/x` reached the API as `/api/workflow/x`: the API checks each segment
- * itself and refuses those (400 or 404), as it does behind API Gateway.
- */
-function rawPath(target: string | undefined, url: URL): string {
-  if (!target?.startsWith('/')) return url.pathname;
-  const query = target.indexOf('?');
-  return query < 0 ? target : target.slice(0, query);
+  return { method: request.method ?? 'GET', ...pathAndQuery(request.url ?? '/'), headers, body };
 }

@@ -50,14 +50,7 @@ export function refuseForeignRequest(
   bound: string | undefined,
 ): void {
   const host = headers.host ?? '';
-  const name = hostnameOf(host);
-  if (name === undefined) throw new ApiError('bad_request', `the Host header "${host}" is not a host name`);
-  if (!isLoopback(name) && !policy.hosts.has(name) && !isBoundAddress(name, bound)) {
-    throw new ApiError(
-      'forbidden',
-      `Host "${host}" is not a name of this server: it answers to localhost, loopback addresses, the address it is bound to and names given with --allow-host (SWITCHYARD_ALLOW_HOST)`,
-    );
-  }
+  refuseForeignHost(host, policy, bound);
   const origin = headers.origin;
   if (origin !== undefined) {
     if (!isOwnOrigin(origin, host) && !policy.origins.has(origin)) {
@@ -78,6 +71,32 @@ export function refuseForeignRequest(
     throw new ApiError(
       'forbidden',
       `a ${site} request (Sec-Fetch-Site) is refused: only this server's own pages may call it, or origins given with --allow-origin`,
+    );
+  }
+}
+
+/**
+ * `Host` headers found to name this server by what cannot change while it runs (a loopback name or
+ * address, a name given with --allow-host), a set per policy: a client sends the same one on every
+ * request. At most `KNOWN_HOSTS_KEPT` are kept, so a client cycling through 127.0.0.0/8 grows it no further.
+ * The bound address is checked every time: a wildcard bind's addresses are the machine's, which change.
+ */
+const knownHosts = new WeakMap<SourcePolicy, Set<string>>();
+const KNOWN_HOSTS_KEPT = 64;
+
+function refuseForeignHost(host: string, policy: SourcePolicy, bound: string | undefined): void {
+  const known = knownHosts.get(policy) ?? new Set<string>();
+  if (known.has(host)) return;
+  const name = hostnameOf(host);
+  if (name === undefined) throw new ApiError('bad_request', `the Host header "${host}" is not a host name`);
+  if (isLoopback(name) || policy.hosts.has(name)) {
+    if (known.size < KNOWN_HOSTS_KEPT) knownHosts.set(policy, known.add(host));
+    return;
+  }
+  if (!isBoundAddress(name, bound)) {
+    throw new ApiError(
+      'forbidden',
+      `Host "${host}" is not a name of this server: it answers to localhost, loopback addresses, the address it is bound to and names given with --allow-host (SWITCHYARD_ALLOW_HOST)`,
     );
   }
 }

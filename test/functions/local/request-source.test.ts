@@ -132,6 +132,19 @@ describe('serve: the Host a request names', () => {
       }
     }
   });
+
+  it('is judged the same on every request, however many loopback names came before', async () => {
+    const attacker = { host: `attacker.example:${port()}` };
+    for (let n = 1; n <= 100; n++) {
+      const loopback = await send(serve.url, 'GET', '/api/workflows', { host: `127.0.1.${n}:${port()}` });
+      expect([n, loopback.status]).toEqual([n, 200]);
+      if (n % 25 === 0) expect((await send(serve.url, 'GET', '/api/workflows', attacker)).status).toBe(403);
+    }
+    expect(
+      (await send(serve.url, 'GET', '/api/workflows', { host: 'localhost@attacker.example' })).status,
+    ).toBe(400);
+    expect((await send(serve.url, 'GET', '/api/workflows', { host })).status).toBe(200);
+  });
 });
 
 describe("serve: a browser's Origin", () => {
