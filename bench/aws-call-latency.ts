@@ -22,16 +22,51 @@ interface WithMiddleware {
   };
 }
 
-/** Makes each call `client` sends while `on()` holds last at least `ms`. */
-export function addCallLatency(client: WithMiddleware, ms: number, on: () => boolean): void {
+/**
+ * The time during which at least one AWS call was under way: what an invocation waits on AWS, its
+ * concurrent calls counted once.
+ */
+export class AwsWaitClock {
+  private underWay = 0;
+  private since = 0;
+  private waited = 0;
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  begin(): void {
+    if (this.underWay++ === 0) this.since = this.now();
+  }
+
+  end(): void {
+    if (--this.underWay === 0) this.waited += this.now() - this.since;
+  }
+
+  /** Milliseconds waited so far, a wait under way included. */
+  waitedMs(): number {
+    return this.waited + (this.underWay > 0 ? this.now() - this.since : 0);
+  }
+}
+
+/** Makes each call `client` sends while `on()` holds last at least `ms`, each timed on `waits`. */
+export function addCallLatency(
+  client: WithMiddleware,
+  ms: number,
+  on: () => boolean,
+  waits: AwsWaitClock,
+): void {
   client.middlewareStack.add(
     (next) => async (args) => {
-      if (!on() || ms <= 0) return next(args);
-      const started = performance.now();
-      const answer = await next(args);
-      const left = ms - (performance.now() - started);
-      if (left > 0) await delay(left);
-      return answer;
+      if (!on()) return next(args);
+      waits.begin();
+      try {
+        const started = performance.now();
+        const answer = await next(args);
+        const left = ms - (performance.now() - started);
+        if (left > 0) await delay(left);
+        return answer;
+      } finally {
+        waits.end();
+      }
     },
     { step: 'finalizeRequest', name: 'simulatedAwsCallLatency' },
   );

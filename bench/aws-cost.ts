@@ -3,7 +3,7 @@ import { addCounts, type Counts, cloneCounts, diffCounts, emptyCounts } from './
 import { LAMBDA_MEMORY_GB, PLATFORM_LOG_BYTES_PER_INVOCATION, PRICES } from './aws-prices.js';
 import { type Role, type Simulation, startSimulation } from './aws-simulation.js';
 import { delay, waitFor } from './child.js';
-import type { Invocations } from './lambda-invocations.js';
+import { type Invocations, MEMORY_MB_PER_VCPU } from './lambda-invocations.js';
 import { DIAMOND, DIAMOND_STEPS, FAN_OUT, fanOutSteps } from './workloads.js';
 
 /*
@@ -58,6 +58,9 @@ export interface AwsCase extends AwsWorkloadCounts {
     sqsRequests: number;
     lambdaInvocations: number;
     lambdaBilledMs: number;
+    /** Of the invocations' time on the emulators: waiting on AWS's calls, and their own work on one core here (absent in older results). */
+    lambdaAwsWaitMs?: number;
+    lambdaOwnMs?: number;
     /** Write units of the retention run (expiry stamps). */
     retentionWriteUnits: number;
     /** Bytes ingested by CloudWatch Logs, Lambda's own records included. */
@@ -86,6 +89,8 @@ export interface AwsFigures {
   lambdaMemoryGb: typeof LAMBDA_MEMORY_GB;
   /** What each AWS call of the manager's functions was taken to last beyond the emulators' answer, ms (absent in older results). */
   awsCallMs?: number;
+  /** The memory that Lambda gives one vCPU, MB: the functions' own work is stretched by it (absent in older results). */
+  memoryMbPerVcpu?: number;
 }
 
 export interface AwsOptions {
@@ -181,10 +186,15 @@ async function measure(
   const counts: Partial<Record<Role, Counts>> = {};
   for (const role of PRICED_ROLES) counts[role] = diffCounts(after.counts[role], before.counts[role]);
   counts.retention = retention;
-  const lambdaDiff = (key: 'api' | 'replies'): Invocations => ({
-    count: after.lambda[key].count - before.lambda[key].count,
-    billedMs: after.lambda[key].billedMs - before.lambda[key].billedMs,
-  });
+  const lambdaDiff = (key: 'api' | 'replies'): Invocations => {
+    const [a, b] = [after.lambda[key], before.lambda[key]];
+    return {
+      count: a.count - b.count,
+      billedMs: a.billedMs - b.billedMs,
+      awsWaitMs: (a.awsWaitMs ?? 0) - (b.awsWaitMs ?? 0),
+      ownMs: (a.ownMs ?? 0) - (b.ownMs ?? 0),
+    };
+  };
   return {
     workload,
     size,
@@ -289,6 +299,9 @@ function describe(measured: AwsWorkloadCounts): AwsCase {
       sqsRequests: allSqs * perStep,
       lambdaInvocations: (measured.lambda.api.count + measured.lambda.replies.count) * perStep,
       lambdaBilledMs: (measured.lambda.api.billedMs + measured.lambda.replies.billedMs) * perStep,
+      lambdaAwsWaitMs:
+        ((measured.lambda.api.awsWaitMs ?? 0) + (measured.lambda.replies.awsWaitMs ?? 0)) * perStep,
+      lambdaOwnMs: ((measured.lambda.api.ownMs ?? 0) + (measured.lambda.replies.ownMs ?? 0)) * perStep,
       retentionWriteUnits: (measured.counts.retention?.writeUnits ?? 0) * perStep,
       logBytes: loggedBytes(measured) * perStep,
     },
@@ -349,7 +362,14 @@ export async function benchAwsCost(options: AwsOptions): Promise<AwsFigures> {
       usd: (large.cost.total - small.cost.total) / extra,
     };
   }
-  return { cases, perChild, prices: PRICES, lambdaMemoryGb: LAMBDA_MEMORY_GB, awsCallMs: AWS_CALL_MS };
+  return {
+    cases,
+    perChild,
+    prices: PRICES,
+    lambdaMemoryGb: LAMBDA_MEMORY_GB,
+    awsCallMs: AWS_CALL_MS,
+    memoryMbPerVcpu: MEMORY_MB_PER_VCPU,
+  };
 }
 
 function summary(c: AwsCase): string {

@@ -1,3 +1,4 @@
+import { FUNCTION_SIZES } from '../infra/function-sizes.js';
 /*
  * Published AWS list prices, us-east-1, as looked up on 2026-11-22 (the AWS pricing pages render
  * their tables with JavaScript, so where the page text has no figure the figure is quoted from
@@ -123,5 +124,9 @@ export const PLATFORM_LOG_BYTES_PER_INVOCATION =
   }).length +
   2;
 
-/** Memory of the stack's functions (infra/switchyard-stack.ts, SIZES), GB. */
-export const LAMBDA_MEMORY_GB = { api: 1, replies: 1, timers: 0.5 } as const;
+/** Memory of the stack's functions (infra/function-sizes.ts), GB. */
+export const LAMBDA_MEMORY_GB = {
+  api: FUNCTION_SIZES.api.memorySize / 1024,
+  replies: FUNCTION_SIZES.replies.memorySize / 1024,
+  timers: FUNCTION_SIZES.timers.memorySize / 1024,
+};

@@ -11,6 +11,7 @@ import { createRegisterWorkflowsHandler } from '../functions/handlers/register-w
 import { createRepliesSqsHandler } from '../functions/handlers/replies-sqs.js';
 import { createWorker, type Worker } from '../functions/worker/index.js';
 import { SqsWorkerTransport } from '../functions/worker/transports/sqs.js';
+import { FUNCTION_SIZES } from '../infra/function-sizes.js';
 import { aCustomResourceEvent, aLambdaContext, anApiEvent } from '../test/support/aws-events.js';
 import {
   createSwitchyardTable,
@@ -21,9 +22,9 @@ import {
 import { createQueue, type Fauxqs, startSqsEmulator, uniqueQueuePrefix } from '../test/support/fauxqs.js';
 import { recordingTelemetry } from '../test/support/recording-telemetry.js';
 import { type SqsEventSource, startSqsEventSource } from '../test/support/sqs-event-source.js';
-import { AWS_CALL_MS, addCallLatency } from './aws-call-latency.js';
+import { AWS_CALL_MS, AwsWaitClock, addCallLatency } from './aws-call-latency.js';
 import { type Counts, emptyCounts, meterDynamoDb, meterSqs } from './aws-meter.js';
-import { InvocationRunner, type Invocations } from './lambda-invocations.js';
+import { InvocationRunner, type Invocations, noInvocations } from './lambda-invocations.js';
 import { benchQueues, benchWorkflowsYaml, listItems, noOpQueues } from './workloads.js';
 
 /*
@@ -131,7 +132,8 @@ export async function startSimulation(): Promise<Simulation> {
     return true;
   }) as typeof process.stdout.write;
   const containers: Container[] = [];
-  const runner = new InvocationRunner();
+  const awsWaits = new AwsWaitClock();
+  const runner = new InvocationRunner(awsWaits);
   const newContainer = async (role: Role): Promise<Container> => {
     const dynamodb = dynamo.newClient();
     meterDynamoDb(dynamodb, probe, counts[role], () => probing);
@@ -139,8 +141,8 @@ export async function startSimulation(): Promise<Simulation> {
     const sqsForRole = sqsClient(role);
     if (logs) {
       const timing = () => runner.oneAtATime;
-      addCallLatency(dynamodb, AWS_CALL_MS, timing);
-      addCallLatency(sqsForRole, AWS_CALL_MS, timing);
+      addCallLatency(dynamodb, AWS_CALL_MS, timing, awsWaits);
+      addCallLatency(sqsForRole, AWS_CALL_MS, timing, awsWaits);
     }
     const container = await createContainer(environment, {
       buses: { sqs: sqsBusFactory },
@@ -157,7 +159,7 @@ export async function startSimulation(): Promise<Simulation> {
     aCustomResourceEvent('Create', definitions),
   );
 
-  const invocations = { api: { count: 0, billedMs: 0 }, replies: { count: 0, billedMs: 0 } };
+  const invocations = { api: noInvocations(), replies: noInvocations() };
   // "For each concurrent request, Lambda provisions a separate instance of your execution
   // environment" (https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html), and an
   // idle one takes the next request: an API container starts one job at a time. Sharing one between
@@ -176,7 +178,9 @@ export async function startSimulation(): Promise<Simulation> {
   for (let lane = 0; lane < REPLY_LANES; lane++) {
     const handler = createRepliesSqsHandler(await newContainer('replies'));
     replyHandlers.push((event: SQSEvent) =>
-      runner.run(invocations.replies, () => handler(event, aLambdaContext())),
+      runner.run(invocations.replies, FUNCTION_SIZES.replies.memorySize, () =>
+        handler(event, aLambdaContext()),
+      ),
     );
   }
   const sources: SqsEventSource[] = [
@@ -232,7 +236,7 @@ export async function startSimulation(): Promise<Simulation> {
     async startJob(workflow, input) {
       const api = await takeApi();
       const result = await runner
-        .run(invocations.api, () =>
+        .run(invocations.api, FUNCTION_SIZES.api.memorySize, () =>
           api(anApiEvent('POST', `/api/workflow/${workflow}`, { body: input }), aLambdaContext(29_000)),
         )
         .finally(() => idleApis.push(api));

@@ -369,14 +369,27 @@ function awsTables(figures: AwsFigures): string {
   row('DynamoDB read request units', (c) => n(c.perStep.readUnits, 2));
   row('SQS requests (64 KB chunks; manager, event source and workers)', (c) => n(c.perStep.sqsRequests, 2));
   row('Lambda invocations', (c) => n(c.perStep.lambdaInvocations, 3));
+  const perVcpu = figures.memoryMbPerVcpu;
+  const { api: apiGb, replies: repliesGb } = figures.lambdaMemoryGb;
+  const memory = apiGb === repliesGb ? `${apiGb} GB` : `${apiGb} GB (API), ${repliesGb} GB (replies)`;
   row(
     figures.awsCallMs === undefined
       ? 'Lambda billed ms (measured on the emulators)'
-      : `Lambda billed ms (one at a time on the emulators, ${n(figures.awsCallMs)} ms an AWS call)`,
+      : perVcpu === undefined
+        ? `Lambda billed ms (one at a time on the emulators, ${n(figures.awsCallMs)} ms an AWS call)`
+        : `Lambda billed ms (one at a time on the emulators, ${n(figures.awsCallMs)} ms an AWS call; the functions' own work at the CPU Lambda gives ${memory}, ${n(perVcpu)} MB a vCPU)`,
     (c) => n(c.perStep.lambdaBilledMs, 1),
   );
+  if (perVcpu !== undefined)
+    row(
+      "… of which, on the emulators: waiting on AWS's calls; the functions' own work on one core here",
+      (c) =>
+        c.perStep.lambdaAwsWaitMs === undefined || c.perStep.lambdaOwnMs === undefined
+          ? '–'
+          : `${n(c.perStep.lambdaAwsWaitMs, 1)}; ${n(c.perStep.lambdaOwnMs, 1)}`,
+    );
   row('**$ per million steps**: DynamoDB', (c) => usd(c.perStep.usdPerMillion.dynamodb));
-  row('Lambda (requests + GB-s, arm64, 1 GB)', (c) => usd(c.perStep.usdPerMillion.lambda));
+  row(`Lambda (requests + GB-s, arm64, ${memory})`, (c) => usd(c.perStep.usdPerMillion.lambda));
   row("SQS, manager's side", (c) => usd(c.perStep.usdPerMillion.sqsManager));
   row('API Gateway (job starts; REST API)', (c) => usd(c.perStep.usdPerMillion.apiGateway));
   row('retention (expiry stamps of trees; TTL deletes free)', (c) =>
