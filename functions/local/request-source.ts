@@ -85,12 +85,13 @@ const knownHosts = new WeakMap<SourcePolicy, Set<string>>();
 const KNOWN_HOSTS_KEPT = 64;
 
 function refuseForeignHost(host: string, policy: SourcePolicy, bound: string | undefined): void {
-  const known = knownHosts.get(policy) ?? new Set<string>();
-  if (known.has(host)) return;
+  const known = knownHosts.get(policy);
+  if (known?.has(host)) return;
   const name = hostnameOf(host);
   if (name === undefined) throw new ApiError('bad_request', `the Host header "${host}" is not a host name`);
   if (isLoopback(name) || policy.hosts.has(name)) {
-    if (known.size < KNOWN_HOSTS_KEPT) knownHosts.set(policy, known.add(host));
+    if (!known) knownHosts.set(policy, new Set([host]));
+    else if (known.size < KNOWN_HOSTS_KEPT) known.add(host);
     return;
   }
   if (!isBoundAddress(name, bound)) {
