@@ -498,6 +498,15 @@ function profileTables(figures: LocalFigures): string {
         '| --- | --- | --- |',
         ...profile.byFunction.slice(0, 10).map((e) => `| \`${e.name}\` | ${n(e.ms)} | ${n(e.share, 1)}% |`),
       ];
+      if (profile.byFunctionWithCallees?.length)
+        lines.push(
+          '',
+          "| this repository's functions with what they called | ms | share of busy |",
+          '| --- | --- | --- |',
+          ...profile.byFunctionWithCallees
+            .slice(0, 12)
+            .map((e) => `| \`${e.name}\` | ${n(e.ms)} | ${n(e.share, 1)}% |`),
+        );
       return lines.join('\n');
     })
     .join('\n\n');
