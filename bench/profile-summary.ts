@@ -46,20 +46,21 @@ export interface ProfileSummary {
 
 const ROOT = join(import.meta.dirname, '..');
 
+const pathOf = (url: string): string => (url.startsWith('file://') ? url.slice(7) : url);
+
+/** The path, from the repository's root, of a frame of its own code (its sources or the bundle built from them). */
+function ownFile(url: string): string | undefined {
+  const path = pathOf(url);
+  return path.startsWith(ROOT) && !path.includes('/node_modules/') ? relative(ROOT, path) : undefined;
+}
+
 function area(url: string, functionName: string): string {
   if (!url) return functionName.startsWith('(') ? functionName : '(native)';
   const packageMatch = url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)\//);
   if (packageMatch) return `npm: ${packageMatch[1]}`;
   if (url.startsWith('node:')) return `node: ${url.slice(5).split('/')[0]}`;
-  const path = url.startsWith('file://') ? url.slice(7) : url;
-  return path.startsWith(ROOT) ? relative(ROOT, path) : path;
+  return ownFile(url) ?? pathOf(url);
 }
-
-/** A frame of this repository's code: its sources (run by tsx) or the bundle built from them. */
-const isOwnCode = (url: string): boolean => {
-  const path = url.startsWith('file://') ? url.slice(7) : url;
-  return path.startsWith(ROOT) && !path.includes('/node_modules/');
-};
 
 function top(totals: Map<string, number>, busyMs: number, count: number): ProfileEntry[] {
   return [...totals.entries()]
@@ -117,8 +118,8 @@ export async function summariseProfile(
     for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
       const caller = nodes.get(at)?.callFrame;
       // A closure's time shows under the named function that made the call.
-      if (!caller?.functionName || !isOwnCode(caller.url)) continue;
-      onStack.add(`${caller.functionName || '(anonymous)'} ${area(caller.url, caller.functionName)}`);
+      const file = caller?.functionName ? ownFile(caller.url) : undefined;
+      if (caller && file) onStack.add(`${caller.functionName} ${file}`);
     }
     for (const caller of onStack) withCallees.set(caller, (withCallees.get(caller) ?? 0) + ms);
   });
