@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type Bus,
   type OutboxEntry,
@@ -222,10 +222,18 @@ describe('Outbox pump: a queue that refuses requests (full, reject-publish)', ()
   });
 
   it('gives a refused request up after giveUpAfterMs: its attempt fails with the reason, and nothing is sent again', async () => {
+    // On vitest's fake timers the backoff's waits and the 200 ms are the pump's own time: the tries
+    // counted are the backoff's, not how many a loaded machine fitted into 200 ms of its own.
     const { bus, calls } = busWithAFullQueue(() => true);
     const { pump, acked, failed } = pumpFor(bus, { giveUpAfterMs: 200 });
 
-    pump.enqueue([requestTo('a', 'full')]);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      pump.enqueue([requestTo('a', 'full')]);
+      await vi.advanceTimersByTimeAsync(3000);
+    } finally {
+      vi.useRealTimers();
+    }
     await within(3000, pump.drain());
 
     expect(failed).toEqual([
