@@ -94,21 +94,22 @@ describe('serve start-up and shutdown in every broker state', { timeout: 120_000
     const serve = await spawnServe(
       ['--db', join(dir, 'down.db'), '--config', config, '--amqp', NOBODY, '--reply-queue', uniqueName('r')],
       {},
-      8_000,
+      20_000,
     );
     try {
-      // Before: 10 s per workflow in --config (3 here) before HTTP came up.
-      expect(Date.now() - started).toBeLessThan(8_000);
+      // Before: 10 s per workflow in --config (3 here) before HTTP came up, 30 s in all. The bounds
+      // leave room for a CI machine whose both cores are busy (4.8 s to serve was seen there).
+      expect(Date.now() - started).toBeLessThan(20_000);
       const asked = Date.now();
       const health = await fetch(`${serve.url}/healthz`);
-      expect(Date.now() - asked).toBeLessThan(2_000);
+      expect(Date.now() - asked).toBeLessThan(5_000);
       expect(health.status).toBe(503);
       const body = (await health.json()) as { store: string; bus: string };
       expect(body.store).toBe('ok');
       expect(body.bus).toMatch(/RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:1 is not reachable/);
       const stopping = Date.now();
       const code = await serve.kill('SIGTERM');
-      expect(Date.now() - stopping).toBeLessThan(5_000);
+      expect(Date.now() - stopping).toBeLessThan(8_000);
       expect(code).toBe(0);
     } finally {
       await serve.kill('SIGKILL');
@@ -181,7 +182,7 @@ describe('serve start-up and shutdown in every broker state', { timeout: 120_000
       expect((await fetch(`${serve.url}/healthz`)).status).toBe(200);
       const stopping = Date.now();
       expect(await serve.kill('SIGTERM')).toBe(0);
-      expect(Date.now() - stopping).toBeLessThan(5_000);
+      expect(Date.now() - stopping).toBeLessThan(8_000);
     } finally {
       await serve.kill('SIGKILL');
       await inspector.close().catch(() => {});
@@ -260,7 +261,7 @@ describe('serve start-up and shutdown in every broker state', { timeout: 120_000
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(first.child.exitCode).toBeNull();
       expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
-      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(Date.now() - started).toBeLessThan(20_000);
     });
   });
 });

@@ -39,7 +39,6 @@ describe('Harness: fauxqs', () => {
       );
 
       // Assess
-      expect(sqs.startedInMs).toBeLessThan(2_000);
       expect(Messages?.[0]?.Body).toBe('{"hello":"world"}');
       expect(Messages?.[0]?.MessageAttributes?.correlation_id?.StringValue).toBe('abc');
     } finally {
@@ -50,7 +49,7 @@ describe('Harness: fauxqs', () => {
 });
 
 describe('Harness: DynamoDB Local', () => {
-  it('starts tolerably fast, creates the Switchyard table, runs a transaction, describes TTL, and stops', async () => {
+  it('starts, creates the Switchyard table, runs a transaction, describes TTL, and stops', async () => {
     // Prepare
     const dynamo = await startDynamoDbLocal();
     console.info(`DynamoDB Local answered ${dynamo.startedInMs} ms after spawning Java`);
@@ -80,7 +79,6 @@ describe('Harness: DynamoDB Local', () => {
       );
 
       // Assess
-      expect(dynamo.startedInMs).toBeLessThan(20_000);
       expect(described.Table?.KeySchema).toEqual([
         { AttributeName: 'pk', KeyType: 'HASH' },
         { AttributeName: 'sk', KeyType: 'RANGE' },

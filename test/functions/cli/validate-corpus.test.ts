@@ -76,14 +76,15 @@ describe('switchyard validate on the corpus of broken definitions (the CLI as a 
     expect(run.stdout.split('\n').filter((line) => line.startsWith(`${file}:`))).toHaveLength(2);
   });
 
-  it('refuses a YAML alias bomb quickly, with a clear error', async () => {
+  // An expanded bomb would run out of memory or time: the run's own timeout is the hang guard, and
+  // the error must say it was refused for its aliases (a wall-clock bound here failed under load).
+  it('refuses a YAML alias bomb before expanding it, with a clear error', async () => {
     const file = join(CORPUS_DIR, PARSER_ATTACKS.aliasBomb);
     const run = await runCli(['validate', file], 10_000);
     expect({ code: run.code, timedOut: run.timedOut }, describeRun(run)).toEqual({
       code: 1,
       timedOut: false,
     });
-    expect(run.ms).toBeLessThan(5_000);
-    expect(run.stdout).toContain(`${file}:`);
+    expect(run.stdout).toContain(`${file}: not valid YAML or JSON: more than 100 aliases`);
   });
 });
