@@ -42,7 +42,8 @@ const WORKFLOWS = `workflows:
     steps:
       - name: sometimes
         queue: ${q('sometimes')}
-        timeout: 1s
+        # The second attempt's round trip must fit in it, on a busy CI machine too.
+        timeout: 3s
         retries: 2
         retryDelay: 200ms
 `;
@@ -137,7 +138,7 @@ describe('The local runtime on RabbitMQ and a SQLite file', () => {
     expect(job.steps.sometimes?.attempt).toBe(2);
     // Every attempt is in the document: the first timed out, the second completed the step.
     expect(job.steps.sometimes?.attempts).toMatchObject([
-      { attempt: 1, outcome: 'timeout', error: 'no reply within 1s (attempt 1)' },
+      { attempt: 1, outcome: 'timeout', error: 'no reply within 3s (attempt 1)' },
       { attempt: 2, outcome: 'completed' },
     ]);
     expect(workers.attempts.get(`${body.id}:sometimes`)).toEqual([1, 2]);

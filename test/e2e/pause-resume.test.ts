@@ -84,10 +84,12 @@ describe('Pause and resume under load (serve on RabbitMQ and SQLite, the CLI)', 
     expect(lines.join('\n')).toContain('paused');
 
     // The in-flight replies are stored, then nothing moves: no request goes out while paused.
+    // Settled: no child runs any more (a state, not a quiet moment a busy machine can fake) and
+    // the workers saw nothing new over the last look.
     let before = -1;
     await eventually(async () => {
       const now = [...seen.values()].reduce((sum, n) => sum + n, 0);
-      const settled = now === before;
+      const settled = now === before && (await children(id)).every((child) => child.status !== 'running');
       before = now;
       await sleep(300);
       return settled;

@@ -101,9 +101,11 @@ describe('Requests that workers keep rejecting (serve on RabbitMQ and SQLite)', 
   it('a step without a timeout: each copy circulates at most the request TTL, and a good worker replacing the bad one completes the job', async () => {
     const bad = await startNackingWorker(q('u'));
     const id = await start(serve, 'untimed', { n: 1 });
-    await sleep(2.5 * TTL_MS);
-    // The request was sent again as the same attempt each time its copy expired.
-    expect(serve.handle.manager.refresher?.resent).toBeGreaterThanOrEqual(1);
+    // The request is sent again as the same attempt each time its copy expires.
+    await eventually(
+      'the expired copy to be sent again',
+      () => (serve.handle.manager.refresher?.resent ?? 0) >= 1,
+    );
     expect([...bad.attempts]).toEqual([1]);
     expect((await documentOf(serve, id)).status).toBe('running');
     await bad.stop();
@@ -123,7 +125,8 @@ describe('Requests that workers keep rejecting (serve on RabbitMQ and SQLite)', 
     expect((await serve.api('DELETE', `/api/job/${id}`)).status).toBe(200);
     const cancelledAt = Date.now();
     const lastAt = await quiet(worker, 1000, TTL_MS + 5000);
-    expect(lastAt - cancelledAt).toBeLessThan(TTL_MS + 300);
+    // A copy delivered just before it expired may reach a busy worker a little later.
+    expect(lastAt - cancelledAt).toBeLessThan(TTL_MS + 1_000);
   });
 
   it('a request sent before any worker exists is still delivered when one starts after the TTL', async () => {

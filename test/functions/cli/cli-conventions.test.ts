@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
@@ -64,6 +64,49 @@ async function inTerminal(
     const failed = error as { code?: number; stdout?: string };
     return { code: failed.code ?? -1, output: failed.stdout ?? '' };
   }
+}
+
+/**
+ * A long-running command on a terminal (`watch`): the test waits until it has drawn what it must
+ * before acting, instead of sleeping for a time a loaded machine may not keep to.
+ */
+function watchInTerminal(args: string[]): {
+  drawn(pattern: RegExp): Promise<void>;
+  done: Promise<{ code: number; output: string }>;
+} {
+  const command = [process.execPath, BIN, ...args].map(quote).join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    env: { ...process.env, TERM: 'xterm', NO_COLOR: '', FORCE_COLOR: '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  const listeners = new Set<() => void>();
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+    for (const listener of listeners) listener();
+  });
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const done = new Promise<{ code: number; output: string }>((resolve) => {
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code: code ?? -1, output });
+    });
+  });
+  const drawn = (pattern: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!pattern.test(output)) return;
+        listeners.delete(check);
+        resolve();
+      };
+      listeners.add(check);
+      check();
+      void done.then(() => {
+        listeners.delete(check);
+        reject(new Error(`watch ended before it drew ${pattern}:\n${output}`));
+      });
+    });
+  return { drawn, done };
 }
 
 describe('The command line, as people and scripts use it', { timeout: 60_000 }, () => {
@@ -247,16 +290,16 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
 
   it('says which queue holds a step up: status and watch, and queues lists it', async () => {
     const id = (await cli(['submit', 'unheard'])).stdout.trim();
-    // Past the few seconds after which a running step's queue is looked at.
-    await new Promise((resolve) => setTimeout(resolve, 5_500));
-
+    // A running step's queue is looked at after a few seconds (QUEUE_CHECK_AFTER_MS).
+    const warning = 'queue cli-pricing: 4 ready, 0 consumers — is a worker listening on "cli-pricing"?';
+    await expect
+      .poll(async () => (await cli(['status', id])).stdout, { timeout: 20_000, interval: 500 })
+      .toContain(warning);
     const status = await cli(['status', id]);
+
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/● price\s+running\s+in queue or running for \d+\.\ds/);
     expect(status.stdout).toMatch(/● lines\s+running\s+0\/3 children/);
-    expect(status.stdout).toContain(
-      'queue cli-pricing: 4 ready, 0 consumers — is a worker listening on "cli-pricing"?',
-    );
 
     const queues = await cli(['queues']);
     const [header, ...rows] = queues.stdout.trimEnd().split('\n');
@@ -289,10 +332,10 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
     ]);
 
     // watch, on a terminal: the steps running and the warning, until the job is cancelled
-    const watching = inTerminal(['watch', id, '--url', url]);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const watching = watchInTerminal(['watch', id, '--url', url]);
+    await watching.drawn(/queue cli-pricing: 4 ready, 0 consumers/);
     await cli(['cancel', id]);
-    const { code, output } = await watching;
+    const { code, output } = await watching.done;
     expect(code).toBe(1);
     expect(output).toMatch(/running: .*price \(in queue or running for/);
     expect(output).toMatch(/lines \(0\/3 children\)/);
@@ -332,10 +375,10 @@ describe('The command line, as people and scripts use it', { timeout: 60_000 }, 
     expect((await cli(['status', id])).stdout).toContain(`→  switchyard signal ${id} approve --input '{}'`);
 
     // watch: the signal step is not "running", it waits, and says what to run; then the job ends.
-    const watching = inTerminal(['watch', id, '--url', url]);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const watching = watchInTerminal(['watch', id, '--url', url]);
+    await watching.drawn(/waiting: approve \(waiting for its signal/);
     await cli(['signal', id, 'approve', '--input', '{"approved": true}']);
-    const { code, output } = await watching;
+    const { code, output } = await watching.done;
     expect(code, output).toBe(0);
     expect(output).toMatch(/a step waits for someone/);
     expect(output).toContain(`waiting: approve (waiting for its signal`);
