@@ -149,7 +149,8 @@ describe('serve: schedules and delayed starts', { timeout: 120_000 }, () => {
   });
 
   it('submit --at stores a scheduled job that starts at its time, listed by switchyard schedules', async () => {
-    const at = new Date(Math.ceil((Date.now() + 10_000) / 1000) * 1000).toISOString();
+    // Far enough out that three CLI runs on a busy machine still see the job scheduled.
+    const at = new Date(Math.ceil((Date.now() + 20_000) / 1000) * 1000).toISOString();
     const submitted = await runCli([
       'submit',
       WORKFLOW,
@@ -189,7 +190,7 @@ describe('serve: schedules and delayed starts', { timeout: 120_000 }, () => {
         const job = (await call<JobDocument>('GET', `/api/job/${id}`)).body;
         return job.status === 'completed' ? job : undefined;
       },
-      40_000,
+      50_000,
     );
     expect(done.result).toEqual({ built: 'later' });
     expect(Date.parse(done.steps.build?.startedAt as string)).toBeGreaterThanOrEqual(Date.parse(at));
