@@ -351,13 +351,18 @@ describe('Outbox pump: a refused request no longer awaited', () => {
 });
 
 describe('OutboxPump: a long send', () => {
-  it('records a batch as sent before the next batch goes when more wait, and defers the record of the last', async () => {
-    // Prepare: a broker that confirms each batch only as its send ends (the recorder's 10 ms
-    // rounds catch none of it), and a store that logs its writes in order with the sends.
+  /**
+   * A pump of 2-request batches on a broker that confirms each batch only as its send ends (the
+   * recorder's 10 ms rounds catch none of it), logging its sends and the store's writes in order.
+   * `duringFirstSend` runs while the first batch is out.
+   */
+  function loggedPump(duringFirstSend: (pump: OutboxPump) => void = () => {}) {
     const events: string[] = [];
+    let sends = 0;
     const bus = {
       async send(requests: readonly StepRequest[], options?: { onSent?: (request: StepRequest) => void }) {
         events.push(`send ${requests.map((request) => request.step).join(',')}`);
+        if (++sends === 1) duringFirstSend(pump);
         await new Promise((resolve) => setTimeout(resolve, 1));
         for (const request of requests) options?.onSent?.(request);
       },
@@ -375,48 +380,28 @@ describe('OutboxPump: a long send', () => {
       runFollowUps: async () => {},
       onUndeliverable: async () => {},
     });
+    return { pump, events };
+  }
 
-    // Act
+  it('records a batch as sent before the next batch goes when more wait, and defers the record of the last', async () => {
+    const { pump, events } = loggedPump();
+
     pump.enqueue(['a', 'b', 'c', 'd', 'e'].map((step) => requestEntry('job', step)));
     await pump.drain();
 
-    // Assess: a crash while a batch is out re-sends that batch alone. The last batch, after which
-    // nothing waits, is recorded with the next write (a request at low load costs no sync of its own).
+    // A crash while a batch is out re-sends that batch alone. The last batch, after which nothing
+    // waits, is recorded with the next write (a request at low load costs no sync of its own).
     expect(events).toEqual(['send a,b', 'write a,b', 'send c,d', 'write c,d', 'send e', 'defer e']);
   });
 
   it('leaves the record of a batch to the next write while requests keep coming (commits do too)', async () => {
-    // Prepare: while the first batch is out, a commit enqueues another request.
-    const events: string[] = [];
-    let pump: OutboxPump | undefined;
-    let sends = 0;
-    const bus = {
-      async send(requests: readonly StepRequest[], options?: { onSent?: (request: StepRequest) => void }) {
-        events.push(`send ${requests.map((request) => request.step).join(',')}`);
-        if (++sends === 1) pump?.enqueue([requestEntry('job', 'z')]);
-        await new Promise((resolve) => setTimeout(resolve, 1));
-        for (const request of requests) options?.onSent?.(request);
-      },
-    } as unknown as Bus;
-    pump = new OutboxPump({
-      store: {
-        async ackOutbox(ids: readonly string[], options?: { urgent?: boolean }) {
-          const steps = ids.map((id) => id.split('/')[1]).join(',');
-          events.push(`${options?.urgent ? 'write' : 'defer'} ${steps}`);
-        },
-      },
-      bus,
-      logger: silentLogger,
-      sendBatch: 2,
-      runFollowUps: async () => {},
-      onUndeliverable: async () => {},
-    });
+    // While the first batch is out, a commit enqueues another request.
+    const { pump, events } = loggedPump((pump) => pump.enqueue([requestEntry('job', 'z')]));
 
-    // Act
     pump.enqueue(['a', 'b', 'c', 'd'].map((step) => requestEntry('job', step)));
     await pump.drain();
 
-    // Assess: a sync of its own after each send of a steady load cost diamonds 6 to 8% of serve's CPU.
+    // A sync of its own after each send of a steady load cost diamonds 6 to 8% of serve's CPU.
     expect(events).toEqual(['send a,b', 'defer a,b', 'send c,d', 'write c,d', 'send z', 'defer z']);
   });
 
