@@ -353,8 +353,7 @@ export class OutboxPump {
     });
     if (this.options.onSent) for (const origin of origins) this.options.onSent((now - origin) / 1000);
     const toAck = acked.size ? [...done].filter((id) => !acked.has(id)) : [...done];
-    if (toAck.length)
-      await (urgent ? this.options.store.ackOutbox(toAck, { urgent }) : this.options.store.ackOutbox(toAck));
+    if (toAck.length) await this.options.store.ackOutbox(toAck, { urgent });
     for (const id of done) this.queued.delete(id);
   }
 

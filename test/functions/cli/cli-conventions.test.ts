@@ -1,9 +1,8 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryWorkerTransport } from '../../../functions/adapters/memory/bus.js';
 import { type ServeHandle, startServe } from '../../../functions/local/serve.js';
@@ -11,7 +10,6 @@ import { createJsonLogger } from '../../../functions/telemetry/json-logger.js';
 import { createWorker, suspend, type Worker, WorkerError } from '../../../functions/worker/index.js';
 import { describeRun, runCli } from '../../support/cli-process.js';
 
-const execFileAsync = promisify(execFile);
 const BIN = join(import.meta.dirname, '../../../bin/switchyard.js');
 const VERSION = (
   JSON.parse(readFileSync(join(import.meta.dirname, '../../../package.json'), 'utf8')) as {
@@ -48,36 +46,19 @@ const WORKFLOWS = `workflows:
 
 const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 
-/** `switchyard <args>` in a pseudo-terminal (util-linux `script`): stdout and stderr are a TTY. */
-async function inTerminal(
+/**
+ * `switchyard <args>` in a pseudo-terminal (util-linux `script`): stdout and stderr are a TTY. A
+ * long-running command (`watch`) is acted on once it has drawn what the test waits for (`drawn`),
+ * not after a time a loaded machine may not keep to; `done` is its end, killed after 30 s.
+ */
+function watchInTerminal(
   args: string[],
   env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number; output: string }> {
-  const command = [process.execPath, BIN, ...args].map(quote).join(' ');
-  try {
-    const { stdout } = await execFileAsync('script', ['-qfec', command, '/dev/null'], {
-      env: { ...process.env, TERM: 'xterm', NO_COLOR: '', FORCE_COLOR: '', ...env },
-      timeout: 30_000,
-    });
-    return { code: 0, output: stdout };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string };
-    return { code: failed.code ?? -1, output: failed.stdout ?? '' };
-  }
-}
-
-/**
- * A long-running command on a terminal (`watch`): the test waits until it has drawn what it must
- * before acting, instead of sleeping for a time a loaded machine may not keep to.
- */
-function watchInTerminal(args: string[]): {
-  drawn(pattern: RegExp): Promise<void>;
-  done: Promise<{ code: number; output: string }>;
-} {
+): { drawn(pattern: RegExp): Promise<void>; done: Promise<{ code: number; output: string }> } {
   const command = [process.execPath, BIN, ...args].map(quote).join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
-    env: { ...process.env, TERM: 'xterm', NO_COLOR: '', FORCE_COLOR: '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, TERM: 'xterm', NO_COLOR: '', FORCE_COLOR: '', ...env },
+    stdio: ['ignore', 'pipe', 'ignore'],
   });
   let output = '';
   const listeners = new Set<() => void>();
@@ -108,6 +89,9 @@ function watchInTerminal(args: string[]): {
     });
   return { drawn, done };
 }
+
+/** A command in a pseudo-terminal, run to its end. */
+const inTerminal = (args: string[], env: NodeJS.ProcessEnv = {}) => watchInTerminal(args, env).done;
 
 describe('The command line, as people and scripts use it', { timeout: 60_000 }, () => {
   let dir: string;
