@@ -139,7 +139,7 @@ export {
   isSameStart,
   mayStartJob,
 } from './job/job-commands.js';
-export { jobRecordJson } from './job/job-json.js';
+export { type JobRecordText, jobRecordText } from './job/job-json.js';
 export { matchesJobQuery } from './job/job-query-match.js';
 export {
   ACTIVE_LISTED_STATUSES,

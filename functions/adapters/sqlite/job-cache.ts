@@ -1,4 +1,4 @@
-import { isFinished, type JobRecord } from '../../../engine/index.js';
+import { isFinished, type JobRecord, type JobRecordText } from '../../../engine/index.js';
 
 /** Running jobs kept by default: more than the jobs a busy serve has in flight between two replies. */
 export const DEFAULT_JOB_CACHE_SIZE = 20_000;
@@ -12,22 +12,31 @@ export const DEFAULT_JOB_CACHE_SIZE = 20_000;
  * when they wait their turn behind the step's concurrency.
  *
  * Records are shared, not copied: callers treat them as immutable (the engine copies before it
- * changes anything). Eviction is by age of the last write, oldest first.
+ * changes anything). Eviction is by age of the last write, oldest first. A long job's record is
+ * kept with the text of its parts as written (`jobRecordText`), from which its next revision's text
+ * is built.
  */
 export class JobCache {
-  private readonly jobs = new Map<string, JobRecord>();
+  private readonly jobs = new Map<string, { job: JobRecord; text?: JobRecordText }>();
 
   constructor(private readonly capacity = DEFAULT_JOB_CACHE_SIZE) {}
 
   get(id: string): JobRecord | undefined {
-    return this.jobs.get(id);
+    return this.jobs.get(id)?.job;
   }
 
-  /** After the transaction that wrote `job` committed. */
-  written(job: JobRecord): void {
+  /** The text `job` was written with, while it is the cached revision and the text was kept. */
+  textOf(job: JobRecord): JobRecordText | undefined {
+    const cached = this.jobs.get(job.id);
+    return cached?.job === job ? cached.text : undefined;
+  }
+
+  /** After the transaction that wrote `job` (as `text`, when given) committed. */
+  written(job: JobRecord, text?: JobRecordText): void {
     this.jobs.delete(job.id);
     if (this.capacity <= 0 || isFinished(job.status)) return;
-    this.jobs.set(job.id, job);
+    // A short record's text is written whole next time: nothing of it is worth keeping.
+    this.jobs.set(job.id, text?.job === job && text.fields ? { job, text } : { job });
     if (this.jobs.size > this.capacity) {
       const oldest = this.jobs.keys().next();
       if (!oldest.done) this.jobs.delete(oldest.value);

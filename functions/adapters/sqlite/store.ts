@@ -21,9 +21,10 @@ import {
   type JobPage,
   type JobQuery,
   type JobRecord,
+  type JobRecordText,
   type JobStatus,
   jobFromJson,
-  jobRecordJson,
+  jobRecordText,
   type LimitChange,
   type ListedStatus,
   listedStatusOf,
@@ -136,6 +137,14 @@ const REPLY_NOTE_LIFETIME_MS = 7 * 24 * 60 * 60_000;
  * `fan_counts`, not in the parent), and every one of them reads the whole record first anyway, so
  * patching would save one write of the size of a read, for the price of assembling records from parts.
  */
+/** A commit applied inside the transaction: its result, and what the cache keeps once it is written. */
+interface AppliedCommit {
+  result: CommitResult;
+  childrenWritten?: boolean;
+  /** The job's record as written, kept with it in the cache for its next revision's text. */
+  text?: JobRecordText;
+}
+
 export class SqliteStore implements Store {
   private readonly statements: SqliteStatements;
   private readonly namespaces: NamespaceSettingsTable;
@@ -482,10 +491,10 @@ export class SqliteStore implements Store {
     const written = await this.writes.add(
       () => commits.map((commit) => this.applyCommit(commit)),
       (applied) => {
-        for (const [n, { result, childrenWritten }] of applied.entries()) {
+        for (const [n, { result, childrenWritten, text }] of applied.entries()) {
           if (!result.ok) continue;
           const commit = commits[n] as Commit;
-          this.cache.written(commit.job);
+          this.cache.written(commit.job, text);
           // A fan-out's children started now reply soon; those it created waiting may wait long.
           if (childrenWritten)
             for (const child of commit.creates) if (child.status === 'running') this.cache.written(child);
@@ -499,7 +508,7 @@ export class SqliteStore implements Store {
    * One commit, inside the caller's transaction. The job's own write is the condition (insert if
    * absent, or update at the expected revision): when it writes nothing, nothing else is written.
    */
-  private applyCommit(commit: Commit): { result: CommitResult; childrenWritten?: boolean } {
+  private applyCommit(commit: Commit): AppliedCommit {
     if (!commit.creates.length) return this.applyCommitNow(commit);
     const counted = this.countChanges.mark();
     try {
@@ -511,7 +520,7 @@ export class SqliteStore implements Store {
     }
   }
 
-  private applyCommitNow(commit: Commit): { result: CommitResult; childrenWritten?: boolean } {
+  private applyCommitNow(commit: Commit): AppliedCommit {
     const { job, limit } = commit;
     const s = this.statements;
     // The counters' and the tree's conditions first: a commit they refuse writes nothing.
@@ -520,12 +529,17 @@ export class SqliteStore implements Store {
     const tree = commit.tree;
     if (tree && !treeChangeAllowed(readTree(s, tree.root), tree, job.id))
       return { result: { ok: false, conflict: true } };
-    if (!this.writeJob(commit)) return { result: { ok: false, conflict: true } };
+    const text = this.writeJob(commit);
+    if (!text) return { result: { ok: false, conflict: true } };
     // Children already stored (the same parent, step and index) are left as they are; an id that
     // another job holds takes the whole commit back.
     const childrenWritten =
-      insertAll(commit.creates, (child) => jobRow(child, jobRecordJson(child)), s.insertJob, s.insertJobs) ===
-      commit.creates.length;
+      insertAll(
+        commit.creates,
+        (child) => jobRow(child, JSON.stringify(child)),
+        s.insertJob,
+        s.insertJobs,
+      ) === commit.creates.length;
     if (!childrenWritten) {
       const taken = takenIds(s.jobParent, commit.creates);
       if (taken.length) throw new CreatesTaken(taken);
@@ -553,35 +567,38 @@ export class SqliteStore implements Store {
     // FAN_INIT_COLUMNS (rows.ts) says where each field goes.
     for (const init of commit.fanInits)
       s.setFanCounts.run(init.parentId, init.step, init.total, init.done, init.failed);
-    if (!counts) return { result: { ok: true }, childrenWritten };
+    if (!counts) return { result: { ok: true }, childrenWritten, text };
     return {
       result: leftOut ? { ok: true, fanCounts: counts, leftOut } : { ok: true, fanCounts: counts },
       childrenWritten,
+      text,
     };
   }
 
   /**
    * The job's own row, on its condition (absent, or at the expected revision); for a top-level job,
-   * also its search attributes when it is new, and its move in the job counts.
+   * also its search attributes when it is new, and its move in the job counts. Answers the text
+   * written, or undefined when the condition refused the write.
    */
-  private writeJob(commit: Commit): boolean {
+  private writeJob(commit: Commit): JobRecordText | undefined {
     const { job, expectedRev } = commit;
     const s = this.statements;
-    const record = jobRecordJson(job);
+    const cached = expectedRev === 0 ? undefined : this.cache.get(job.id);
+    const before = cached?.rev === expectedRev ? cached : undefined;
+    const text = jobRecordText(job, before && this.cache.textOf(before));
+    const record = text.json;
     const listed = listedStatusOf(job);
     if (expectedRev === 0) {
-      if (s.insertJob.run(...jobRow(job, record)).changes === 0) return false;
-      if (job.parent) return true;
+      if (s.insertJob.run(...jobRow(job, record)).changes === 0) return undefined;
+      if (job.parent) return text;
       if (job.attributes)
         for (const [name, value] of Object.entries(job.attributes))
           s.insertJobAttribute.run(name, value, job.createdAt, job.id);
       this.countChanges.add(job.workflow, undefined, listed);
-      return true;
+      return text;
     }
-    const cached = this.cache.get(job.id);
-    const before = cached?.rev === expectedRev ? cached : undefined;
     if (before && listedStatusOf(before) === listed && before.endedAt === job.endedAt)
-      return s.updateJobRecord.run(job.rev, record, job.id, expectedRev).changes > 0;
+      return s.updateJobRecord.run(job.rev, record, job.id, expectedRev).changes > 0 ? text : undefined;
     // The status it moves from: the cached revision's, else the row's (read before it changes).
     const from = job.parent
       ? undefined
@@ -589,9 +606,9 @@ export class SqliteStore implements Store {
         ? listedStatusOf(before)
         : s.listedStatusAt.get(job.id, expectedRev);
     if (s.updateJob.run(job.rev, listed, job.endedAt ?? null, record, job.id, expectedRev).changes === 0)
-      return false;
+      return undefined;
     if (!job.parent) this.countChanges.add(job.workflow, from, listed);
-    return true;
+    return text;
   }
 
   async listChildren(
