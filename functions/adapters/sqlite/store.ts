@@ -125,6 +125,14 @@ function writeLimit(s: SqliteStatements, change: LimitChange, count: RunningCoun
  */
 const REPLY_NOTE_LIFETIME_MS = 7 * 24 * 60 * 60_000;
 
+/** A commit applied inside the transaction: its result, and what the cache keeps once it is written. */
+interface AppliedCommit {
+  result: CommitResult;
+  childrenWritten?: boolean;
+  /** The job's record as written, kept with it in the cache for its next revision's text. */
+  text?: JobRecordText;
+}
+
 /**
  * The Store port on SQLite (better-sqlite3): the local runtime's durable state. Every call runs
  * synchronously on one connection, so a call is never interleaved with another. Commits and outbox
@@ -137,14 +145,6 @@ const REPLY_NOTE_LIFETIME_MS = 7 * 24 * 60 * 60_000;
  * `fan_counts`, not in the parent), and every one of them reads the whole record first anyway, so
  * patching would save one write of the size of a read, for the price of assembling records from parts.
  */
-/** A commit applied inside the transaction: its result, and what the cache keeps once it is written. */
-interface AppliedCommit {
-  result: CommitResult;
-  childrenWritten?: boolean;
-  /** The job's record as written, kept with it in the cache for its next revision's text. */
-  text?: JobRecordText;
-}
-
 export class SqliteStore implements Store {
   private readonly statements: SqliteStatements;
   private readonly namespaces: NamespaceSettingsTable;
