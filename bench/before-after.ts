@@ -1,6 +1,7 @@
 import { setTimeout } from 'node:timers/promises';
 import { runOnce, type Workload } from './local.js';
 import { runLowLoadOnce } from './low-load.js';
+import { runCoreOnce } from './manager-core-run.js';
 import { spread } from './stats.js';
 
 /*
@@ -20,10 +21,17 @@ import { spread } from './stats.js';
  * alternate which side goes first, with a pause before each run; an even number of pairs gives each
  * side the first place as often.
  *
+ * `core-chain` and `core-diamond` run the manager's core alone instead (bench/manager-core.ts: the
+ * engine and the SQLite store, no broker, no HTTP), from each checkout's sources on the benchmark's
+ * own Node.js: 100-step chains one at a time, or diamonds 200 at a time. With no broker and no
+ * driver beside it, it tells apart a change to the core's CPU that serve's runs cannot.
+ *
  * Environment: BENCH_BEFORE_ROOT (required), BENCH_PAIRS (default 4), BENCH_WORKLOAD (`diamond`,
- * `fan-out` or `low-load`, default diamond), BENCH_SIZE (default 5000; for `low-load`, the chains of
- * 100 steps measured, default 5), BENCH_PAUSE_MS (before each run, default 3000). `low-load` also
- * prints the overhead a step (bench/low-load.ts).
+ * `fan-out`, `low-load`, `core-chain` or `core-diamond`, default diamond), BENCH_SIZE (default 5000;
+ * for `low-load`, the chains of 100 steps measured, default 5; for `core-chain`, 40 chains after 20;
+ * for `core-diamond`, 10,000 diamonds after 3,000), BENCH_PAUSE_MS (before each run, default 3000).
+ * `low-load` also prints the overhead a step (bench/low-load.ts). The summary counts the pairs in
+ * which each side took less CPU.
  */
 
 const env = process.env;
@@ -31,8 +39,9 @@ const beforeRoot = env.BENCH_BEFORE_ROOT;
 if (!beforeRoot) throw new Error('BENCH_BEFORE_ROOT must name the checkout to compare with');
 const pairs = Number(env.BENCH_PAIRS ?? 4);
 const pauseMs = Number(env.BENCH_PAUSE_MS ?? 3_000);
-const workload = (env.BENCH_WORKLOAD ?? 'diamond') as Workload | 'low-load';
-const size = Number(env.BENCH_SIZE ?? (workload === 'low-load' ? 5 : 5000));
+const workload = (env.BENCH_WORKLOAD ?? 'diamond') as Workload | 'low-load' | 'core-chain' | 'core-diamond';
+const DEFAULT_SIZES: Record<string, number> = { 'low-load': 5, 'core-chain': 40, 'core-diamond': 10_000 };
+const size = Number(env.BENCH_SIZE ?? DEFAULT_SIZES[workload] ?? 5000);
 const sides: { name: string; root?: string; node?: string }[] = [
   { name: 'before', root: beforeRoot, node: env.BENCH_BEFORE_NODE },
   { name: 'after', root: env.BENCH_AFTER_ROOT, node: env.BENCH_AFTER_NODE },
@@ -47,6 +56,19 @@ for (let pair = 1; pair <= pairs; pair++) {
     else delete process.env.BENCH_SERVE_ROOT;
     if (node) process.env.BENCH_SERVE_NODE = node;
     else delete process.env.BENCH_SERVE_NODE;
+    if (workload === 'core-chain' || workload === 'core-diamond') {
+      const chains = workload === 'core-chain';
+      const run = await runCoreOnce(size, chains ? 20 : 3_000, 'FULL', {
+        shape: chains ? 'chain' : 'diamond',
+        root,
+      });
+      cpu[name]?.push(run.cpuUsPerStep);
+      process.stdout.write(
+        `pair ${pair} ${name}: the core ${run.cpuUsPerStep.toFixed(1)} µs of CPU a step (${run.cpuSeconds.toFixed(3)} s), ` +
+          `${Math.round(run.stepsPerSecond)} steps/s, peak RSS ${Math.round(run.peakRssMb)} MB\n`,
+      );
+      continue;
+    }
     if (workload === 'low-load') {
       const run = await runLowLoadOnce({ chains: size });
       const p50 = run.overheadMs['0.5'] ?? Number.NaN;
@@ -68,16 +90,20 @@ for (let pair = 1; pair <= pairs; pair++) {
     );
   }
 }
+const who = workload.startsWith('core-') ? 'the core' : 'serve';
 for (const [name, values] of Object.entries(cpu)) {
   const { min, median, max } = spread(values);
   const p50s = overhead[name] ?? [];
   const p50 = p50s.length ? spread(p50s) : undefined;
   process.stdout.write(
-    `${name}: serve ${Math.round(median)} µs a step (min ${Math.round(min)}, max ${Math.round(max)})` +
+    `${name}: ${who} ${Math.round(median)} µs a step (min ${Math.round(min)}, max ${Math.round(max)})` +
       (p50
         ? `, overhead p50 ${p50.median.toFixed(2)} ms (min ${p50.min.toFixed(2)}, max ${p50.max.toFixed(2)})`
         : '') +
       '\n',
   );
 }
+const lower = cpu.after?.filter((after, n) => after < (cpu.before?.[n] ?? Number.NaN)).length ?? 0;
+const higher = cpu.after?.filter((after, n) => after > (cpu.before?.[n] ?? Number.NaN)).length ?? 0;
+process.stdout.write(`after took less CPU a step in ${lower} of ${pairs} pairs, more in ${higher}\n`);
 process.exit(0);

@@ -85,13 +85,17 @@ const ROOT = join(import.meta.dirname, '..');
 /** One of the benchmark's own scripts (`bench/<script>`) in a process of its own, run by tsx from the repo root. */
 export function spawnBenchScript(
   script: string,
-  options: Omit<SpawnOptions, 'command' | 'args' | 'cwd'>,
+  options: Omit<SpawnOptions, 'command' | 'args' | 'cwd'> & {
+    /** The checkout whose script runs, from its sources (default this one). */
+    root?: string;
+  },
 ): Promise<BenchChild> {
+  const { root = ROOT, ...spawnOptions } = options;
   return spawnChild({
-    ...options,
+    ...spawnOptions,
     command: process.execPath,
-    args: ['--import', 'tsx', join(ROOT, 'bench', script)],
-    cwd: ROOT,
+    args: ['--import', 'tsx', join(root, 'bench', script)],
+    cwd: root,
   });
 }
 

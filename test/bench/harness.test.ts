@@ -6,6 +6,7 @@ import { benchBullmq } from '../../bench/bullmq.js';
 import { benchEngine } from '../../bench/engine.js';
 import { benchLocal } from '../../bench/local.js';
 import { describeMachine } from '../../bench/machine.js';
+import { runCoreOnce } from '../../bench/manager-core-run.js';
 import { judgeTargets, renderFigures } from '../../bench/render.js';
 import type { BenchResults, SectionRun } from '../../bench/results-file.js';
 
@@ -101,6 +102,13 @@ describe('Benchmark harness (toy sizes)', () => {
     expect(lowLoad?.serveWriteMs?.['0.5']).toBeGreaterThan(0);
     expect(lowLoad?.disk.samples).toBeGreaterThan(0);
     results.local = { ...section(), figures };
+  }, 120_000);
+
+  it("runs the manager's core alone on 100-step chains, from a checkout's sources, as bench/before-after.ts does", async () => {
+    const core = await runCoreOnce(1, 1, 'FULL', { shape: 'chain', root: process.cwd() });
+    expect(core).toMatchObject({ workload: 'chain', size: 1, steps: 100 });
+    expect(core.cpuUsPerStep).toBeGreaterThan(0);
+    expect(core.peakRssMb).toBeGreaterThan(10);
   }, 120_000);
 
   it("runs the broker's floor on rabbitmq-client, the AMQP client it is compared with", async () => {
