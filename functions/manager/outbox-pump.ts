@@ -13,6 +13,9 @@ import type { RequestTokens } from './request-tokens.js';
 type RequestEntry = Extract<OutboxEntry, { kind: 'request' }>;
 type FollowUpEntry = Extract<OutboxEntry, { kind: 'followUp' }>;
 
+/** Requests handed to the bus at once, unless `sendBatch` says otherwise. */
+export const DEFAULT_SEND_BATCH = 200;
+
 export interface OutboxPumpOptions {
   store: Pick<JobStore, 'ackOutbox'>;
   bus: Bus;
@@ -25,7 +28,7 @@ export interface OutboxPumpOptions {
    * Requests handed to the bus at once. Small, because a broker hands requests to workers before it
    * confirms them (persistent messages are confirmed once on disk): a crash re-sends what is
    * delivered but unconfirmed, at most one batch. 2,000 re-sent 40% of 5,000-child fan-outs under
-   * SIGKILLs; 200 re-sends 2–3% (test/soak/fan-out-resends.test.ts). @default 200
+   * SIGKILLs; 200 re-sends 2–3% (test/soak/fan-out-resends.test.ts). @default DEFAULT_SEND_BATCH
    */
   sendBatch?: number;
   /** @default 200 */
@@ -203,7 +206,7 @@ export class OutboxPump {
   }
 
   private get sendBatch(): number {
-    return this.options.sendBatch ?? 200;
+    return this.options.sendBatch ?? DEFAULT_SEND_BATCH;
   }
 
   private now(): number {
