@@ -64,13 +64,17 @@ function itemTextsOf(items: readonly unknown[], old: FieldText | undefined): str
     if (oldItems && oldTexts) {
       let j = i + shift;
       if (oldItems[j] !== item) {
-        const found = oldItems.indexOf(item, j + 1);
-        if (found > j && found <= j + RESYNC_WINDOW) {
-          shift = found - i;
-          j = found;
+        // A new item (a changed state) is not there: looking no further than the window keeps each
+        // one's cost bounded, whatever the length of the list.
+        const end = Math.min(oldItems.length, j + 1 + RESYNC_WINDOW);
+        for (let k = j + 1; k < end; k++) {
+          if (oldItems[k] !== item) continue;
+          shift = k - i;
+          j = k;
+          break;
         }
       }
-      if (oldItems[j] === item && j < oldItems.length) {
+      if (j < oldItems.length && oldItems[j] === item) {
         itemTexts[i] = oldTexts[j] as string;
         continue;
       }

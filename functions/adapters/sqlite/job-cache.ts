@@ -25,10 +25,9 @@ export class JobCache {
     return this.jobs.get(id)?.job;
   }
 
-  /** The text `job` was written with, while it is the cached revision and the text was kept. */
-  textOf(job: JobRecord): JobRecordText | undefined {
-    const cached = this.jobs.get(job.id);
-    return cached?.job === job ? cached.text : undefined;
+  /** The cached revision, with the text it was written with when that was kept. */
+  entry(id: string): { job: JobRecord; text?: JobRecordText } | undefined {
+    return this.jobs.get(id);
   }
 
   /** After the transaction that wrote `job` (as `text`, when given) committed. */

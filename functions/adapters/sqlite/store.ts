@@ -583,9 +583,9 @@ export class SqliteStore implements Store {
   private writeJob(commit: Commit): JobRecordText | undefined {
     const { job, expectedRev } = commit;
     const s = this.statements;
-    const cached = expectedRev === 0 ? undefined : this.cache.get(job.id);
-    const before = cached?.rev === expectedRev ? cached : undefined;
-    const text = jobRecordText(job, before && this.cache.textOf(before));
+    const cached = expectedRev === 0 ? undefined : this.cache.entry(job.id);
+    const before = cached?.job.rev === expectedRev ? cached.job : undefined;
+    const text = jobRecordText(job, before && cached?.text);
     const record = text.json;
     const listed = listedStatusOf(job);
     if (expectedRev === 0) {
